@@ -1,0 +1,70 @@
+# s2s: build, test and tools. `make` builds ./s2s, `make test` runs the whole suite.
+# Objects go to build/; the numerical core (CORE) is compiled twice, as float for the
+# program and as double (-DS2S_REAL_DOUBLE, symbols suffixed _f64) for the gradient
+# checks, and both are linked into the test binary.
+
+CC      ?= cc
+PKGS    := openblas yaml-0.1
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+OPT     ?= -O2 -g
+# Recursively expanded, so pkg-config runs after `deps` has installed what is missing.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+CHECK_CFLAGS = $(shell pkg-config --cflags check)
+CHECK_LIBS   = $(shell pkg-config --libs check)
+CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
+LDLIBS   = $(PKG_LIBS) -lm
+
+CORE    := ops gru attention model
+SRCS    := $(wildcard src/*.c)
+LIB_OBJS := $(patsubst src/%.c,build/obj/%.o,$(filter-out src/main.c,$(SRCS)))
+F64_OBJS := $(patsubst %,build/f64/%.o,$(CORE))
+
+# Test files compiled against the double core (gradient checks in double precision).
+TESTS_F64 := gradcheck test_ops test_gru test_attention test_model
+TEST_SRCS := $(wildcard tests/*.c)
+TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
+               $(if $(filter $(t),$(TESTS_F64)),build/tests64/$(t).o,build/tests/$(t).o))
+
+.PHONY: all test clean deps crosscheck
+all: s2s
+
+# Installs the Debian packages when pkg-config cannot find the libraries.
+deps:
+	@pkg-config --exists $(PKGS) check 2>/dev/null || sh scripts/install-deps.sh
+
+s2s: build/obj/main.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+build/obj/%.o: src/%.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+build/f64/%.o: src/%.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
+
+build/tests/%.o: tests/%.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isrc $(PKG_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+build/tests64/%.o: tests/%.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE -Isrc $(PKG_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+build/check_s2s: $(TEST_OBJS) $(LIB_OBJS) $(F64_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# The whole suite: unit tests (Check), then the PyTorch cross-check.
+test: s2s build/check_s2s
+	OPENBLAS_NUM_THREADS=1 ./build/check_s2s
+	$(MAKE) --no-print-directory crosscheck
+
+# The C model against the same model in PyTorch (../shared/bench/torch_ref.py).
+crosscheck: build/check_s2s
+	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py --check-binary build/check_s2s
+
+clean:
+	rm -rf build s2s
+
+-include $(wildcard build/*/*.d)

@@ -1,0 +1,67 @@
+/* batch.c: padding sentence pairs into time-major id matrices (see batch.h). */
+#include "batch.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+#include "mem.h"
+
+void batch_init(Batch *batch, int max_batch, int max_src_steps, int max_tgt_steps)
+{
+    assert(max_batch > 0 && max_src_steps > 0 && max_tgt_steps >= 0);
+    *batch = (Batch){0};
+    batch->max_batch = max_batch;
+    batch->max_src_steps = max_src_steps;
+    batch->max_tgt_steps = max_tgt_steps;
+    batch->src = xmalloc_array((size_t)max_batch * max_src_steps, sizeof(int));
+    batch->tgt_in = xmalloc_array((size_t)max_batch * max_tgt_steps, sizeof(int));
+    batch->tgt_out = xmalloc_array((size_t)max_batch * max_tgt_steps, sizeof(int));
+    batch->src_len = xmalloc_array((size_t)max_batch, sizeof(int));
+    batch->tgt_len = xmalloc_array((size_t)max_batch, sizeof(int));
+}
+
+void batch_free(Batch *batch)
+{
+    free(batch->src);
+    free(batch->tgt_in);
+    free(batch->tgt_out);
+    free(batch->src_len);
+    free(batch->tgt_len);
+    *batch = (Batch){0};
+}
+
+void batch_fill(Batch *batch, int n, const int *const *src, const int *src_n,
+                const int *const *tgt, const int *tgt_n)
+{
+    assert(n > 0 && n <= batch->max_batch);
+    int S = 0, T = 0;
+    for (int b = 0; b < n; b++) {
+        if (src_n[b] + 1 > S)
+            S = src_n[b] + 1;
+        if (tgt && tgt_n[b] + 1 > T)
+            T = tgt_n[b] + 1;
+    }
+    assert(S <= batch->max_src_steps && T <= batch->max_tgt_steps);
+    batch->batch_size = n;
+    batch->src_steps = S;
+    batch->tgt_steps = T;
+    batch->n_src_tokens = batch->n_tgt_tokens = 0;
+    for (int b = 0; b < n; b++) {
+        int len = src_n[b] + 1;
+        batch->src_len[b] = len;
+        batch->n_src_tokens += len;
+        for (int j = 0; j < S; j++)
+            batch->src[j * n + b] = j < len - 1 ? src[b][j] : j == len - 1 ? TOK_EOS : TOK_PAD;
+        if (!tgt) {
+            batch->tgt_len[b] = 0;
+            continue;
+        }
+        len = tgt_n[b] + 1;
+        batch->tgt_len[b] = len;
+        batch->n_tgt_tokens += len;
+        for (int i = 0; i < T; i++) {
+            batch->tgt_in[i * n + b] = i == 0 ? TOK_BOS : i < len ? tgt[b][i - 1] : TOK_PAD;
+            batch->tgt_out[i * n + b] = i < len - 1 ? tgt[b][i] : i == len - 1 ? TOK_EOS : TOK_PAD;
+        }
+    }
+}

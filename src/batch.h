@@ -1,0 +1,37 @@
+/* batch.h: padded, time-major batches of token ids, the one input format of the model.
+ * A batch is filled from B sentence pairs of ids (without </s>): the source gets </s>
+ * appended, the decoder input is <s> y_1..y_n and its output y_1..y_n </s>; every
+ * column is padded with TOK_PAD to the batch's longest sentence. Memory is sized once
+ * for the largest batch; filling never allocates. */
+#ifndef S2S_BATCH_H
+#define S2S_BATCH_H
+
+/* Special token ids, the same on both sides; vocabularies put these words first. */
+enum { TOK_PAD = 0, TOK_UNK = 1, TOK_BOS = 2, TOK_EOS = 3, N_SPECIAL_TOKENS = 4 };
+
+typedef struct {
+    int batch_size;    /* B: sentence pairs */
+    int src_steps;     /* S: longest source, </s> included */
+    int tgt_steps;     /* T: longest target, </s> included (0 for source-only batches) */
+    int *src;          /* (S, B): src[j * B + b] */
+    int *src_len;      /* (B): real source positions, </s> included */
+    int *tgt_in;       /* (T, B): y_{i-1}, with y_0 = <s> */
+    int *tgt_out;      /* (T, B): y_i, the last real one </s> */
+    int *tgt_len;      /* (B): real target positions, </s> included */
+    int n_src_tokens;  /* sum of src_len */
+    int n_tgt_tokens;  /* sum of tgt_len: the loss's denominator */
+    int max_batch, max_src_steps, max_tgt_steps; /* capacity */
+} Batch;
+
+/* Allocates room for up to max_batch pairs of up to max_src_steps / max_tgt_steps
+ * positions (</s> included). batch_free on a zeroed Batch is safe. */
+void batch_init(Batch *batch, int max_batch, int max_src_steps, int max_tgt_steps);
+void batch_free(Batch *batch);
+
+/* Fills the batch from n pairs: src[b] has src_n[b] >= 0 ids, tgt[b] tgt_n[b] ids
+ * (no </s>, no <s>). tgt may be NULL for a source-only batch (T = 0). Asserts that
+ * the pairs fit the capacity. */
+void batch_fill(Batch *batch, int n, const int *const *src, const int *src_n,
+                const int *const *tgt, const int *tgt_n);
+
+#endif

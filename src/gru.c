@@ -1,0 +1,141 @@
+/* gru.c: GRU step and sequence, forward and backward (MODEL.md, encoder and decoder).
+ * The hidden projection of each step is one gemm over the batch; the gates are an
+ * element-wise loop. Borrowed buffers only. */
+#include "gru.h"
+
+#include <string.h>
+
+static int row_active(const int *len, int t, int b)
+{
+    return !len || t < len[b];
+}
+
+void gru_step_forward(real *h, real *cache, const real *xg, int ld_xg, const real *h_prev,
+                      int ld_h, const real *W_h, const real *b_h, const int *len, int t,
+                      int B, int H)
+{
+    const int G = 3 * H, C = 4 * H;
+    /* cache[:, 0:3H] (B, 3H) = h_prev (B, H) . W_h^T (H, 3H): [W_hr h | W_hz h | W_hg h] */
+    if (h_prev)
+        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G, H,
+                   1, h_prev, ld_h, W_h, H, 0, cache, C);
+    for (int b = 0; b < B; b++) {
+        real *c = cache + (size_t)b * C;
+        real *hb = h + (size_t)b * ld_h;
+        if (!row_active(len, t, b)) {
+            memset(c, 0, sizeof(real) * (size_t)C);
+            memset(hb, 0, sizeof(real) * (size_t)H);
+            continue;
+        }
+        const real *x = xg + (size_t)b * ld_xg;
+        const real *hp = h_prev ? h_prev + (size_t)b * ld_h : NULL;
+        real *r = c, *z = c + H, *hn = c + 2 * H, *g = c + 3 * H;
+        for (int k = 0; k < H; k++) {
+            real hr = hp ? r[k] : 0, hz = hp ? z[k] : 0, hg = hp ? hn[k] : 0;
+            r[k] = r_sigmoid(x[k] + hr + b_h[k]);
+            z[k] = r_sigmoid(x[H + k] + hz + b_h[H + k]);
+            hn[k] = hg + b_h[2 * H + k];
+            g[k] = r_tanh(x[2 * H + k] + r[k] * hn[k]);
+            hb[k] = (1 - z[k]) * g[k] + z[k] * (hp ? hp[k] : 0);
+        }
+    }
+}
+
+void gru_step_backward(real *dh_prev, real *dxg, int ld_dxg, real *dhg, real *dW_h, real *db_h,
+                       const real *dh, int ld_dh, const real *cache, const real *h_prev,
+                       int ld_h, const real *W_h, const int *len, int t, int B, int H)
+{
+    const int G = 3 * H, C = 4 * H;
+    for (int b = 0; b < B; b++) {
+        real *dx = dxg + (size_t)b * ld_dxg;
+        real *dhgb = dhg + (size_t)b * G;
+        if (!row_active(len, t, b)) {
+            memset(dx, 0, sizeof(real) * (size_t)G);
+            memset(dhgb, 0, sizeof(real) * (size_t)G);
+            continue;
+        }
+        const real *c = cache + (size_t)b * C;
+        const real *r = c, *z = c + H, *hn = c + 2 * H, *g = c + 3 * H;
+        const real *dhb = dh + (size_t)b * ld_dh;
+        const real *hp = h_prev ? h_prev + (size_t)b * ld_h : NULL;
+        real *dhp = dh_prev ? dh_prev + (size_t)b * ld_dh : NULL;
+        for (int k = 0; k < H; k++) {
+            real hprev = hp ? hp[k] : 0;
+            /* forward: h' = (1 - z) g + z h */
+            real dg = dhb[k] * (1 - z[k]);
+            real dz = dhb[k] * (hprev - g[k]);
+            if (dhp)
+                dhp[k] += dhb[k] * z[k];
+            /* forward: g = tanh(xg_g + r * hn) */
+            real dag = dg * (1 - g[k] * g[k]);
+            real dr = dag * hn[k];
+            /* forward: r = sigmoid(a_r), z = sigmoid(a_z) */
+            real dar = dr * r[k] * (1 - r[k]);
+            real daz = dz * z[k] * (1 - z[k]);
+            dx[k] = dar;
+            dx[H + k] = daz;
+            dx[2 * H + k] = dag;
+            /* the hidden pre-activations: a_r and a_z contain W_h h + b_h directly; hn
+             * enters g only through r * hn */
+            dhgb[k] = dar;
+            dhgb[H + k] = daz;
+            dhgb[2 * H + k] = dag * r[k];
+        }
+    }
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < G; k++)
+            db_h[k] += dhg[(size_t)b * G + k];
+    if (!h_prev)
+        return;
+    /* forward: hg = h_prev W_h^T, so dW_h (3H, H) += dhg^T (3H, B) . h_prev (B, H) */
+    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, B,
+               1, dhg, G, h_prev, ld_h, 1, dW_h, H);
+    /* dh_prev (B, H) += dhg (B, 3H) . W_h (3H, H) */
+    if (dh_prev)
+        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G,
+                   1, dhg, G, W_h, H, 1, dh_prev, ld_dh);
+}
+
+/* Row offset of position t in a (S*B, width) time-major matrix. */
+static size_t at(int t, int B, int width)
+{
+    return (size_t)t * B * width;
+}
+
+void gru_sequence_forward(real *hs, int ld_h, real *cache, const real *xg, const real *W_h,
+                          const real *b_h, const int *len, int S, int B, int H, int reverse)
+{
+    for (int step = 0; step < S; step++) {
+        int t = reverse ? S - 1 - step : step;
+        int t_prev = reverse ? t + 1 : t - 1;
+        const real *h_prev = step == 0 ? NULL : hs + at(t_prev, B, ld_h);
+        gru_step_forward(hs + at(t, B, ld_h), cache + at(t, B, 4 * H), xg + at(t, B, 3 * H),
+                         3 * H, h_prev, ld_h, W_h, b_h, len, t, B, H);
+    }
+}
+
+void gru_sequence_backward(real *dxg, real *dW_h, real *db_h, real *dcarry, real *dhg,
+                           const real *dhs, const real *hs, int ld_h, const real *cache,
+                           const real *W_h, const int *len, int S, int B, int H, int reverse)
+{
+    /* dh_now: gradient reaching h_t through the recurrence (from the step after it);
+     * dh_before: what this step sends to h_{t-1}. */
+    real *dh_now = dcarry, *dh_before = dcarry + (size_t)B * H;
+    memset(dh_now, 0, sizeof(real) * (size_t)B * H);
+    for (int step = S - 1; step >= 0; step--) {
+        int t = reverse ? S - 1 - step : step;
+        int t_prev = reverse ? t + 1 : t - 1;
+        const real *from_above = dhs + at(t, B, ld_h);
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < H; k++)
+                dh_now[(size_t)b * H + k] += from_above[(size_t)b * ld_h + k];
+        const real *h_prev = step == 0 ? NULL : hs + at(t_prev, B, ld_h);
+        memset(dh_before, 0, sizeof(real) * (size_t)B * H);
+        gru_step_backward(step == 0 ? NULL : dh_before, dxg + at(t, B, 3 * H), 3 * H, dhg,
+                          dW_h, db_h, dh_now, H, cache + at(t, B, 4 * H), h_prev, ld_h, W_h,
+                          len, t, B, H);
+        real *swap = dh_now;
+        dh_now = dh_before;
+        dh_before = swap;
+    }
+}

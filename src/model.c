@@ -1,0 +1,360 @@
+/* model.c: RNNsearch (MODEL.md) over a batch: parameter layout and init, encoder,
+ * attention decoder with teacher forcing, readout and loss, and their backward pass.
+ * Products over many positions are one gemm each; only the recurrences loop over time.
+ * Never allocates after model_workspace_init. */
+#include "model.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "ops.h"
+
+/* ---- parameters ------------------------------------------------------------------ */
+
+size_t params_carve(Params *p, real *base, const Dims *d)
+{
+    const int m = d->emb, n = d->enc_hidden, dp = d->dec_hidden, a = d->attn;
+    const int readout = d->readout;
+    size_t offset = 0;
+    p->n_tensors = 0;
+    /* Every tensor is listed once, here; the order is the checkpoint and init order. */
+#define CARVE(field, name_, rows_, cols_, bias_)                                       \
+    do {                                                                               \
+        assert(p->n_tensors < MODEL_MAX_TENSORS);                                      \
+        p->field = base ? base + offset : NULL;                                        \
+        p->tensors[p->n_tensors++] = (Tensor){name_, p->field, rows_, cols_, bias_};   \
+        offset += (size_t)(rows_) * (size_t)(cols_);                                   \
+    } while (0)
+    CARVE(E_x, "E_x", d->src_vocab, m, 0);
+    CARVE(E_y, "E_y", d->tgt_vocab, m, 0);
+    CARVE(enc_fwd.W_i, "enc_fwd.W_i", 3 * n, m, 0);
+    CARVE(enc_fwd.W_h, "enc_fwd.W_h", 3 * n, n, 0);
+    CARVE(enc_fwd.b_i, "enc_fwd.b_i", 3 * n, 1, 1);
+    CARVE(enc_fwd.b_h, "enc_fwd.b_h", 3 * n, 1, 1);
+    CARVE(enc_bwd.W_i, "enc_bwd.W_i", 3 * n, m, 0);
+    CARVE(enc_bwd.W_h, "enc_bwd.W_h", 3 * n, n, 0);
+    CARVE(enc_bwd.b_i, "enc_bwd.b_i", 3 * n, 1, 1);
+    CARVE(enc_bwd.b_h, "enc_bwd.b_h", 3 * n, 1, 1);
+    CARVE(W_s, "W_s", dp, n, 0);
+    CARVE(b_s, "b_s", dp, 1, 1);
+    CARVE(W_a, "W_a", a, dp, 0);
+    CARVE(U_a, "U_a", a, 2 * n, 0);
+    CARVE(b_a, "b_a", a, 1, 1);
+    CARVE(v_a, "v_a", a, 1, 0);
+    CARVE(dec.W_i, "dec.W_i", 3 * dp, m + 2 * n, 0);
+    CARVE(dec.W_h, "dec.W_h", 3 * dp, dp, 0);
+    CARVE(dec.b_i, "dec.b_i", 3 * dp, 1, 1);
+    CARVE(dec.b_h, "dec.b_h", 3 * dp, 1, 1);
+    CARVE(W_t, "W_t", readout, dp + 2 * n + m, 0);
+    CARVE(b_t, "b_t", readout, 1, 1);
+    CARVE(W_o, "W_o", d->tgt_vocab, readout, 0);
+    CARVE(b_o, "b_o", d->tgt_vocab, 1, 1);
+#undef CARVE
+    return offset;
+}
+
+void params_alloc(Params *p, const Dims *d)
+{
+    *p = (Params){0};
+    size_t n = params_carve(p, NULL, d);
+    p->mem = xcalloc(n, sizeof(real));
+    p->n = n;
+    params_carve(p, p->mem, d);
+}
+
+void params_free(Params *p)
+{
+    free(p->mem);
+    *p = (Params){0};
+}
+
+void params_init(Params *p, Pcg32 *rng, float scale)
+{
+    for (int t = 0; t < p->n_tensors; t++) {
+        const Tensor *x = &p->tensors[t];
+        size_t count = (size_t)x->rows * x->cols;
+        for (size_t k = 0; k < count; k++)
+            x->data[k] = x->is_bias ? 0 : (real)pcg32_uniform(rng, -scale, scale);
+    }
+}
+
+/* ---- workspace ------------------------------------------------------------------- */
+
+/* Points every buffer into the arena for a batch of (B, S, T, N); with a NULL arena
+ * base this only measures. */
+static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
+{
+    const Dims *d = &ws->dims;
+    const size_t m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
+    const size_t readout = d->readout, Vy = d->tgt_vocab;
+    const size_t SB = (size_t)S * B, TB = (size_t)T * B;
+    const size_t ro_width = p + 2 * n + m, in_width = m + 2 * n;
+    Arena *ar = &ws->arena;
+    arena_reset(ar);
+    ws->B = B, ws->S = S, ws->T = T, ws->N = N;
+#define TAKE(field, count) (ws->field = arena_alloc(ar, (count), sizeof(*ws->field)))
+    TAKE(ex, SB * m);
+    TAKE(xg_fwd, SB * 3 * n);
+    TAKE(xg_bwd, SB * 3 * n);
+    TAKE(gru_fwd, SB * 4 * n);
+    TAKE(gru_bwd, SB * 4 * n);
+    TAKE(H, SB * 2 * n);
+    TAKE(keys, SB * a);
+    TAKE(states, (TB + B) * p);
+    TAKE(dec_in, TB * in_width);
+    TAKE(dec_xg, TB * 3 * p);
+    TAKE(dec_gru, TB * 4 * p);
+    TAKE(query, TB * a);
+    TAKE(att_pre, TB * S * a);
+    TAKE(scores, SB);
+    TAKE(alpha, TB * S);
+    TAKE(real_rows, (size_t)N);
+    TAKE(targets, (size_t)N);
+    TAKE(ro_in, (size_t)N * ro_width);
+    TAKE(ro_out, (size_t)N * readout);
+    TAKE(logits, (size_t)N * Vy);
+    TAKE(lse, (size_t)N);
+    if (ws->with_backward) {
+        size_t widest = n > p ? n : p;
+        TAKE(d_ro_out, (size_t)N * readout);
+        TAKE(d_ro_in, (size_t)N * ro_width);
+        TAKE(d_states, (TB + B) * p);
+        TAKE(d_dec_in, TB * in_width);
+        TAKE(d_dec_xg, TB * 3 * p);
+        TAKE(d_query, TB * a);
+        TAKE(d_hg, (size_t)B * 3 * widest);
+        TAKE(d_carry, (size_t)2 * B * n);
+        TAKE(d_alpha, SB);
+        TAKE(d_scores, SB);
+        TAKE(d_keys, SB * a);
+        TAKE(d_H, SB * 2 * n);
+        TAKE(d_xg_fwd, SB * 3 * n);
+        TAKE(d_xg_bwd, SB * 3 * n);
+        TAKE(d_ex, SB * m);
+        TAKE(d_s0, (size_t)B * p);
+    }
+#undef TAKE
+}
+
+void model_workspace_init(Workspace *ws, const Dims *d, int max_batch, int max_src_steps,
+                          int max_tgt_steps, int with_backward)
+{
+    *ws = (Workspace){0};
+    ws->dims = *d;
+    ws->max_batch = max_batch;
+    ws->max_src_steps = max_src_steps;
+    ws->max_tgt_steps = max_tgt_steps;
+    ws->with_backward = with_backward;
+    /* Every buffer grows with B, S, T and N, so the largest batch bounds them all. */
+    workspace_carve(ws, max_batch, max_src_steps, max_tgt_steps, max_batch * max_tgt_steps);
+    size_t bytes = ws->arena.used;
+    arena_init(&ws->arena, bytes);
+}
+
+void model_workspace_free(Workspace *ws)
+{
+    arena_free(&ws->arena);
+    *ws = (Workspace){0};
+}
+
+/* ---- forward --------------------------------------------------------------------- */
+
+void model_encode(Workspace *ws, const Params *P, const Batch *bt)
+{
+    const Dims *d = &ws->dims;
+    const int B = bt->batch_size, S = bt->src_steps, T = bt->tgt_steps;
+    const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
+    assert(B <= ws->max_batch && S <= ws->max_src_steps && T <= ws->max_tgt_steps);
+    workspace_carve(ws, B, S, T, bt->n_tgt_tokens);
+    const int SB = S * B;
+
+    embedding_forward(ws->ex, m, P->E_x, bt->src, SB, m);
+    /* Input projections of both directions for every position: one gemm each. */
+    linear_forward(ws->xg_fwd, ws->ex, P->enc_fwd.W_i, P->enc_fwd.b_i, SB, m, 3 * n);
+    linear_forward(ws->xg_bwd, ws->ex, P->enc_bwd.W_i, P->enc_bwd.b_i, SB, m, 3 * n);
+    /* Each direction writes its half of H = [fwd_h ; bwd_h] (row stride 2n). */
+    gru_sequence_forward(ws->H, 2 * n, ws->gru_fwd, ws->xg_fwd, P->enc_fwd.W_h,
+                         P->enc_fwd.b_h, bt->src_len, S, B, n, 0);
+    gru_sequence_forward(ws->H + n, 2 * n, ws->gru_bwd, ws->xg_bwd, P->enc_bwd.W_h,
+                         P->enc_bwd.b_h, bt->src_len, S, B, n, 1);
+    /* U_a h_j + b_a does not depend on the decoder step: once per batch. */
+    linear_forward(ws->keys, ws->H, P->U_a, P->b_a, SB, 2 * n, a);
+    /* s_0 (B, p) = tanh(bwd_h_1 (B, n; rows of H's position 0, stride 2n) . W_s^T + b_s) */
+    real *s0 = ws->states;
+    cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, p, n,
+               1, ws->H + n, 2 * n, P->W_s, n, 0, s0, p);
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < p; k++)
+            s0[(size_t)b * p + k] = r_tanh(s0[(size_t)b * p + k] + P->b_s[k]);
+}
+
+double model_forward(Workspace *ws, const Params *P, const Batch *bt)
+{
+    model_encode(ws, P, bt);
+    const Dims *d = &ws->dims;
+    const int B = ws->B, S = ws->S, T = ws->T, N = ws->N;
+    const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
+    const int in_width = m + 2 * n, ro_width = p + 2 * n + m;
+    const size_t SB = (size_t)S * B;
+    assert(T > 0 && N > 0);
+
+    /* ey_{i-1} for every step into the first m columns of dec_in; then the ey part
+     * of the decoder's input projection for all steps at once:
+     * dec_xg (T*B, 3p) = ey (T*B, m) . W_i[:, :m]^T + b_i */
+    embedding_forward(ws->dec_in, in_width, P->E_y, bt->tgt_in, T * B, m);
+    cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, T * B, 3 * p, m,
+               1, ws->dec_in, in_width, P->dec.W_i, in_width, 0, ws->dec_xg, 3 * p);
+    for (size_t r = 0; r < (size_t)T * B; r++)
+        for (int k = 0; k < 3 * p; k++)
+            ws->dec_xg[r * 3 * p + k] += P->dec.b_i[k];
+
+    for (int i = 0; i < T; i++) {
+        const real *s_prev = ws->states + (size_t)i * B * p;
+        real *q = ws->query + (size_t)i * B * a;
+        real *pre = ws->att_pre + (size_t)i * SB * a;
+        real *alpha = ws->alpha + (size_t)i * SB;
+        real *c = ws->dec_in + (size_t)i * B * in_width + m;
+        real *xg = ws->dec_xg + (size_t)i * B * 3 * p;
+        /* q (B, a) = s_{i-1} (B, p) . W_a^T (p, a) */
+        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, a, p,
+                   1, s_prev, p, P->W_a, p, 0, q, a);
+        attn_additive_scores_forward(ws->scores, pre, q, ws->keys, P->v_a, bt->src_len, S, B, a);
+        attn_softmax_forward(alpha, ws->scores, bt->src_len, S, B);
+        attn_context_forward(c, in_width, alpha, ws->H, 2 * n, bt->src_len, S, B, 2 * n);
+        /* xg (B, 3p) += c_i (B, 2n) . W_i[:, m:]^T (2n, 3p) */
+        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, 3 * p, 2 * n,
+                   1, c, in_width, P->dec.W_i + m, in_width, 1, xg, 3 * p);
+        gru_step_forward(ws->states + (size_t)(i + 1) * B * p, ws->dec_gru + (size_t)i * B * 4 * p,
+                         xg, 3 * p, s_prev, p, P->dec.W_h, P->dec.b_h, NULL, i, B, p);
+    }
+
+    /* Readout and output layer over the real target positions only. */
+    int k = 0;
+    for (int i = 0; i < T; i++)
+        for (int b = 0; b < B; b++) {
+            if (i >= bt->tgt_len[b])
+                continue;
+            size_t row = (size_t)i * B + b;
+            real *x = ws->ro_in + (size_t)k * ro_width;
+            memcpy(x, ws->states + (row + B) * p, sizeof(real) * p);
+            memcpy(x + p, ws->dec_in + row * in_width + m, sizeof(real) * 2 * n);
+            memcpy(x + p + 2 * n, ws->dec_in + row * in_width, sizeof(real) * m);
+            ws->real_rows[k] = (int)row;
+            ws->targets[k] = bt->tgt_out[row];
+            k++;
+        }
+    assert(k == N);
+    linear_forward(ws->ro_out, ws->ro_in, P->W_t, P->b_t, N, ro_width, d->readout);
+    tanh_forward(ws->ro_out, ws->ro_out, (size_t)N * d->readout);
+    linear_forward(ws->logits, ws->ro_out, P->W_o, P->b_o, N, d->readout, d->tgt_vocab);
+    double loss = softmax_xent_forward(ws->lse, ws->logits, ws->targets, N, d->tgt_vocab);
+    return loss / N;
+}
+
+/* ---- backward -------------------------------------------------------------------- */
+
+void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
+{
+    const Dims *d = &ws->dims;
+    const int B = ws->B, S = ws->S, T = ws->T, N = ws->N;
+    const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
+    const int readout = d->readout, Vy = d->tgt_vocab;
+    const int in_width = m + 2 * n, ro_width = p + 2 * n + m;
+    const size_t SB = (size_t)S * B, TB = (size_t)T * B;
+    assert(ws->with_backward);
+
+    /* forward: loss = sum_k xent(o_k, y_k) / N; the gradient replaces the logits */
+    softmax_xent_backward(ws->logits, ws->logits, ws->lse, ws->targets, (real)1 / N, N, Vy);
+    /* forward: o = t W_o^T + b_o */
+    memset(ws->d_ro_out, 0, sizeof(real) * (size_t)N * readout);
+    linear_backward(ws->d_ro_out, G->W_o, G->b_o, ws->logits, ws->ro_out, P->W_o, N, readout, Vy);
+    /* forward: t = tanh(W_t [s; c; ey] + b_t) */
+    tanh_backward(ws->d_ro_out, ws->d_ro_out, ws->ro_out, (size_t)N * readout);
+    memset(ws->d_ro_in, 0, sizeof(real) * (size_t)N * ro_width);
+    linear_backward(ws->d_ro_in, G->W_t, G->b_t, ws->d_ro_out, ws->ro_in, P->W_t, N, ro_width,
+                    readout);
+
+    /* Scatter [ds_i ; dc_i ; dey_{i-1}] back to the padded time-major buffers. */
+    memset(ws->d_states, 0, sizeof(real) * (TB + B) * p);
+    memset(ws->d_dec_in, 0, sizeof(real) * TB * in_width);
+    for (int k = 0; k < N; k++) {
+        size_t row = (size_t)ws->real_rows[k];
+        const real *g = ws->d_ro_in + (size_t)k * ro_width;
+        real *ds = ws->d_states + (row + B) * p;
+        real *dx = ws->d_dec_in + row * in_width;
+        for (int u = 0; u < p; u++)
+            ds[u] += g[u];
+        for (int u = 0; u < 2 * n; u++)
+            dx[m + u] += g[p + u];
+        for (int u = 0; u < m; u++)
+            dx[u] += g[p + 2 * n + u];
+    }
+
+    memset(ws->d_query, 0, sizeof(real) * TB * a);
+    memset(ws->d_keys, 0, sizeof(real) * SB * a);
+    memset(ws->d_H, 0, sizeof(real) * SB * 2 * n);
+    for (int i = T - 1; i >= 0; i--) {
+        const real *s_prev = ws->states + (size_t)i * B * p;
+        real *ds_prev = ws->d_states + (size_t)i * B * p;
+        real *dxg = ws->d_dec_xg + (size_t)i * B * 3 * p;
+        real *dc = ws->d_dec_in + (size_t)i * B * in_width + m;
+        real *dq = ws->d_query + (size_t)i * B * a;
+        const real *alpha = ws->alpha + (size_t)i * SB;
+        /* forward: s_i = GRU(xg_i, s_{i-1}); d_states block i+1 is complete here */
+        gru_step_backward(ds_prev, dxg, 3 * p, ws->d_hg, G->dec.W_h, G->dec.b_h,
+                          ws->d_states + (size_t)(i + 1) * B * p, p,
+                          ws->dec_gru + (size_t)i * B * 4 * p, s_prev, p, P->dec.W_h, NULL, i,
+                          B, p);
+        /* forward: xg_i += c_i W_i[:, m:]^T, so dc_i (B, 2n) += dxg (B, 3p) . W_i[:, m:] */
+        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, 2 * n, 3 * p,
+                   1, dxg, 3 * p, P->dec.W_i + m, in_width, 1, dc, in_width);
+        attn_context_backward(ws->d_alpha, ws->d_H, dc, in_width, alpha, ws->H, 2 * n,
+                              bt->src_len, S, B, 2 * n);
+        attn_softmax_backward(ws->d_scores, ws->d_alpha, alpha, bt->src_len, S, B);
+        attn_additive_scores_backward(dq, ws->d_keys, G->v_a, ws->d_scores,
+                                      ws->att_pre + (size_t)i * SB * a, P->v_a, bt->src_len,
+                                      S, B, a);
+        /* forward: q = s_{i-1} W_a^T, so ds_{i-1} (B, p) += dq (B, a) . W_a (a, p) */
+        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, p, a,
+                   1, dq, a, P->W_a, p, 1, ds_prev, p);
+    }
+    /* dW_a (a, p) += dq^T (a, T*B) . s_{i-1} (T*B, p), all steps at once */
+    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, a, p, (int)TB,
+               1, ws->d_query, a, ws->states, p, 1, G->W_a, p);
+    /* forward: dec_xg = [ey ; c] W_i^T + b_i, so
+     * dW_i (3p, m+2n) += dxg^T (3p, T*B) . [ey ; c] (T*B, m+2n) */
+    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, 3 * p, in_width, (int)TB,
+               1, ws->d_dec_xg, 3 * p, ws->dec_in, in_width, 1, G->dec.W_i, in_width);
+    column_sums_add(G->dec.b_i, ws->d_dec_xg, (int)TB, 3 * p, 3 * p);
+    /* dey (T*B, m) += dxg (T*B, 3p) . W_i[:, :m] (3p, m) */
+    cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)TB, m, 3 * p,
+               1, ws->d_dec_xg, 3 * p, P->dec.W_i, in_width, 1, ws->d_dec_in, in_width);
+    embedding_backward(G->E_y, ws->d_dec_in, in_width, bt->tgt_in, TOK_PAD, (int)TB, m);
+
+    /* forward: keys = H U_a^T + b_a */
+    linear_backward(ws->d_H, G->U_a, G->b_a, ws->d_keys, ws->H, P->U_a, (int)SB, 2 * n, a);
+    /* forward: s_0 = tanh(bwd_h_1 W_s^T + b_s) */
+    tanh_backward(ws->d_s0, ws->d_states, ws->states, (size_t)B * p);
+    /* dW_s (p, n) += ds0^T (p, B) . bwd_h_1 (B, n) */
+    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, p, n, B,
+               1, ws->d_s0, p, ws->H + n, 2 * n, 1, G->W_s, n);
+    column_sums_add(G->b_s, ws->d_s0, B, p, p);
+    /* dbwd_h_1 (B, n) += ds0 (B, p) . W_s (p, n) */
+    cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n, p,
+               1, ws->d_s0, p, P->W_s, n, 1, ws->d_H + n, 2 * n);
+
+    gru_sequence_backward(ws->d_xg_bwd, G->enc_bwd.W_h, G->enc_bwd.b_h, ws->d_carry, ws->d_hg,
+                          ws->d_H + n, ws->H + n, 2 * n, ws->gru_bwd, P->enc_bwd.W_h,
+                          bt->src_len, S, B, n, 1);
+    gru_sequence_backward(ws->d_xg_fwd, G->enc_fwd.W_h, G->enc_fwd.b_h, ws->d_carry, ws->d_hg,
+                          ws->d_H, ws->H, 2 * n, ws->gru_fwd, P->enc_fwd.W_h,
+                          bt->src_len, S, B, n, 0);
+    memset(ws->d_ex, 0, sizeof(real) * SB * m);
+    linear_backward(ws->d_ex, G->enc_fwd.W_i, G->enc_fwd.b_i, ws->d_xg_fwd, ws->ex,
+                    P->enc_fwd.W_i, (int)SB, m, 3 * n);
+    linear_backward(ws->d_ex, G->enc_bwd.W_i, G->enc_bwd.b_i, ws->d_xg_bwd, ws->ex,
+                    P->enc_bwd.W_i, (int)SB, m, 3 * n);
+    embedding_backward(G->E_x, ws->d_ex, m, bt->src, TOK_PAD, (int)SB, m);
+}

@@ -1,0 +1,126 @@
+/* model.h: the RNNsearch model of MODEL.md: parameter layout, initialisation, and the
+ * batched forward and backward passes over one Batch.
+ *
+ * Parameters live in one flat buffer (Params.mem, Params.n floats); a second Params
+ * over a second buffer of the same size holds the gradients, so clipping, optimizers,
+ * checkpoints and the whole-model gradient check each loop once over [0, n).
+ * Activations live in a Workspace sized once for the largest batch; a step never
+ * allocates. */
+#ifndef S2S_MODEL_H
+#define S2S_MODEL_H
+
+#include <stddef.h>
+
+#include "batch.h"
+#include "gru.h"
+#include "mem.h"
+#include "real.h"
+#include "rng.h"
+
+typedef struct {
+    int src_vocab;  /* V_x */
+    int tgt_vocab;  /* V_y */
+    int emb;        /* m: embedding size, both sides */
+    int enc_hidden; /* n: encoder units per direction */
+    int dec_hidden; /* p: decoder units */
+    int attn;       /* a: attention size */
+    int readout;    /* l: readout size */
+} Dims;
+
+/* One named tensor of the flat buffer, for checkpoints, debugging and the checks. */
+typedef struct {
+    const char *name;
+    real *data;
+    int rows, cols; /* a vector is (rows, 1) */
+    int is_bias;    /* initialised to 0 instead of uniform */
+} Tensor;
+
+#define MODEL_MAX_TENSORS 32
+
+typedef struct {
+    real *E_x, *E_y;          /* (V_x, m), (V_y, m) */
+    GruParams enc_fwd;        /* W_i (3n, m), W_h (3n, n), b_i, b_h (3n) */
+    GruParams enc_bwd;        /* same shapes */
+    real *W_s, *b_s;          /* (p, n), (p): s_0 = tanh(W_s bwd_h_1 + b_s) */
+    real *W_a, *U_a, *b_a;    /* (a, p), (a, 2n), (a) */
+    real *v_a;                /* (a) */
+    GruParams dec;            /* W_i (3p, m + 2n) on [ey; c], W_h (3p, p), b_i, b_h (3p) */
+    real *W_t, *b_t;          /* (l, p + 2n + m) on [s; c; ey], (l) */
+    real *W_o, *b_o;          /* (V_y, l), (V_y) */
+    real *mem;                /* the flat buffer, owned when allocated by params_alloc */
+    size_t n;                 /* floats in mem */
+    Tensor tensors[MODEL_MAX_TENSORS];
+    int n_tensors;
+} Params;
+
+/* Points every field of p into base (or only counts, if base is NULL) in the fixed
+ * tensor order and returns the number of floats. Does not set p->mem. */
+size_t params_carve(Params *p, real *base, const Dims *d);
+/* Allocates a zeroed buffer for d and carves p over it. params_free on a zeroed Params
+ * is safe. */
+void params_alloc(Params *p, const Dims *d);
+void params_free(Params *p);
+/* MODEL.md's initialisation: weights uniform in [-scale, scale] drawn from rng in
+ * tensor order, biases 0. */
+void params_init(Params *p, Pcg32 *rng, float scale);
+
+/* Activations of one batch, and the scratch of its backward pass. All pointers point
+ * into one arena, re-carved for each batch's (B, S, T). Position-major layouts:
+ * source rows are j * B + b, target rows i * B + b. */
+typedef struct {
+    Dims dims;
+    int max_batch, max_src_steps, max_tgt_steps, with_backward;
+    Arena arena;
+    int B, S, T, N;        /* this batch; N = real target positions */
+
+    /* encoder */
+    real *ex;              /* (S*B, m) source embeddings */
+    real *xg_fwd, *xg_bwd; /* (S*B, 3n) input projections */
+    real *gru_fwd, *gru_bwd; /* (S*B, 4n) GRU caches */
+    real *H;               /* (S*B, 2n) annotations [fwd_h_j ; bwd_h_j] */
+    real *keys;            /* (S*B, a) U_a h_j + b_a */
+    /* decoder */
+    real *states;          /* ((T+1)*B, p): block 0 is s_0, block i+1 is s_i */
+    real *dec_in;          /* (T*B, m + 2n): [ey_{i-1} ; c_i] */
+    real *dec_xg;          /* (T*B, 3p) */
+    real *dec_gru;         /* (T*B, 4p) */
+    real *query;           /* (T*B, a) W_a s_{i-1} */
+    real *att_pre;         /* (T, S*B, a) tanh(W_a s_{i-1} + U_a h_j + b_a) */
+    real *scores;          /* (S*B) scratch: e_ij of one step */
+    real *alpha;           /* (T, S*B) the alignment matrices */
+    /* readout over the N real target positions */
+    int *real_rows;        /* (N) row i * B + b of each real target position */
+    int *targets;          /* (N) y_i */
+    real *ro_in;           /* (N, p + 2n + m) [s_i ; c_i ; ey_{i-1}] */
+    real *ro_out;          /* (N, l) t_i */
+    real *logits;          /* (N, V_y); its gradient after backward */
+    real *lse;             /* (N) log-sum-exp of each row of logits */
+
+    /* backward scratch (only with_backward) */
+    real *d_ro_out, *d_ro_in;
+    real *d_states, *d_dec_in, *d_dec_xg, *d_query;
+    real *d_hg, *d_carry;
+    real *d_alpha, *d_scores;
+    real *d_keys, *d_H, *d_xg_fwd, *d_xg_bwd, *d_ex, *d_s0;
+} Workspace;
+
+/* Sizes the arena for batches of up to max_batch pairs of up to max_src_steps /
+ * max_tgt_steps positions (</s> included). Without with_backward, only forward
+ * buffers. model_workspace_free on a zeroed Workspace is safe. */
+void model_workspace_init(Workspace *ws, const Dims *d, int max_batch, int max_src_steps,
+                          int max_tgt_steps, int with_backward);
+void model_workspace_free(Workspace *ws);
+
+/* Carves the workspace for the batch and runs the encoder: annotations H, keys and
+ * s_0 (states block 0). Enough for decoding; model_forward calls it first. */
+void model_encode(Workspace *ws, const Params *P, const Batch *batch);
+
+/* Forward pass with teacher forcing. Returns the token-mean cross-entropy over the
+ * batch's real target tokens (MODEL.md); keeps every activation for backward. */
+double model_forward(Workspace *ws, const Params *P, const Batch *batch);
+
+/* Backward of the last model_forward on the same batch. Accumulates into G (a Params
+ * carved over the gradient buffer). Needs with_backward. Overwrites ws->logits. */
+void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *batch);
+
+#endif

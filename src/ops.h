@@ -1,0 +1,44 @@
+/* ops.h: stateless layer kernels as forward/backward pairs: linear (one BLAS gemm per
+ * product), embedding lookup, tanh, and the fused softmax + cross-entropy.
+ * Kernels never allocate, print or exit. Parameter gradients are always accumulated
+ * (+=); the trainer zeroes them once per step. Shapes use MODEL.md's letters. */
+#ifndef S2S_OPS_H
+#define S2S_OPS_H
+
+#include "real.h"
+
+/* y (rows, out) = x (rows, in) W^T + b, with W (out, in) and b (out) or NULL.
+ * Overwrites y. */
+void linear_forward(real *y, const real *x, const real *W, const real *b,
+                    int rows, int in, int out);
+/* Accumulates dx (rows, in) += dy W (skipped if dx is NULL), dW (out, in) += dy^T x,
+ * db (out) += column sums of dy (skipped if db is NULL). */
+void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,
+                     const real *W, int rows, int in, int out);
+
+/* sums (cols) += column sums of m (rows, cols), row stride ld. */
+void column_sums_add(real *sums, const real *m, int rows, int cols, int ld);
+
+/* out[k] (dim, row stride ld_out) = E[ids[k]] for k < n. Overwrites out. */
+void embedding_forward(real *out, int ld_out, const real *E, const int *ids, int n, int dim);
+/* dE[ids[k]] += dout[k] (row stride ld_dout), except for rows whose id is skip_id
+ * (pass -1 to skip none): padding positions never train the <pad> embedding. */
+void embedding_backward(real *dE, const real *dout, int ld_dout, const int *ids, int skip_id,
+                        int n, int dim);
+
+/* y = tanh(x) for n values; y may alias x. */
+void tanh_forward(real *y, const real *x, size_t n);
+/* dx = dy * (1 - y^2) for n values, given y = tanh(x). Overwrites dx (which may alias
+ * dy): a tanh's input has exactly one consumer in the model, so nothing to accumulate. */
+void tanh_backward(real *dx, const real *dy, const real *y, size_t n);
+
+/* Softmax cross-entropy over rows of logits (rows, V) with one target id per row.
+ * Writes lse (rows) = log sum_v exp(logits[r, v]) and returns the summed loss
+ * sum_r (lse[r] - logits[r, target[r]]), accumulated in double. */
+double softmax_xent_forward(real *lse, const real *logits, const int *targets, int rows, int V);
+/* dlogits = scale * (softmax(logits) - onehot(target)). Overwrites dlogits, which may
+ * alias logits (so the largest buffer of the model is reused for its gradient). */
+void softmax_xent_backward(real *dlogits, const real *logits, const real *lse,
+                           const int *targets, real scale, int rows, int V);
+
+#endif

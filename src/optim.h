@@ -1,0 +1,33 @@
+/* optim.h: optimizers and gradient clipping over the flat parameter and gradient
+ * buffers (the whole model is one array of n floats). Allocates its state once. */
+#ifndef S2S_OPTIM_H
+#define S2S_OPTIM_H
+
+#include <stddef.h>
+
+typedef enum { OPTIM_SGD, OPTIM_ADAM } OptimKind;
+
+typedef struct {
+    OptimKind kind;
+    float lr;
+    float beta1, beta2, eps; /* Adam (Kingma & Ba 2015): defaults 0.9, 0.999, 1e-8 */
+    size_t n;
+    float *m, *v;            /* Adam's first and second moments (n each) */
+    long step;               /* updates done, for Adam's bias correction */
+} Optimizer;
+
+/* Sets up an optimizer for n parameters with Adam's defaults for beta1, beta2 and eps.
+ * optim_free on a zeroed Optimizer is safe. */
+void optim_init(Optimizer *opt, OptimKind kind, size_t n, float lr);
+void optim_free(Optimizer *opt);
+
+/* One update of params (n) from grads (n). */
+void optim_step(Optimizer *opt, float *params, const float *grads);
+
+/* L2 norm of all n gradients together, accumulated in double. */
+double grad_global_norm(const float *grads, size_t n);
+/* Scales grads so that their global norm is at most max_norm (no-op when it is
+ * already, or when max_norm <= 0). Returns the norm before clipping. */
+double grad_clip_global_norm(float *grads, size_t n, double max_norm);
+
+#endif

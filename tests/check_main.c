@@ -1,0 +1,28 @@
+/* check_main.c: the one test runner. Runs every suite (or the one named by
+ * CK_RUN_SUITE), pins OpenBLAS to one thread so results are reproducible, and exits
+ * non-zero if any test failed. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "suites.h"
+
+#include <cblas.h> /* openblas_set_num_threads */
+
+int main(void)
+{
+    openblas_set_num_threads(1);
+    /* Line-buffered, so a test's printed table survives when the forked test fails. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    SRunner *runner = srunner_create(rng_suite());
+    srunner_add_suite(runner, batch_suite());
+    srunner_add_suite(runner, ops_suite());
+    srunner_add_suite(runner, gru_suite());
+    srunner_add_suite(runner, attention_suite());
+    srunner_add_suite(runner, model_suite());
+    srunner_add_suite(runner, training_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,33 @@
+/* gradcheck.h: finite-difference checking of analytic gradients, shared by every
+ * layer test and the whole-model test. Compiled against the double core: the checks
+ * need double precision to resolve 1e-6 relative error. */
+#ifndef S2S_TEST_GRADCHECK_H
+#define S2S_TEST_GRADCHECK_H
+
+#include <stddef.h>
+
+#include "real.h"
+#include "rng.h"
+
+/* The relative error every gradient must reach. */
+#define GRADCHECK_TOLERANCE 1e-6
+
+/* Returns the scalar loss at the current values of the inputs. */
+typedef double (*LossFn)(void *ctx);
+
+/* Compares grad (count) with the sixth-order central difference
+ *   (L(x+3h) - 9 L(x+2h) + 45 L(x+h) - 45 L(x-h) + 9 L(x-2h) - L(x-3h)) / 60h,  h = 1e-2,
+ * of loss() with respect to every element of x, restoring x. Returns the worst
+ * relative error |g - fd| / max(|g|, |fd|, 1e-7) and prints one table row with the
+ * tensor name, its size, the largest gradient and the worst errors. */
+double gradcheck_tensor(const char *name, real *x, const real *grad, size_t count,
+                        LossFn loss, void *ctx);
+
+/* Fills x (count) with uniform values in [lo, hi) from rng. */
+void fill_uniform(real *x, size_t count, Pcg32 *rng, double lo, double hi);
+
+/* sum_k out[k] * weights[k] in double: the scalar loss of a layer test, whose
+ * gradient with respect to out is weights. */
+double weighted_sum(const real *out, const real *weights, size_t count);
+
+#endif

@@ -1,0 +1,15 @@
+/* suites.h: every Check suite of the test binary, one per module (see check_main.c). */
+#ifndef S2S_TEST_SUITES_H
+#define S2S_TEST_SUITES_H
+
+#include <check.h>
+
+Suite *rng_suite(void);
+Suite *batch_suite(void);
+Suite *ops_suite(void);
+Suite *gru_suite(void);
+Suite *attention_suite(void);
+Suite *model_suite(void);
+Suite *training_suite(void);
+
+#endif

@@ -1,0 +1,160 @@
+/* test_model.c: the whole model in double precision: every element of every parameter
+ * tensor against finite differences, padding invariance, and the accumulation
+ * contract of backward. Also the double side of the float-vs-double comparison. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gradcheck.h"
+#include "model.h"
+#include "model_fixture.h"
+#include "suites.h"
+
+typedef struct {
+    Params params, grads;
+    Workspace ws;
+    Batch batch;
+} ModelCase;
+
+static void model_case_init(ModelCase *c, uint64_t seed)
+{
+    Dims d = fixture_dims();
+    params_alloc(&c->params, &d);
+    params_alloc(&c->grads, &d);
+    /* Larger weights than the training init, and non-zero biases, so that every term
+     * carries a clearly non-zero gradient. */
+    Pcg32 rng;
+    pcg32_seed(&rng, seed, 1);
+    fill_uniform(c->params.mem, c->params.n, &rng, -0.5, 0.5);
+    fixture_batch(&c->batch);
+    model_workspace_init(&c->ws, &d, 3, 5, 5, 1);
+}
+
+static void model_case_free(ModelCase *c)
+{
+    params_free(&c->params);
+    params_free(&c->grads);
+    model_workspace_free(&c->ws);
+    batch_free(&c->batch);
+}
+
+static double model_loss(void *ctx)
+{
+    ModelCase *c = ctx;
+    return model_forward(&c->ws, &c->params, &c->batch);
+}
+
+START_TEST(model_backward_matches_finite_differences_for_every_parameter)
+{
+    ModelCase c;
+    model_case_init(&c, 41);
+    model_forward(&c.ws, &c.params, &c.batch);
+    model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+    printf("whole model, every element of every tensor (double):\n");
+    double worst = 0;
+    for (int t = 0; t < c.params.n_tensors; t++) {
+        const Tensor *x = &c.params.tensors[t];
+        double err = gradcheck_tensor(x->name, x->data, c.grads.tensors[t].data,
+                                      (size_t)x->rows * x->cols, model_loss, &c);
+        worst = fmax(worst, err);
+    }
+    printf("  worst relative error over the model: %.3e (tolerance %.0e)\n", worst,
+           GRADCHECK_TOLERANCE);
+    ck_assert_double_le(worst, GRADCHECK_TOLERANCE);
+    model_case_free(&c);
+}
+END_TEST
+
+START_TEST(padded_batch_equals_sentences_one_at_a_time)
+{
+    ModelCase c;
+    model_case_init(&c, 42);
+    double batch_loss = model_forward(&c.ws, &c.params, &c.batch);
+    model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+
+    /* The token-mean loss of the batch is the token-weighted mean of the sentences'
+     * losses; so are the gradients. */
+    Dims d = fixture_dims();
+    Params single_grads;
+    params_alloc(&single_grads, &d);
+    double weighted_loss = 0;
+    double *expected = calloc(c.params.n, sizeof(double));
+    for (int b = 0; b < 3; b++) {
+        Batch one;
+        fixture_single(&one, b);
+        memset(single_grads.mem, 0, sizeof(real) * single_grads.n);
+        double loss = model_forward(&c.ws, &c.params, &one);
+        model_backward(&single_grads, &c.ws, &c.params, &one);
+        double weight = (double)one.n_tgt_tokens / c.batch.n_tgt_tokens;
+        weighted_loss += weight * loss;
+        for (size_t k = 0; k < c.params.n; k++)
+            expected[k] += weight * single_grads.mem[k];
+        batch_free(&one);
+    }
+    ck_assert_double_eq_tol(batch_loss, weighted_loss, 1e-14);
+    double worst = 0;
+    for (size_t k = 0; k < c.params.n; k++)
+        worst = fmax(worst, fabs(c.grads.mem[k] - expected[k]));
+    printf("padding invariance: loss %.15f batched vs %.15f one at a time; worst gradient "
+           "difference %.2e\n", batch_loss, weighted_loss, worst);
+    ck_assert_double_le(worst, 1e-14);
+    free(expected);
+    params_free(&single_grads);
+    model_case_free(&c);
+}
+END_TEST
+
+START_TEST(backward_twice_accumulates_twice_the_gradients)
+{
+    ModelCase c;
+    model_case_init(&c, 43);
+    model_forward(&c.ws, &c.params, &c.batch);
+    model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+    double *once = malloc(sizeof(double) * c.grads.n);
+    memcpy(once, c.grads.mem, sizeof(double) * c.grads.n);
+    /* backward overwrites the logits with their gradient: run forward again first */
+    model_forward(&c.ws, &c.params, &c.batch);
+    model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+    size_t nonzero = 0;
+    for (size_t k = 0; k < c.grads.n; k++) {
+        ck_assert_double_eq_tol(c.grads.mem[k], 2 * once[k], 1e-14);
+        nonzero += once[k] != 0;
+    }
+    /* Only the embedding rows of words absent from the batch have zero gradients. */
+    ck_assert_uint_gt(nonzero, c.grads.n * 3 / 4);
+    free(once);
+    model_case_free(&c);
+}
+END_TEST
+
+double model_loss_and_gradients_f64(const Dims *d, const Batch *bt, const double *params,
+                                    double *grads, size_t n)
+{
+    Params P, G;
+    Workspace ws;
+    params_alloc(&P, d);
+    params_alloc(&G, d);
+    ck_assert_uint_eq(P.n, n);
+    memcpy(P.mem, params, sizeof(double) * n);
+    model_workspace_init(&ws, d, bt->batch_size, bt->src_steps, bt->tgt_steps, 1);
+    double loss = model_forward(&ws, &P, bt);
+    model_backward(&G, &ws, &P, bt);
+    memcpy(grads, G.mem, sizeof(double) * n);
+    model_workspace_free(&ws);
+    params_free(&P);
+    params_free(&G);
+    return loss;
+}
+
+Suite *model_suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("gradients");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, model_backward_matches_finite_differences_for_every_parameter);
+    tcase_add_test(tc, padded_batch_equals_sentences_one_at_a_time);
+    tcase_add_test(tc, backward_twice_accumulates_twice_the_gradients);
+    suite_add_tcase(s, tc);
+    return s;
+}
