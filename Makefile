@@ -19,10 +19,13 @@ CORE    := ops gru attention model
 SRCS    := $(wildcard src/*.c)
 LIB_OBJS := $(patsubst src/%.c,build/obj/%.o,$(filter-out src/main.c,$(SRCS)))
 F64_OBJS := $(patsubst %,build/f64/%.o,$(CORE))
+# What the double core needs from the (precision-free) rest.
+F64_DEPS := $(patsubst %,build/obj/%.o,batch mem rng)
 
 # Test files compiled against the double core (gradient checks in double precision).
 TESTS_F64 := gradcheck test_ops test_gru test_attention test_model
 TEST_SRCS := $(wildcard tests/*.c)
+CROSSCHECK_DUMPS := build/crosscheck_dump build/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),build/tests64/$(t).o,build/tests/$(t).o))
 
@@ -55,14 +58,28 @@ build/tests64/%.o: tests/%.c | deps
 build/check_s2s: $(TEST_OBJS) $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
+build/crosscheck_dump: build/tests/crosscheck_dump.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+build/crosscheck_dump_f64: build/tests64/crosscheck_dump.o $(F64_OBJS) $(F64_DEPS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+build/tests/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isrc $(PKG_CFLAGS) -c -o $@ $<
+
+build/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE -Isrc $(PKG_CFLAGS) -c -o $@ $<
+
 # The whole suite: unit tests (Check), then the PyTorch cross-check.
 test: s2s build/check_s2s
 	OPENBLAS_NUM_THREADS=1 ./build/check_s2s
 	$(MAKE) --no-print-directory crosscheck
 
 # The C model against the same model in PyTorch (../shared/bench/torch_ref.py).
-crosscheck: build/check_s2s
-	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py --check-binary build/check_s2s
+crosscheck: $(CROSSCHECK_DUMPS)
+	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py $(addprefix --dump ,$(CROSSCHECK_DUMPS))
 
 clean:
 	rm -rf build s2s

@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Cross-check of the C model against the same model in PyTorch.
+
+For each size, the C core (float build, then double build) writes its weights, a
+padded batch, its loss and every gradient (tests/crosscheck/crosscheck_dump.c). This
+script loads the weights into the reference PyTorch model of ../shared/bench/torch_ref.py
+in float64, recomputes loss and gradients with autograd and compares:
+  float build:  loss to 1e-5 relative, each gradient tensor to 1e-4 relative norm;
+  double build: loss to 1e-12 relative, each gradient tensor to 1e-10 relative norm.
+Exits 1 if any comparison fails.
+
+usage: crosscheck.py --dump build/crosscheck_dump --dump build/crosscheck_dump_f64
+"""
+import argparse
+import importlib.util
+import math
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.environ.get("S2S_SHARED", os.path.join(HERE, "..", "..", "shared"))
+
+# (V_x, V_y, m, n, p, a, l, B, seed): the gradient-check size, and one with every
+# dimension different and larger batches.
+SIZES = [
+    (9, 8, 3, 4, 5, 5, 4, 3, 1),
+    (50, 60, 16, 24, 32, 20, 28, 6, 2),
+    (120, 90, 32, 48, 64, 40, 56, 16, 3),
+]
+TOLERANCES = {"float": (1e-5, 1e-4), "double": (1e-12, 1e-10)}
+
+# C tensor name -> PyTorch parameter name in torch_ref.RNNSearch.
+TORCH_NAMES = {
+    "E_x": "emb_x.weight", "E_y": "emb_y.weight",
+    "enc_fwd.W_i": "encoder.weight_ih_l0", "enc_fwd.W_h": "encoder.weight_hh_l0",
+    "enc_fwd.b_i": "encoder.bias_ih_l0", "enc_fwd.b_h": "encoder.bias_hh_l0",
+    "enc_bwd.W_i": "encoder.weight_ih_l0_reverse", "enc_bwd.W_h": "encoder.weight_hh_l0_reverse",
+    "enc_bwd.b_i": "encoder.bias_ih_l0_reverse", "enc_bwd.b_h": "encoder.bias_hh_l0_reverse",
+    "W_s": "init_s.weight", "b_s": "init_s.bias",
+    "W_a": "W_a.weight", "U_a": "U_a.weight", "b_a": "U_a.bias", "v_a": "v_a.weight",
+    "dec.W_i": "decoder.weight_ih", "dec.W_h": "decoder.weight_hh",
+    "dec.b_i": "decoder.bias_ih", "dec.b_h": "decoder.bias_hh",
+    "W_t": "readout.weight", "b_t": "readout.bias",
+    "W_o": "out.weight", "b_o": "out.bias",
+}
+
+
+def load_torch_ref():
+    """Imports torch_ref.py as a module. It reads its options from sys.argv at import
+    time, so it is given none."""
+    path = os.path.join(SHARED, "bench", "torch_ref.py")
+    saved = sys.argv
+    sys.argv = [path]
+    try:
+        spec = importlib.util.spec_from_file_location("torch_ref", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.argv = saved
+    return module
+
+
+def parse_dump(text):
+    lines = iter(text.splitlines())
+    dump = {"param": {}, "grad": {}}
+    for line in lines:
+        head = line.split()
+        key = head[0]
+        if key == "precision":
+            dump["precision"] = head[1]
+        elif key in ("dims", "batch"):
+            dump[key] = [int(x) for x in head[1:]]
+        elif key in ("src", "src_len", "tgt_in", "tgt_out"):
+            dump[key] = [int(x) for x in next(lines).split()]
+        elif key in ("param", "grad"):
+            name, rows, cols = head[1], int(head[2]), int(head[3])
+            values = [float(x) for x in next(lines).split()]
+            assert len(values) == rows * cols, name
+            dump[key][name] = values
+        elif key == "loss":
+            dump["loss"] = float(head[1])
+    return dump
+
+
+def rel_norm(a, b, torch):
+    return (torch.linalg.norm(a - b) / max(torch.linalg.norm(b).item(), 1e-300)).item()
+
+
+def check(dump_binary, size, torch_ref):
+    torch = torch_ref.torch
+    text = subprocess.run([dump_binary] + [str(x) for x in size], check=True,
+                          capture_output=True, text=True).stdout
+    dump = parse_dump(text)
+    vx, vy, m, n, p, a, l = dump["dims"]
+    B, S, T = dump["batch"]
+    model = torch_ref.RNNSearch(vx, vy, m, n, p, a, l, "additive").double()
+    params = dict(model.named_parameters())
+    assert set(params) == set(TORCH_NAMES.values()), "unmapped torch parameters"
+    with torch.no_grad():
+        for c_name, values in dump["param"].items():
+            w = params[TORCH_NAMES[c_name]]
+            w.copy_(torch.tensor(values, dtype=torch.float64).view_as(w))
+    src = torch.tensor(dump["src"]).view(S, B)
+    src_len = torch.tensor(dump["src_len"])
+    tgt_in = torch.tensor(dump["tgt_in"]).view(T, B)
+    tgt_out = torch.tensor(dump["tgt_out"]).view(T, B)
+    loss = model(src, src_len, tgt_in, tgt_out)
+    loss.backward()
+
+    precision = dump["precision"]
+    loss_tol, grad_tol = TOLERANCES[precision]
+    loss_err = abs(dump["loss"] - loss.item()) / abs(loss.item())
+    ok = loss_err <= loss_tol
+    print("crosscheck %s build, V_x=%d V_y=%d m=%d n=%d p=%d a=%d l=%d B=%d (S=%d T=%d): "
+          "loss C %.10f torch %.10f, relative error %.2e%s"
+          % (precision, vx, vy, m, n, p, a, l, B, S, T, dump["loss"], loss.item(), loss_err,
+             "" if loss_err <= loss_tol else "  FAIL"))
+    worst = 0.0
+    for c_name, values in dump["grad"].items():
+        w = params[TORCH_NAMES[c_name]]
+        g_c = torch.tensor(values, dtype=torch.float64).view_as(w)
+        err = rel_norm(g_c, w.grad, torch)
+        worst = max(worst, err)
+        flag = "" if err <= grad_tol else "  FAIL"
+        ok = ok and err <= grad_tol
+        print("  %-12s |g| %.3e  relative norm of the difference %.2e%s"
+              % (c_name, torch.linalg.norm(w.grad).item(), err, flag))
+    print("  worst gradient tensor: %.2e (tolerance %.0e)" % (worst, grad_tol))
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dump", action="append", required=True,
+                    help="a crosscheck_dump binary (float or double build); repeatable")
+    args = ap.parse_args()
+    torch_ref = load_torch_ref()
+    ok = True
+    for binary in args.dump:
+        for size in SIZES:
+            ok = check(binary, size, torch_ref) and ok
+    print("CROSSCHECK %s" % ("PASSED" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

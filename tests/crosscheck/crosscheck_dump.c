@@ -1,0 +1,102 @@
+/* crosscheck_dump.c: writes a model's weights, a batch, and the loss and gradients
+ * the C core computes for them, as text, for scripts/crosscheck.py to recompute in
+ * PyTorch. Built twice: against the float core and against the double core.
+ *
+ * usage: crosscheck_dump V_x V_y m n p a l B seed > dump.txt */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "batch.h"
+#include "model.h"
+#include "rng.h"
+
+enum { MAX_WORDS = 9 };
+
+static void print_ints(const char *name, const int *v, int count)
+{
+    printf("%s %d\n", name, count);
+    for (int k = 0; k < count; k++)
+        printf("%d%c", v[k], k + 1 < count ? ' ' : '\n');
+}
+
+static void print_tensors(const char *kind, const Params *p)
+{
+    for (int t = 0; t < p->n_tensors; t++) {
+        const Tensor *x = &p->tensors[t];
+        size_t count = (size_t)x->rows * x->cols;
+        printf("%s %s %d %d\n", kind, x->name, x->rows, x->cols);
+        for (size_t k = 0; k < count; k++)
+            printf("%.17g%c", (double)x->data[k], k + 1 < count ? ' ' : '\n');
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 10) {
+        fprintf(stderr, "usage: crosscheck_dump V_x V_y m n p a l B seed\n");
+        return 2;
+    }
+    Dims d = {atoi(argv[1]), atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
+              atoi(argv[6]), atoi(argv[7])};
+    int B = atoi(argv[8]);
+    uint64_t seed = strtoull(argv[9], NULL, 10);
+
+    /* Sentences of 0..MAX_WORDS-1 words on each side, lengths drawn independently, so
+     * the batch has padding on both sides in different places. */
+    Pcg32 rng;
+    pcg32_seed(&rng, seed, RNG_STREAM_DATA);
+    int *words = malloc(sizeof(int) * (size_t)B * 2 * MAX_WORDS);
+    int *src_n = malloc(sizeof(int) * (size_t)B), *tgt_n = malloc(sizeof(int) * (size_t)B);
+    const int **src = malloc(sizeof(int *) * (size_t)B), **tgt = malloc(sizeof(int *) * (size_t)B);
+    for (int b = 0; b < B; b++) {
+        int *s = words + (size_t)b * 2 * MAX_WORDS, *t = s + MAX_WORDS;
+        src_n[b] = (int)pcg32_below(&rng, MAX_WORDS);
+        tgt_n[b] = (int)pcg32_below(&rng, MAX_WORDS);
+        for (int k = 0; k < MAX_WORDS; k++) {
+            s[k] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d.src_vocab - N_SPECIAL_TOKENS));
+            t[k] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d.tgt_vocab - N_SPECIAL_TOKENS));
+        }
+        src[b] = s;
+        tgt[b] = t;
+    }
+    Batch bt;
+    batch_init(&bt, B, MAX_WORDS + 1, MAX_WORDS + 1);
+    batch_fill(&bt, B, src, src_n, tgt, tgt_n);
+
+    /* Weights and biases in [-0.5, 0.5]: a general point where every gradient is well
+     * above float's resolution (at the training init the attention's are ~1e-11). */
+    Params P, G;
+    params_alloc(&P, &d);
+    params_alloc(&G, &d);
+    Pcg32 init;
+    pcg32_seed(&init, seed, RNG_STREAM_INIT);
+    for (size_t k = 0; k < P.n; k++)
+        P.mem[k] = (real)pcg32_uniform(&init, -0.5f, 0.5f);
+    Workspace ws;
+    model_workspace_init(&ws, &d, B, bt.src_steps, bt.tgt_steps, 1);
+    double loss = model_forward(&ws, &P, &bt);
+    model_backward(&G, &ws, &P, &bt);
+
+    printf("precision %s\n", REAL_NAME);
+    printf("dims %d %d %d %d %d %d %d\n", d.src_vocab, d.tgt_vocab, d.emb, d.enc_hidden,
+           d.dec_hidden, d.attn, d.readout);
+    printf("batch %d %d %d\n", bt.batch_size, bt.src_steps, bt.tgt_steps);
+    print_ints("src", bt.src, bt.src_steps * B);
+    print_ints("src_len", bt.src_len, B);
+    print_ints("tgt_in", bt.tgt_in, bt.tgt_steps * B);
+    print_ints("tgt_out", bt.tgt_out, bt.tgt_steps * B);
+    print_tensors("param", &P);
+    printf("loss %.17g\n", loss);
+    print_tensors("grad", &G);
+
+    model_workspace_free(&ws);
+    params_free(&P);
+    params_free(&G);
+    batch_free(&bt);
+    free(words);
+    free(src_n);
+    free(tgt_n);
+    free(src);
+    free(tgt);
+    return 0;
+}
