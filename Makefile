@@ -13,7 +13,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
-LDLIBS   = $(PKG_LIBS) -lm
+LDLIBS   = $(PKG_LIBS) -lunistring -lm
 
 CORE    := ops gru attention model
 SRCS    := $(wildcard src/*.c)
@@ -34,7 +34,8 @@ all: s2s
 
 # Installs the Debian packages when pkg-config cannot find the libraries.
 deps:
-	@pkg-config --exists $(PKGS) check 2>/dev/null || sh scripts/install-deps.sh
+	@{ pkg-config --exists $(PKGS) check && test -f /usr/include/unistr.h; } 2>/dev/null \
+	    || sh scripts/install-deps.sh
 
 s2s: build/obj/main.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -78,8 +79,9 @@ test: s2s build/check_s2s
 	$(MAKE) --no-print-directory crosscheck
 
 # The C model against the same model in PyTorch (../shared/bench/torch_ref.py).
-crosscheck: $(CROSSCHECK_DUMPS)
-	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py $(addprefix --dump ,$(CROSSCHECK_DUMPS))
+crosscheck: $(CROSSCHECK_DUMPS) s2s
+	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py --s2s ./s2s \
+	    $(addprefix --dump ,$(CROSSCHECK_DUMPS))
 
 clean:
 	rm -rf build s2s

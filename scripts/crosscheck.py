@@ -7,9 +7,12 @@ script loads the weights into the reference PyTorch model of ../shared/bench/tor
 in float64, recomputes loss and gradients with autograd and compares:
   float build:  loss to 1e-5 relative, each gradient tensor to 1e-4 relative norm;
   double build: loss to 1e-12 relative, each gradient tensor to 1e-10 relative norm.
+With --s2s, it also tokenizes the Tatoeba valid and test files (both languages, with
+and without lowercasing) with `s2s tokenize` and with torch_ref's tokenize(), and
+requires identical tokens, so that BLEU scores of the two trainers are comparable.
 Exits 1 if any comparison fails.
 
-usage: crosscheck.py --dump build/crosscheck_dump --dump build/crosscheck_dump_f64
+usage: crosscheck.py --dump build/crosscheck_dump --dump build/crosscheck_dump_f64 --s2s ./s2s
 """
 import argparse
 import importlib.util
@@ -130,13 +133,39 @@ def check(dump_binary, size, torch_ref):
     return ok
 
 
+def check_tokenizer(s2s, torch_ref):
+    corpus = os.path.join(SHARED, "corpora", "tatoeba-eng-fra")
+    ok = True
+    for name in ("valid.en", "valid.fr", "test.en", "test.fr"):
+        path = os.path.join(corpus, name)
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")[:-1]
+        for lowercase in (False, True):
+            args = [s2s, "tokenize"] + (["--lowercase"] if lowercase else [])
+            with open(path, "rb") as f:
+                ours = subprocess.run(args, stdin=f, check=True, capture_output=True,
+                                      text=True).stdout.split("\n")[:-1]
+            theirs = [" ".join(torch_ref.tokenize(line, lowercase)) for line in lines]
+            diff = [k for k, (a, b) in enumerate(zip(ours, theirs)) if a != b]
+            same = len(ours) == len(theirs) and not diff
+            ok = ok and same
+            print("tokenizer %-8s lowercase=%d: %d lines, %s" % (
+                name, lowercase, len(lines), "identical to torch_ref" if same else
+                "FAIL: line %d: %r vs %r" % (diff[0] + 1, ours[diff[0]], theirs[diff[0]])
+                if diff else "FAIL: %d lines vs %d" % (len(ours), len(theirs))))
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dump", action="append", required=True,
                     help="a crosscheck_dump binary (float or double build); repeatable")
+    ap.add_argument("--s2s", help="the s2s binary, to compare its tokenizer too")
     args = ap.parse_args()
     torch_ref = load_torch_ref()
     ok = True
+    if args.s2s:
+        ok = check_tokenizer(args.s2s, torch_ref)
     for binary in args.dump:
         for size in SIZES:
             ok = check(binary, size, torch_ref) and ok

@@ -4,7 +4,7 @@
 # Works as root or through sudo.
 set -eu
 
-PACKAGES="build-essential pkg-config libopenblas-dev libyaml-dev check
+PACKAGES="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev check
 python3-torch python3-yaml"
 
 missing=""

@@ -16,6 +16,7 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
     SRunner *runner = srunner_create(rng_suite());
     srunner_add_suite(runner, batch_suite());
+    srunner_add_suite(runner, tokenize_suite());
     srunner_add_suite(runner, ops_suite());
     srunner_add_suite(runner, gru_suite());
     srunner_add_suite(runner, attention_suite());

@@ -6,6 +6,7 @@
 
 Suite *rng_suite(void);
 Suite *batch_suite(void);
+Suite *tokenize_suite(void);
 Suite *ops_suite(void);
 Suite *gru_suite(void);
 Suite *attention_suite(void);

@@ -1,0 +1,61 @@
+/* tokenize.h: strict UTF-8 validation and the tokenizer shared by training and
+ * translation, so that a sentence is split the same way wherever it comes from.
+ *
+ * Word level follows ../shared/bench/torch_ref.py's tokenize(), so BLEU scores of s2s
+ * and of the PyTorch baseline are computed on the same tokens:
+ *   1. NFC; U+2019/U+2018 -> '; U+200B and U+00AD removed; lowercase if asked (full
+ *      Unicode case mapping, like Python's str.lower()).
+ *   2. Each of ! ? ; : " ( ) ¿ ¡ « » … “ ” is a token of its own; so are . and , except
+ *      between two digits (3.5 and 1,000 stay whole).
+ *   3. Split on whitespace, Unicode's included: the no-break spaces French puts before
+ *      ? ! : ; (U+00A0, U+202F, U+2009) separate tokens like a space.
+ *   4. Apostrophes inside a word cut it: after a French elision (c d j l m n s t qu
+ *      jusqu lorsqu puisqu quoiqu) the apostrophe stays left (j'ai -> j' ai), otherwise
+ *      it goes right (don't -> don 't); any other apostrophe is a token of its own.
+ * Character level: every character is a token, and each run of whitespace one "▁".
+ * Normalisation and case mapping come from libunistring. */
+#ifndef S2S_TOKENIZE_H
+#define S2S_TOKENIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { LEVEL_WORD, LEVEL_CHAR } TokenLevel;
+
+/* The token standing for a run of whitespace at character level (U+2581). */
+#define CHAR_SPACE_TOKEN "\xe2\x96\x81"
+
+/* Checks that s[0..n) is strict UTF-8: no overlong forms, surrogates, code points
+ * above U+10FFFF, truncated sequences, stray continuation bytes or NUL bytes. Returns
+ * 0, or -1 with *bad_at set to the offset of the first bad byte and *bad_len to the
+ * number of bytes that make up the bad sequence (1 to 4). */
+int utf8_validate(const char *s, size_t n, size_t *bad_at, size_t *bad_len);
+
+/* The tokens of one line: NUL-terminated strings in one buffer. Reused from line to
+ * line; tokens_free on a zeroed Tokens is safe. */
+typedef struct {
+    char *text;          /* the tokens, each followed by a NUL */
+    size_t text_len, text_cap;
+    size_t *start;       /* offset of token k in text */
+    int count, start_cap;
+    uint32_t *chars, *work; /* scratch: the line as code points */
+    size_t chars_cap, work_cap;
+} Tokens;
+
+/* Token k of t, valid until the next tokenize_line or tokens_free. */
+static inline const char *tokens_get(const Tokens *t, int k)
+{
+    return t->text + t->start[k];
+}
+
+/* Tokenizes line[0..n), which must be valid UTF-8 without a line break. Returns the
+ * number of tokens (0 for an empty or all-space line). */
+int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int lowercase);
+void tokens_free(Tokens *t);
+
+/* Joins tokens back into text: word level with single spaces, character level by
+ * concatenation with "▁" turned back into a space. Writes at most cap bytes including
+ * the NUL; returns the length the whole text needs (like snprintf). */
+size_t detokenize(char *out, size_t cap, const char *const *tokens, int n, TokenLevel level);
+
+#endif

@@ -1,0 +1,109 @@
+/* test_tokenize.c: strict UTF-8 validation and the word and character tokenizers.
+ * (scripts/crosscheck.py also compares whole Tatoeba files with torch_ref.py.) */
+#include <check.h>
+#include <string.h>
+
+#include "suites.h"
+#include "tokenize.h"
+
+static void check_tokens(const char *line, TokenLevel level, int lowercase, const char *expected)
+{
+    Tokens t = {0};
+    int n = tokenize_line(&t, line, strlen(line), level, lowercase);
+    char joined[512] = "";
+    for (int k = 0; k < n; k++) {
+        if (k > 0)
+            strcat(joined, "|");
+        strcat(joined, tokens_get(&t, k));
+    }
+    ck_assert_str_eq(joined, expected);
+    tokens_free(&t);
+}
+
+START_TEST(word_tokenizer_splits_punctuation_and_apostrophes)
+{
+    check_tokens("J'ai froid.", LEVEL_WORD, 0, "J'|ai|froid|.");
+    check_tokens("Don't!", LEVEL_WORD, 0, "Don|'t|!");
+    check_tokens("Qu'est-ce que c'est\xe2\x80\xaf?", LEVEL_WORD, 0, "Qu'|est-ce|que|c'|est|?");
+    check_tokens("It costs 3.5 or 1,000, right.", LEVEL_WORD, 0, "It|costs|3.5|or|1,000|,|right|.");
+    check_tokens("rock'n'roll", LEVEL_WORD, 0, "rock|'n'|roll");
+    check_tokens("the students' books", LEVEL_WORD, 0, "the|students|'|books");
+    check_tokens("'quoted'", LEVEL_WORD, 0, "'|quoted|'");
+    check_tokens("\xc2\xab Oui \xc2\xbb, dit-il\xe2\x80\xa6", LEVEL_WORD, 0,
+                 "\xc2\xab|Oui|\xc2\xbb|,|dit-il|\xe2\x80\xa6");
+    check_tokens("I\xe2\x80\x99m here", LEVEL_WORD, 0, "I|'m|here");
+    check_tokens("", LEVEL_WORD, 0, "");
+    check_tokens(" \t\xc2\xa0 ", LEVEL_WORD, 0, "");
+}
+END_TEST
+
+START_TEST(word_tokenizer_lowercases_all_of_unicode)
+{
+    check_tokens("\xc3\x89T\xc3\x89 \xc3\x80 PARIS", LEVEL_WORD, 1, "\xc3\xa9t\xc3\xa9|\xc3\xa0|paris");
+    /* NFC: e + combining acute becomes one é */
+    check_tokens("e\xcc\x81t\xc3\xa9", LEVEL_WORD, 0, "\xc3\xa9t\xc3\xa9");
+}
+END_TEST
+
+START_TEST(char_tokenizer_marks_spaces)
+{
+    check_tokens(" ab  c ", LEVEL_CHAR, 0, "a|b|" CHAR_SPACE_TOKEN "|c");
+    const char *toks[] = {"a", "b", CHAR_SPACE_TOKEN, "c"};
+    char out[16];
+    ck_assert_uint_eq(detokenize(out, sizeof out, toks, 4, LEVEL_CHAR), 4);
+    ck_assert_str_eq(out, "ab c");
+    ck_assert_uint_eq(detokenize(out, sizeof out, toks, 4, LEVEL_WORD), 9);
+    ck_assert_str_eq(out, "a b \xe2\x96\x81 c");
+    ck_assert_uint_eq(detokenize(out, 3, toks, 4, LEVEL_WORD), 9);
+    ck_assert_str_eq(out, "a ");
+}
+END_TEST
+
+START_TEST(utf8_validator_accepts_valid_text)
+{
+    const char *good[] = {"plain", "\xc3\xa9t\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                          "\xed\x9f\xbf", "\xf4\x8f\xbf\xbf", ""};
+    for (size_t k = 0; k < sizeof good / sizeof *good; k++) {
+        size_t at, len;
+        ck_assert_int_eq(utf8_validate(good[k], strlen(good[k]), &at, &len), 0);
+    }
+}
+END_TEST
+
+START_TEST(utf8_validator_rejects_each_kind_of_bad_sequence)
+{
+    static const struct {
+        const char *bytes;
+        size_t n, at, len;
+    } bad[] = {
+        {"ab\xc0\x80", 4, 2, 2},         /* overlong NUL */
+        {"\xe0\x80\xaf", 3, 0, 3},       /* overlong 3-byte form */
+        {"x\xed\xa0\x80", 4, 1, 3},      /* surrogate U+D800 */
+        {"\xf4\x90\x80\x80", 4, 0, 4},   /* above U+10FFFF */
+        {"\xf5\x80\x80\x80", 4, 0, 1},   /* lead byte never valid */
+        {"ok\x80", 3, 2, 1},             /* stray continuation byte */
+        {"\xe2\x82", 2, 0, 2},           /* truncated at the end */
+        {"\xe2\x82x", 3, 0, 2},          /* truncated by an ASCII byte */
+        {"a\0b", 3, 1, 1},               /* NUL */
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        size_t at = 99, len = 99;
+        ck_assert_int_eq(utf8_validate(bad[k].bytes, bad[k].n, &at, &len), -1);
+        ck_assert_uint_eq(at, bad[k].at);
+        ck_assert_uint_eq(len, bad[k].len);
+    }
+}
+END_TEST
+
+Suite *tokenize_suite(void)
+{
+    Suite *s = suite_create("tokenize");
+    TCase *tc = tcase_create("tokenize");
+    tcase_add_test(tc, word_tokenizer_splits_punctuation_and_apostrophes);
+    tcase_add_test(tc, word_tokenizer_lowercases_all_of_unicode);
+    tcase_add_test(tc, char_tokenizer_marks_spaces);
+    tcase_add_test(tc, utf8_validator_accepts_valid_text);
+    tcase_add_test(tc, utf8_validator_rejects_each_kind_of_bad_sequence);
+    suite_add_tcase(s, tc);
+    return s;
+}
