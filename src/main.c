@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "error.h"
 #include "tokenize.h"
 
@@ -18,6 +19,7 @@ static const char USAGE[] =
     "attention, and shows how their alignments form.\n"
     "\n"
     "commands:\n"
+    "  config     print every config key with its default (--doc: as a Markdown table)\n"
     "  tokenize   split stdin into tokens as training does, one line per line\n"
     "\n"
     "options:\n"
@@ -99,6 +101,45 @@ static int cmd_tokenize(int argc, char **argv)
     return EXIT_OK;
 }
 
+/* ---- s2s config ------------------------------------------------------------------------ */
+
+static const char CONFIG_USAGE[] =
+    "usage: s2s config [--doc]\n"
+    "\n"
+    "Prints a config with every key at its default value: a starting point for your\n"
+    "own. With --doc, prints the table of keys of configs/README.md instead.\n";
+
+static int cmd_config(int argc, char **argv)
+{
+    int doc = 0;
+    for (int a = 0; a < argc; a++) {
+        if (!strcmp(argv[a], "--help")) {
+            fputs(CONFIG_USAGE, stdout);
+            return EXIT_OK;
+        } else if (!strcmp(argv[a], "--doc")) {
+            doc = 1;
+        } else {
+            return usage_error("config: unexpected argument `%s` (see s2s config --help)", argv[a]);
+        }
+    }
+    if (doc) {
+        puts("| key | type | default | range | meaning |");
+        puts("| --- | --- | --- | --- | --- |");
+        for (int k = 0; k < config_n_keys(); k++) {
+            char *row = config_key_doc_row(k);
+            puts(row);
+            free(row);
+        }
+    } else {
+        Config cfg;
+        config_defaults(&cfg);
+        char *yaml = config_to_yaml(&cfg);
+        fputs(yaml, stdout);
+        free(yaml);
+    }
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -116,6 +157,8 @@ int main(int argc, char **argv)
         printf("s2s %s\n", S2S_VERSION);
         return EXIT_OK;
     }
+    if (!strcmp(cmd, "config"))
+        return cmd_config(argc - 2, argv + 2);
     if (!strcmp(cmd, "tokenize"))
         return cmd_tokenize(argc - 2, argv + 2);
     return usage_error("unknown command `%s` (see s2s --help)", cmd);

@@ -69,7 +69,7 @@ int utf8_validate(const char *str, size_t n, size_t *bad_at, size_t *bad_len)
 /* ---- character classes ----------------------------------------------------------- */
 
 /* Python's str.isspace(): bidirectional classes WS, B, S and category Zs. */
-static int is_space(uint32_t c)
+int char_is_space(uint32_t c)
 {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
            c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
@@ -256,7 +256,7 @@ int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int l
     if (level == LEVEL_CHAR) {
         int pending_space = 0;
         for (size_t i = 0; i < L; i++) {
-            if (is_space(c[i])) {
+            if (char_is_space(c[i])) {
                 pending_space = t->count > 0;
                 continue;
             }
@@ -271,7 +271,7 @@ int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int l
     }
     size_t word = 0; /* start of the current word */
     for (size_t i = 0; i <= L; i++) {
-        int boundary = i == L || is_space(c[i]);
+        int boundary = i == L || char_is_space(c[i]);
         int alone = !boundary && is_split_punct(c[i]);
         if (!boundary && !alone && (c[i] == '.' || c[i] == ','))
             alone = !(i > 0 && is_digit(c[i - 1]) && i + 1 < L && is_digit(c[i + 1]));

@@ -31,6 +31,9 @@ typedef enum { LEVEL_WORD, LEVEL_CHAR } TokenLevel;
  * number of bytes that make up the bad sequence (1 to 4). */
 int utf8_validate(const char *s, size_t n, size_t *bad_at, size_t *bad_len);
 
+/* 1 if code point c is whitespace in Python's sense (str.isspace()). */
+int char_is_space(uint32_t c);
+
 /* The tokens of one line: NUL-terminated strings in one buffer. Reused from line to
  * line; tokens_free on a zeroed Tokens is safe. */
 typedef struct {

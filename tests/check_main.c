@@ -17,6 +17,8 @@ int main(void)
     SRunner *runner = srunner_create(rng_suite());
     srunner_add_suite(runner, batch_suite());
     srunner_add_suite(runner, tokenize_suite());
+    srunner_add_suite(runner, config_suite());
+    srunner_add_suite(runner, metrics_suite());
     srunner_add_suite(runner, ops_suite());
     srunner_add_suite(runner, gru_suite());
     srunner_add_suite(runner, attention_suite());

@@ -7,6 +7,8 @@
 Suite *rng_suite(void);
 Suite *batch_suite(void);
 Suite *tokenize_suite(void);
+Suite *config_suite(void);
+Suite *metrics_suite(void);
 Suite *ops_suite(void);
 Suite *gru_suite(void);
 Suite *attention_suite(void);

@@ -1,0 +1,109 @@
+/* config.h: the training configuration: YAML (libyaml) -> Config of plain values, with
+ * defaults, --set overrides, validation, and writing the effective config back.
+ *
+ * Every key is described once, in the schema of config.c (type, default, range, doc),
+ * which drives parsing, validation, the written config and configs/README.md's table.
+ * Errors are one line, FILE:LINE:COL: ... (1-based), and nothing is written to disk
+ * before everything is valid. */
+#ifndef S2S_CONFIG_H
+#define S2S_CONFIG_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+#define CONFIG_STR_MAX 1024
+#define CONFIG_MAX_KEYS 64
+
+/* Choice lists, in the order of the enum values below. */
+typedef enum { OPTIMIZER_ADAM, OPTIMIZER_SGD, OPTIMIZER_ADADELTA } ConfigOptimizer;
+typedef enum { SCHEDULING_NONE, SCHEDULING_PLATEAU } ConfigScheduling;
+typedef enum { METRIC_BLEU, METRIC_LOSS, METRIC_EXACT } ConfigMetric;
+typedef enum { ATTENTION_ADDITIVE } ConfigAttention;
+typedef enum { CONFIG_LEVEL_WORD, CONFIG_LEVEL_CHAR } ConfigLevel;
+
+typedef struct {
+    char name[CONFIG_STR_MAX];
+    long seed;
+    char run_dir[CONFIG_STR_MAX]; /* after validation never empty: runs/<name> by default */
+    struct {
+        char train_src[CONFIG_STR_MAX], train_tgt[CONFIG_STR_MAX], train_tsv[CONFIG_STR_MAX];
+        char valid_src[CONFIG_STR_MAX], valid_tgt[CONFIG_STR_MAX], valid_tsv[CONFIG_STR_MAX];
+        char test_src[CONFIG_STR_MAX], test_tgt[CONFIG_STR_MAX], test_tsv[CONFIG_STR_MAX];
+        int tsv_reverse;
+        int level;          /* ConfigLevel */
+        int lowercase;
+        long max_length;
+        long max_line_bytes;
+        long src_vocab_size, tgt_vocab_size;
+        long src_min_freq, tgt_min_freq;
+    } data;
+    struct {
+        long embedding_size, encoder_size, decoder_size, attention_size, readout_size;
+        int attention;      /* ConfigAttention */
+        double init_range;
+    } model;
+    struct {
+        int optimizer;      /* ConfigOptimizer */
+        double learning_rate;
+        double adam_beta1, adam_beta2, adam_eps;
+        double adadelta_rho, adadelta_eps;
+        double clip_grad_norm;
+        long batch_size;
+        long bucket_batches;
+        int shuffle;
+        long max_steps, epochs;
+        double max_time;
+        int scheduling;     /* ConfigScheduling */
+        long patience;
+        double decrease_factor, learning_rate_min;
+        long early_stopping;
+        int early_stopping_metric; /* ConfigMetric */
+        long valid_every, log_every;
+        long max_bad_steps;
+        long threads;
+    } training;
+    struct {
+        double max_output_ratio;
+        long max_output_extra;
+    } translate;
+    /* Where each key got its value, for messages: line 0 is the default, line -1 a
+     * --set override. */
+    struct {
+        char file[CONFIG_STR_MAX];
+        int line[CONFIG_MAX_KEYS], col[CONFIG_MAX_KEYS];
+    } origin;
+} Config;
+
+/* Fills cfg with every default. */
+void config_defaults(Config *cfg);
+
+/* Reads path (YAML) over the defaults in cfg. Returns 0, or -1 with err set. */
+int config_load(Config *cfg, const char *path, Error *err);
+/* The same from memory; name is the file name used in messages. */
+int config_load_buffer(Config *cfg, const char *text, size_t len, const char *name, Error *err);
+
+/* Applies one --set override "section.key=value" (value as in YAML). */
+int config_set(Config *cfg, const char *assignment, Error *err);
+
+/* Checks cross-field rules and fills derived values (run_dir). Errors point at the
+ * line of the key concerned when it came from the file named at load. */
+int config_validate(Config *cfg, Error *err);
+
+/* Writes the effective config as YAML that config_load reads back to the same
+ * values. Returns a malloc'd string. */
+char *config_to_yaml(const Config *cfg);
+
+/* Number of schema keys, and key k's dotted path. */
+int config_n_keys(void);
+const char *config_key_path(int k);
+/* The row of configs/README.md's table for key k:
+ * "| `path` | type | default | range | description |". Returns a malloc'd string. */
+char *config_key_doc_row(int k);
+/* 1 if key k may differ between a checkpoint and the config that resumes it (logging,
+ * stopping, paths of the run); 0 if it must match. */
+int config_key_free_on_resume(int k);
+/* The value of key k as YAML text into buf. */
+void config_key_value(const Config *cfg, int k, char *buf, size_t cap);
+
+#endif

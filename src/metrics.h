@@ -1,0 +1,32 @@
+/* metrics.h: translation scores. BLEU exactly as sacreBLEU 2.6.0 computes it by
+ * default (Papineni et al. 2002; 13a tokenization, exp smoothing, one reference), and
+ * the exact-match rate. */
+#ifndef S2S_METRICS_H
+#define S2S_METRICS_H
+
+#include <stddef.h>
+
+typedef struct {
+    long correct[4], total[4]; /* clipped n-gram matches and hypothesis n-grams, n = 1..4 */
+    long hyp_len, ref_len;     /* tokens after 13a tokenization */
+    double precision[4];       /* percent, after exp smoothing */
+    double bp;                 /* brevity penalty */
+    double score;              /* BLEU, 0..100 */
+} Bleu;
+
+/* Corpus BLEU of n hypotheses against one reference each (lowercasing both first if
+ * asked, like sacreBLEU -lc). */
+void bleu_corpus(Bleu *out, const char *const *hyps, const char *const *refs, int n, int lowercase);
+
+/* sacreBLEU's line: "BLEU = 34.12 65.1/40.2/27.3/19.0 (BP = 0.981 ratio = 0.981 hyp_len
+ * = 812 ref_len = 828)". */
+void bleu_format(const Bleu *b, char *out, size_t cap);
+
+/* The 13a tokenization of line (mteval-v13a, as sacreBLEU does it), tokens separated
+ * by single spaces. Returns a malloc'd string. */
+char *tokenize_13a(const char *line);
+
+/* Percent of hypotheses identical to their reference. */
+double exact_match(const char *const *hyps, const char *const *refs, int n);
+
+#endif

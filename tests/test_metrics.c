@@ -1,0 +1,138 @@
+/* test_metrics.c: BLEU against the scores sacreBLEU 2.6.0 printed for the cases in
+ * ../shared/metrics/ (default 13a tokenization and exp smoothing, and -lc), and the
+ * 13a tokenizer on hand-checked lines. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "suites.h"
+
+/* Reads the lines of a file (without their '\n') into *lines; returns their number. */
+static int read_lines(const char *path, char ***lines)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    int n = 0, cap = 0;
+    char *line = NULL;
+    size_t line_cap = 0;
+    ssize_t len;
+    *lines = NULL;
+    while ((len = getline(&line, &line_cap, f)) >= 0) {
+        if (len > 0 && line[len - 1] == '\n')
+            line[len - 1] = '\0';
+        if (n == cap) {
+            cap = cap * 2 + 16;
+            *lines = realloc(*lines, sizeof(char *) * (size_t)cap);
+        }
+        (*lines)[n++] = strdup(line);
+    }
+    free(line);
+    fclose(f);
+    return n;
+}
+
+static void free_lines(char **lines, int n)
+{
+    for (int k = 0; k < n; k++)
+        free(lines[k]);
+    free(lines);
+}
+
+static const char *shared_dir(void)
+{
+    const char *dir = getenv("S2S_SHARED");
+    return dir ? dir : "../shared";
+}
+
+/* Compares BLEU on one case with the line sacreBLEU printed for it. */
+static void check_case(const char *name, int lowercase)
+{
+    char path[512], want_tag[64];
+    snprintf(path, sizeof path, "%s/metrics/%s/hyp.txt", shared_dir(), name);
+    char **hyp, **ref;
+    int n_hyp = read_lines(path, &hyp);
+    snprintf(path, sizeof path, "%s/metrics/%s/ref.txt", shared_dir(), name);
+    int n_ref = read_lines(path, &ref);
+    ck_assert_int_eq(n_hyp, n_ref);
+
+    snprintf(path, sizeof path, "%s/metrics/%s/expected.txt", shared_dir(), name);
+    char **expected;
+    int n_expected = read_lines(path, &expected);
+    snprintf(want_tag, sizeof want_tag, "BLEU|nrefs:1|case:%s|", lowercase ? "lc" : "mixed");
+    const char *line = NULL;
+    for (int k = 0; k < n_expected; k++)
+        if (strstr(expected[k], want_tag))
+            line = strstr(expected[k], " = ") + 3;
+    ck_assert_ptr_nonnull(line);
+    double score, p[4], bp, ratio;
+    long hyp_len, ref_len;
+    ck_assert_int_eq(sscanf(line, "%lf %lf/%lf/%lf/%lf (BP = %lf ratio = %lf hyp_len = %ld ref_len = %ld)",
+                            &score, &p[0], &p[1], &p[2], &p[3], &bp, &ratio, &hyp_len, &ref_len), 9);
+
+    Bleu b;
+    bleu_corpus(&b, (const char *const *)hyp, (const char *const *)ref, n_hyp, lowercase);
+    printf("BLEU %-16s %-5s s2s %.4f sacreBLEU %.4f\n", name, lowercase ? "-lc" : "", b.score, score);
+    ck_assert_double_eq_tol(b.score, score, 0.00005 + 1e-9);
+    for (int k = 0; k < 4; k++) {
+        char mine[16], theirs[16];
+        snprintf(mine, sizeof mine, "%.1f", b.precision[k]);
+        snprintf(theirs, sizeof theirs, "%.1f", p[k]);
+        ck_assert_str_eq(mine, theirs);
+    }
+    ck_assert_double_eq_tol(b.bp, bp, 0.0005);
+    ck_assert_int_eq(b.hyp_len, hyp_len);
+    ck_assert_int_eq(b.ref_len, ref_len);
+    free_lines(hyp, n_hyp);
+    free_lines(ref, n_ref);
+    free_lines(expected, n_expected);
+}
+
+static const char *const CASES[] = {"identical", "empty-hyp-lines", "perturbed-en", "perturbed-fr",
+                                    "short-no-4gram", "shuffled"};
+
+START_TEST(bleu_matches_sacrebleu)
+{
+    check_case(CASES[_i / 2], _i % 2);
+}
+END_TEST
+
+START_TEST(tokenizer_13a_splits_like_mteval)
+{
+    const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"Hello, world.", "Hello , world ."},
+        {"It costs $3.50, or 1,000.", "It costs $ 3.50 , or 1,000 ."},
+        {"(a) b-c 1990-2000 don't", "( a ) b-c 1990 - 2000 don't"},
+        {"&quot;x&quot; &amp;lt;", "\" x \" <"}, /* &amp; is undone before &lt; */
+        {"tab\tand\xc2\xa0nbsp", "tab and nbsp"},
+        {"", ""},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char *t = tokenize_13a(cases[k].in);
+        ck_assert_str_eq(t, cases[k].out);
+        free(t);
+    }
+}
+END_TEST
+
+START_TEST(exact_match_counts_identical_lines)
+{
+    const char *hyp[] = {"a b", "c", "d e"}, *ref[] = {"a b", "c ", "d e"};
+    ck_assert_double_eq_tol(exact_match(hyp, ref, 3), 200.0 / 3, 1e-12);
+}
+END_TEST
+
+Suite *metrics_suite(void)
+{
+    Suite *s = suite_create("metrics");
+    TCase *tc = tcase_create("bleu");
+    tcase_add_loop_test(tc, bleu_matches_sacrebleu, 0, 2 * (int)(sizeof CASES / sizeof *CASES));
+    tcase_add_test(tc, tokenizer_13a_splits_like_mteval);
+    tcase_add_test(tc, exact_match_counts_identical_lines);
+    suite_add_tcase(s, tc);
+    return s;
+}
