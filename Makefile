@@ -16,14 +16,18 @@ CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) -MMD -MP $(EXTRA_CF
 LDLIBS   = $(PKG_LIBS) -lunistring -lm
 
 CORE    := ops gru attention model
+# Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
+F64_ONLY := gradcheck modelcheck
 SRCS    := $(wildcard src/*.c)
-LIB_OBJS := $(patsubst src/%.c,build/obj/%.o,$(filter-out src/main.c,$(SRCS)))
-F64_OBJS := $(patsubst %,build/f64/%.o,$(CORE))
+LIB_OBJS := $(patsubst src/%.c,build/obj/%.o,$(filter-out src/main.c $(F64_ONLY:%=src/%.c),$(SRCS)))
+F64_OBJS := $(patsubst %,build/f64/%.o,$(CORE) $(F64_ONLY))
+# The same program with the test-only fault hooks of src/fault.h compiled in.
+FAULT_OBJS := $(patsubst build/obj/%,build/fault/%,build/obj/main.o $(LIB_OBJS))
 # What the double core needs from the (precision-free) rest.
 F64_DEPS := $(patsubst %,build/obj/%.o,batch mem rng)
 
 # Test files compiled against the double core (gradient checks in double precision).
-TESTS_F64 := gradcheck test_ops test_gru test_attention test_model
+TESTS_F64 := test_ops test_gru test_attention test_model
 TEST_SRCS := $(wildcard tests/*.c)
 CROSSCHECK_DUMPS := build/crosscheck_dump build/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
@@ -37,8 +41,15 @@ deps:
 	@{ pkg-config --exists $(PKGS) check && test -f /usr/include/unistr.h; } 2>/dev/null \
 	    || sh scripts/install-deps.sh
 
-s2s: build/obj/main.o $(LIB_OBJS)
+s2s: build/obj/main.o $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+build/s2s-faults: $(FAULT_OBJS) $(F64_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+build/fault/%.o: src/%.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DS2S_FAULT_HOOKS $(PKG_CFLAGS) -c -o $@ $<
 
 build/obj/%.o: src/%.c | deps
 	@mkdir -p $(@D)
@@ -74,7 +85,7 @@ build/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE -Isrc $(PKG_CFLAGS) -c -o $@ $<
 
 # The whole suite: unit tests (Check), then the PyTorch cross-check.
-test: s2s build/check_s2s
+test: s2s build/s2s-faults build/check_s2s
 	OPENBLAS_NUM_THREADS=1 ./build/check_s2s
 	$(MAKE) --no-print-directory crosscheck
 

@@ -10,7 +10,7 @@ void optim_init(Optimizer *opt, OptimKind kind, size_t n, float lr)
 {
     *opt = (Optimizer){.kind = kind, .lr = lr, .beta1 = 0.9f, .beta2 = 0.999f,
                        .eps = 1e-8f, .n = n};
-    if (kind == OPTIM_ADAM) {
+    if (kind != OPTIM_SGD) {
         opt->m = xcalloc(n, sizeof(float));
         opt->v = xcalloc(n, sizeof(float));
     }
@@ -42,6 +42,21 @@ static void adam_step(Optimizer *opt, float *params, const float *grads)
     }
 }
 
+static void adadelta_step(Optimizer *opt, float *params, const float *grads)
+{
+    opt->step++;
+    const float rho = opt->beta2, eps = opt->eps;
+    float *sq_update = opt->m, *sq_grad = opt->v;
+    for (size_t k = 0; k < opt->n; k++) {
+        float g = grads[k];
+        sq_grad[k] = rho * sq_grad[k] + (1 - rho) * g * g;
+        /* the update's unit comes from the running size of past updates */
+        float delta = sqrtf(sq_update[k] + eps) / sqrtf(sq_grad[k] + eps) * g;
+        sq_update[k] = rho * sq_update[k] + (1 - rho) * delta * delta;
+        params[k] -= opt->lr * delta;
+    }
+}
+
 void optim_step(Optimizer *opt, float *params, const float *grads)
 {
     switch (opt->kind) {
@@ -52,6 +67,9 @@ void optim_step(Optimizer *opt, float *params, const float *grads)
         break;
     case OPTIM_ADAM:
         adam_step(opt, params, grads);
+        break;
+    case OPTIM_ADADELTA:
+        adadelta_step(opt, params, grads);
         break;
     }
 }

@@ -5,19 +5,23 @@
 
 #include <stddef.h>
 
-typedef enum { OPTIM_SGD, OPTIM_ADAM } OptimKind;
+typedef enum { OPTIM_ADAM, OPTIM_SGD, OPTIM_ADADELTA } OptimKind;
 
 typedef struct {
     OptimKind kind;
     float lr;
-    float beta1, beta2, eps; /* Adam (Kingma & Ba 2015): defaults 0.9, 0.999, 1e-8 */
+    /* Adam (Kingma & Ba 2015): beta1, beta2, eps; defaults 0.9, 0.999, 1e-8.
+     * Adadelta (Zeiler 2012): rho = beta2, eps; lr multiplies the update. */
+    float beta1, beta2, eps;
     size_t n;
-    float *m, *v;            /* Adam's first and second moments (n each) */
-    long step;               /* updates done, for Adam's bias correction */
+    /* State, n each: Adam's first and second moments; Adadelta's running averages of
+     * squared gradients (v) and squared updates (m). */
+    float *m, *v;
+    long step;               /* updates done (Adam's bias correction) */
 } Optimizer;
 
-/* Sets up an optimizer for n parameters with Adam's defaults for beta1, beta2 and eps.
- * optim_free on a zeroed Optimizer is safe. */
+/* Sets up an optimizer for n parameters with Adam's defaults for beta1, beta2 and eps
+ * (set the fields to change them). optim_free on a zeroed Optimizer is safe. */
 void optim_init(Optimizer *opt, OptimKind kind, size_t n, float lr);
 void optim_free(Optimizer *opt);
 

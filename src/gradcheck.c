@@ -16,10 +16,17 @@
 double gradcheck_tensor(const char *name, real *x, const real *grad, size_t count,
                         LossFn loss, void *ctx)
 {
+    return gradcheck_elements(name, x, grad, count, NULL, count, loss, ctx);
+}
+
+double gradcheck_elements(const char *name, real *x, const real *grad, size_t count,
+                          const size_t *which, size_t n_which, LossFn loss, void *ctx)
+{
     double worst = 0, worst_abs = 0, max_grad = 0;
     size_t worst_at = 0;
     double worst_g = 0, worst_fd = 0;
-    for (size_t k = 0; k < count; k++) {
+    for (size_t e = 0; e < n_which; e++) {
+        size_t k = which ? which[e] : e;
         real saved = x[k];
         double l[6];
         const double offsets[6] = {3, 2, 1, -1, -2, -3};
@@ -43,8 +50,11 @@ double gradcheck_tensor(const char *name, real *x, const real *grad, size_t coun
             worst_fd = fd;
         }
     }
-    printf("  %-16s %6zu  max|g| %.3e  max abs err %.3e  worst rel err %.3e", name, count,
-           max_grad, worst_abs, worst);
+    if (which)
+        printf("  %-16s %6zu of %-9zu", name, n_which, count);
+    else
+        printf("  %-16s %6zu", name, count);
+    printf("  max|g| %.3e  max abs err %.3e  worst rel err %.3e", max_grad, worst_abs, worst);
     if (worst > GRADCHECK_TOLERANCE)
         printf("  FAIL at [%zu]: analytic %.12g, numeric %.12g", worst_at, worst_g, worst_fd);
     printf("\n");

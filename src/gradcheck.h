@@ -1,8 +1,12 @@
 /* gradcheck.h: finite-difference checking of analytic gradients, shared by every
- * layer test and the whole-model test. Compiled against the double core: the checks
- * need double precision to resolve 1e-6 relative error. */
-#ifndef S2S_TEST_GRADCHECK_H
-#define S2S_TEST_GRADCHECK_H
+ * layer test, the whole-model test and `s2s gradcheck`. Built only against the double
+ * core: the checks need double precision to resolve 1e-6 relative error. */
+#ifndef S2S_GRADCHECK_H
+#define S2S_GRADCHECK_H
+
+#ifndef S2S_REAL_DOUBLE
+#error "gradcheck.h is for the double build (-DS2S_REAL_DOUBLE)"
+#endif
 
 #include <stddef.h>
 
@@ -14,6 +18,10 @@
 
 /* Returns the scalar loss at the current values of the inputs. */
 typedef double (*LossFn)(void *ctx);
+
+/* Checks only the elements listed in which[0..n_which), or all if which is NULL. */
+double gradcheck_elements(const char *name, real *x, const real *grad, size_t count,
+                          const size_t *which, size_t n_which, LossFn loss, void *ctx);
 
 /* Compares grad (count) with the sixth-order central difference
  *   (L(x+3h) - 9 L(x+2h) + 45 L(x+h) - 45 L(x-h) + 9 L(x-2h) - L(x-3h)) / 60h,  h = 1e-2,

@@ -1,0 +1,289 @@
+/* ckptfile.c: the checkpoint container format, atomic save and checked load (see
+ * ckptfile.h). The only file that writes checkpoints to disk. */
+#include "ckptfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mem.h"
+
+static const char MAGIC[8] = {'S', '2', 'S', 'C', 'K', 'P', 'T', '\n'};
+#define ENDIAN_MARK 0x01020304u
+#define HEADER_SIZE 32 /* magic 8, version 4, endian 4, float size 4, sections 4, file size 8 */
+#define SECTION_HEAD 16 /* tag 4, reserved 4, length 8 */
+
+uint32_t crc32_update(uint32_t crc, const void *data, size_t n)
+{
+    /* The byte table is rebuilt per call (2048 steps): cheap next to the hundreds of
+     * megabytes a checkpoint can hold, and no mutable global. */
+    uint32_t table[256];
+    for (uint32_t b = 0; b < 256; b++) {
+        uint32_t c = b;
+        for (int bit = 0; bit < 8; bit++)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+        table[b] = c;
+    }
+    const unsigned char *p = data;
+    crc = ~crc;
+    while (n--)
+        crc = (crc >> 8) ^ table[(crc ^ *p++) & 0xFF];
+    return ~crc;
+}
+
+/* ---- writing --------------------------------------------------------------------------- */
+
+static int write_all(CkptWriter *w, const void *data, size_t len, Error *err)
+{
+    if (w->failed)
+        return -1;
+    if (len && fwrite(data, 1, len, w->f) != len) {
+        w->failed = 1;
+        return error_errno(err, "cannot write checkpoint", w->tmp_path);
+    }
+    w->size += len;
+    return 0;
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    memcpy(p, &v, 4); /* native order; the endianness marker tells readers which */
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+
+int ckpt_begin(CkptWriter *w, const char *path, Error *err)
+{
+    memset(w, 0, sizeof *w);
+    snprintf(w->path, sizeof w->path, "%s", path);
+    snprintf(w->tmp_path, sizeof w->tmp_path, "%s.tmp.%ld", path, (long)getpid());
+    w->f = fopen(w->tmp_path, "wb");
+    if (!w->f)
+        return error_errno(err, "cannot create checkpoint", w->tmp_path);
+    /* The header is written again with the real counts at commit. */
+    unsigned char header[HEADER_SIZE] = {0};
+    return write_all(w, header, sizeof header, err);
+}
+
+int ckpt_section(CkptWriter *w, const char *tag, const void *data, size_t len, Error *err)
+{
+    if (w->n_sections >= CKPT_MAX_SECTIONS) {
+        w->failed = 1;
+        return error_set(err, "checkpoint `%s`: too many sections", w->path);
+    }
+    unsigned char head[SECTION_HEAD] = {0};
+    memcpy(head, tag, 4);
+    put_u64(head + 8, (uint64_t)len);
+    unsigned char tail[4];
+    put_u32(tail, crc32_update(0, data, len));
+    if (write_all(w, head, sizeof head, err) < 0 || write_all(w, data, len, err) < 0 ||
+        write_all(w, tail, sizeof tail, err) < 0)
+        return -1;
+    w->n_sections++;
+    return 0;
+}
+
+/* fsync of the directory holding path, so the rename itself is durable. */
+static int sync_directory(const char *path, Error *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    int fd = open(dir, O_RDONLY);
+    if (fd < 0)
+        return error_errno(err, "cannot open directory", dir);
+    int rc = fsync(fd);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    if (rc < 0 && errno != EINVAL) /* some file systems cannot sync directories */
+        return error_errno(err, "cannot sync directory", dir);
+    return 0;
+}
+
+int ckpt_commit(CkptWriter *w, Error *err)
+{
+    if (w->failed)
+        goto fail;
+    unsigned char header[HEADER_SIZE];
+    memcpy(header, MAGIC, 8);
+    put_u32(header + 8, CKPT_FORMAT_VERSION);
+    put_u32(header + 12, ENDIAN_MARK);
+    put_u32(header + 16, (uint32_t)sizeof(float));
+    put_u32(header + 20, w->n_sections);
+    put_u64(header + 24, w->size);
+    if (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(header, 1, sizeof header, w->f) != sizeof header ||
+        fflush(w->f) != 0) {
+        error_errno(err, "cannot write checkpoint", w->tmp_path);
+        goto fail;
+    }
+    if (fsync(fileno(w->f)) != 0) {
+        error_errno(err, "cannot sync checkpoint", w->tmp_path);
+        goto fail;
+    }
+    FILE *f = w->f;
+    w->f = NULL;
+    if (fclose(f) != 0) {
+        error_errno(err, "cannot close checkpoint", w->tmp_path);
+        goto fail;
+    }
+    if (rename(w->tmp_path, w->path) != 0) {
+        error_errno(err, "cannot rename checkpoint into place", w->path);
+        goto fail;
+    }
+    return sync_directory(w->path, err);
+fail:
+    ckpt_abort(w);
+    return -1;
+}
+
+void ckpt_abort(CkptWriter *w)
+{
+    if (w->f)
+        fclose(w->f);
+    w->f = NULL;
+    if (w->tmp_path[0])
+        unlink(w->tmp_path);
+    w->tmp_path[0] = '\0';
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Checks the structure of bytes (owned by f) and indexes its sections. */
+static int index_sections(CkptFile *f, const char *name, Error *err)
+{
+    const unsigned char *b = f->bytes;
+    size_t size = f->size;
+    if (size < 8 || memcmp(b, MAGIC, 8) != 0)
+        return error_set(err, "`%s` is not an s2s checkpoint (bad magic)", name);
+    if (size < HEADER_SIZE)
+        return error_set(err, "checkpoint `%s` is truncated: %zu bytes, shorter than its header",
+                         name, size);
+    uint32_t version = get_u32(b + 8);
+    if (get_u32(b + 12) != ENDIAN_MARK)
+        return error_set(err, "checkpoint `%s` was written on a machine of the other byte order",
+                         name);
+    if (version != CKPT_FORMAT_VERSION)
+        return error_set(err, "checkpoint `%s` has format version %u; this s2s reads version %d",
+                         name, version, CKPT_FORMAT_VERSION);
+    if (get_u32(b + 16) != sizeof(float))
+        return error_set(err, "checkpoint `%s` stores %u-byte floats; this s2s uses %zu", name,
+                         get_u32(b + 16), sizeof(float));
+    uint32_t n_sections = get_u32(b + 20);
+    uint64_t declared = get_u64(b + 24);
+    if (declared != size)
+        return error_set(err, "checkpoint `%s` is truncated or padded: %zu bytes, its header "
+                         "says %llu", name, size, (unsigned long long)declared);
+    if (n_sections > CKPT_MAX_SECTIONS)
+        return error_set(err, "checkpoint `%s`: %u sections (at most %d)", name, n_sections,
+                         CKPT_MAX_SECTIONS);
+    size_t at = HEADER_SIZE;
+    for (uint32_t s = 0; s < n_sections; s++) {
+        if (size - at < SECTION_HEAD)
+            return error_set(err, "checkpoint `%s` is truncated in section %u at byte %zu of %zu",
+                             name, s + 1, at, size);
+        CkptSection *sec = &f->sections[s];
+        memcpy(sec->tag, b + at, 4);
+        sec->tag[4] = '\0';
+        for (int k = 0; k < 4; k++)
+            if (sec->tag[k] < 'A' || sec->tag[k] > 'Z')
+                return error_set(err, "checkpoint `%s`: corrupt section header at byte %zu", name, at);
+        sec->len = get_u64(b + at + 8);
+        at += SECTION_HEAD;
+        if (sec->len > size - at || size - at - sec->len < 4)
+            return error_set(err, "checkpoint `%s`: section %s runs past the end of the file",
+                             name, sec->tag);
+        sec->data = b + at;
+        at += sec->len;
+        if (crc32_update(0, sec->data, sec->len) != get_u32(b + at))
+            return error_set(err, "checkpoint `%s`: CRC mismatch in section %s (the file is "
+                             "damaged)", name, sec->tag);
+        at += 4;
+    }
+    if (at != size)
+        return error_set(err, "checkpoint `%s`: %zu bytes after the last section", name, size - at);
+    f->n_sections = (int)n_sections;
+    return 0;
+}
+
+int ckpt_parse(CkptFile *f, const void *bytes, size_t size, const char *name, Error *err)
+{
+    memset(f, 0, sizeof *f);
+    f->bytes = xmalloc(size ? size : 1);
+    memcpy(f->bytes, bytes, size);
+    f->size = size;
+    return index_sections(f, name, err);
+}
+
+int ckpt_read(CkptFile *f, const char *path, Error *err)
+{
+    memset(f, 0, sizeof *f);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return error_errno(err, "cannot open checkpoint", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        error_errno(err, "cannot read checkpoint", path);
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return error_set(err, "checkpoint `%s` is not a regular file", path);
+    }
+    /* The allocation is the file's real size, whatever the header claims. */
+    f->size = (size_t)st.st_size;
+    f->bytes = xmalloc(f->size ? f->size : 1);
+    size_t got = 0;
+    while (got < f->size) {
+        ssize_t r = read(fd, f->bytes + got, f->size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            error_errno(err, "cannot read checkpoint", path);
+            close(fd);
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    return index_sections(f, path, err);
+}
+
+const CkptSection *ckpt_find(const CkptFile *f, const char *tag)
+{
+    for (int s = 0; s < f->n_sections; s++)
+        if (!strcmp(f->sections[s].tag, tag))
+            return &f->sections[s];
+    return NULL;
+}
+
+void ckpt_close(CkptFile *f)
+{
+    free(f->bytes);
+    memset(f, 0, sizeof *f);
+}

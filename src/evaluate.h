@@ -1,0 +1,43 @@
+/* evaluate.h: validation of a model on a corpus: the teacher-forced loss (token mean,
+ * perplexity) and greedy translations scored with BLEU and exact match. Buffers are
+ * sized once for the corpus; batches follow source length to keep padding low. */
+#ifndef S2S_EVALUATE_H
+#define S2S_EVALUATE_H
+
+#include "batch.h"
+#include "corpus.h"
+#include "decode.h"
+#include "model.h"
+#include "tokenize.h"
+#include "vocab.h"
+
+typedef struct {
+    double loss, ppl, bleu, exact;
+    long tokens; /* target tokens scored */
+} EvalScores;
+
+typedef struct {
+    const Corpus *corpus;
+    int batch_size;
+    Workspace ws;
+    Decoder dec;
+    Batch batch, sources;
+    int *order;           /* pairs by source length */
+    int *out, *out_len;   /* decoded ids */
+    int max_out;
+    char **hyps;          /* (pairs) the translations of the last evaluate, as text */
+    const int **src, **tgt;
+    int *src_n, *tgt_n;
+} Evaluator;
+
+/* Sizes everything for corpus c (which must outlive the evaluator). */
+void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size,
+                    double max_output_ratio, long max_output_extra);
+void evaluator_free(Evaluator *e);
+
+/* Scores params on the corpus. Translations stop after ratio * (source tokens) + extra
+ * words; they are left in e->hyps. */
+void evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
+              double max_output_ratio, long max_output_extra, EvalScores *out);
+
+#endif

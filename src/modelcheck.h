@@ -1,0 +1,19 @@
+/* modelcheck.h: the engine of `s2s gradcheck`: a model of the given sizes in double
+ * precision, at a general point (every weight and bias uniform in [-0.5, 0.5], so no
+ * gradient is negligibly small), checked by finite differences on one batch. Built
+ * only in the double build; its interface has no floating-point types of the core. */
+#ifndef S2S_MODELCHECK_H
+#define S2S_MODELCHECK_H
+
+#include <stdint.h>
+
+#include "batch.h"
+#include "model.h"
+
+/* Checks every tensor: every element if samples is 0, else up to samples elements of
+ * each (those with a non-zero gradient first, chosen by a seeded PCG32, plus two
+ * whose gradient is zero). Prints a row per tensor to stdout and returns the worst
+ * relative error. */
+double modelcheck_run(const Dims *d, const Batch *bt, uint64_t seed, long samples);
+
+#endif

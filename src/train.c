@@ -1,0 +1,481 @@
+/* train.c: the training loop of `s2s train` (see train.h). Allocates everything before
+ * the first step; a step never allocates. */
+#include "train.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "batcher.h"
+#include "checkpoint.h"
+#include "corpus.h"
+#include "evaluate.h"
+#include "fault.h"
+#include "mem.h"
+#include "model.h"
+#include "optim.h"
+#include "rundir.h"
+#include "vocab.h"
+
+typedef struct {
+    Config *cfg;
+    char *config_yaml;
+    const TrainSignals *signals;
+    Vocab src_vocab, tgt_vocab;
+    Corpus train, valid;
+    int has_valid;
+    Dims dims;
+    Params P, G;
+    Workspace ws;
+    Optimizer opt;
+    Batcher batcher;
+    Batch batch;
+    Evaluator eval;
+    Progress prog;
+    RunDir run;
+    long last_validated;   /* step of the last validation */
+    /* since the last log line */
+    double log_loss;
+    long log_steps, log_tokens;
+    double log_seconds, live_at;
+} Trainer;
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static CorpusSpec corpus_spec(const Config *cfg, const char *src, const char *tgt,
+                              const char *tsv, long max_length, int keep_refs)
+{
+    return (CorpusSpec){.src_path = src[0] ? src : NULL, .tgt_path = tgt[0] ? tgt : NULL,
+                        .tsv_path = tsv[0] ? tsv : NULL, .tsv_reverse = cfg->data.tsv_reverse,
+                        .level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD,
+                        .lowercase = cfg->data.lowercase, .max_length = max_length,
+                        .max_line_bytes = cfg->data.max_line_bytes, .keep_refs = keep_refs};
+}
+
+/* ---- setting up ------------------------------------------------------------------------- */
+
+/* Resuming: the settings that shape the model or the training must be the ones the
+ * checkpoint was made with. */
+static int check_resume_config(const Config *now, const Config *then, const char *path, Error *err)
+{
+    char diff[ERROR_MSG_MAX] = "";
+    int n = 0;
+    for (int k = 0; k < config_n_keys(); k++) {
+        if (config_key_free_on_resume(k))
+            continue;
+        char a[CONFIG_STR_MAX + 64], b[CONFIG_STR_MAX + 64];
+        config_key_value(then, k, a, sizeof a);
+        config_key_value(now, k, b, sizeof b);
+        if (!strcmp(a, b))
+            continue;
+        size_t used = strlen(diff);
+        snprintf(diff + used, sizeof diff - used, "%s%s (%.200s in the checkpoint, %.200s now)",
+                 n++ ? "; " : "", config_key_path(k), a, b);
+    }
+    if (n)
+        return error_set(err, "cannot resume from `%s`: %d setting%s differ%s: %s", path, n,
+                         n > 1 ? "s" : "", n > 1 ? "" : "s", diff);
+    return 0;
+}
+
+static int read_data(Trainer *t, Checkpoint *ck, Error *err)
+{
+    const Config *cfg = t->cfg;
+    CorpusSpec spec = corpus_spec(cfg, cfg->data.train_src, cfg->data.train_tgt,
+                                  cfg->data.train_tsv, cfg->data.max_length, 0);
+    if (ck) {
+        /* the vocabularies are the checkpoint's */
+        t->src_vocab = ck->src_vocab;
+        t->tgt_vocab = ck->tgt_vocab;
+        memset(&ck->src_vocab, 0, sizeof ck->src_vocab);
+        memset(&ck->tgt_vocab, 0, sizeof ck->tgt_vocab);
+        if (corpus_read(&t->train, &spec, &t->src_vocab, &t->tgt_vocab, 0, "training", err) < 0)
+            return -1;
+    } else {
+        Vocab src_counts, tgt_counts;
+        vocab_init(&src_counts);
+        vocab_init(&tgt_counts);
+        int rc = corpus_read(&t->train, &spec, &src_counts, &tgt_counts, 1, "training", err);
+        if (rc == 0) {
+            vocab_build(&t->src_vocab, &src_counts, (int)cfg->data.src_vocab_size,
+                        (int)cfg->data.src_min_freq);
+            vocab_build(&t->tgt_vocab, &tgt_counts, (int)cfg->data.tgt_vocab_size,
+                        (int)cfg->data.tgt_min_freq);
+            corpus_remap(&t->train, &src_counts, &t->src_vocab, &tgt_counts, &t->tgt_vocab);
+        }
+        vocab_free(&src_counts);
+        vocab_free(&tgt_counts);
+        if (rc < 0)
+            return -1;
+    }
+    t->has_valid = cfg->data.valid_src[0] || cfg->data.valid_tsv[0];
+    if (t->has_valid) {
+        /* every non-empty validation pair counts, however long */
+        CorpusSpec vspec = corpus_spec(cfg, cfg->data.valid_src, cfg->data.valid_tgt,
+                                       cfg->data.valid_tsv, 0, 1);
+        if (corpus_read(&t->valid, &vspec, &t->src_vocab, &t->tgt_vocab, 0, "validation", err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void init_model(Trainer *t, Checkpoint *ck)
+{
+    const Config *cfg = t->cfg;
+    t->dims = checkpoint_dims(cfg, t->src_vocab.size, t->tgt_vocab.size);
+    params_alloc(&t->P, &t->dims);
+    params_alloc(&t->G, &t->dims);
+    if (ck) {
+        memcpy(t->P.mem, ck->params.mem, sizeof(float) * t->P.n);
+        t->opt = ck->optim;
+        memset(&ck->optim, 0, sizeof ck->optim);
+        t->prog = ck->progress;
+    } else {
+        Pcg32 init;
+        pcg32_seed(&init, (uint64_t)cfg->seed, RNG_STREAM_INIT);
+        params_init(&t->P, &init, (float)cfg->model.init_range);
+        const OptimKind kinds[] = {OPTIM_ADAM, OPTIM_SGD, OPTIM_ADADELTA};
+        optim_init(&t->opt, kinds[cfg->training.optimizer], t->P.n, (float)cfg->training.learning_rate);
+        if (cfg->training.optimizer == OPTIMIZER_ADADELTA) {
+            t->opt.beta2 = (float)cfg->training.adadelta_rho;
+            t->opt.eps = (float)cfg->training.adadelta_eps;
+        } else {
+            t->opt.beta1 = (float)cfg->training.adam_beta1;
+            t->opt.beta2 = (float)cfg->training.adam_beta2;
+            t->opt.eps = (float)cfg->training.adam_eps;
+        }
+        t->prog = (Progress){.lr = cfg->training.learning_rate, .best_score = -INFINITY};
+    }
+    t->opt.lr = (float)t->prog.lr;
+    int max_batch = (int)cfg->training.batch_size;
+    model_workspace_init(&t->ws, &t->dims, max_batch, t->train.max_src_len + 1,
+                         t->train.max_tgt_len + 1, 1);
+    batch_init(&t->batch, max_batch, t->train.max_src_len + 1, t->train.max_tgt_len + 1);
+    batcher_init(&t->batcher, &t->train, max_batch, (int)cfg->training.bucket_batches,
+                 cfg->training.shuffle, (uint64_t)cfg->seed);
+    if (ck)
+        batcher_restore(&t->batcher, t->prog.epoch, t->prog.next_batch, t->prog.rng_state,
+                        t->prog.rng_inc);
+    if (t->has_valid)
+        evaluator_init(&t->eval, &t->dims, &t->valid, max_batch, cfg->translate.max_output_ratio,
+                       cfg->translate.max_output_extra);
+    t->last_validated = t->prog.step;
+}
+
+static void trainer_free(Trainer *t)
+{
+    free(t->config_yaml);
+    vocab_free(&t->src_vocab);
+    vocab_free(&t->tgt_vocab);
+    corpus_free(&t->train);
+    corpus_free(&t->valid);
+    params_free(&t->P);
+    params_free(&t->G);
+    model_workspace_free(&t->ws);
+    optim_free(&t->opt);
+    batcher_free(&t->batcher);
+    batch_free(&t->batch);
+    if (t->has_valid)
+        evaluator_free(&t->eval);
+    rundir_close(&t->run);
+}
+
+/* ---- checkpoints ------------------------------------------------------------------------- */
+
+static int save(Trainer *t, const char *name, Error *err)
+{
+    t->prog.epoch = t->batcher.epoch;
+    t->prog.next_batch = t->batcher.next;
+    t->prog.rng_state = t->batcher.epoch_start.state;
+    t->prog.rng_inc = t->batcher.epoch_start.inc;
+    char path[2200];
+    snprintf(path, sizeof path, "checkpoints/%s", name);
+    char full[4400];
+    rundir_path(&t->run, path, full, sizeof full);
+    *t->signals->saving = 1;
+    int rc = checkpoint_save(full, t->config_yaml, &t->dims, &t->src_vocab, &t->tgt_vocab, &t->P,
+                             &t->opt, &t->prog, err);
+    *t->signals->saving = 0;
+    return rc;
+}
+
+/* ---- logging ------------------------------------------------------------------------------ */
+
+static void format_duration(double s, char *out, size_t cap)
+{
+    long sec = (long)(s + 0.5);
+    if (sec >= 3600)
+        snprintf(out, cap, "%ldh%02ldm", sec / 3600, sec / 60 % 60);
+    else if (sec >= 60)
+        snprintf(out, cap, "%ldm%02lds", sec / 60, sec % 60);
+    else
+        snprintf(out, cap, "%lds", sec);
+}
+
+/* Seconds of training left by the nearest stopping rule, or -1 if unknown. */
+static double eta_seconds(const Trainer *t)
+{
+    const Config *cfg = t->cfg;
+    double per_step = t->prog.step > 0 ? t->prog.train_seconds / (double)t->prog.step : 0;
+    double eta = -1;
+    if (cfg->training.max_steps > 0)
+        eta = (double)(cfg->training.max_steps - t->prog.step) * per_step;
+    if (cfg->training.epochs > 0) {
+        double left = ((double)cfg->training.epochs - batcher_epoch_progress(&t->batcher)) *
+                      t->batcher.n_batches * per_step;
+        eta = eta < 0 || left < eta ? left : eta;
+    }
+    if (cfg->training.max_time > 0) {
+        double left = cfg->training.max_time - t->prog.train_seconds;
+        eta = eta < 0 || left < eta ? left : eta;
+    }
+    return eta;
+}
+
+static void log_progress(Trainer *t, int line_due)
+{
+    double loss = t->log_steps ? t->log_loss / (double)t->log_steps : NAN;
+    double tok_s = t->log_seconds > 0 ? (double)t->log_tokens / t->log_seconds : 0;
+    char eta[32] = "?";
+    double e = eta_seconds(t);
+    if (e >= 0)
+        format_duration(e, eta, sizeof eta);
+    double epoch = batcher_epoch_progress(&t->batcher);
+    if (t->run.tty && t->prog.train_seconds - t->live_at >= 0.25) {
+        t->live_at = t->prog.train_seconds;
+        char total[32] = "";
+        if (t->cfg->training.max_steps > 0)
+            snprintf(total, sizeof total, "/%ld", t->cfg->training.max_steps);
+        rundir_live(&t->run, "epoch %.2f | step %ld%s | loss %.4f | ppl %.2f | %.0f tok/s | "
+                    "lr %.3g | eta %s", epoch, t->prog.step, total, loss, exp(loss), tok_s,
+                    t->prog.lr, eta);
+    }
+    if (!line_due)
+        return;
+    char line[512];
+    snprintf(line, sizeof line, "step=%ld epoch=%.3f loss=%.4f ppl=%.2f tok_per_s=%.0f lr=%.4g "
+             "elapsed=%.1fs eta=%s", t->prog.step, epoch, loss, exp(loss), tok_s, t->prog.lr,
+             t->prog.train_seconds, eta);
+    if (t->run.tty) { /* the live line shows it; the log keeps it */
+        rundir_note(&t->run, "%s", line);
+    } else {
+        rundir_log(&t->run, "%s", line);
+    }
+    char json[512];
+    snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"train_loss\":%.17g,\"lr\":%.6g,"
+             "\"tokens_per_s\":%.1f,\"train_seconds\":%.3f}", t->prog.step, epoch, loss,
+             t->prog.lr, tok_s, t->prog.train_seconds);
+    rundir_metrics(&t->run, json);
+    t->log_loss = 0;
+    t->log_steps = t->log_tokens = 0;
+    t->log_seconds = 0;
+}
+
+/* ---- validation ----------------------------------------------------------------------------- */
+
+/* Validates, keeps best.ckpt and last.ckpt, decays the learning rate on a plateau.
+ * Sets *stop when early stopping says so. Returns 0 or -1 (a checkpoint could not be
+ * written: err set). */
+static int validate(Trainer *t, int *stop, Error *err)
+{
+    const Config *cfg = t->cfg;
+    EvalScores s;
+    TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    double t0 = now_seconds();
+    evaluate(&t->eval, &t->P, &t->tgt_vocab, level, cfg->translate.max_output_ratio,
+             cfg->translate.max_output_extra, &s);
+    double seconds = now_seconds() - t0;
+    t->last_validated = t->prog.step;
+    t->prog.validations++;
+    int metric = cfg->training.early_stopping_metric;
+    double score = metric == METRIC_BLEU ? s.bleu : metric == METRIC_LOSS ? -s.loss : s.exact;
+    int improved = score > t->prog.best_score;
+    if (improved) {
+        t->prog.best_score = score;
+        t->prog.best_step = t->prog.step;
+        t->prog.stale = t->prog.plateau = 0;
+    } else {
+        t->prog.stale++;
+        t->prog.plateau++;
+    }
+    rundir_log(&t->run, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
+               "valid_exact=%.2f time=%.1fs%s", t->prog.step, s.loss, s.ppl, s.bleu, s.exact,
+               seconds, improved ? " (best so far: saved best.ckpt)" : "");
+    if (!improved && cfg->training.scheduling == SCHEDULING_PLATEAU &&
+        t->prog.plateau >= cfg->training.patience && t->prog.lr > cfg->training.learning_rate_min) {
+        double lr = t->prog.lr * cfg->training.decrease_factor;
+        t->prog.lr = lr > cfg->training.learning_rate_min ? lr : cfg->training.learning_rate_min;
+        t->opt.lr = (float)t->prog.lr;
+        t->prog.plateau = 0;
+        rundir_log(&t->run, "no improvement in %ld validations: learning rate now %.4g",
+                   cfg->training.patience, t->prog.lr);
+    }
+    char json[512];
+    snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"valid_loss\":%.6g,\"valid_ppl\":%.6g,"
+             "\"valid_bleu\":%.4f,\"valid_exact\":%.4f,\"lr\":%.6g,\"best\":%s}", t->prog.step,
+             batcher_epoch_progress(&t->batcher), s.loss, s.ppl, s.bleu, s.exact, t->prog.lr,
+             improved ? "true" : "false");
+    rundir_metrics(&t->run, json);
+    if (improved && save(t, "best.ckpt", err) < 0)
+        return -1;
+    if (save(t, "last.ckpt", err) < 0)
+        return -1;
+    if (cfg->training.early_stopping > 0 && t->prog.stale >= cfg->training.early_stopping) {
+        rundir_log(&t->run, "early stopping: no improvement in %ld validations (best at step %ld)",
+                   t->prog.stale, t->prog.best_step);
+        *stop = 1;
+    }
+    return 0;
+}
+
+/* ---- the loop ----------------------------------------------------------------------------- */
+
+static const char *stop_reason(const Trainer *t)
+{
+    const Config *cfg = t->cfg;
+    if (cfg->training.max_steps > 0 && t->prog.step >= cfg->training.max_steps)
+        return "reached training.max_steps";
+    if (cfg->training.epochs > 0 && batcher_epoch_progress(&t->batcher) >= (double)cfg->training.epochs)
+        return "reached training.epochs";
+    if (cfg->training.max_time > 0 && t->prog.train_seconds >= cfg->training.max_time)
+        return "reached training.max_time";
+    return NULL;
+}
+
+/* One update. Returns 0, or 1 if the step was skipped as non-finite. */
+static int step(Trainer *t)
+{
+    const Config *cfg = t->cfg;
+    double t0 = now_seconds();
+    batcher_next(&t->batcher, &t->batch);
+    memset(t->G.mem, 0, sizeof(float) * t->G.n);
+    double loss = model_forward(&t->ws, &t->P, &t->batch);
+    model_backward(&t->G, &t->ws, &t->P, &t->batch);
+    t->prog.step++;
+    if (fault_nan_loss(t->prog.step))
+        loss = NAN;
+    /* the guard comes before the update: a non-finite step changes nothing */
+    double norm = grad_global_norm(t->G.mem, t->G.n);
+    int bad = !isfinite(loss) || !isfinite(norm);
+    if (bad) {
+        t->prog.bad_steps++;
+        t->prog.skipped_steps++;
+    } else {
+        t->prog.bad_steps = 0;
+        grad_clip_global_norm(t->G.mem, t->G.n, cfg->training.clip_grad_norm);
+        optim_step(&t->opt, t->P.mem, t->G.mem);
+        t->log_loss += loss;
+        t->log_steps++;
+    }
+    t->prog.tokens += t->batch.n_tgt_tokens;
+    t->log_tokens += t->batch.n_tgt_tokens;
+    double dt = now_seconds() - t0;
+    t->prog.train_seconds += dt;
+    t->log_seconds += dt;
+    if (bad)
+        rundir_log(&t->run, "step=%ld skipped: non-finite %s (loss=%g grad_norm=%g); %ld in a row",
+                   t->prog.step, isfinite(loss) ? "gradient" : "loss", loss, norm, t->prog.bad_steps);
+    return bad;
+}
+
+static void log_header(Trainer *t, int resumed)
+{
+    char a[256], b[256];
+    corpus_describe(&t->train, a, sizeof a);
+    rundir_log(&t->run, "training data: %s", a);
+    if (t->has_valid) {
+        corpus_describe(&t->valid, b, sizeof b);
+        rundir_log(&t->run, "validation data: %s", b);
+    }
+    rundir_log(&t->run, "vocabularies: source %d, target %d; model: %zu parameters; run "
+               "directory: %s", t->src_vocab.size, t->tgt_vocab.size, t->P.n, t->run.dir);
+    if (resumed)
+        rundir_log(&t->run, "resuming at step %ld (epoch %.3f)", t->prog.step,
+                   batcher_epoch_progress(&t->batcher));
+}
+
+static int train_loop(Trainer *t, Error *err)
+{
+    const Config *cfg = t->cfg;
+    int stop = 0;
+    for (;;) {
+        const char *reason = stop ? "early stopping" : stop_reason(t);
+        if (reason) {
+            if (t->has_valid && t->last_validated != t->prog.step && validate(t, &stop, err) < 0)
+                return TRAIN_IO_ERROR;
+            if (save(t, "last.ckpt", err) < 0)
+                return TRAIN_IO_ERROR;
+            rundir_log(&t->run, "done: %s at step %ld, epoch %.3f, %.1fs of training%s", reason,
+                       t->prog.step, batcher_epoch_progress(&t->batcher), t->prog.train_seconds,
+                       t->has_valid ? "; best.ckpt is the best validation" : "");
+            return TRAIN_OK;
+        }
+        if (step(t) && t->prog.bad_steps >= cfg->training.max_bad_steps)
+            return error_set(err, "training diverged: %ld steps in a row had a non-finite loss "
+                             "or gradient (the last at step %ld); lower training.learning_rate "
+                             "or set training.clip_grad_norm; the checkpoints were left as they "
+                             "were", t->prog.bad_steps, t->prog.step), TRAIN_DIVERGED;
+        log_progress(t, t->prog.step % cfg->training.log_every == 0);
+        if (*t->signals->received) {
+            if (save(t, "last.ckpt", err) < 0)
+                return TRAIN_IO_ERROR;
+            rundir_log(&t->run, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt",
+                       (int)*t->signals->received, t->prog.step);
+            return TRAIN_SIGNALLED;
+        }
+        if (t->prog.step % cfg->training.valid_every == 0) {
+            if (t->has_valid) {
+                if (validate(t, &stop, err) < 0)
+                    return TRAIN_IO_ERROR;
+            } else if (save(t, "last.ckpt", err) < 0) {
+                return TRAIN_IO_ERROR;
+            }
+        }
+    }
+}
+
+int train_run(Config *cfg, const char *resume_dir, const TrainSignals *signals, Error *err)
+{
+    Trainer t = {.cfg = cfg, .signals = signals};
+    t.run.lock_fd = -1;
+    Checkpoint ck = {0};
+    int rc = TRAIN_BAD_INPUT;
+    if (resume_dir) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/checkpoints/last.ckpt", resume_dir);
+        if (checkpoint_load(&ck, path, 1, err) < 0 || check_resume_config(cfg, &ck.config, path, err) < 0)
+            goto done;
+        snprintf(cfg->run_dir, sizeof cfg->run_dir, "%s", resume_dir);
+    }
+    if (read_data(&t, resume_dir ? &ck : NULL, err) < 0)
+        goto done;
+    t.config_yaml = config_to_yaml(cfg);
+    int opened = rundir_open(&t.run, cfg->run_dir, resume_dir != NULL, err);
+    if (opened < 0) {
+        rc = opened == -2 ? TRAIN_IO_ERROR : TRAIN_BAD_INPUT;
+        goto done;
+    }
+    if (rundir_write_config(&t.run, t.config_yaml, err) < 0) {
+        rc = TRAIN_IO_ERROR;
+        goto done;
+    }
+    if (cfg->training.threads > 0)
+        openblas_set_num_threads((int)cfg->training.threads);
+    init_model(&t, resume_dir ? &ck : NULL);
+    checkpoint_free(&ck);
+    log_header(&t, resume_dir != NULL);
+    rc = train_loop(&t, err);
+    if (rc == TRAIN_DIVERGED || rc == TRAIN_IO_ERROR)
+        rundir_note(&t.run, "s2s: error: %s", err->msg); /* main prints it on stderr */
+done:
+    checkpoint_free(&ck);
+    trainer_free(&t);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* train.h: `s2s train`: reads the data, builds the vocabularies and the model (or
+ * restores them from a run directory), and runs the training loop: batches, steps,
+ * non-finite guard, clipping, optimizer, logging, validation, learning-rate plateau
+ * decay, early stopping, and atomic checkpoints (last.ckpt, best.ckpt). */
+#ifndef S2S_TRAIN_H
+#define S2S_TRAIN_H
+
+#include <signal.h>
+
+#include "config.h"
+#include "error.h"
+
+/* Outcomes; main turns them into INTERFACE.md's exit codes. */
+enum {
+    TRAIN_OK = 0,
+    TRAIN_BAD_INPUT = 2, /* config, corpus, checkpoint or run directory refused */
+    TRAIN_IO_ERROR = 3,  /* writing failed; earlier files intact */
+    TRAIN_DIVERGED = 4,  /* non-finite steps kept coming; last checkpoint untouched */
+    TRAIN_SIGNALLED = 5, /* stopped by SIGINT/SIGTERM after saving */
+};
+
+/* Set by main's signal handlers: the signal received (0: none), and whether a
+ * checkpoint is being written (a second signal then waits for it). */
+typedef struct {
+    volatile sig_atomic_t *received;
+    volatile sig_atomic_t *saving;
+} TrainSignals;
+
+/* Trains as cfg (validated) says; with resume_dir, continues the run saved there
+ * (its checkpoints/last.ckpt) exactly where it stopped. Returns a TRAIN_ outcome;
+ * err is set for every outcome but TRAIN_OK and TRAIN_SIGNALLED. */
+int train_run(Config *cfg, const char *resume_dir, const TrainSignals *signals, Error *err);
+
+#endif
