@@ -209,9 +209,11 @@ static int index_sections(CkptFile *f, const char *name, Error *err)
         CkptSection *sec = &f->sections[s];
         memcpy(sec->tag, b + at, 4);
         sec->tag[4] = '\0';
+        int bad_header = get_u32(b + at + 4) != 0; /* the reserved word */
         for (int k = 0; k < 4; k++)
-            if (sec->tag[k] < 'A' || sec->tag[k] > 'Z')
-                return error_set(err, "checkpoint `%s`: corrupt section header at byte %zu", name, at);
+            bad_header |= sec->tag[k] < 'A' || sec->tag[k] > 'Z';
+        if (bad_header)
+            return error_set(err, "checkpoint `%s`: corrupt section header at byte %zu", name, at);
         sec->len = get_u64(b + at + 8);
         at += SECTION_HEAD;
         if (sec->len > size - at || size - at - sec->len < 4)

@@ -724,7 +724,11 @@ int config_validate(Config *cfg, Error *err)
         return key_error(cfg, err, "training.epochs", "training.epochs: training would never stop: "
                          "set training.max_steps, training.epochs or training.max_time");
     int has_valid = D->valid_src[0] || D->valid_tsv[0];
-    if (!has_valid && (T->early_stopping > 0 || T->scheduling == SCHEDULING_PLATEAU)) {
+    /* plateau scheduling is the default and simply idles without validation; asked for
+     * explicitly, it is an error there */
+    int plateau_asked = T->scheduling == SCHEDULING_PLATEAU &&
+                        cfg->origin.line[find_key("training.scheduling")] != 0;
+    if (!has_valid && (T->early_stopping > 0 || plateau_asked)) {
         const char *key = T->early_stopping > 0 ? "training.early_stopping" : "training.scheduling";
         return key_error(cfg, err, key, "%s needs a validation set (data.valid_src and "
                          "data.valid_tgt, or data.valid_tsv)",
@@ -823,8 +827,9 @@ char *config_key_doc_row(int k)
             *p = ',';
     }
     snprintf(def, sizeof def, "%s", ks->def[0] ? ks->def : "\"\"");
-    size_t cap = strlen(ks->path) + strlen(range) + strlen(def) + strlen(ks->doc) + 64;
+    size_t cap = strlen(ks->path) + strlen(range) + strlen(def) + strlen(ks->doc) + 96;
     char *row = xmalloc(cap);
-    snprintf(row, cap, "| `%s` | %s | `%s` | %s | %s |", ks->path, type_name(ks), def, range, ks->doc);
+    snprintf(row, cap, "| `%s` | %s | `%s` | %s | %s%s |", ks->path, type_name(ks), def, range,
+             ks->doc, ks->flags & KEY_FREE_ON_RESUME ? " (may change on resume)" : "");
     return row;
 }

@@ -24,6 +24,8 @@ int main(void)
     srunner_add_suite(runner, attention_suite());
     srunner_add_suite(runner, model_suite());
     srunner_add_suite(runner, training_suite());
+    srunner_add_suite(runner, checkpoint_suite());
+    srunner_add_suite(runner, train_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -14,5 +14,7 @@ Suite *gru_suite(void);
 Suite *attention_suite(void);
 Suite *model_suite(void);
 Suite *training_suite(void);
+Suite *train_suite(void);
+Suite *checkpoint_suite(void);
 
 #endif

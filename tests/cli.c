@@ -1,0 +1,122 @@
+/* cli.c: running commands from tests (see cli.h). */
+#include "cli.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+void scratch_dir(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "/tmp/s2s-test-%s-%ld", name, (long)getpid());
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(mkdir(out, 0777), 0);
+}
+
+static void redirect(int fd, const char *path)
+{
+    int f = open(path ? path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (f < 0)
+        _exit(126);
+    dup2(f, fd);
+    close(f);
+}
+
+pid_t start_command(const char *const *argv, const char *out_path, const char *err_path,
+                    const char *const *env)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        redirect(STDOUT_FILENO, out_path);
+        redirect(STDERR_FILENO, err_path);
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, STDIN_FILENO);
+        for (const char *const *e = env; e && *e; e++) {
+            char name[256];
+            const char *eq = strchr(*e, '=');
+            snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+            setenv(name, eq + 1, 1);
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int decode_status(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + WTERMSIG(status);
+}
+
+int wait_command(pid_t pid, double seconds)
+{
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    for (double waited = 0; waited < seconds; waited += 0.02) {
+        int status;
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return decode_status(status);
+        nanosleep(&pause, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+int run_command(const char *const *argv, const char *out_path, const char *err_path,
+                const char *const *env)
+{
+    pid_t pid = start_command(argv, out_path, err_path, env);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return decode_status(status);
+}
+
+char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = '\0';
+    fclose(f);
+    return s;
+}
+
+void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+void first_line(const char *path, char *out, size_t cap)
+{
+    char *s = read_file(path);
+    char *nl = strchr(s, '\n');
+    if (nl)
+        *nl = '\0';
+    snprintf(out, cap, "%s", s);
+    free(s);
+}

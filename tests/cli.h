@@ -1,0 +1,32 @@
+/* cli.h: running the s2s binary from tests: fork/exec with the output captured in
+ * files, a scratch directory per test, and small file helpers. */
+#ifndef S2S_TEST_CLI_H
+#define S2S_TEST_CLI_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* A fresh empty directory under /tmp for one test; returned path is static storage
+ * of the caller's buffer. */
+void scratch_dir(char *out, size_t cap, const char *name);
+
+/* Runs argv (argv[0] a path) with stdout and stderr captured into out_path and
+ * err_path (either may be NULL: /dev/null) and extra environment entries env (NULL-
+ * terminated "K=V" list, or NULL). Returns the exit code, or 128 + signal. */
+int run_command(const char *const *argv, const char *out_path, const char *err_path,
+                const char *const *env);
+/* The same in the background: returns the child's pid. */
+pid_t start_command(const char *const *argv, const char *out_path, const char *err_path,
+                    const char *const *env);
+/* Waits for pid at most seconds; returns its exit code (128 + signal), or -1 on time out
+ * (the child is then killed). */
+int wait_command(pid_t pid, double seconds);
+
+/* Whole file into a malloc'd NUL-terminated string ("" for a missing file). */
+char *read_file(const char *path);
+/* Writes text to path; fails the test on error. */
+void write_file(const char *path, const char *text);
+/* First line of a file, without its newline, into out. */
+void first_line(const char *path, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,522 @@
+/* test_train.c: `s2s train` and `s2s gradcheck` end to end on a tiny generated corpus:
+ * the run directory, the effective config, exact resume, refusing changed settings,
+ * SIGINT/SIGTERM, the non-finite guard (with the fault hooks of build/s2s-faults),
+ * corpus errors with their messages, CRLF, and the gradient check command. */
+#include <check.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "cli.h"
+#include "rng.h"
+#include "suites.h"
+
+static const char *const S2S = "./s2s";
+static const char *const S2S_FAULTS = "./build/s2s-faults";
+
+/* A reversal task: words w0..w19, 2 to 6 of them, the target is the source reversed. */
+static void write_reverse_corpus(const char *dir, const char *name, int pairs, uint64_t seed,
+                                 const char *eol)
+{
+    char src_path[600], tgt_path[600];
+    snprintf(src_path, sizeof src_path, "%s/%s.src", dir, name);
+    snprintf(tgt_path, sizeof tgt_path, "%s/%s.tgt", dir, name);
+    FILE *fs = fopen(src_path, "wb"), *ft = fopen(tgt_path, "wb");
+    ck_assert(fs && ft);
+    Pcg32 rng;
+    pcg32_seed(&rng, seed, 9);
+    for (int p = 0; p < pairs; p++) {
+        int n = 2 + (int)pcg32_below(&rng, 5), w[6];
+        for (int k = 0; k < n; k++)
+            w[k] = (int)pcg32_below(&rng, 20);
+        for (int k = 0; k < n; k++)
+            fprintf(fs, "%sw%d", k ? " " : "", w[k]);
+        for (int k = n - 1; k >= 0; k--)
+            fprintf(ft, "%sw%d", k < n - 1 ? " " : "", w[k]);
+        fputs(eol, fs);
+        fputs(eol, ft);
+    }
+    fclose(fs);
+    fclose(ft);
+}
+
+/* dir/tiny.yaml: a tiny model on dir/train.*, validated on dir/valid.*. */
+static void write_tiny_setup(const char *dir)
+{
+    write_reverse_corpus(dir, "train", 300, 1, "\n");
+    write_reverse_corpus(dir, "valid", 20, 2, "\n");
+    char path[600], text[2048];
+    snprintf(path, sizeof path, "%s/tiny.yaml", dir);
+    snprintf(text, sizeof text,
+             "name: tiny\nrun_dir: %s/run\n"
+             "data:\n  train_src: %s/train.src\n  train_tgt: %s/train.tgt\n"
+             "  valid_src: %s/valid.src\n  valid_tgt: %s/valid.tgt\n"
+             "model:\n  embedding_size: 8\n  encoder_size: 8\n  decoder_size: 16\n"
+             "  attention_size: 8\n  readout_size: 16\n"
+             "training:\n  batch_size: 8\n  max_steps: 20\n  valid_every: 10\n  log_every: 1\n"
+             "  threads: 1\n  learning_rate: 0.01\n",
+             dir, dir, dir, dir, dir);
+    write_file(path, text);
+}
+
+/* Runs s2s train on dir/tiny.yaml with up to 6 --set overrides. */
+static int train(const char *binary, const char *dir, const char *const *sets,
+                 const char *const *env, const char *err_name)
+{
+    char config[600], err[600];
+    snprintf(config, sizeof config, "%s/tiny.yaml", dir);
+    snprintf(err, sizeof err, "%s/%s", dir, err_name ? err_name : "stderr.txt");
+    const char *argv[20] = {binary, "train", config};
+    int a = 3;
+    for (int k = 0; sets && sets[k]; k++) {
+        argv[a++] = "--set";
+        argv[a++] = sets[k];
+    }
+    argv[a] = NULL;
+    return run_command(argv, NULL, err, env);
+}
+
+static void load_checkpoint(Checkpoint *ck, const char *run_dir, const char *name)
+{
+    char path[700];
+    Error err;
+    snprintf(path, sizeof path, "%s/checkpoints/%s", run_dir, name);
+    ck_assert_msg(checkpoint_load(ck, path, 1, &err) == 0, "%s", err.msg);
+}
+
+static void assert_same_weights_at(const char *run_a, const char *run_b, int same_step)
+{
+    Checkpoint a, b;
+    load_checkpoint(&a, run_a, "last.ckpt");
+    load_checkpoint(&b, run_b, "last.ckpt");
+    ck_assert_uint_eq(a.params.n, b.params.n);
+    ck_assert_msg(memcmp(a.params.mem, b.params.mem, sizeof(float) * a.params.n) == 0,
+                  "weights of %s and %s differ", run_a, run_b);
+    if (a.optim.m && b.optim.m) {
+        ck_assert(memcmp(a.optim.m, b.optim.m, sizeof(float) * a.params.n) == 0);
+        ck_assert(memcmp(a.optim.v, b.optim.v, sizeof(float) * a.params.n) == 0);
+    }
+    if (same_step)
+        ck_assert_int_eq(a.progress.step, b.progress.step);
+    checkpoint_free(&a);
+    checkpoint_free(&b);
+}
+
+static void assert_same_weights(const char *run_a, const char *run_b)
+{
+    assert_same_weights_at(run_a, run_b, 1);
+}
+
+/* The train_loss entries of a run's metrics.jsonl, one per line. */
+static char *train_losses(const char *run_dir)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", run_dir);
+    char *all = read_file(path), *out = calloc(1, strlen(all) + 1);
+    for (char *line = strtok(all, "\n"); line; line = strtok(NULL, "\n")) {
+        char *loss = strstr(line, "\"train_loss\":");
+        if (!loss)
+            continue;
+        char *step = strstr(line, "\"step\":");
+        strncat(out, step, (size_t)(strchr(step, ',') - step));
+        strncat(out, loss, (size_t)(strchr(loss, ',') - loss));
+        strcat(out, "\n");
+    }
+    free(all);
+    return out;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+START_TEST(train_writes_the_run_directory_and_its_config_retrains_identically)
+{
+    char dir[512], path[700], run_b[600];
+    scratch_dir(dir, sizeof dir, "rundir");
+    write_tiny_setup(dir);
+    ck_assert_int_eq(train(S2S, dir, NULL, NULL, NULL), 0);
+    const char *files[] = {"config.yaml", "train.log", "metrics.jsonl", "checkpoints/last.ckpt",
+                           "checkpoints/best.ckpt"};
+    for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
+        snprintf(path, sizeof path, "%s/run/%s", dir, files[k]);
+        ck_assert_msg(exists(path), "%s is missing", path);
+    }
+    snprintf(path, sizeof path, "%s/run/metrics.jsonl", dir);
+    char *metrics = read_file(path);
+    ck_assert_ptr_nonnull(strstr(metrics, "\"step\":10,\"epoch\":"));
+    ck_assert_ptr_nonnull(strstr(metrics, "\"valid_bleu\":"));
+    free(metrics);
+
+    /* the effective config, given back, trains the same model */
+    snprintf(path, sizeof path, "%s/run/config.yaml", dir);
+    snprintf(run_b, sizeof run_b, "run_dir=%s/run_b", dir);
+    const char *argv[] = {S2S, "train", path, "--set", run_b, NULL};
+    ck_assert_int_eq(run_command(argv, NULL, NULL, NULL), 0);
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/run", dir);
+    snprintf(b, sizeof b, "%s/run_b", dir);
+    assert_same_weights(a, b);
+    char *la = train_losses(a), *lb = train_losses(b);
+    ck_assert_str_eq(la, lb);
+    free(la);
+    free(lb);
+}
+END_TEST
+
+START_TEST(resume_continues_bit_identically)
+{
+    char dir[512], straight[600], split[600], set_dir[640];
+    scratch_dir(dir, sizeof dir, "resume");
+    write_tiny_setup(dir);
+    snprintf(straight, sizeof straight, "%s/straight", dir);
+    snprintf(split, sizeof split, "%s/split", dir);
+    snprintf(set_dir, sizeof set_dir, "run_dir=%s", straight);
+    const char *sets_a[] = {set_dir, NULL};
+    ck_assert_int_eq(train(S2S, dir, sets_a, NULL, NULL), 0);
+    /* 7 steps (not a validation step, not an epoch boundary), then resume to 20 */
+    snprintf(set_dir, sizeof set_dir, "run_dir=%s", split);
+    const char *sets_b[] = {set_dir, "training.max_steps=7", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets_b, NULL, NULL), 0);
+    char config[600];
+    snprintf(config, sizeof config, "%s/tiny.yaml", dir);
+    const char *argv[] = {S2S, "train", config, "--resume", split, NULL};
+    ck_assert_int_eq(run_command(argv, NULL, NULL, NULL), 0);
+    assert_same_weights(straight, split);
+    char *la = train_losses(straight), *lb = train_losses(split);
+    ck_assert_str_eq(la, lb);
+    ck_assert_ptr_nonnull(strstr(la, "\"step\":20\"train_loss\""));
+    free(la);
+    free(lb);
+}
+END_TEST
+
+START_TEST(resume_refuses_changed_settings_and_fresh_runs_refuse_old_directories)
+{
+    char dir[512], run[600], err_path[600], line[1024], expected[2400];
+    scratch_dir(dir, sizeof dir, "refuse");
+    write_tiny_setup(dir);
+    const char *sets[] = {"training.max_steps=3", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(run, sizeof run, "%s/run", dir);
+    char config[600];
+    snprintf(config, sizeof config, "%s/tiny.yaml", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    const char *argv[] = {S2S, "train", config, "--resume", run, "--set", "model.embedding_size=12",
+                          "--set", "training.learning_rate=0.02", NULL};
+    ck_assert_int_eq(run_command(argv, NULL, err_path, NULL), 2);
+    first_line(err_path, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: cannot resume from `%s/checkpoints/last.ckpt`: "
+             "2 settings differ: model.embedding_size (8 in the checkpoint, 12 now); "
+             "training.learning_rate (0.01 in the checkpoint, 0.02 now)", run);
+    ck_assert_str_eq(line, expected);
+
+    ck_assert_int_eq(train(S2S, dir, NULL, NULL, "err2.txt"), 2);
+    snprintf(err_path, sizeof err_path, "%s/err2.txt", dir);
+    first_line(err_path, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: run directory `%s` already holds a run "
+             "(%s/checkpoints/last.ckpt); continue it with --resume %s, or set another run_dir",
+             run, run, run);
+    ck_assert_str_eq(line, expected);
+}
+END_TEST
+
+/* Waits until path contains text (at most 60 s). */
+static int wait_for_text(const char *path, const char *text)
+{
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    for (int k = 0; k < 3000; k++) {
+        char *s = read_file(path);
+        int found = strstr(s, text) != NULL;
+        free(s);
+        if (found)
+            return 1;
+        nanosleep(&pause, NULL);
+    }
+    return 0;
+}
+
+static void check_stop_signal(int sig, int expected_exit)
+{
+    char dir[512], config[600], err_path[600];
+    scratch_dir(dir, sizeof dir, sig == SIGINT ? "sigint" : "sigterm");
+    write_tiny_setup(dir);
+    snprintf(config, sizeof config, "%s/tiny.yaml", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    const char *argv[] = {S2S, "train", config, "--set", "training.max_steps=100000000", NULL};
+    pid_t pid = start_command(argv, NULL, err_path, NULL);
+    ck_assert(wait_for_text(err_path, "step=5 "));
+    kill(pid, sig);
+    ck_assert_int_eq(wait_command(pid, 30), expected_exit);
+    char run[600];
+    snprintf(run, sizeof run, "%s/run", dir);
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "last.ckpt");
+    ck_assert_int_ge(ck.progress.step, 5);
+    char *log = read_file(err_path);
+    char said[64];
+    snprintf(said, sizeof said, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt",
+             sig, ck.progress.step);
+    ck_assert_ptr_nonnull(strstr(log, said));
+    free(log);
+    checkpoint_free(&ck);
+}
+
+START_TEST(sigint_saves_and_exits_130)
+{
+    check_stop_signal(SIGINT, 130);
+}
+END_TEST
+
+START_TEST(sigterm_saves_and_exits_143)
+{
+    check_stop_signal(SIGTERM, 143);
+}
+END_TEST
+
+START_TEST(a_nonfinite_step_is_skipped_without_changing_anything)
+{
+    char dir[512], a[600], b[600], set_a[640], set_b[640];
+    scratch_dir(dir, sizeof dir, "nan");
+    write_tiny_setup(dir);
+    snprintf(a, sizeof a, "%s/with_nan", dir);
+    snprintf(b, sizeof b, "%s/without", dir);
+    snprintf(set_a, sizeof set_a, "run_dir=%s", a);
+    snprintf(set_b, sizeof set_b, "run_dir=%s", b);
+    /* step 3 is NaN: its update is skipped, so after 3 steps the weights are those of
+     * steps 1-2 (the data of step 3 is consumed either way). */
+    const char *env[] = {"S2S_FAULT_NAN_STEPS=3", NULL};
+    const char *sets_a[] = {set_a, "training.max_steps=3", NULL};
+    ck_assert_int_eq(train(S2S_FAULTS, dir, sets_a, env, "err_a.txt"), 0);
+    const char *sets_b[] = {set_b, "training.max_steps=2", NULL};
+    ck_assert_int_eq(train(S2S_FAULTS, dir, sets_b, NULL, "err_b.txt"), 0);
+    Checkpoint ca, cb;
+    load_checkpoint(&ca, a, "last.ckpt");
+    load_checkpoint(&cb, b, "last.ckpt");
+    ck_assert(memcmp(ca.params.mem, cb.params.mem, sizeof(float) * ca.params.n) == 0);
+    ck_assert(memcmp(ca.optim.m, cb.optim.m, sizeof(float) * ca.params.n) == 0);
+    ck_assert_int_eq(ca.progress.skipped_steps, 1);
+    ck_assert_int_eq(ca.optim.step, 2);
+    checkpoint_free(&ca);
+    checkpoint_free(&cb);
+    char path[700];
+    snprintf(path, sizeof path, "%s/err_a.txt", dir);
+    char *log = read_file(path);
+    ck_assert_ptr_nonnull(strstr(log, "step=3 skipped: non-finite loss (loss=nan grad_norm="));
+    free(log);
+}
+END_TEST
+
+START_TEST(endless_nonfinite_steps_stop_with_exit_4)
+{
+    char dir[512], a[600], b[600], set_a[640], set_b[640], path[700];
+    scratch_dir(dir, sizeof dir, "diverge");
+    write_tiny_setup(dir);
+    snprintf(a, sizeof a, "%s/diverged", dir);
+    snprintf(b, sizeof b, "%s/four", dir);
+    snprintf(set_a, sizeof set_a, "run_dir=%s", a);
+    snprintf(set_b, sizeof set_b, "run_dir=%s", b);
+    const char *env[] = {"S2S_FAULT_NAN_STEPS=5-", NULL};
+    const char *sets_a[] = {set_a, "training.valid_every=2", NULL};
+    ck_assert_int_eq(train(S2S_FAULTS, dir, sets_a, env, "err.txt"), 4);
+    snprintf(path, sizeof path, "%s/err.txt", dir);
+    char *log = read_file(path);
+    ck_assert_ptr_nonnull(strstr(log, "s2s: error: training diverged: 5 steps in a row had a "
+                                      "non-finite loss or gradient (the last at step 9); lower "
+                                      "training.learning_rate or set training.clip_grad_norm; "
+                                      "the checkpoints were left as they were\n"));
+    free(log);
+    /* the checkpoint (of step 8) holds finite weights: those after step 4 */
+    const char *sets_b[] = {set_b, "training.max_steps=4", NULL};
+    ck_assert_int_eq(train(S2S_FAULTS, dir, sets_b, NULL, "err_b.txt"), 0);
+    assert_same_weights_at(a, b, 0);
+}
+END_TEST
+
+/* Runs s2s train on a config with the given data section; returns the exit code and
+ * the first line of stderr. Checks that no run directory was created. */
+static int train_data(const char *dir, const char *data, char *line, size_t cap)
+{
+    char path[600], text[2048], err_path[600], run[600];
+    snprintf(path, sizeof path, "%s/data.yaml", dir);
+    snprintf(run, sizeof run, "%s/run_data", dir);
+    snprintf(text, sizeof text, "run_dir: %s\ndata:\n%s\ntraining:\n  max_steps: 1\n  threads: 1\n",
+             run, data);
+    write_file(path, text);
+    snprintf(err_path, sizeof err_path, "%s/data_err.txt", dir);
+    char clean[700];
+    snprintf(clean, sizeof clean, "rm -rf '%s'", run);
+    ck_assert_int_eq(system(clean), 0);
+    const char *argv[] = {S2S, "train", path, NULL};
+    int rc = run_command(argv, NULL, err_path, NULL);
+    first_line(err_path, line, cap);
+    if (rc != 0)
+        ck_assert_msg(!exists(run), "a failed run created %s", run);
+    return rc;
+}
+
+START_TEST(corpus_errors_name_the_file_and_line)
+{
+    char dir[512], line[1024], data[2048], expected[1400];
+    scratch_dir(dir, sizeof dir, "corpus");
+    char p[8][600];
+    const char *names[] = {"a.src", "a.tgt", "short.tgt", "bad.src", "empty.src", "empty.tgt",
+                           "pairs.tsv", "notab.tsv"};
+    for (int k = 0; k < 8; k++)
+        snprintf(p[k], sizeof p[k], "%s/%s", dir, names[k]);
+    write_file(p[0], "a b\nc d\ne f\n");
+    write_file(p[1], "x\ny\nz");            /* no final newline: still 3 lines */
+    write_file(p[2], "x\ny\n");
+    write_file(p[3], "ok\nfine\nbad \xc3\x28 byte\n");
+    write_file(p[4], "\n \n\t\n");
+    write_file(p[5], "x\n\ny\n");
+    write_file(p[6], "a b\tx y\r\nc\tz\n");
+    write_file(p[7], "a b\tx\nno tab here\n");
+
+    snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", p[0], p[1]);
+    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 0);
+
+    snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", p[0], p[2]);
+    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: source `%s` has 3 lines, target `%s` has 2", p[0], p[2]);
+    ck_assert_str_eq(line, expected);
+
+    snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", p[3], p[1]);
+    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: %s:3:5: invalid UTF-8 (0xc3)", p[3]);
+    ck_assert_str_eq(line, expected);
+
+    snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", p[4], p[5]);
+    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: no usable sentence pairs in the training corpus "
+             "`%s` (read 3 pairs, kept 0; skipped: 3 empty, 0 too long, 0 over max_line_bytes)", p[4]);
+    ck_assert_str_eq(line, expected);
+
+    snprintf(data, sizeof data, "  train_src: %s/missing.src\n  train_tgt: %s", dir, p[1]);
+    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: cannot open corpus `%s/missing.src`: No such "
+             "file or directory", dir);
+    ck_assert_str_eq(line, expected);
+
+    snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", dir, p[1]);
+    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: cannot read corpus `%s`: Is a directory", dir);
+    ck_assert_str_eq(line, expected);
+
+    snprintf(data, sizeof data, "  train_tsv: %s", p[6]);
+    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 0);
+
+    snprintf(data, sizeof data, "  train_tsv: %s", p[7]);
+    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: %s:2: expected source<TAB>target, found no tab", p[7]);
+    ck_assert_str_eq(line, expected);
+}
+END_TEST
+
+START_TEST(skipped_pairs_are_counted_and_the_rest_stay_aligned)
+{
+    char dir[512], src[600], tgt[600], data[1400], line[1024], path[700];
+    scratch_dir(dir, sizeof dir, "skips");
+    snprintf(src, sizeof src, "%s/s.txt", dir);
+    snprintf(tgt, sizeof tgt, "%s/t.txt", dir);
+    /* line 2 empty on the source, line 3 too long (4 tokens > 3), line 4 over the byte cap */
+    write_file(src, "a b\n\nw w w w\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nc\n");
+    write_file(tgt, "x\ny\nz\nq\nr\n");
+    snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s\n  max_length: 3\n  max_line_bytes: 64",
+             src, tgt);
+    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 0);
+    snprintf(path, sizeof path, "%s/run_data/train.log", dir);
+    char *log = read_file(path);
+    ck_assert_ptr_nonnull(strstr(log, "training data: read 5 pairs, kept 2; skipped: 1 empty, 1 too "
+                                      "long, 1 over max_line_bytes\n"));
+    /* the kept pairs are (a b, x) and (c, r): the vocabularies are the 4 specials and
+     * {a, b, c} on the source side, {x, r} on the target side */
+    ck_assert_ptr_nonnull(strstr(log, "vocabularies: source 7, target 6;"));
+    free(log);
+}
+END_TEST
+
+START_TEST(crlf_corpus_trains_exactly_like_lf)
+{
+    char dir[512], crlf[600], set_data[4][700];
+    scratch_dir(dir, sizeof dir, "crlf");
+    write_tiny_setup(dir);
+    write_reverse_corpus(dir, "crlf", 300, 1, "\r\n");
+    snprintf(crlf, sizeof crlf, "run_dir=%s/run_crlf", dir);
+    snprintf(set_data[0], sizeof set_data[0], "data.train_src=%s/crlf.src", dir);
+    snprintf(set_data[1], sizeof set_data[1], "data.train_tgt=%s/crlf.tgt", dir);
+    const char *sets_crlf[] = {crlf, set_data[0], set_data[1], "training.max_steps=5", NULL};
+    const char *sets_lf[] = {"training.max_steps=5", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets_lf, NULL, NULL), 0);
+    ck_assert_int_eq(train(S2S, dir, sets_crlf, NULL, NULL), 0);
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/run", dir);
+    snprintf(b, sizeof b, "%s/run_crlf", dir);
+    assert_same_weights(a, b);
+}
+END_TEST
+
+START_TEST(a_config_error_exits_2_and_writes_nothing)
+{
+    char dir[512], path[600], err_path[600], line[1024], expected[1400], run[600];
+    scratch_dir(dir, sizeof dir, "badconfig");
+    write_tiny_setup(dir);
+    snprintf(path, sizeof path, "%s/tiny.yaml", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    const char *argv[] = {S2S, "train", path, "--set", "training.optimizer=adamw", NULL};
+    ck_assert_int_eq(run_command(argv, NULL, err_path, NULL), 2);
+    first_line(err_path, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: --set training.optimizer=adamw: "
+             "training.optimizer: expected one of {adam,sgd,adadelta}, got \"adamw\"");
+    ck_assert_str_eq(line, expected);
+    snprintf(run, sizeof run, "%s/run", dir);
+    ck_assert(!exists(run));
+}
+END_TEST
+
+START_TEST(gradcheck_command_checks_the_configured_model)
+{
+    char dir[512], path[600], out_path[600];
+    scratch_dir(dir, sizeof dir, "gradcheck");
+    write_tiny_setup(dir);
+    snprintf(path, sizeof path, "%s/tiny.yaml", dir);
+    snprintf(out_path, sizeof out_path, "%s/out.txt", dir);
+    const char *argv[] = {S2S, "gradcheck", path, "--samples", "8", NULL};
+    ck_assert_int_eq(run_command(argv, out_path, NULL, NULL), 0);
+    char *out = read_file(out_path);
+    printf("%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "gradient check in double precision: 3 sentence pairs"));
+    ck_assert_ptr_nonnull(strstr(out, "  W_a "));
+    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
+    free(out);
+}
+END_TEST
+
+Suite *train_suite(void)
+{
+    Suite *s = suite_create("train");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, train_writes_the_run_directory_and_its_config_retrains_identically);
+    tcase_add_test(tc, resume_continues_bit_identically);
+    tcase_add_test(tc, resume_refuses_changed_settings_and_fresh_runs_refuse_old_directories);
+    tcase_add_test(tc, sigint_saves_and_exits_130);
+    tcase_add_test(tc, sigterm_saves_and_exits_143);
+    tcase_add_test(tc, a_nonfinite_step_is_skipped_without_changing_anything);
+    tcase_add_test(tc, endless_nonfinite_steps_stop_with_exit_4);
+    tcase_add_test(tc, corpus_errors_name_the_file_and_line);
+    tcase_add_test(tc, skipped_pairs_are_counted_and_the_rest_stay_aligned);
+    tcase_add_test(tc, crlf_corpus_trains_exactly_like_lf);
+    tcase_add_test(tc, a_config_error_exits_2_and_writes_nothing);
+    tcase_add_test(tc, gradcheck_command_checks_the_configured_model);
+    suite_add_tcase(s, tc);
+    return s;
+}
