@@ -10,7 +10,9 @@
 #include "config.h"
 #include "corpus.h"
 #include "error.h"
+#include "metrics.h"
 #include "modelcheck.h"
+#include "textfile.h"
 #include "tokenize.h"
 #include "train.h"
 #include "vocab.h"
@@ -28,6 +30,7 @@ static const char USAGE[] =
     "commands:\n"
     "  train      train a model: s2s train CONFIG.yaml [--set KEY=VALUE]... [--resume RUN_DIR]\n"
     "  gradcheck  check every gradient of the configured model by finite differences\n"
+    "  eval       score translations: s2s eval --hyp FILE --ref FILE [--metric bleu|exact]\n"
     "  config     print every config key with its default (--doc: as a Markdown table)\n"
     "  tokenize   split stdin into tokens as training does, one line per line\n"
     "\n"
@@ -286,6 +289,85 @@ static int cmd_tokenize(int argc, char **argv)
     return EXIT_OK;
 }
 
+/* ---- s2s eval -------------------------------------------------------------------------------- */
+
+static const char EVAL_USAGE[] =
+    "usage: s2s eval --hyp FILE --ref FILE [--metric bleu|exact]... [--lowercase]\n"
+    "\n"
+    "Scores translations (one a line) against references (one a line, same order) and\n"
+    "prints one line per metric on stdout: BLEU exactly as sacreBLEU 2.6.0 computes it by\n"
+    "default (13a tokenization, exp smoothing), and the exact-match rate in percent.\n"
+    "--lowercase lowercases both sides first (sacreBLEU's -lc). Default metric: bleu.\n";
+
+static int cmd_eval(int argc, char **argv)
+{
+    const char *hyp_path = NULL, *ref_path = NULL;
+    int lowercase = 0, metrics = 0; /* bit 0: bleu, bit 1: exact, in the order given */
+    int order[8], n_order = 0;
+    for (int a = 0; a < argc; a++) {
+        if (!strcmp(argv[a], "--help")) {
+            fputs(EVAL_USAGE, stdout);
+            return EXIT_OK;
+        } else if (!strcmp(argv[a], "--lowercase")) {
+            lowercase = 1;
+        } else if ((!strcmp(argv[a], "--hyp") || !strcmp(argv[a], "--ref") ||
+                    !strcmp(argv[a], "--metric")) && a + 1 < argc) {
+            const char *opt = argv[a++];
+            if (!strcmp(opt, "--hyp"))
+                hyp_path = argv[a];
+            else if (!strcmp(opt, "--ref"))
+                ref_path = argv[a];
+            else {
+                int m = !strcmp(argv[a], "bleu") ? 0 : !strcmp(argv[a], "exact") ? 1 : -1;
+                if (m < 0)
+                    return usage_error("--metric: expected bleu or exact, got `%s`", argv[a]);
+                if (!(metrics & (1 << m)) && n_order < 8)
+                    order[n_order++] = m;
+                metrics |= 1 << m;
+            }
+        } else {
+            return usage_error("eval: unexpected argument `%s` (see s2s eval --help)", argv[a]);
+        }
+    }
+    if (!hyp_path || !ref_path)
+        return usage_error("%s", "eval needs --hyp FILE and --ref FILE (see s2s eval --help)");
+    if (!n_order)
+        order[n_order++] = 0;
+    TextFile hyp, ref;
+    Error err;
+    int rc = EXIT_USAGE;
+    if (textfile_read(&hyp, hyp_path, &err) < 0 || textfile_read(&ref, ref_path, &err) < 0)
+        goto done;
+    if (ref.n == 0) {
+        error_set(&err, "reference file `%s` is empty", ref_path);
+        goto done;
+    }
+    if (hyp.n != ref.n) {
+        error_set(&err, "`%s` has %d lines but `%s` has %d; each translation needs its reference "
+                  "on the same line", hyp_path, hyp.n, ref_path, ref.n);
+        goto done;
+    }
+    for (int k = 0; k < n_order; k++) {
+        if (order[k] == 0) {
+            Bleu b;
+            char line[256];
+            bleu_corpus(&b, (const char *const *)hyp.lines, (const char *const *)ref.lines, hyp.n,
+                        lowercase);
+            bleu_format(&b, line, sizeof line);
+            puts(line);
+        } else {
+            printf("exact = %.2f (%d sentences)\n",
+                   exact_match((const char *const *)hyp.lines, (const char *const *)ref.lines, hyp.n),
+                   hyp.n);
+        }
+    }
+    rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;
+done:
+    textfile_free(&hyp);
+    textfile_free(&ref);
+    return rc == EXIT_USAGE ? print_error(&err, EXIT_USAGE) : rc;
+}
+
 /* ---- s2s config ------------------------------------------------------------------------ */
 
 static const char CONFIG_USAGE[] =
@@ -346,6 +428,8 @@ int main(int argc, char **argv)
         return cmd_train(argc - 2, argv + 2);
     if (!strcmp(cmd, "gradcheck"))
         return cmd_gradcheck(argc - 2, argv + 2);
+    if (!strcmp(cmd, "eval"))
+        return cmd_eval(argc - 2, argv + 2);
     if (!strcmp(cmd, "config"))
         return cmd_config(argc - 2, argv + 2);
     if (!strcmp(cmd, "tokenize"))

@@ -24,8 +24,8 @@ typedef struct {
     char *config_yaml;
     const TrainSignals *signals;
     Vocab src_vocab, tgt_vocab;
-    Corpus train, valid;
-    int has_valid;
+    Corpus train, valid, test;
+    int has_valid, has_test;
     Dims dims;
     Params P, G;
     Workspace ws;
@@ -123,6 +123,13 @@ static int read_data(Trainer *t, Checkpoint *ck, Error *err)
         if (corpus_read(&t->valid, &vspec, &t->src_vocab, &t->tgt_vocab, 0, "validation", err) < 0)
             return -1;
     }
+    t->has_test = cfg->data.test_src[0] || cfg->data.test_tsv[0];
+    if (t->has_test) {
+        CorpusSpec tspec = corpus_spec(cfg, cfg->data.test_src, cfg->data.test_tgt,
+                                       cfg->data.test_tsv, 0, 1);
+        if (corpus_read(&t->test, &tspec, &t->src_vocab, &t->tgt_vocab, 0, "test", err) < 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -176,6 +183,7 @@ static void trainer_free(Trainer *t)
     vocab_free(&t->tgt_vocab);
     corpus_free(&t->train);
     corpus_free(&t->valid);
+    corpus_free(&t->test);
     params_free(&t->P);
     params_free(&t->G);
     model_workspace_free(&t->ws);
@@ -335,6 +343,53 @@ static int validate(Trainer *t, int *stop, Error *err)
     return 0;
 }
 
+/* ---- the test set -------------------------------------------------------------------------- */
+
+/* Translates the test set with the best weights (the last ones without validation),
+ * writes RUN_DIR/test.hyp and logs the scores. */
+static int test_best(Trainer *t, Error *err)
+{
+    const Config *cfg = t->cfg;
+    const Params *P = &t->P;
+    Checkpoint best = {0};
+    char path[2200];
+    rundir_path(&t->run, "checkpoints/best.ckpt", path, sizeof path);
+    const char *which = "last";
+    if (t->has_valid && t->prog.best_step > 0) {
+        if (checkpoint_load(&best, path, 0, err) < 0)
+            return -1;
+        P = &best.params;
+        which = "best";
+    }
+    Evaluator e;
+    EvalScores s;
+    TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    evaluator_init(&e, &t->dims, &t->test, (int)cfg->training.batch_size,
+                   cfg->translate.max_output_ratio, cfg->translate.max_output_extra);
+    evaluate(&e, P, &t->tgt_vocab, level, cfg->translate.max_output_ratio,
+             cfg->translate.max_output_extra, &s);
+    rundir_path(&t->run, "test.hyp", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    int ok = f != NULL;
+    for (int k = 0; ok && k < t->test.n; k++)
+        ok = fprintf(f, "%s\n", e.hyps[k]) >= 0;
+    if (f)
+        ok = (fclose(f) == 0) && ok;
+    evaluator_free(&e);
+    checkpoint_free(&best);
+    if (!ok)
+        return error_errno(err, "cannot write", path);
+    rundir_log(&t->run, "test (%s.ckpt, %d pairs): test_loss=%.4f test_ppl=%.2f test_bleu=%.2f "
+               "test_exact=%.2f; translations in %s", which, t->test.n, s.loss, s.ppl, s.bleu,
+               s.exact, path);
+    char json[512];
+    snprintf(json, sizeof json, "{\"step\":%ld,\"test_loss\":%.6g,\"test_ppl\":%.6g,"
+             "\"test_bleu\":%.4f,\"test_exact\":%.4f,\"checkpoint\":\"%s\"}", t->prog.step,
+             s.loss, s.ppl, s.bleu, s.exact, which);
+    rundir_metrics(&t->run, json);
+    return 0;
+}
+
 /* ---- the loop ----------------------------------------------------------------------------- */
 
 static const char *stop_reason(const Trainer *t)
@@ -415,6 +470,8 @@ static int train_loop(Trainer *t, Error *err)
             rundir_log(&t->run, "done: %s at step %ld, epoch %.3f, %.1fs of training%s", reason,
                        t->prog.step, batcher_epoch_progress(&t->batcher), t->prog.train_seconds,
                        t->has_valid ? "; best.ckpt is the best validation" : "");
+            if (t->has_test && test_best(t, err) < 0)
+                return TRAIN_IO_ERROR;
             return TRAIN_OK;
         }
         if (step(t) && t->prog.bad_steps >= cfg->training.max_bad_steps)

@@ -8,6 +8,7 @@ Suite *rng_suite(void);
 Suite *batch_suite(void);
 Suite *tokenize_suite(void);
 Suite *config_suite(void);
+Suite *data_suite(void);
 Suite *metrics_suite(void);
 Suite *ops_suite(void);
 Suite *gru_suite(void);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "metrics.h"
 #include "suites.h"
 
@@ -126,6 +127,45 @@ START_TEST(exact_match_counts_identical_lines)
 }
 END_TEST
 
+START_TEST(eval_command_prints_sacrebleu_lines_and_refuses_bad_input)
+{
+    char dir[512], hyp[700], ref[700], out[600], err[600], line[1024], expected[2048];
+    scratch_dir(dir, sizeof dir, "eval");
+    snprintf(hyp, sizeof hyp, "%s/metrics/perturbed-en/hyp.txt", shared_dir());
+    snprintf(ref, sizeof ref, "%s/metrics/perturbed-en/ref.txt", shared_dir());
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    const char *argv[] = {"./s2s", "eval", "--hyp", hyp, "--ref", ref, "--metric", "bleu",
+                          "--metric", "exact", NULL};
+    ck_assert_int_eq(run_command(argv, out, err, NULL), 0);
+    char *text = read_file(out);
+    ck_assert_ptr_nonnull(strstr(text, "BLEU = 56.52 86.4/71.7/57.8/45.4 (BP = 0.890 ratio = 0.896 "
+                                       "hyp_len = 1042 ref_len = 1163)\nexact = "));
+    free(text);
+
+    char empty[600], short_file[600];
+    snprintf(empty, sizeof empty, "%s/empty.txt", dir);
+    snprintf(short_file, sizeof short_file, "%s/short.txt", dir);
+    write_file(empty, "");
+    write_file(short_file, "one line\n");
+    const char *no_ref[] = {"./s2s", "eval", "--hyp", empty, "--ref", empty, NULL};
+    ck_assert_int_eq(run_command(no_ref, out, err, NULL), 2);
+    first_line(err, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: reference file `%s` is empty", empty);
+    ck_assert_str_eq(line, expected);
+    const char *mismatch[] = {"./s2s", "eval", "--hyp", short_file, "--ref", ref, NULL};
+    ck_assert_int_eq(run_command(mismatch, out, err, NULL), 2);
+    first_line(err, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: `%s` has 1 lines but `%s` has 300; each "
+             "translation needs its reference on the same line", short_file, ref);
+    ck_assert_str_eq(line, expected);
+    const char *missing[] = {"./s2s", "eval", "--hyp", "/nonexistent", "--ref", ref, NULL};
+    ck_assert_int_eq(run_command(missing, out, err, NULL), 2);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "s2s: error: cannot open `/nonexistent`: No such file or directory");
+}
+END_TEST
+
 Suite *metrics_suite(void)
 {
     Suite *s = suite_create("metrics");
@@ -133,6 +173,7 @@ Suite *metrics_suite(void)
     tcase_add_loop_test(tc, bleu_matches_sacrebleu, 0, 2 * (int)(sizeof CASES / sizeof *CASES));
     tcase_add_test(tc, tokenizer_13a_splits_like_mteval);
     tcase_add_test(tc, exact_match_counts_identical_lines);
+    tcase_add_test(tc, eval_command_prints_sacrebleu_lines_and_refuses_bad_input);
     suite_add_tcase(s, tc);
     return s;
 }

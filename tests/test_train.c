@@ -482,6 +482,33 @@ START_TEST(a_config_error_exits_2_and_writes_nothing)
 }
 END_TEST
 
+START_TEST(plateau_decay_and_early_stopping_follow_the_validations)
+{
+    /* Exact match stays 0 on this task after a few steps, so after the first
+     * validation nothing improves: with patience 1 the learning rate halves at every
+     * validation, and early stopping after 2 stale validations ends at step 6. */
+    char dir[512], path[700];
+    scratch_dir(dir, sizeof dir, "plateau");
+    write_tiny_setup(dir);
+    const char *sets[] = {"training.valid_every=2", "training.max_steps=100",
+                          "training.early_stopping_metric=exact", "training.patience=1",
+                          "training.early_stopping=2", "training.scheduling=plateau", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/run/metrics.jsonl", dir);
+    char *m = read_file(path);
+    ck_assert_ptr_nonnull(strstr(m, "\"step\":2,\"epoch\":0.0526,\"valid_loss\""));
+    ck_assert_ptr_nonnull(strstr(m, "\"valid_exact\":0.0000,\"lr\":0.005,\"best\":false}"));
+    ck_assert_ptr_nonnull(strstr(m, "\"valid_exact\":0.0000,\"lr\":0.0025,\"best\":false}"));
+    ck_assert_ptr_null(strstr(m, "\"step\":7,"));
+    free(m);
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    char *log = read_file(path);
+    ck_assert_ptr_nonnull(strstr(log, "early stopping: no improvement in 2 validations (best at step 2)"));
+    ck_assert_ptr_nonnull(strstr(log, "done: early stopping at step 6"));
+    free(log);
+}
+END_TEST
+
 START_TEST(gradcheck_command_checks_the_configured_model)
 {
     char dir[512], path[600], out_path[600];
@@ -516,6 +543,7 @@ Suite *train_suite(void)
     tcase_add_test(tc, skipped_pairs_are_counted_and_the_rest_stay_aligned);
     tcase_add_test(tc, crlf_corpus_trains_exactly_like_lf);
     tcase_add_test(tc, a_config_error_exits_2_and_writes_nothing);
+    tcase_add_test(tc, plateau_decay_and_early_stopping_follow_the_validations);
     tcase_add_test(tc, gradcheck_command_checks_the_configured_model);
     suite_add_tcase(s, tc);
     return s;

@@ -102,6 +102,28 @@ START_TEST(adam_matches_hand_computed_second_step)
 }
 END_TEST
 
+START_TEST(adadelta_matches_hand_computed_steps)
+{
+    /* Zeiler 2012, Algorithm 1, with rho 0.9, eps 1e-6 and a learning-rate multiplier
+     * of 1: E[g^2] = 0.1 g^2, dx = sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) g. */
+    Optimizer opt;
+    optim_init(&opt, OPTIM_ADADELTA, 1, 1.0f);
+    opt.beta2 = 0.9f;
+    opt.eps = 1e-6f;
+    float w = 0;
+    const float g = 2;
+    optim_step(&opt, &w, &g);
+    double sq_grad = 0.1 * 4, delta = sqrt(1e-6) / sqrt(sq_grad + 1e-6) * 2;
+    ck_assert_double_eq_tol(w, -delta, 1e-9);
+    double sq_update = 0.1 * delta * delta;
+    optim_step(&opt, &w, &g);
+    sq_grad = 0.9 * sq_grad + 0.1 * 4;
+    double delta2 = sqrt(sq_update + 1e-6) / sqrt(sq_grad + 1e-6) * 2;
+    ck_assert_double_eq_tol(w, -delta - delta2, 1e-8);
+    optim_free(&opt);
+}
+END_TEST
+
 START_TEST(clipping_scales_to_the_global_norm)
 {
     float g[2] = {3, 4};
@@ -193,6 +215,7 @@ Suite *training_suite(void)
     tcase_add_test(tc, float_gradients_agree_with_double_build);
     tcase_add_test(tc, adam_first_step_moves_each_weight_by_lr);
     tcase_add_test(tc, adam_matches_hand_computed_second_step);
+    tcase_add_test(tc, adadelta_matches_hand_computed_steps);
     tcase_add_test(tc, clipping_scales_to_the_global_norm);
     tcase_add_test(tc, model_overfits_eight_pairs_and_decodes_them_exactly);
     suite_add_tcase(s, tc);
