@@ -333,7 +333,7 @@ static int cmd_eval(int argc, char **argv)
         return usage_error("%s", "eval needs --hyp FILE and --ref FILE (see s2s eval --help)");
     if (!n_order)
         order[n_order++] = 0;
-    TextFile hyp, ref;
+    TextFile hyp = {0}, ref = {0};
     Error err;
     int rc = EXIT_USAGE;
     if (textfile_read(&hyp, hyp_path, &err) < 0 || textfile_read(&ref, ref_path, &err) < 0)
