@@ -10,6 +10,7 @@
 #include "config.h"
 #include "corpus.h"
 #include "error.h"
+#include "gen.h"
 #include "metrics.h"
 #include "modelcheck.h"
 #include "textfile.h"
@@ -30,6 +31,7 @@ static const char USAGE[] =
     "commands:\n"
     "  train      train a model: s2s train CONFIG.yaml [--set KEY=VALUE]... [--resume RUN_DIR]\n"
     "  gradcheck  check every gradient of the configured model by finite differences\n"
+    "  corpus     write a synthetic corpus with gold alignments: s2s corpus NAME --out DIR\n"
     "  eval       score translations: s2s eval --hyp FILE --ref FILE [--metric bleu|exact]\n"
     "  config     print every config key with its default (--doc: as a Markdown table)\n"
     "  tokenize   split stdin into tokens as training does, one line per line\n"
@@ -289,6 +291,75 @@ static int cmd_tokenize(int argc, char **argv)
     return EXIT_OK;
 }
 
+/* ---- s2s corpus ------------------------------------------------------------------------------ */
+
+static const char CORPUS_USAGE[] =
+    "usage: s2s corpus NAME --out DIR [--size N] [--seed S]\n"
+    "\n"
+    "Writes a synthetic parallel corpus with gold word alignments: DIR/{train,valid,test}\n"
+    "with .src and .tgt (one tokenized sentence a line) and .align (Pharaoh links j-i,\n"
+    "0-based source-target token indices). Valid and test hold 1000 pairs each, never\n"
+    "seen in train; --size sets the training pairs. The same seed (default 1) gives the\n"
+    "same corpus everywhere. Tasks (corpora/README.md describes each):\n";
+
+static int cmd_corpus(int argc, char **argv)
+{
+    const char *name = NULL, *out = NULL;
+    long size = -1, seed = 1;
+    for (int a = 0; a < argc; a++) {
+        if (!strcmp(argv[a], "--help")) {
+            int n;
+            const GenTask *tasks = gen_tasks(&n);
+            fputs(CORPUS_USAGE, stdout);
+            for (int k = 0; k < n; k++)
+                printf("  %-8s %s (default size %d)\n", tasks[k].name, tasks[k].about,
+                       tasks[k].default_train);
+            return EXIT_OK;
+        } else if ((!strcmp(argv[a], "--out") || !strcmp(argv[a], "--size") ||
+                    !strcmp(argv[a], "--seed")) && a + 1 < argc) {
+            const char *opt = argv[a++];
+            if (!strcmp(opt, "--out")) {
+                out = argv[a];
+                continue;
+            }
+            char *end;
+            long v = strtol(argv[a], &end, 10);
+            if (*end || !*argv[a] || v < (opt[2] == 's' && opt[3] == 'i' ? 1 : 0) || v > 100000000)
+                return usage_error(!strcmp(opt, "--size") ? "--size: expected a count from 1 to 100000000, got `%s`"
+                                                          : "--seed: expected a number from 0 to 100000000, got `%s`",
+                                   argv[a]);
+            if (!strcmp(opt, "--size"))
+                size = v;
+            else
+                seed = v;
+        } else if (argv[a][0] == '-') {
+            return usage_error("corpus: unknown option `%s` (see s2s corpus --help)", argv[a]);
+        } else if (name) {
+            return usage_error("corpus: one task only (got a second: `%s`)", argv[a]);
+        } else {
+            name = argv[a];
+        }
+    }
+    if (!name || !out)
+        return usage_error("%s", "corpus needs a task NAME and --out DIR (see s2s corpus --help)");
+    const GenTask *task = gen_find(name);
+    if (!task) {
+        int n;
+        const GenTask *tasks = gen_tasks(&n);
+        char list[256] = "";
+        for (int k = 0; k < n; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", tasks[k].name);
+        fprintf(stderr, "s2s: error: unknown corpus `%s` (expected one of: %s)\n", name, list);
+        return EXIT_USAGE;
+    }
+    Error err;
+    if (gen_write(task, out, size > 0 ? (int)size : task->default_train, (uint64_t)seed, &err) < 0)
+        return print_error(&err, EXIT_IO);
+    fprintf(stderr, "s2s corpus: wrote %s (%ld training pairs, 1000 validation, 1000 test, seed %ld) "
+            "to %s\n", name, size > 0 ? size : (long)task->default_train, seed, out);
+    return EXIT_OK;
+}
+
 /* ---- s2s eval -------------------------------------------------------------------------------- */
 
 static const char EVAL_USAGE[] =
@@ -428,6 +499,8 @@ int main(int argc, char **argv)
         return cmd_train(argc - 2, argv + 2);
     if (!strcmp(cmd, "gradcheck"))
         return cmd_gradcheck(argc - 2, argv + 2);
+    if (!strcmp(cmd, "corpus"))
+        return cmd_corpus(argc - 2, argv + 2);
     if (!strcmp(cmd, "eval"))
         return cmd_eval(argc - 2, argv + 2);
     if (!strcmp(cmd, "config"))

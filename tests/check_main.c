@@ -19,6 +19,7 @@ int main(void)
     srunner_add_suite(runner, tokenize_suite());
     srunner_add_suite(runner, config_suite());
     srunner_add_suite(runner, data_suite());
+    srunner_add_suite(runner, gen_suite());
     srunner_add_suite(runner, metrics_suite());
     srunner_add_suite(runner, ops_suite());
     srunner_add_suite(runner, gru_suite());

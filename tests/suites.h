@@ -9,6 +9,7 @@ Suite *batch_suite(void);
 Suite *tokenize_suite(void);
 Suite *config_suite(void);
 Suite *data_suite(void);
+Suite *gen_suite(void);
 Suite *metrics_suite(void);
 Suite *ops_suite(void);
 Suite *gru_suite(void);
