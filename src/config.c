@@ -14,7 +14,7 @@
 
 #include "mem.h"
 
-typedef enum { T_INT, T_REAL, T_BOOL, T_STR, T_ENUM } ValueType;
+typedef enum { T_INT, T_REAL, T_BOOL, T_STR, T_ENUM, T_INTLIST } ValueType;
 
 enum {
     KEY_FREE_ON_RESUME = 1, /* may change when resuming (logging, stopping, paths) */
@@ -51,6 +51,8 @@ static const KeySpec KEYS[] = {
     {"data.test_src", T_STR, OFF(data.test_src), "", 0, 0, NULL, FREE, "test source (optional; translated by make demo and scripts)"},
     {"data.test_tgt", T_STR, OFF(data.test_tgt), "", 0, 0, NULL, FREE, "test target"},
     {"data.test_tsv", T_STR, OFF(data.test_tsv), "", 0, 0, NULL, FREE, "or: test pairs as one TSV file"},
+    {"data.valid_align", T_STR, OFF(data.valid_align), "", 0, 0, NULL, FREE, "gold alignments of the validation pairs (Pharaoh j-i, j?i possible), for AER"},
+    {"data.test_align", T_STR, OFF(data.test_align), "", 0, 0, NULL, FREE, "gold alignments of the test pairs, for the final AER"},
     {"data.tsv_reverse", T_BOOL, OFF(data.tsv_reverse), "false", 0, 0, NULL, 0, "in TSV files, the second column is the source"},
     {"data.level", T_ENUM, OFF(data.level), "word", 0, 0, "word|char", 0, "tokens are words (punctuation split off) or characters"},
     {"data.lowercase", T_BOOL, OFF(data.lowercase), "false", 0, 0, NULL, 0, "lowercase both sides (full Unicode case mapping)"},
@@ -93,6 +95,10 @@ static const KeySpec KEYS[] = {
     {"training.log_every", T_INT, OFF(training.log_every), "100", 1, BIG, NULL, FREE, "log a progress line every this many steps (off a terminal)"},
     {"training.max_bad_steps", T_INT, OFF(training.max_bad_steps), "5", 1, 1000000, NULL, FREE, "stop (exit 4) after this many non-finite steps in a row"},
     {"training.threads", T_INT, OFF(training.threads), "0", 0, 1024, NULL, FREE, "OpenBLAS threads (0: OpenBLAS's default, one per core)"},
+
+    {"alignments.every", T_INT, OFF(alignments.every), "500", 0, BIG, NULL, FREE, "append the attention of the probe pairs to alignments.jsonl at step 0 and every this many steps (0: never)"},
+    {"alignments.probes", T_INT, OFF(alignments.probes), "4", 0, 100, NULL, FREE, "the probe pairs are the first this many validation pairs..."},
+    {"alignments.lines", T_INTLIST, OFF(alignments.lines), "[]", 1, 1e9, NULL, FREE, "... or these lines (1-based) of the validation files, e.g. [3, 17]"},
 
     {"translate.max_output_ratio", T_REAL, OFF(translate.max_output_ratio), "2", 0, 1000, NULL, KEY_MIN_EXCLUSIVE, "a translation stops after max_output_ratio * (source tokens) + max_output_extra tokens"},
     {"translate.max_output_extra", T_INT, OFF(translate.max_output_extra), "10", 0, 100000, NULL, 0, "see max_output_ratio"},
@@ -137,6 +143,7 @@ static const char *type_name(const KeySpec *ks)
     case T_BOOL: return "boolean";
     case T_STR: return "string";
     case T_ENUM: return "choice";
+    case T_INTLIST: return "list of integers";
     }
     return "?";
 }
@@ -223,6 +230,27 @@ static int parse_value(Config *cfg, const KeySpec *ks, const char *text, int quo
     range_text(ks, range, sizeof range);
     char *end;
     errno = 0;
+    if (ks->type == T_INTLIST) {
+        /* from --set or a default: "[3, 17]" or "3,17" */
+        ConfigIntList *list = (ConfigIntList *)field;
+        list->n = 0;
+        const char *p = text;
+        while (*p == ' ' || *p == '[')
+            p++;
+        while (*p && *p != ']') {
+            long long v = strtoll(p, &end, 10);
+            if (end == p || errno == ERANGE || (double)v < ks->min || (double)v > ks->max)
+                return error_set(err, "%s: expected a list of integers (each %s), got \"%s\"",
+                                 ks->path, range, text);
+            if (list->n == CONFIG_MAX_LIST)
+                return error_set(err, "%s: at most %d entries", ks->path, CONFIG_MAX_LIST);
+            list->v[list->n++] = (long)v;
+            p = end;
+            while (*p == ' ' || *p == ',')
+                p++;
+        }
+        return 0;
+    }
     if (ks->type == T_INT) {
         long long v = strtoll(text, &end, 10);
         if (end == text || *end || errno == ERANGE || !*text)
@@ -251,6 +279,15 @@ void config_key_value(const Config *cfg, int k, char *buf, size_t cap)
     case T_BOOL: snprintf(buf, cap, "%s", *(const int *)field ? "true" : "false"); break;
     case T_STR: snprintf(buf, cap, "%s", field); break;
     case T_ENUM: choice_name(ks->choices, *(const int *)field, buf, cap); break;
+    case T_INTLIST: {
+        const ConfigIntList *list = (const ConfigIntList *)field;
+        size_t used = (size_t)snprintf(buf, cap, "[");
+        for (int e = 0; e < list->n && used < cap; e++)
+            used += (size_t)snprintf(buf + used, cap - used, "%s%ld", e ? ", " : "", list->v[e]);
+        if (used < cap)
+            snprintf(buf + used, cap - used, "]");
+        break;
+    }
     }
 }
 
@@ -322,7 +359,7 @@ static const char *suggest_key(const char *path)
     return best_d <= limit ? best : NULL;
 }
 
-static const char *const SECTIONS[] = {"data", "model", "training", "translate"};
+static const char *const SECTIONS[] = {"data", "model", "training", "alignments", "translate"};
 
 static int is_section(const char *name)
 {
@@ -453,12 +490,57 @@ static int reject_anchor(Walker *w, const yaml_char_t *anchor)
 }
 
 /* The current event is the value of key k (a scalar is expected). */
+/* A list value: a sequence of plain integer scalars. */
+static int take_list(Walker *w, int k)
+{
+    const KeySpec *ks = &KEYS[k];
+    long line = ev_line(w), col = ev_col(w);
+    if (reject_anchor(w, w->event.data.sequence_start.anchor) < 0)
+        return -1;
+    char text[CONFIG_MAX_LIST * 24] = "";
+    int n = 0;
+    for (;;) {
+        if (next_event(w) < 0)
+            return -1;
+        if (w->event.type == YAML_SEQUENCE_END_EVENT)
+            break;
+        if (w->event.type != YAML_SCALAR_EVENT || w->event.data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+            return error_at(w->err, w->file, ev_line(w), ev_col(w), "%s: expected integers in the "
+                            "list, got %s", ks->path, w->event.type == YAML_SCALAR_EVENT ? "a string" :
+                            event_kind(&w->event));
+        if (++n > CONFIG_MAX_LIST)
+            return error_at(w->err, w->file, ev_line(w), ev_col(w), "%s: at most %d entries",
+                            ks->path, CONFIG_MAX_LIST);
+        const char *item = (const char *)w->event.data.scalar.value;
+        char *endp;
+        errno = 0;
+        long long v = strtoll(item, &endp, 10);
+        if (endp == item || *endp || errno == ERANGE || (double)v < ks->min || (double)v > ks->max)
+            return error_at(w->err, w->file, ev_line(w), ev_col(w), "%s: expected an integer from "
+                            "%.0f to %.0f, got \"%s\"", ks->path, ks->min, ks->max, item);
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%lld", n > 1 ? "," : "", v);
+    }
+    Error inner;
+    if (parse_value(w->cfg, ks, text, 0, &inner) < 0)
+        return error_at(w->err, w->file, line, col, "%s", inner.msg);
+    w->cfg->origin.line[k] = (int)line;
+    w->cfg->origin.col[k] = (int)col;
+    return 0;
+}
+
 static int take_value(Walker *w, int k)
 {
     const KeySpec *ks = &KEYS[k];
     yaml_event_t *e = &w->event;
     if (e->type == YAML_ALIAS_EVENT)
         return reject_anchor(w, NULL);
+    if (ks->type == T_INTLIST) {
+        if (e->type == YAML_SEQUENCE_START_EVENT)
+            return take_list(w, k);
+        return error_at(w->err, w->file, ev_line(w), ev_col(w), "%s: expected a list of integers "
+                        "such as [3, 17], got %s", ks->path,
+                        e->type == YAML_SCALAR_EVENT ? "a scalar" : event_kind(e));
+    }
     if (e->type != YAML_SCALAR_EVENT)
         return error_at(w->err, w->file, ev_line(w), ev_col(w), "%s: expected %s %s, got %s",
                         ks->path, ks->type == T_INT ? "an" : "a", type_name(ks), event_kind(e));
@@ -819,7 +901,7 @@ char *config_key_doc_row(int k)
 {
     const KeySpec *ks = &KEYS[k];
     char range[128] = "", def[128];
-    if (ks->type == T_INT || ks->type == T_REAL)
+    if (ks->type == T_INT || ks->type == T_REAL || ks->type == T_INTLIST)
         range_text(ks, range, sizeof range);
     else if (ks->type == T_ENUM) {
         snprintf(range, sizeof range, "%s", ks->choices);

@@ -14,6 +14,13 @@
 
 #define CONFIG_STR_MAX 1024
 #define CONFIG_MAX_KEYS 64
+#define CONFIG_MAX_LIST 32
+
+/* A list of integers, e.g. alignments.lines: [3, 17, 42]. */
+typedef struct {
+    long v[CONFIG_MAX_LIST];
+    int n;
+} ConfigIntList;
 
 /* Choice lists, in the order of the enum values below. */
 typedef enum { OPTIMIZER_ADAM, OPTIMIZER_SGD, OPTIMIZER_ADADELTA } ConfigOptimizer;
@@ -30,6 +37,7 @@ typedef struct {
         char train_src[CONFIG_STR_MAX], train_tgt[CONFIG_STR_MAX], train_tsv[CONFIG_STR_MAX];
         char valid_src[CONFIG_STR_MAX], valid_tgt[CONFIG_STR_MAX], valid_tsv[CONFIG_STR_MAX];
         char test_src[CONFIG_STR_MAX], test_tgt[CONFIG_STR_MAX], test_tsv[CONFIG_STR_MAX];
+        char valid_align[CONFIG_STR_MAX], test_align[CONFIG_STR_MAX];
         int tsv_reverse;
         int level;          /* ConfigLevel */
         int lowercase;
@@ -63,6 +71,11 @@ typedef struct {
         long max_bad_steps;
         long threads;
     } training;
+    struct {
+        long every;          /* dump every this many steps (and at step 0); 0: never */
+        long probes;         /* the first this many validation pairs, unless lines */
+        ConfigIntList lines; /* 1-based lines of the validation files */
+    } alignments;
     struct {
         double max_output_ratio;
         long max_output_extra;

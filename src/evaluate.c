@@ -128,3 +128,37 @@ void evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel 
     out->bleu = b.score;
     out->exact = exact_match((const char *const *)e->hyps, (const char *const *)c->refs, c->n);
 }
+
+void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *gold,
+                         AerCounts *aer, double *mean_entropy)
+{
+    const Corpus *c = e->corpus;
+    memset(aer, 0, sizeof *aer);
+    double entropy = 0;
+    long rows = 0;
+    Link *links = xmalloc_array((size_t)(c->max_tgt_len + 1), sizeof(Link));
+    for (int first = 0; first < c->n; first += e->batch_size) {
+        int count = c->n - first < e->batch_size ? c->n - first : e->batch_size;
+        for (int k = 0; k < count; k++) {
+            int pair = e->order[first + k];
+            e->src[k] = c->ids + c->src_start[pair];
+            e->tgt[k] = c->ids + c->tgt_start[pair];
+            e->src_n[k] = c->src_len[pair];
+            e->tgt_n[k] = c->tgt_len[pair];
+        }
+        batch_fill(&e->batch, count, e->src, e->src_n, e->tgt, e->tgt_n);
+        model_forward(&e->ws, P, &e->batch);
+        long SB = (long)e->batch.src_steps * count;
+        for (int k = 0; k < count; k++) {
+            int pair = e->order[first + k];
+            AttnMatrix m = {e->ws.alpha + k, e->batch.tgt_len[k], e->batch.src_len[k], SB, count};
+            int n = align_hard_links(&m, 0, links, c->max_tgt_len + 1);
+            if (gold)
+                aer_add(aer, links, n, gold->links + gold->start[pair], gold->count[pair]);
+            entropy += align_entropy_sum(&m);
+            rows += m.rows;
+        }
+    }
+    free(links);
+    *mean_entropy = rows ? entropy / (double)rows : 0;
+}

@@ -4,6 +4,7 @@
 #ifndef S2S_EVALUATE_H
 #define S2S_EVALUATE_H
 
+#include "alignments.h"
 #include "batch.h"
 #include "corpus.h"
 #include "decode.h"
@@ -39,5 +40,10 @@ void evaluator_free(Evaluator *e);
  * words; they are left in e->hyps. */
 void evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
               double max_output_ratio, long max_output_extra, EvalScores *out);
+
+/* Teacher-forced attention over the corpus: the hard (argmax) links' AER counts against
+ * gold (skipped if gold is NULL), and the mean entropy of the attention rows (nats). */
+void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *gold,
+                         AerCounts *aer, double *mean_entropy);
 
 #endif

@@ -293,3 +293,74 @@ double exact_match(const char *const *hyps, const char *const *refs, int n)
         same += !strcmp(hyps[s], refs[s]);
     return 100.0 * same / n;
 }
+
+/* ---- alignment error rate ------------------------------------------------------------- */
+
+int pharaoh_parse(const char *line, Link *links, int cap, int *bad_at)
+{
+    int n = 0;
+    const char *p = line;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            return n;
+        char *end;
+        long j = strtol(p, &end, 10);
+        if (end == p || j < 0 || (*end != '-' && *end != '?') || end[1] < '0' || end[1] > '9') {
+            *bad_at = (int)(p - line);
+            return -1;
+        }
+        int possible = *end == '?';
+        const char *q = end + 1;
+        long i = strtol(q, &end, 10);
+        if (end == q || i < 0 || (*end && *end != ' ' && *end != '\t') || j > 1000000 || i > 1000000) {
+            *bad_at = (int)(q - line);
+            return -1;
+        }
+        if (n == cap) {
+            *bad_at = (int)(p - line);
+            return -1;
+        }
+        links[n++] = (Link){(int)j, (int)i, possible};
+        p = end;
+    }
+}
+
+void aer_add(AerCounts *c, const Link *hyp, int n_hyp, const Link *gold, int n_gold)
+{
+    for (int g = 0; g < n_gold; g++)
+        c->sure += !gold[g].possible;
+    for (int h = 0; h < n_hyp; h++) {
+        /* a repeated hypothesis link counts once */
+        int repeated = 0;
+        for (int k = 0; k < h && !repeated; k++)
+            repeated = hyp[k].j == hyp[h].j && hyp[k].i == hyp[h].i;
+        if (repeated)
+            continue;
+        c->hyp++;
+        for (int g = 0; g < n_gold; g++) {
+            if (gold[g].j != hyp[h].j || gold[g].i != hyp[h].i)
+                continue;
+            c->hyp_possible++; /* P includes S */
+            c->hyp_sure += !gold[g].possible;
+            break;
+        }
+    }
+}
+
+double aer_rate(const AerCounts *c)
+{
+    long denom = c->hyp + c->sure;
+    return denom ? 1.0 - (double)(c->hyp_sure + c->hyp_possible) / (double)denom : 0.0;
+}
+
+double aer_precision(const AerCounts *c)
+{
+    return c->hyp ? (double)c->hyp_possible / (double)c->hyp : 0.0;
+}
+
+double aer_recall(const AerCounts *c)
+{
+    return c->sure ? (double)c->hyp_sure / (double)c->sure : 0.0;
+}

@@ -29,4 +29,29 @@ char *tokenize_13a(const char *line);
 /* Percent of hypotheses identical to their reference. */
 double exact_match(const char *const *hyps, const char *const *refs, int n);
 
+/* Word alignments: a link joins source token j and target token i; gold links are
+ * sure or only possible. Pharaoh text: "j-i" (sure) or "j?i" (possible), space
+ * separated, 0-based. */
+typedef struct {
+    int j, i;
+    int possible; /* 1 for a possible-only gold link */
+} Link;
+
+/* Parses one Pharaoh line into links (at most cap). Returns their number, or -1 if the
+ * line is malformed (with *bad_at the byte offset of the problem). */
+int pharaoh_parse(const char *line, Link *links, int cap, int *bad_at);
+
+/* Alignment error rate (Och and Ney 2003) accumulated over sentences:
+ * AER = 1 - (|A & S| + |A & P|) / (|A| + |S|), S the sure links, P the sure and
+ * possible ones, A the hypothesis; precision |A & P| / |A|, recall |A & S| / |S|. */
+typedef struct {
+    long hyp, sure, hyp_sure, hyp_possible;
+} AerCounts;
+
+/* Adds one sentence: hyp links (their `possible` field is ignored) against gold. */
+void aer_add(AerCounts *c, const Link *hyp, int n_hyp, const Link *gold, int n_gold);
+double aer_rate(const AerCounts *c);
+double aer_precision(const AerCounts *c);
+double aer_recall(const AerCounts *c);
+
 #endif

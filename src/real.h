@@ -9,6 +9,8 @@
 #include <math.h>
 #include <cblas.h>
 
+#include "fastmath.h"
+
 #ifdef S2S_REAL_DOUBLE
 typedef double real;
 #define REAL_NAME "double"
@@ -56,13 +58,14 @@ typedef float real;
 #endif
 
 /* The maths functions of the real type (tgmath.h would do this too, but it clashes
- * with the <complex.h> that OpenBLAS's cblas.h includes). */
+ * with the <complex.h> that OpenBLAS's cblas.h includes): libm in double, the
+ * vectorisable versions of fastmath.h in float. */
 static inline real r_exp(real x)
 {
 #ifdef S2S_REAL_DOUBLE
     return exp(x);
 #else
-    return expf(x);
+    return fast_expf(x);
 #endif
 }
 
@@ -80,7 +83,7 @@ static inline real r_tanh(real x)
 #ifdef S2S_REAL_DOUBLE
     return tanh(x);
 #else
-    return tanhf(x);
+    return fast_tanhf(x);
 #endif
 }
 

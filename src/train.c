@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alignments.h"
 #include "batcher.h"
 #include "checkpoint.h"
 #include "corpus.h"
@@ -36,6 +37,13 @@ typedef struct {
     Progress prog;
     RunDir run;
     long last_validated;   /* step of the last validation */
+    /* alignment dumps: the probe pairs of the validation set, and its gold links */
+    GoldAlignments gold;
+    int has_gold, n_probes;
+    int *probes;           /* pair index in t->valid of each probe */
+    Workspace probe_ws;
+    Batch probe_batch;
+    FILE *align_file;
     /* since the last log line */
     double log_loss;
     long log_steps, log_tokens;
@@ -85,6 +93,34 @@ static int check_resume_config(const Config *now, const Config *then, const char
     return 0;
 }
 
+/* The probe pairs whose attention is dumped: alignments.lines of the validation
+ * files, or its first alignments.probes pairs. */
+static int choose_probes(Trainer *t, Error *err)
+{
+    const Config *cfg = t->cfg;
+    const ConfigIntList *lines = &cfg->alignments.lines;
+    int want = lines->n ? lines->n : (int)cfg->alignments.probes;
+    if (want > t->valid.n)
+        want = t->valid.n;
+    t->probes = xmalloc_array((size_t)want + 1, sizeof(int));
+    for (int k = 0; k < want; k++) {
+        if (!lines->n) {
+            t->probes[k] = k;
+            continue;
+        }
+        int found = -1;
+        for (int pair = 0; pair < t->valid.n && found < 0; pair++)
+            if (t->valid.line_no[pair] == lines->v[k])
+                found = pair;
+        if (found < 0)
+            return error_set(err, "alignments.lines: line %ld of the validation set is not a "
+                             "usable pair (it is empty, or past the end)", lines->v[k]);
+        t->probes[k] = found;
+    }
+    t->n_probes = want;
+    return 0;
+}
+
 static int read_data(Trainer *t, Checkpoint *ck, Error *err)
 {
     const Config *cfg = t->cfg;
@@ -121,6 +157,13 @@ static int read_data(Trainer *t, Checkpoint *ck, Error *err)
         CorpusSpec vspec = corpus_spec(cfg, cfg->data.valid_src, cfg->data.valid_tgt,
                                        cfg->data.valid_tsv, 0, 1);
         if (corpus_read(&t->valid, &vspec, &t->src_vocab, &t->tgt_vocab, 0, "validation", err) < 0)
+            return -1;
+        if (cfg->data.valid_align[0]) {
+            if (gold_read(&t->gold, cfg->data.valid_align, &t->valid, err) < 0)
+                return -1;
+            t->has_gold = 1;
+        }
+        if (choose_probes(t, err) < 0)
             return -1;
     }
     t->has_test = cfg->data.test_src[0] || cfg->data.test_tsv[0];
@@ -173,6 +216,15 @@ static void init_model(Trainer *t, Checkpoint *ck)
     if (t->has_valid)
         evaluator_init(&t->eval, &t->dims, &t->valid, max_batch, cfg->translate.max_output_ratio,
                        cfg->translate.max_output_extra);
+    if (t->n_probes) {
+        int max_src = 0, max_tgt = 0;
+        for (int k = 0; k < t->n_probes; k++) {
+            max_src = t->valid.src_len[t->probes[k]] > max_src ? t->valid.src_len[t->probes[k]] : max_src;
+            max_tgt = t->valid.tgt_len[t->probes[k]] > max_tgt ? t->valid.tgt_len[t->probes[k]] : max_tgt;
+        }
+        model_workspace_init(&t->probe_ws, &t->dims, t->n_probes, max_src + 1, max_tgt + 1, 0);
+        batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
+    }
     t->last_validated = t->prog.step;
 }
 
@@ -192,6 +244,12 @@ static void trainer_free(Trainer *t)
     batch_free(&t->batch);
     if (t->has_valid)
         evaluator_free(&t->eval);
+    gold_free(&t->gold);
+    free(t->probes);
+    model_workspace_free(&t->probe_ws);
+    batch_free(&t->probe_batch);
+    if (t->align_file)
+        fclose(t->align_file);
     rundir_close(&t->run);
 }
 
@@ -284,6 +342,74 @@ static void log_progress(Trainer *t, int line_due)
     t->log_loss = 0;
     t->log_steps = t->log_tokens = 0;
     t->log_seconds = 0;
+}
+
+/* ---- alignment dumps -------------------------------------------------------------------------- */
+
+/* Appends the probes' teacher-forced attention to alignments.jsonl (one line each,
+ * flushed, so a kill never damages earlier lines) and logs the attention's entropy
+ * over the validation set, with its AER when gold alignments are known. */
+static int dump_alignments(Trainer *t, Error *err)
+{
+    const Corpus *v = &t->valid;
+    int n = t->n_probes, rc = 0;
+    /* dumps are rare: their scratch is allocated here, not kept */
+    const int **src = xmalloc_array((size_t)n, sizeof(int *)), **tgt = xmalloc_array((size_t)n, sizeof(int *));
+    int *src_n = xmalloc_array((size_t)n, sizeof(int)), *tgt_n = xmalloc_array((size_t)n, sizeof(int));
+    for (int k = 0; k < n; k++) {
+        int pair = t->probes[k];
+        src[k] = v->ids + v->src_start[pair];
+        tgt[k] = v->ids + v->tgt_start[pair];
+        src_n[k] = v->src_len[pair];
+        tgt_n[k] = v->tgt_len[pair];
+    }
+    Batch *b = &t->probe_batch;
+    batch_fill(b, n, src, src_n, tgt, tgt_n);
+    model_forward(&t->probe_ws, &t->P, b);
+    double epoch = batcher_epoch_progress(&t->batcher);
+    const char **src_words = xmalloc_array((size_t)b->src_steps, sizeof(char *));
+    const char **tgt_words = xmalloc_array((size_t)b->tgt_steps, sizeof(char *));
+    for (int k = 0; k < n && rc == 0; k++) {
+        int pair = t->probes[k];
+        int ns = b->src_len[k], nt = b->tgt_len[k];
+        for (int j = 0; j < ns; j++)
+            src_words[j] = vocab_word(&t->src_vocab, b->src[j * b->batch_size + k]);
+        for (int i = 0; i < nt; i++)
+            tgt_words[i] = vocab_word(&t->tgt_vocab, b->tgt_out[i * b->batch_size + k]);
+        AttnMatrix m = {t->probe_ws.alpha + k, nt, ns, (long)b->src_steps * b->batch_size,
+                        b->batch_size};
+        if (align_write_json(t->align_file, t->prog.step, epoch, v->line_no[pair], src_words,
+                             tgt_words, &m) < 0) {
+            char path[2200];
+            rundir_path(&t->run, "alignments.jsonl", path, sizeof path);
+            rc = error_errno(err, "cannot write", path);
+        }
+    }
+    free(src);
+    free(tgt);
+    free(src_n);
+    free(tgt_n);
+    free(src_words);
+    free(tgt_words);
+    if (rc < 0)
+        return -1;
+    AerCounts aer;
+    double entropy;
+    evaluate_alignments(&t->eval, &t->P, t->has_gold ? &t->gold : NULL, &aer, &entropy);
+    char json[512];
+    if (t->has_gold) {
+        rundir_log(&t->run, "alignments step=%ld aer=%.4f precision=%.4f recall=%.4f "
+                   "attention_entropy=%.4f", t->prog.step, aer_rate(&aer), aer_precision(&aer),
+                   aer_recall(&aer), entropy);
+        snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"aer\":%.6f,\"aer_precision\":%.6f,"
+                 "\"aer_recall\":%.6f,\"attention_entropy\":%.6f}", t->prog.step, epoch,
+                 aer_rate(&aer), aer_precision(&aer), aer_recall(&aer), entropy);
+    } else {
+        snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"attention_entropy\":%.6f}",
+                 t->prog.step, epoch, entropy);
+    }
+    rundir_metrics(&t->run, json);
+    return 0;
 }
 
 /* ---- validation ----------------------------------------------------------------------------- */
@@ -456,10 +582,18 @@ static void log_header(Trainer *t, int resumed)
                    batcher_epoch_progress(&t->batcher));
 }
 
+static int dumps_due(const Trainer *t)
+{
+    return t->n_probes > 0 && t->cfg->alignments.every > 0 &&
+           t->prog.step % t->cfg->alignments.every == 0;
+}
+
 static int train_loop(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
     int stop = 0;
+    if (t->prog.step == 0 && dumps_due(t) && dump_alignments(t, err) < 0)
+        return TRAIN_IO_ERROR;
     for (;;) {
         const char *reason = stop ? "early stopping" : stop_reason(t);
         if (reason) {
@@ -480,6 +614,8 @@ static int train_loop(Trainer *t, Error *err)
                              "or set training.clip_grad_norm; the checkpoints were left as they "
                              "were", t->prog.bad_steps, t->prog.step), TRAIN_DIVERGED;
         log_progress(t, t->prog.step % cfg->training.log_every == 0);
+        if (dumps_due(t) && dump_alignments(t, err) < 0)
+            return TRAIN_IO_ERROR;
         if (*t->signals->received) {
             if (save(t, "last.ckpt", err) < 0)
                 return TRAIN_IO_ERROR;
@@ -522,6 +658,16 @@ int train_run(Config *cfg, const char *resume_dir, const TrainSignals *signals, 
     if (rundir_write_config(&t.run, t.config_yaml, err) < 0) {
         rc = TRAIN_IO_ERROR;
         goto done;
+    }
+    if (t.n_probes) {
+        char path[2200];
+        rundir_path(&t.run, "alignments.jsonl", path, sizeof path);
+        t.align_file = fopen(path, "a");
+        if (!t.align_file) {
+            error_errno(err, "cannot write", path);
+            rc = TRAIN_IO_ERROR;
+            goto done;
+        }
     }
     if (cfg->training.threads > 0)
         openblas_set_num_threads((int)cfg->training.threads);

@@ -1,11 +1,13 @@
 /* test_training.c: the float build against the double build, the optimizers, and the
  * end-to-end proof that the model learns: eight pairs overfit and decode exactly. */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decode.h"
+#include "fastmath.h"
 #include "model.h"
 #include "model_fixture.h"
 #include "optim.h"
@@ -67,6 +69,34 @@ START_TEST(float_gradients_agree_with_double_build)
      * below what float resolves next to a loss of ~2, so it is compared here. */
     check_float_against_double(0.5f, 52);
     check_float_against_double(0.5f, 53);
+}
+END_TEST
+
+START_TEST(fast_math_is_within_a_few_ulp_of_libm)
+{
+    /* Over [-20, 20] (exp: [-87, 88]) in steps that hit every binade the model uses. */
+    double worst_exp = 0, worst_tanh = 0, worst_sigmoid = 0;
+    for (double x = -87; x <= 88; x += 0.000731) {
+        double want = exp(x), got = fast_expf((float)x);
+        /* against the exact exp of the float input, relative */
+        want = exp((double)(float)x);
+        worst_exp = fmax(worst_exp, fabs(got - want) / want);
+    }
+    for (double x = -20; x <= 20; x += 0.0000731) {
+        float xf = (float)x;
+        double t = tanh((double)xf);
+        worst_tanh = fmax(worst_tanh, fabs(fast_tanhf(xf) - t) / fmax(fabs(t), 1e-30));
+        double sg = 1 / (1 + exp(-(double)xf));
+        worst_sigmoid = fmax(worst_sigmoid, fabs(fast_sigmoidf(xf) - sg) / sg);
+    }
+    printf("fast math, worst relative error: exp %.2e, tanh %.2e, sigmoid %.2e (float eps %.2e)\n",
+           worst_exp, worst_tanh, worst_sigmoid, (double)FLT_EPSILON);
+    ck_assert_double_le(worst_exp, 3 * FLT_EPSILON);
+    ck_assert_double_le(worst_tanh, 4 * FLT_EPSILON);
+    ck_assert_double_le(worst_sigmoid, 4 * FLT_EPSILON);
+    ck_assert(fast_expf(-1000) >= 0 && fast_expf(-1000) < 1e-37f);
+    ck_assert(fast_expf(1000) < 3.4e38f && fast_tanhf(1000) == 1 && fast_tanhf(-1000) == -1);
+    ck_assert(fast_tanhf(0) == 0);
 }
 END_TEST
 
@@ -213,6 +243,7 @@ Suite *training_suite(void)
     TCase *tc = tcase_create("float");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, float_gradients_agree_with_double_build);
+    tcase_add_test(tc, fast_math_is_within_a_few_ulp_of_libm);
     tcase_add_test(tc, adam_first_step_moves_each_weight_by_lr);
     tcase_add_test(tc, adam_matches_hand_computed_second_step);
     tcase_add_test(tc, adadelta_matches_hand_computed_steps);

@@ -1,0 +1,30 @@
+/* command.h: what the s2s commands share: exit codes (INTERFACE.md), one-line error
+ * printing, loading CONFIG.yaml with --set overrides, and the commands themselves
+ * (cmd_train.c, cmd_tools.c, cmd_align.c); main.c dispatches to them. */
+#ifndef S2S_COMMAND_H
+#define S2S_COMMAND_H
+
+#include "config.h"
+#include "error.h"
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_DIVERGED = 4 };
+
+/* Prints "s2s: error: " fmt (with one string argument) and returns EXIT_USAGE. */
+int cmd_usage_error(const char *fmt, const char *arg);
+/* Prints err's message as an s2s error and returns code. */
+int cmd_error(const Error *err, int code);
+/* Loads the CONFIG.yaml among argv with its --set overrides and validates it. With
+ * resume / samples not NULL, --resume DIR / --samples N are accepted and stored.
+ * Returns 0, -1 after printing usage for --help, or an exit code. */
+int cmd_load_config(Config *cfg, int argc, char **argv, const char *usage, const char **resume,
+                    long *samples);
+
+/* The commands: argv holds the arguments after the command name. */
+int cmd_train(int argc, char **argv);
+int cmd_gradcheck(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_corpus(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+
+#endif

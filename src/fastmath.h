@@ -1,0 +1,59 @@
+/* fastmath.h: exp, tanh and sigmoid for float arrays, written without branches or
+ * library calls so that the compiler turns loops over them into SIMD code (libm's
+ * expf and tanhf are function calls, one value at a time). Accuracy: a few ulp
+ * (tests/test_training.c measures it against libm). Only the float build uses them;
+ * the double build, which the gradient checks run on, keeps libm.
+ *
+ * exp: Cody-Waite reduction x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial for
+ * e^r (the coefficients of Cephes' expf), and 2^n put into the exponent bits; inputs are
+ * clamped to [-87.3, 88.7], so e^x never overflows and the smallest result is ~1e-38.
+ * tanh: x + x^3 P(x^2) for |x| < 0.625 (Cephes' tanhf polynomial), else
+ * 1 - 2 / (e^(2|x|) + 1) with the sign of x. */
+#ifndef S2S_FASTMATH_H
+#define S2S_FASTMATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+static inline float fast_expf(float x)
+{
+    x = x < -87.3f ? -87.3f : x;
+    x = x > 88.7f ? 88.7f : x;
+    /* round x / ln2 to the nearest integer with the 1.5 * 2^23 trick (no rounding
+     * instruction needed) */
+    const float shift = 12582912.0f;
+    float n = (x * 1.44269504088896341f + shift) - shift;
+    float r = x - n * 0.693359375f;   /* ln2 split in two: the first part is exact */
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t bits;
+    memcpy(&bits, &p, 4);
+    bits += (int32_t)n * (1 << 23); /* times 2^n */
+    memcpy(&p, &bits, 4);
+    return p;
+}
+
+static inline float fast_tanhf(float x)
+{
+    float a = x < 0 ? -x : x;
+    float z = x * x;
+    float small = (((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z +
+                   1.33314422036e-1f) * z - 3.33332819422e-1f;
+    small = x + x * z * small;
+    float big = 1.0f - 2.0f / (fast_expf(2.0f * a) + 1.0f);
+    big = x < 0 ? -big : big;
+    return a < 0.625f ? small : big;
+}
+
+static inline float fast_sigmoidf(float x)
+{
+    return 1.0f / (1.0f + fast_expf(-x));
+}
+
+#endif

@@ -1,0 +1,27 @@
+/* heatmap.h: attention matrices drawn for people: SVG files (one per probe and step,
+ * source tokens along the top, target tokens down the side, a colour scale, each
+ * weight on hover), one self-contained HTML report (per probe a slider over training
+ * steps, and the learning curves of metrics.jsonl), and terminal text with Unicode
+ * shade blocks (in colour on a terminal). */
+#ifndef S2S_HEATMAP_H
+#define S2S_HEATMAP_H
+
+#include <stdio.h>
+
+#include "alignread.h"
+#include "error.h"
+
+/* One heatmap as an SVG element (uid makes its ids unique within a page). With
+ * standalone, an XML declaration first and the SVG namespace, for a .svg file. */
+void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone);
+
+/* One heatmap as text; with color, ANSI 256-colour shades. */
+void heatmap_txt(FILE *f, const AlignRecord *r, int color);
+
+/* Writes the HTML report of log (and of metrics_path's curves, if not NULL) to path,
+ * atomically. At most max_frames steps per probe (evenly spaced, first and last kept).
+ * Returns 0, or -1 with err set. */
+int heatmap_report(const char *path, const AlignLog *log, const char *metrics_path,
+                   const char *title, int max_frames, Error *err);
+
+#endif
