@@ -5,6 +5,7 @@
 set -eu
 
 PACKAGES="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev check
+libxml2-utils chromium
 python3-torch python3-yaml"
 
 missing=""

@@ -10,27 +10,36 @@ static int n_real(const int *len, int S, int b)
     return len ? len[b] : S;
 }
 
+/* pre = tanh(k + q) for one row of A values. restrict lets the compiler vectorise. */
+static void tanh_of_sum(real *restrict pre, const real *restrict k, const real *restrict q, int A)
+{
+    for (int u = 0; u < A; u++)
+        pre[u] = r_tanh(k[u] + q[u]);
+}
+
 void attn_additive_scores_forward(real *e, real *pre, const real *q, const real *keys,
                                   const real *v_a, const int *len, int S, int B, int A)
 {
-    for (int b = 0; b < B; b++) {
-        const real *qb = q + (size_t)b * A;
-        int L = n_real(len, S, b);
-        for (int j = 0; j < S; j++) {
+    for (int j = 0; j < S; j++)
+        for (int b = 0; b < B; b++) {
             size_t row = (size_t)j * B + b;
-            if (j >= L) {
-                e[row] = 0;
-                continue;
-            }
-            const real *k = keys + row * A;
-            real *t = pre + row * A;
-            real sum = 0;
-            for (int u = 0; u < A; u++) {
-                t[u] = r_tanh(k[u] + qb[u]);
-                sum += v_a[u] * t[u];
-            }
-            e[row] = sum;
+            if (j < n_real(len, S, b))
+                tanh_of_sum(pre + row * A, keys + row * A, q + (size_t)b * A, A);
+            else /* padding: zeros, so its score below is 0 */
+                memset(pre + row * A, 0, sizeof(real) * (size_t)A);
         }
+    /* e (S*B) = pre (S*B, A) . v_a (A): every score in one product */
+    cblas_gemv(CblasRowMajor, CblasNoTrans, S * B, A, 1, pre, A, v_a, 1, 0, e, 1);
+}
+
+/* forward: e = v . t, t = tanh(k + q): dt = de v, and through tanh dk += dq += dt (1 - t^2) */
+static void tanh_sum_backward(real *restrict dk, real *restrict dq, const real *restrict t,
+                              const real *restrict v, real de, int A)
+{
+    for (int u = 0; u < A; u++) {
+        real dpre = de * v[u] * (1 - t[u] * t[u]);
+        dk[u] += dpre;
+        dq[u] += dpre;
     }
 }
 
@@ -38,22 +47,15 @@ void attn_additive_scores_backward(real *dq, real *dkeys, real *dv_a, const real
                                    const real *pre, const real *v_a, const int *len,
                                    int S, int B, int A)
 {
-    for (int b = 0; b < B; b++) {
-        real *dqb = dq + (size_t)b * A;
-        int L = n_real(len, S, b);
-        for (int j = 0; j < L; j++) {
+    for (int j = 0; j < S; j++)
+        for (int b = 0; b < B; b++) {
             size_t row = (size_t)j * B + b;
-            const real *t = pre + row * A;
-            real *dk = dkeys + row * A;
-            for (int u = 0; u < A; u++) {
-                /* forward: e = sum_u v_u t_u, t_u = tanh(k_u + q_u) */
-                dv_a[u] += de[row] * t[u];
-                real dpre = de[row] * v_a[u] * (1 - t[u] * t[u]);
-                dk[u] += dpre;
-                dqb[u] += dpre;
-            }
+            if (j < n_real(len, S, b))
+                tanh_sum_backward(dkeys + row * A, dq + (size_t)b * A, pre + row * A, v_a, de[row], A);
         }
-    }
+    /* forward: e = pre v_a, so dv_a (A) += pre^T (A, S*B) . de (S*B); padded rows of pre are
+     * zero */
+    cblas_gemv(CblasRowMajor, CblasTrans, S * B, A, 1, pre, A, de, 1, 1, dv_a, 1);
 }
 
 void attn_dot_scores_forward(real *e, const real *q, const real *keys, int ld_keys,
@@ -141,6 +143,13 @@ void attn_softmax_backward(real *de, const real *dalpha, const real *alpha, cons
     }
 }
 
+/* c += w v for D values. */
+static void add_scaled(real *restrict c, const real *restrict v, real w, int D)
+{
+    for (int u = 0; u < D; u++)
+        c[u] += w * v[u];
+}
+
 void attn_context_forward(real *c, int ld_c, const real *alpha, const real *values, int ld_v,
                           const int *len, int S, int B, int D)
 {
@@ -150,10 +159,7 @@ void attn_context_forward(real *c, int ld_c, const real *alpha, const real *valu
         int L = n_real(len, S, b);
         for (int j = 0; j < L; j++) {
             size_t row = (size_t)j * B + b;
-            const real *v = values + row * ld_v;
-            real w = alpha[row];
-            for (int u = 0; u < D; u++)
-                cb[u] += w * v[u];
+            add_scaled(cb, values + row * ld_v, alpha[row], D);
         }
     }
 }
@@ -165,21 +171,17 @@ void attn_context_backward(real *dalpha, real *dvalues, const real *dc, int ld_c
     for (int b = 0; b < B; b++) {
         const real *dcb = dc + (size_t)b * ld_c;
         int L = n_real(len, S, b);
-        for (int j = 0; j < S; j++) {
+        /* forward: c = sum_j alpha_j h_j, so dalpha_j = dc . h_j (one product over the
+         * sentence's positions: rows j of values are B * ld_v apart) ... */
+        if (L > 0)
+            cblas_gemv(CblasRowMajor, CblasNoTrans, L, D, 1, values + (size_t)b * ld_v,
+                       B * ld_v, dcb, 1, 0, dalpha + b, B);
+        for (int j = L; j < S; j++)
+            dalpha[(size_t)j * B + b] = 0;
+        /* ... and dh_j += alpha_j dc */
+        for (int j = 0; j < L; j++) {
             size_t row = (size_t)j * B + b;
-            if (j >= L) {
-                dalpha[row] = 0;
-                continue;
-            }
-            /* forward: c += alpha_j h_j, so dalpha_j = dc . h_j, dh_j += alpha_j dc */
-            const real *v = values + row * ld_v;
-            real *dv = dvalues + row * ld_v;
-            real sum = 0;
-            for (int u = 0; u < D; u++) {
-                sum += dcb[u] * v[u];
-                dv[u] += alpha[row] * dcb[u];
-            }
-            dalpha[row] = sum;
+            add_scaled(dvalues + row * ld_v, dcb, alpha[row], D);
         }
     }
 }

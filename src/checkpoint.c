@@ -316,6 +316,12 @@ static int load_from(Checkpoint *ck, const CkptFile *f, const char *name, int wi
             if (!isfinite(x->data[k]))
                 return error_set(err, "checkpoint `%s`: non-finite weight in %s", name, x->name);
     }
+    const CkptSection *prog = ckpt_find(f, "PROG");
+    if (prog && prog->len >= 8) {
+        int64_t step;
+        memcpy(&step, prog->data, 8);
+        ck->step = step >= 0 ? (long)step : 0;
+    }
     return with_training ? load_training(ck, f, name, err) : 0;
 }
 

@@ -39,6 +39,7 @@ typedef struct {
     Vocab src_vocab, tgt_vocab;
     Params params;
     int has_training;       /* optimizer and progress were loaded */
+    long step;              /* the training step it was saved at (0 if unknown) */
     Optimizer optim;
     Progress progress;
 } Checkpoint;

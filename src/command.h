@@ -26,5 +26,7 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_corpus(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_align(int argc, char **argv);
+int cmd_heatmap(int argc, char **argv);
 
 #endif

@@ -1,8 +1,10 @@
 /* gen_dates.c: dates as people write them ("the 3rd of June, 2009", "Jun 3 09",
  * "03.06.2009", ...) -> ISO 8601 as five tokens: 2009 - 06 - 03. The day, month and year
  * parts of the source align with the target's day, month and year; words like "the",
- * "of", a weekday and commas align with nothing; a one-token date such as 3/6/2009
- * aligns with all three parts. Slashed dates are day/month/year, never American. */
+ * "of", a weekday, commas and the separators of 3 / 6 / 2009 align with nothing.
+ * Numeric dates are written with their separators as tokens of their own, so that a
+ * word-level model sees days, months and years, not 36,500 one-off words. Slashed
+ * dates are day/month/year, never American. */
 #include <stdio.h>
 #include <string.h>
 
@@ -77,7 +79,6 @@ void gen_dates(GenPair *p, Pcg32 *rng)
     char short_name[16];
     month_name(m, 1, lower, short_name, sizeof short_name);
     snprintf(word, sizeof word, "%d", d);
-    int j;
     switch (pcg32_below(rng, 12)) {
     case 0: /* 3 June 2009 */
         gen_link(p, gen_src(p, word), DAY);
@@ -98,24 +99,25 @@ void gen_dates(GenPair *p, Pcg32 *rng)
         gen_src(p, ",");
         gen_link(p, gen_src(p, year), YEAR);
         break;
-    case 3: /* 3/6/2009: day/month/year */
-        snprintf(word, sizeof word, "%d/%d/%d", d, m, y);
-        j = gen_src(p, word);
-        gen_link(p, j, YEAR);
-        gen_link(p, j, MONTH);
-        gen_link(p, j, DAY);
+    case 3: /* 3 / 6 / 2009: day/month/year */
+        gen_link(p, gen_src(p, word), DAY);
+        gen_src(p, "/");
+        snprintf(word, sizeof word, "%d", m);
+        gen_link(p, gen_src(p, word), MONTH);
+        gen_src(p, "/");
+        gen_link(p, gen_src(p, year), YEAR);
         break;
     case 4: /* Jun 3 09 */
         gen_link(p, gen_src(p, short_name), MONTH);
         gen_link(p, gen_src(p, word), DAY);
         gen_link(p, gen_src(p, year2), YEAR);
         break;
-    case 5: /* 03.06.2009 */
-        snprintf(word, sizeof word, "%02d.%02d.%d", d, m, y);
-        j = gen_src(p, word);
-        gen_link(p, j, YEAR);
-        gen_link(p, j, MONTH);
-        gen_link(p, j, DAY);
+    case 5: /* 03 . 06 . 2009 */
+        gen_link(p, gen_src(p, day), DAY);
+        gen_src(p, ".");
+        gen_link(p, gen_src(p, month), MONTH);
+        gen_src(p, ".");
+        gen_link(p, gen_src(p, year), YEAR);
         break;
     case 6: /* Wednesday , June 3 , 2009 */
         gen_src(p, WEEKDAYS[weekday(y, m, d)]);
@@ -140,12 +142,12 @@ void gen_dates(GenPair *p, Pcg32 *rng)
         gen_link(p, gen_src(p, short_name), MONTH);
         gen_link(p, gen_src(p, year2), YEAR);
         break;
-    case 10: /* 2009-06-03, already ISO but one token */
-        snprintf(word, sizeof word, "%d-%02d-%02d", y, m, d);
-        j = gen_src(p, word);
-        gen_link(p, j, YEAR);
-        gen_link(p, j, MONTH);
-        gen_link(p, j, DAY);
+    case 10: /* 2009 / 06 / 03, year first */
+        gen_link(p, gen_src(p, year), YEAR);
+        gen_src(p, "/");
+        gen_link(p, gen_src(p, month), MONTH);
+        gen_src(p, "/");
+        gen_link(p, gen_src(p, day), DAY);
         break;
     default: /* on the 3rd of June in 2009 */
         gen_src(p, "on");

@@ -10,6 +10,21 @@ static int row_active(const int *len, int t, int b)
     return !len || t < len[b];
 }
 
+/* The gates of one row: on entry r, z, hn hold W_h h (or 0); x holds xg. A function of
+ * its own so that `restrict` tells the compiler the arrays never overlap, and it can
+ * vectorise the loop without run-time overlap tests. */
+static void gates_forward(real *restrict r, real *restrict z, real *restrict hn,
+                          real *restrict g, const real *restrict x, const real *restrict b_h,
+                          int H)
+{
+    for (int k = 0; k < H; k++) {
+        r[k] = r_sigmoid(x[k] + r[k] + b_h[k]);
+        z[k] = r_sigmoid(x[H + k] + z[k] + b_h[H + k]);
+        hn[k] = hn[k] + b_h[2 * H + k];
+        g[k] = r_tanh(x[2 * H + k] + r[k] * hn[k]);
+    }
+}
+
 void gru_step_forward(real *h, real *cache, const real *xg, int ld_xg, const real *h_prev,
                       int ld_h, const real *W_h, const real *b_h, const int *len, int t,
                       int B, int H)
@@ -28,16 +43,49 @@ void gru_step_forward(real *h, real *cache, const real *xg, int ld_xg, const rea
             continue;
         }
         const real *x = xg + (size_t)b * ld_xg;
-        const real *hp = h_prev ? h_prev + (size_t)b * ld_h : NULL;
         real *r = c, *z = c + H, *hn = c + 2 * H, *g = c + 3 * H;
-        for (int k = 0; k < H; k++) {
-            real hr = hp ? r[k] : 0, hz = hp ? z[k] : 0, hg = hp ? hn[k] : 0;
-            r[k] = r_sigmoid(x[k] + hr + b_h[k]);
-            z[k] = r_sigmoid(x[H + k] + hz + b_h[H + k]);
-            hn[k] = hg + b_h[2 * H + k];
-            g[k] = r_tanh(x[2 * H + k] + r[k] * hn[k]);
-            hb[k] = (1 - z[k]) * g[k] + z[k] * (hp ? hp[k] : 0);
+        if (!h_prev) /* the zero state: the hidden projections are just b_h */
+            memset(c, 0, sizeof(real) * (size_t)G);
+        gates_forward(r, z, hn, g, x, b_h, H);
+        if (h_prev) {
+            const real *hp = h_prev + (size_t)b * ld_h;
+            for (int k = 0; k < H; k++)
+                hb[k] = (1 - z[k]) * g[k] + z[k] * hp[k];
+        } else {
+            for (int k = 0; k < H; k++)
+                hb[k] = (1 - z[k]) * g[k];
         }
+    }
+}
+
+/* Backward through the gates of one row: writes dx (3H), the gradient of xg, and dhg
+ * (3H), that of the hidden projections. The previous state is hp[k] * hp_scale: the
+ * zero state comes as any finite array with scale 0, so the loop has no branch and
+ * vectorises. */
+static void gates_backward(real *restrict dx, real *restrict dhg, const real *restrict dh,
+                           const real *restrict r, const real *restrict z,
+                           const real *restrict hn, const real *restrict g,
+                           const real *restrict hp, real hp_scale, int H)
+{
+    for (int k = 0; k < H; k++) {
+        real hprev = hp[k] * hp_scale;
+        /* forward: h' = (1 - z) g + z h */
+        real dg = dh[k] * (1 - z[k]);
+        real dz = dh[k] * (hprev - g[k]);
+        /* forward: g = tanh(xg_g + r * hn) */
+        real dag = dg * (1 - g[k] * g[k]);
+        real dr = dag * hn[k];
+        /* forward: r = sigmoid(a_r), z = sigmoid(a_z) */
+        real dar = dr * r[k] * (1 - r[k]);
+        real daz = dz * z[k] * (1 - z[k]);
+        dx[k] = dar;
+        dx[H + k] = daz;
+        dx[2 * H + k] = dag;
+        /* the hidden pre-activations: a_r and a_z contain W_h h + b_h directly; hn
+         * enters g only through r * hn */
+        dhg[k] = dar;
+        dhg[H + k] = daz;
+        dhg[2 * H + k] = dag * r[k];
     }
 }
 
@@ -55,31 +103,14 @@ void gru_step_backward(real *dh_prev, real *dxg, int ld_dxg, real *dhg, real *dW
             continue;
         }
         const real *c = cache + (size_t)b * C;
-        const real *r = c, *z = c + H, *hn = c + 2 * H, *g = c + 3 * H;
         const real *dhb = dh + (size_t)b * ld_dh;
-        const real *hp = h_prev ? h_prev + (size_t)b * ld_h : NULL;
-        real *dhp = dh_prev ? dh_prev + (size_t)b * ld_dh : NULL;
-        for (int k = 0; k < H; k++) {
-            real hprev = hp ? hp[k] : 0;
-            /* forward: h' = (1 - z) g + z h */
-            real dg = dhb[k] * (1 - z[k]);
-            real dz = dhb[k] * (hprev - g[k]);
-            if (dhp)
+        const real *hp = h_prev ? h_prev + (size_t)b * ld_h : c; /* c: finite, scaled by 0 */
+        gates_backward(dx, dhgb, dhb, c, c + H, c + 2 * H, c + 3 * H, hp, h_prev ? 1 : 0, H);
+        if (dh_prev) { /* forward: h' = (1 - z) g + z h, so dh += dh' z */
+            real *dhp = dh_prev + (size_t)b * ld_dh;
+            const real *z = c + H;
+            for (int k = 0; k < H; k++)
                 dhp[k] += dhb[k] * z[k];
-            /* forward: g = tanh(xg_g + r * hn) */
-            real dag = dg * (1 - g[k] * g[k]);
-            real dr = dag * hn[k];
-            /* forward: r = sigmoid(a_r), z = sigmoid(a_z) */
-            real dar = dr * r[k] * (1 - r[k]);
-            real daz = dz * z[k] * (1 - z[k]);
-            dx[k] = dar;
-            dx[H + k] = daz;
-            dx[2 * H + k] = dag;
-            /* the hidden pre-activations: a_r and a_z contain W_h h + b_h directly; hn
-             * enters g only through r * hn */
-            dhgb[k] = dar;
-            dhgb[H + k] = daz;
-            dhgb[2 * H + k] = dag * r[k];
         }
     }
     for (int b = 0; b < B; b++)

@@ -129,10 +129,12 @@ void heatmap_txt(FILE *f, const AlignRecord *r, int color)
     int label = 1;
     for (int i = 0; i < r->n_tgt; i++)
         label = chars(r->tgt[i]) > label ? chars(r->tgt[i]) : label;
+    /* columns two characters wide, three from ten columns on (for their numbers) */
+    int width = r->n_src > 10 ? 3 : 2;
     fprintf(f, "step %ld (epoch %.2f), sentence %ld\n", r->step, r->epoch, r->id);
     fprintf(f, "%*s ", label, "");
     for (int j = 0; j < r->n_src; j++)
-        fprintf(f, "%2d", j % 100);
+        fprintf(f, "%*d", width, j);
     fputc('\n', f);
     for (int i = 0; i < r->n_tgt; i++) {
         fprintf(f, "%s%*s ", r->tgt[i], label - chars(r->tgt[i]), "");
@@ -141,7 +143,7 @@ void heatmap_txt(FILE *f, const AlignRecord *r, int color)
             int shade = w < 0.05 ? 0 : w < 0.25 ? 1 : w < 0.5 ? 2 : w < 0.75 ? 3 : 4;
             if (color)
                 fprintf(f, "\033[38;5;%dm", 236 + (int)lround(w * 19)); /* grey ramp */
-            fprintf(f, " %s", SHADES[shade]);
+            fprintf(f, "%*s%s", width - 1, "", SHADES[shade]);
             if (color)
                 fputs("\033[0m", f);
         }
@@ -199,14 +201,17 @@ static void read_curves(const char *path, Series *series)
     textfile_free(&f);
 }
 
-/* A line chart of up to two series. */
-static void chart(FILE *f, const char *title, Series *a, Series *b)
+/* A line chart of up to two series; with log_y, on a logarithmic value axis (for
+ * losses, which fall by orders of magnitude). */
+static void chart(FILE *f, const char *title, Series *a, Series *b, int log_y)
 {
-    const double W = 420, H = 220, L = 56, R = 14, T = 30, B = 34;
+    const double W = 420, H = 230, L = 64, R = 14, T = 44, B = 34;
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     Series *all[2] = {a, b};
     for (int s = 0; s < 2; s++)
         for (int k = 0; all[s] && k < all[s]->n; k++) {
+            if (log_y && !(all[s]->y[k] > 0))
+                continue;
             x0 = fmin(x0, all[s]->x[k]);
             x1 = fmax(x1, all[s]->x[k]);
             y0 = fmin(y0, all[s]->y[k]);
@@ -216,28 +221,37 @@ static void chart(FILE *f, const char *title, Series *a, Series *b)
         return;
     if (x1 == x0)
         x1 = x0 + 1;
-    if (y1 == y0)
-        y1 = y0 + 1;
+    double v0 = log_y ? log10(y0) : y0, v1 = log_y ? log10(y1) : y1;
+    if (v1 == v0)
+        v1 = v0 + 1;
     fprintf(f, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
             "font-family=\"sans-serif\" font-size=\"12\"><rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>"
-            "<text x=\"%.0f\" y=\"18\" font-weight=\"bold\">", W, H, L);
+            "<text x=\"%.0f\" y=\"16\" font-weight=\"bold\">", W, H, L);
     xml_text(f, title);
-    fprintf(f, "</text><line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>"
+    fprintf(f, "%s</text><line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>"
             "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>",
-            L, H - B, W - R, H - B, L, T, L, H - B);
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.4g</text>", L - 4, T + 4, y1);
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.4g</text>", L - 4, H - B, y0);
+            log_y ? " (log scale)" : "", L, H - B, W - R, H - B, L, T, L, H - B);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.3g</text>", L - 4, T + 4, y1);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.3g</text>", L - 4, H - B, y0);
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%.0f</text>", L, H - B + 16, x0);
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">step %.0f</text>", W - R, H - B + 16, x1);
+    double legend = L;
     for (int s = 0; s < 2; s++) {
         if (!all[s] || !all[s]->n)
             continue;
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" points=\"", all[s]->color);
-        for (int k = 0; k < all[s]->n; k++)
+        for (int k = 0; k < all[s]->n; k++) {
+            if (log_y && !(all[s]->y[k] > 0))
+                continue;
+            double v = log_y ? log10(all[s]->y[k]) : all[s]->y[k];
             fprintf(f, "%.1f,%.1f ", L + (all[s]->x[k] - x0) / (x1 - x0) * (W - L - R),
-                    H - B - (all[s]->y[k] - y0) / (y1 - y0) * (H - T - B));
-        fprintf(f, "\"/><text x=\"%.0f\" y=\"18\" fill=\"%s\">%s</text>", W - R - 90 * (2 - s), all[s]->color,
-                all[s]->label);
+                    H - B - (v - v0) / (v1 - v0) * (H - T - B));
+        }
+        /* the legend: a line of its own under the title */
+        fprintf(f, "\"/><line x1=\"%.0f\" y1=\"30\" x2=\"%.0f\" y2=\"30\" stroke=\"%s\" stroke-width=\"2\"/>"
+                "<text x=\"%.0f\" y=\"34\" fill=\"%s\">%s</text>", legend, legend + 16, all[s]->color,
+                legend + 20, all[s]->color, all[s]->label);
+        legend += 40 + 7.5 * strlen(all[s]->label);
     }
     fputs("</svg>\n", f);
 }
@@ -293,10 +307,10 @@ int heatmap_report(const char *path, const AlignLog *log, const char *metrics_pa
         s[k] = (Series){.key = KEYS[k][0], .label = KEYS[k][1], .color = KEYS[k][2]};
     read_curves(metrics_path, s);
     fputs("<div class=\"curves\">\n", f);
-    chart(f, "loss", &s[0], &s[1]);
-    chart(f, "validation BLEU and exact match", &s[2], &s[5]);
-    chart(f, "alignment error rate", &s[3], NULL);
-    chart(f, "attention entropy (nats)", &s[4], NULL);
+    chart(f, "loss", &s[0], &s[1], 1);
+    chart(f, "validation BLEU and exact match", &s[2], &s[5], 0);
+    chart(f, "alignment error rate", &s[3], NULL, 0);
+    chart(f, "attention entropy (nats)", &s[4], NULL, 0);
     fputs("</div>\n", f);
     for (int k = 0; k < N_SERIES; k++) {
         free(s[k].x);

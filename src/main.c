@@ -17,6 +17,8 @@ static const char USAGE[] =
     "  train      train a model: s2s train CONFIG.yaml [--set KEY=VALUE]... [--resume RUN_DIR]\n"
     "  gradcheck  check every gradient of the configured model by finite differences\n"
     "  corpus     write a synthetic corpus with gold alignments: s2s corpus NAME --out DIR\n"
+    "  align      teacher-forced attention of sentence pairs as alignments (and AER)\n"
+    "  heatmap    draw alignments.jsonl as SVG, an HTML report, or text\n"
     "  eval       score translations: s2s eval --hyp FILE --ref FILE [--metric bleu|exact]\n"
     "  config     print every config key with its default (--doc: as a Markdown table)\n"
     "  tokenize   split stdin into tokens as training does, one line per line\n"
@@ -48,6 +50,10 @@ int main(int argc, char **argv)
         return cmd_gradcheck(argc - 2, argv + 2);
     if (!strcmp(cmd, "corpus"))
         return cmd_corpus(argc - 2, argv + 2);
+    if (!strcmp(cmd, "align"))
+        return cmd_align(argc - 2, argv + 2);
+    if (!strcmp(cmd, "heatmap"))
+        return cmd_heatmap(argc - 2, argv + 2);
     if (!strcmp(cmd, "eval"))
         return cmd_eval(argc - 2, argv + 2);
     if (!strcmp(cmd, "config"))

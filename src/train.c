@@ -3,12 +3,16 @@
 #include "train.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "alignments.h"
+#include "alignread.h"
+#include "heatmap.h"
 #include "batcher.h"
 #include "checkpoint.h"
 #include "corpus.h"
@@ -38,8 +42,8 @@ typedef struct {
     RunDir run;
     long last_validated;   /* step of the last validation */
     /* alignment dumps: the probe pairs of the validation set, and its gold links */
-    GoldAlignments gold;
-    int has_gold, n_probes;
+    GoldAlignments gold, test_gold; /* of the validation and the test pairs */
+    int has_gold, has_test_gold, n_probes;
     int *probes;           /* pair index in t->valid of each probe */
     Workspace probe_ws;
     Batch probe_batch;
@@ -172,6 +176,11 @@ static int read_data(Trainer *t, Checkpoint *ck, Error *err)
                                        cfg->data.test_tsv, 0, 1);
         if (corpus_read(&t->test, &tspec, &t->src_vocab, &t->tgt_vocab, 0, "test", err) < 0)
             return -1;
+        if (cfg->data.test_align[0]) { /* read now: a bad file must not wait for the end */
+            if (gold_read(&t->test_gold, cfg->data.test_align, &t->test, err) < 0)
+                return -1;
+            t->has_test_gold = 1;
+        }
     }
     return 0;
 }
@@ -245,6 +254,7 @@ static void trainer_free(Trainer *t)
     if (t->has_valid)
         evaluator_free(&t->eval);
     gold_free(&t->gold);
+    gold_free(&t->test_gold);
     free(t->probes);
     model_workspace_free(&t->probe_ws);
     batch_free(&t->probe_batch);
@@ -412,6 +422,30 @@ static int dump_alignments(Trainer *t, Error *err)
     return 0;
 }
 
+/* Brings RUN_DIR/heatmaps/report.html up to date with alignments.jsonl and
+ * metrics.jsonl. A report that cannot be written is a warning, not a reason to stop. */
+static void update_report(Trainer *t)
+{
+    char jsonl[2200], metrics[2200], dir[2200], report[2300];
+    rundir_path(&t->run, "alignments.jsonl", jsonl, sizeof jsonl);
+    rundir_path(&t->run, "metrics.jsonl", metrics, sizeof metrics);
+    rundir_path(&t->run, "heatmaps", dir, sizeof dir);
+    snprintf(report, sizeof report, "%s/report.html", dir);
+    AlignLog log;
+    Error err;
+    int rc = alignlog_read(&log, jsonl, &err);
+    if (rc == 0 && mkdir(dir, 0777) != 0 && errno != EEXIST)
+        rc = error_errno(&err, "cannot create", dir);
+    if (rc == 0) {
+        char title[300];
+        snprintf(title, sizeof title, "s2s: %.200s, attention during training", t->cfg->name);
+        rc = heatmap_report(report, &log, metrics, title, 60, &err);
+    }
+    alignlog_free(&log);
+    if (rc < 0)
+        rundir_log(&t->run, "s2s: warning: report not updated: %s", err.msg);
+}
+
 /* ---- validation ----------------------------------------------------------------------------- */
 
 /* Validates, keeps best.ckpt and last.ckpt, decays the learning rate on a plateau.
@@ -457,6 +491,8 @@ static int validate(Trainer *t, int *stop, Error *err)
              batcher_epoch_progress(&t->batcher), s.loss, s.ppl, s.bleu, s.exact, t->prog.lr,
              improved ? "true" : "false");
     rundir_metrics(&t->run, json);
+    if (t->n_probes && t->cfg->alignments.every > 0)
+        update_report(t);
     if (improved && save(t, "best.ckpt", err) < 0)
         return -1;
     if (save(t, "last.ckpt", err) < 0)
@@ -494,6 +530,16 @@ static int test_best(Trainer *t, Error *err)
                    cfg->translate.max_output_ratio, cfg->translate.max_output_extra);
     evaluate(&e, P, &t->tgt_vocab, level, cfg->translate.max_output_ratio,
              cfg->translate.max_output_extra, &s);
+    char aer_text[160] = "", aer_json[160] = "";
+    if (t->has_test_gold) {
+        AerCounts aer;
+        double entropy;
+        evaluate_alignments(&e, P, &t->test_gold, &aer, &entropy);
+        snprintf(aer_text, sizeof aer_text, " test_aer=%.4f (precision %.4f, recall %.4f)",
+                 aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
+        snprintf(aer_json, sizeof aer_json, ",\"test_aer\":%.6f,\"test_aer_precision\":%.6f,"
+                 "\"test_aer_recall\":%.6f", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
+    }
     rundir_path(&t->run, "test.hyp", path, sizeof path);
     FILE *f = fopen(path, "w");
     int ok = f != NULL;
@@ -506,12 +552,12 @@ static int test_best(Trainer *t, Error *err)
     if (!ok)
         return error_errno(err, "cannot write", path);
     rundir_log(&t->run, "test (%s.ckpt, %d pairs): test_loss=%.4f test_ppl=%.2f test_bleu=%.2f "
-               "test_exact=%.2f; translations in %s", which, t->test.n, s.loss, s.ppl, s.bleu,
-               s.exact, path);
-    char json[512];
+               "test_exact=%.2f%s; translations in %s", which, t->test.n, s.loss, s.ppl, s.bleu,
+               s.exact, aer_text, path);
+    char json[700];
     snprintf(json, sizeof json, "{\"step\":%ld,\"test_loss\":%.6g,\"test_ppl\":%.6g,"
-             "\"test_bleu\":%.4f,\"test_exact\":%.4f,\"checkpoint\":\"%s\"}", t->prog.step,
-             s.loss, s.ppl, s.bleu, s.exact, which);
+             "\"test_bleu\":%.4f,\"test_exact\":%.4f%s,\"checkpoint\":\"%s\"}", t->prog.step,
+             s.loss, s.ppl, s.bleu, s.exact, aer_json, which);
     rundir_metrics(&t->run, json);
     return 0;
 }

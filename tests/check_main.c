@@ -20,6 +20,7 @@ int main(void)
     srunner_add_suite(runner, config_suite());
     srunner_add_suite(runner, data_suite());
     srunner_add_suite(runner, gen_suite());
+    srunner_add_suite(runner, align_suite());
     srunner_add_suite(runner, metrics_suite());
     srunner_add_suite(runner, ops_suite());
     srunner_add_suite(runner, gru_suite());
@@ -28,6 +29,7 @@ int main(void)
     srunner_add_suite(runner, training_suite());
     srunner_add_suite(runner, checkpoint_suite());
     srunner_add_suite(runner, train_suite());
+    srunner_add_suite(runner, report_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -10,6 +10,8 @@ Suite *tokenize_suite(void);
 Suite *config_suite(void);
 Suite *data_suite(void);
 Suite *gen_suite(void);
+Suite *align_suite(void);
+Suite *report_suite(void);
 Suite *metrics_suite(void);
 Suite *ops_suite(void);
 Suite *gru_suite(void);

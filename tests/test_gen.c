@@ -206,12 +206,14 @@ START_TEST(dates_link_each_part_to_its_value)
         for (int l = 0; l < p.n_links; l++) {
             const char *w = p.src[p.link_src[l]];
             char want[16];
-            if (strchr(w, '/') || strchr(w, '.') || strchr(w, '-'))
-                continue; /* one-token dates link to all three parts */
             if (p.link_tgt[l] == 0) {
                 snprintf(want, sizeof want, "%d", strlen(w) == 2 ? y % 100 : y);
                 ck_assert_int_eq(atoi(w), atoi(want));
             } else if (p.link_tgt[l] == 2) {
+                if (w[0] >= '0' && w[0] <= '9') { /* 6 or 06 */
+                    ck_assert_int_eq(atoi(w), m);
+                    continue;
+                }
                 char lower[4] = {(char)(w[0] | 0x20), w[1], w[2], 0};
                 ck_assert_str_eq(lower, MONTH[m - 1]);
             } else {

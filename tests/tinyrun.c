@@ -1,0 +1,87 @@
+/* tinyrun.c: the shared tiny training setup (see tinyrun.h). */
+#include "tinyrun.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rng.h"
+
+const char *const S2S = "./s2s";
+const char *const S2S_FAULTS = "./build/s2s-faults";
+
+/* A reversal task: words w0..w19, 2 to 6 of them, the target is the source reversed. */
+void write_reverse_corpus(const char *dir, const char *name, int pairs, uint64_t seed,
+                                 const char *eol)
+{
+    char src_path[600], tgt_path[600], align_path[600];
+    snprintf(src_path, sizeof src_path, "%s/%s.src", dir, name);
+    snprintf(tgt_path, sizeof tgt_path, "%s/%s.tgt", dir, name);
+    snprintf(align_path, sizeof align_path, "%s/%s.align", dir, name);
+    FILE *fs = fopen(src_path, "wb"), *ft = fopen(tgt_path, "wb"), *fa = fopen(align_path, "wb");
+    ck_assert(fs && ft && fa);
+    Pcg32 rng;
+    pcg32_seed(&rng, seed, 9);
+    for (int p = 0; p < pairs; p++) {
+        int n = 2 + (int)pcg32_below(&rng, 5), w[6];
+        for (int k = 0; k < n; k++)
+            w[k] = (int)pcg32_below(&rng, 20);
+        for (int k = 0; k < n; k++)
+            fprintf(fs, "%sw%d", k ? " " : "", w[k]);
+        for (int k = n - 1; k >= 0; k--)
+            fprintf(ft, "%sw%d", k < n - 1 ? " " : "", w[k]);
+        for (int k = 0; k < n; k++)
+            fprintf(fa, "%s%d-%d", k ? " " : "", k, n - 1 - k);
+        fputs(eol, fs);
+        fputs(eol, ft);
+        fputs(eol, fa);
+    }
+    fclose(fs);
+    fclose(ft);
+    fclose(fa);
+}
+
+/* dir/tiny.yaml: a tiny model on dir/train.*, validated on dir/valid.*. */
+void write_tiny_setup(const char *dir)
+{
+    write_reverse_corpus(dir, "train", 300, 1, "\n");
+    write_reverse_corpus(dir, "valid", 20, 2, "\n");
+    char path[600], text[2048];
+    snprintf(path, sizeof path, "%s/tiny.yaml", dir);
+    snprintf(text, sizeof text,
+             "name: tiny\nrun_dir: %s/run\n"
+             "data:\n  train_src: %s/train.src\n  train_tgt: %s/train.tgt\n"
+             "  valid_src: %s/valid.src\n  valid_tgt: %s/valid.tgt\n"
+             "model:\n  embedding_size: 8\n  encoder_size: 8\n  decoder_size: 16\n"
+             "  attention_size: 8\n  readout_size: 16\n"
+             "training:\n  batch_size: 8\n  max_steps: 20\n  valid_every: 10\n  log_every: 1\n"
+             "  threads: 1\n  learning_rate: 0.01\n",
+             dir, dir, dir, dir, dir);
+    write_file(path, text);
+}
+
+/* Runs s2s train on dir/tiny.yaml with up to 6 --set overrides. */
+int train(const char *binary, const char *dir, const char *const *sets,
+                 const char *const *env, const char *err_name)
+{
+    char config[600], err[600];
+    snprintf(config, sizeof config, "%s/tiny.yaml", dir);
+    snprintf(err, sizeof err, "%s/%s", dir, err_name ? err_name : "stderr.txt");
+    const char *argv[20] = {binary, "train", config};
+    int a = 3;
+    for (int k = 0; sets && sets[k]; k++) {
+        argv[a++] = "--set";
+        argv[a++] = sets[k];
+    }
+    argv[a] = NULL;
+    return run_command(argv, NULL, err, env);
+}
+
+void load_checkpoint(Checkpoint *ck, const char *run_dir, const char *name)
+{
+    char path[700];
+    Error err;
+    snprintf(path, sizeof path, "%s/checkpoints/%s", run_dir, name);
+    ck_assert_msg(checkpoint_load(ck, path, 1, &err) == 0, "%s", err.msg);
+}

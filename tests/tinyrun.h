@@ -1,0 +1,27 @@
+/* tinyrun.h: the tiny training setup the end-to-end tests share: a generated reversal
+ * corpus (with its gold alignment), a config for a tiny model, and running s2s train. */
+#ifndef S2S_TEST_TINYRUN_H
+#define S2S_TEST_TINYRUN_H
+
+#include <stdint.h>
+
+#include "checkpoint.h"
+
+extern const char *const S2S;        /* ./s2s */
+extern const char *const S2S_FAULTS; /* ./build/s2s-faults, with fault hooks */
+
+/* dir/NAME.{src,tgt,align}: pairs of 2-6 words w0..w19, the target reversed; eol ends
+ * each line. */
+void write_reverse_corpus(const char *dir, const char *name, int pairs, uint64_t seed,
+                          const char *eol);
+/* dir/tiny.yaml: a tiny model on dir/train.*, validated on dir/valid.*, run dir dir/run. */
+void write_tiny_setup(const char *dir);
+/* Runs `binary train dir/tiny.yaml` with --set overrides (NULL-terminated) and extra
+ * environment entries; stderr goes to dir/err_name (default stderr.txt). Returns the
+ * exit code. */
+int train(const char *binary, const char *dir, const char *const *sets, const char *const *env,
+          const char *err_name);
+/* Loads run_dir/checkpoints/name with its training state; fails the test on error. */
+void load_checkpoint(Checkpoint *ck, const char *run_dir, const char *name);
+
+#endif
