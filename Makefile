@@ -73,7 +73,7 @@ build/tests64/%.o: tests/%.c | deps
 build/check_s2s: $(TEST_OBJS) $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-build/crosscheck_dump: build/tests/crosscheck_dump.o $(LIB_OBJS)
+build/crosscheck_dump: build/tests/crosscheck_dump.o $(patsubst %,build/obj/%.o,$(CORE)) $(F64_DEPS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 build/crosscheck_dump_f64: build/tests64/crosscheck_dump.o $(F64_OBJS) $(F64_DEPS)
