@@ -149,17 +149,18 @@ int cmd_corpus(int argc, char **argv)
 /* ---- s2s eval -------------------------------------------------------------------------------- */
 
 static const char EVAL_USAGE[] =
-    "usage: s2s eval --hyp FILE --ref FILE [--metric bleu|exact]... [--lowercase]\n"
+    "usage: s2s eval --hyp FILE --ref FILE [--metric bleu|chrf|exact]... [--lowercase]\n"
     "\n"
     "Scores translations (one a line) against references (one a line, same order) and\n"
-    "prints one line per metric on stdout: BLEU exactly as sacreBLEU 2.6.0 computes it by\n"
-    "default (13a tokenization, exp smoothing), and the exact-match rate in percent.\n"
-    "--lowercase lowercases both sides first (sacreBLEU's -lc). Default metric: bleu.\n";
+    "prints one line per metric on stdout: BLEU and chrF2 exactly as sacreBLEU 2.6.0\n"
+    "computes them by default (BLEU: 13a tokenization, exp smoothing; chrF: character\n"
+    "6-grams, beta 2), and the exact-match rate in percent. --lowercase lowercases both\n"
+    "sides first (sacreBLEU's -lc). Default metric: bleu.\n";
 
 int cmd_eval(int argc, char **argv)
 {
     const char *hyp_path = NULL, *ref_path = NULL;
-    int lowercase = 0, metrics = 0; /* bit 0: bleu, bit 1: exact, in the order given */
+    int lowercase = 0, metrics = 0; /* bit 0: bleu, bit 1: exact, bit 2: chrf */
     int order[8], n_order = 0;
     for (int a = 0; a < argc; a++) {
         if (!strcmp(argv[a], "--help")) {
@@ -175,9 +176,10 @@ int cmd_eval(int argc, char **argv)
             else if (!strcmp(opt, "--ref"))
                 ref_path = argv[a];
             else {
-                int m = !strcmp(argv[a], "bleu") ? 0 : !strcmp(argv[a], "exact") ? 1 : -1;
+                int m = !strcmp(argv[a], "bleu") ? 0 : !strcmp(argv[a], "exact") ? 1
+                        : !strcmp(argv[a], "chrf") ? 2 : -1;
                 if (m < 0)
-                    return cmd_usage_error("--metric: expected bleu or exact, got `%s`", argv[a]);
+                    return cmd_usage_error("--metric: expected bleu, chrf or exact, got `%s`", argv[a]);
                 if (!(metrics & (1 << m)) && n_order < 8)
                     order[n_order++] = m;
                 metrics |= 1 << m;
@@ -212,6 +214,9 @@ int cmd_eval(int argc, char **argv)
                         lowercase);
             bleu_format(&b, line, sizeof line);
             puts(line);
+        } else if (order[k] == 2) {
+            printf("chrF2 = %.2f\n", chrf_corpus((const char *const *)hyp.lines,
+                                                 (const char *const *)ref.lines, hyp.n, lowercase));
         } else {
             printf("exact = %.2f (%d sentences)\n",
                    exact_match((const char *const *)hyp.lines, (const char *const *)ref.lines, hyp.n),

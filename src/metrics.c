@@ -3,6 +3,7 @@
 #include "metrics.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,103 @@ void bleu_format(const Bleu *b, char *out, size_t cap)
     snprintf(out, cap, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %ld "
              "ref_len = %ld)", b->score, b->precision[0], b->precision[1], b->precision[2],
              b->precision[3], b->bp, ratio, b->hyp_len, b->ref_len);
+}
+
+/* ---- chrF ------------------------------------------------------------------------------- */
+
+enum { CHRF_ORDER = 6 };
+
+typedef struct {
+    uint32_t c[CHRF_ORDER];
+} CharGram;
+
+static int chargram_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(CharGram));
+}
+
+/* The code points of line without whitespace (lowercased if asked). */
+static size_t chars_of(const char *line, int lowercase, uint32_t **out)
+{
+    const uint8_t *s = (const uint8_t *)line;
+    size_t n = strlen(line), len = 0;
+    uint8_t *lower = NULL;
+    if (lowercase) {
+        size_t lower_len = 0;
+        lower = u8_tolower(s, n, NULL, NULL, NULL, &lower_len);
+        if (lower) {
+            s = lower;
+            n = lower_len;
+        }
+    }
+    *out = xmalloc_array(n + 1, sizeof(uint32_t));
+    for (size_t i = 0; i < n;) {
+        ucs4_t c;
+        int k = u8_mbtouc(&c, s + i, n - i);
+        i += (size_t)(k > 0 ? k : 1);
+        if (!char_is_space(c))
+            (*out)[len++] = c;
+    }
+    free(lower);
+    return len;
+}
+
+static size_t make_chargrams(CharGram *g, const uint32_t *c, size_t len, int order)
+{
+    size_t count = len >= (size_t)order ? len - (size_t)order + 1 : 0;
+    for (size_t k = 0; k < count; k++) {
+        memset(&g[k], 0, sizeof g[k]);
+        memcpy(g[k].c, c + k, sizeof(uint32_t) * (size_t)order);
+    }
+    qsort(g, count, sizeof(CharGram), chargram_cmp);
+    return count;
+}
+
+double chrf_corpus(const char *const *hyps, const char *const *refs, int n, int lowercase)
+{
+    double hyp_total[CHRF_ORDER] = {0}, ref_total[CHRF_ORDER] = {0}, match[CHRF_ORDER] = {0};
+    for (int s = 0; s < n; s++) {
+        uint32_t *h, *r;
+        size_t nh = chars_of(hyps[s], lowercase, &h), nr = chars_of(refs[s], lowercase, &r);
+        CharGram *gh = xmalloc_array(nh + 1, sizeof(CharGram)), *gr = xmalloc_array(nr + 1, sizeof(CharGram));
+        for (int order = 1; order <= CHRF_ORDER; order++) {
+            size_t ch = make_chargrams(gh, h, nh, order), cr = make_chargrams(gr, r, nr, order);
+            hyp_total[order - 1] += (double)ch;
+            ref_total[order - 1] += (double)cr;
+            for (size_t i = 0, j = 0; i < ch && j < cr;) { /* clipped matches */
+                int c = chargram_cmp(&gh[i], &gr[j]);
+                if (c == 0) {
+                    match[order - 1]++;
+                    i++;
+                    j++;
+                } else if (c < 0) {
+                    i++;
+                } else {
+                    j++;
+                }
+            }
+        }
+        free(h);
+        free(r);
+        free(gh);
+        free(gr);
+    }
+    /* precision and recall averaged over the orders seen on both sides, then F-beta */
+    const double beta2 = 4; /* beta = 2: recall weighs twice as much */
+    double precision = 0, recall = 0;
+    int effective = 0;
+    for (int k = 0; k < CHRF_ORDER; k++) {
+        precision += hyp_total[k] > 0 ? match[k] / hyp_total[k] : 1e-16;
+        recall += ref_total[k] > 0 ? match[k] / ref_total[k] : 1e-16;
+        effective += hyp_total[k] > 0 && ref_total[k] > 0;
+    }
+    if (!effective)
+        return 0;
+    precision /= effective;
+    recall /= effective;
+    if (precision + recall == 0)
+        return 0;
+    return 100 * (1 + beta2) * precision * recall / (beta2 * precision + recall);
 }
 
 double exact_match(const char *const *hyps, const char *const *refs, int n)

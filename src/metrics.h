@@ -26,6 +26,11 @@ void bleu_format(const Bleu *b, char *out, size_t cap);
  * by single spaces. Returns a malloc'd string. */
 char *tokenize_13a(const char *line);
 
+/* Corpus chrF (Popovic 2015) as sacreBLEU 2.6.0 computes it by default: character
+ * n-grams of orders 1 to 6 with whitespace removed, statistics summed over the corpus,
+ * precision and recall averaged over the orders both sides have, beta = 2. 0..100. */
+double chrf_corpus(const char *const *hyps, const char *const *refs, int n, int lowercase);
+
 /* Percent of hypotheses identical to their reference. */
 double exact_match(const char *const *hyps, const char *const *refs, int n);
 

@@ -86,6 +86,15 @@ static void check_case(const char *name, int lowercase)
     ck_assert_double_eq_tol(b.bp, bp, 0.0005);
     ck_assert_int_eq(b.hyp_len, hyp_len);
     ck_assert_int_eq(b.ref_len, ref_len);
+    if (!lowercase) { /* chrF2, default settings */
+        double want = -1;
+        for (int k = 0; k < n_expected; k++)
+            if (strstr(expected[k], "chrF2|"))
+                want = atof(strstr(expected[k], " = ") + 3);
+        double got = chrf_corpus((const char *const *)hyp, (const char *const *)ref, n_hyp, 0);
+        printf("chrF2 %-15s       s2s %.4f sacreBLEU %.4f\n", name, got, want);
+        ck_assert_double_eq_tol(got, want, 0.00005 + 1e-9);
+    }
     free_lines(hyp, n_hyp);
     free_lines(ref, n_ref);
     free_lines(expected, n_expected);
@@ -136,11 +145,11 @@ START_TEST(eval_command_prints_sacrebleu_lines_and_refuses_bad_input)
     snprintf(out, sizeof out, "%s/out.txt", dir);
     snprintf(err, sizeof err, "%s/err.txt", dir);
     const char *argv[] = {"./s2s", "eval", "--hyp", hyp, "--ref", ref, "--metric", "bleu",
-                          "--metric", "exact", NULL};
+                          "--metric", "chrf", "--metric", "exact", NULL};
     ck_assert_int_eq(run_command(argv, out, err, NULL), 0);
     char *text = read_file(out);
     ck_assert_ptr_nonnull(strstr(text, "BLEU = 56.52 86.4/71.7/57.8/45.4 (BP = 0.890 ratio = 0.896 "
-                                       "hyp_len = 1042 ref_len = 1163)\nexact = "));
+                                       "hyp_len = 1042 ref_len = 1163)\nchrF2 = 69.26\nexact = "));
     free(text);
 
     char empty[600], short_file[600];
