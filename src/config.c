@@ -100,6 +100,10 @@ static const KeySpec KEYS[] = {
     {"alignments.probes", T_INT, OFF(alignments.probes), "4", 0, 100, NULL, FREE, "the probe pairs are the first this many validation pairs..."},
     {"alignments.lines", T_INTLIST, OFF(alignments.lines), "[]", 1, 1e9, NULL, FREE, "... or these lines (1-based) of the validation files, e.g. [3, 17]"},
 
+    {"translate.beam_size", T_INT, OFF(translate.beam_size), "5", 1, 100, NULL, FREE, "hypotheses kept by beam search in s2s translate (1: greedy)"},
+    {"translate.alpha", T_REAL, OFF(translate.alpha), "0.6", 0, 10, NULL, FREE, "length normalisation of beam scores, ((5 + length) / 6)^alpha (Wu et al. 2016; 0: none)"},
+    {"translate.detokenize", T_BOOL, OFF(translate.detokenize), "true", 0, 0, NULL, FREE, "write translations as text (\"j'ai froid.\"), not as tokens (\"j' ai froid .\")"},
+    {"translate.max_source_length", T_INT, OFF(translate.max_source_length), "250", 1, 100000, NULL, FREE, "s2s translate cuts longer sources (with a warning)"},
     {"translate.max_output_ratio", T_REAL, OFF(translate.max_output_ratio), "2", 0, 1000, NULL, KEY_MIN_EXCLUSIVE, "a translation stops after max_output_ratio * (source tokens) + max_output_extra tokens"},
     {"translate.max_output_extra", T_INT, OFF(translate.max_output_extra), "10", 0, 100000, NULL, 0, "see max_output_ratio"},
 };

@@ -77,6 +77,10 @@ typedef struct {
         ConfigIntList lines; /* 1-based lines of the validation files */
     } alignments;
     struct {
+        long beam_size;
+        double alpha;
+        int detokenize;
+        long max_source_length;
         double max_output_ratio;
         long max_output_extra;
     } translate;

@@ -163,14 +163,14 @@ static void store_tokens(Corpus *c, const Tokens *t, int n, Vocab *v, int counti
 }
 
 /* The target as text: its tokens detokenized, as translations are written. */
-static char *reference_text(const Tokens *t, int n, TokenLevel level)
+static char *reference_text(const Tokens *t, int n, TokenLevel level, int natural)
 {
     const char **words = xmalloc_array((size_t)n, sizeof(char *));
     for (int k = 0; k < n; k++)
         words[k] = tokens_get(t, k);
-    size_t len = detokenize(NULL, 0, words, n, level);
+    size_t len = (natural ? detokenize_text : detokenize)(NULL, 0, words, n, level);
     char *s = xmalloc(len + 1);
-    detokenize(s, len + 1, words, n, level);
+    (natural ? detokenize_text : detokenize)(s, len + 1, words, n, level);
     free(words);
     return s;
 }
@@ -202,7 +202,7 @@ static void add_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const char *
     c->tgt_len[k] = nt;
     store_tokens(c, &s->tgt, nt, tv, counting);
     c->line_no[k] = line_no;
-    c->refs[k] = spec->keep_refs ? reference_text(&s->tgt, nt, spec->level) : NULL;
+    c->refs[k] = spec->keep_refs ? reference_text(&s->tgt, nt, spec->level, spec->natural) : NULL;
     if (ns > c->max_src_len)
         c->max_src_len = ns;
     if (nt > c->max_tgt_len)

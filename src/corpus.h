@@ -22,6 +22,7 @@ typedef struct {
     long max_length;                 /* tokens per side; 0: no limit */
     long max_line_bytes;
     int keep_refs;                   /* keep each target as detokenized text, for BLEU */
+    int natural;                     /* ... as natural text (detokenize_text) */
 } CorpusSpec;
 
 typedef struct {

@@ -8,14 +8,15 @@
 #include "attention.h"
 #include "ops.h"
 
-void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps)
+void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps, int max_beam)
 {
     *dec = (Decoder){0};
     dec->dims = *d;
     dec->max_batch = max_batch;
     dec->max_src_steps = max_src_steps;
+    dec->max_rows = max_batch * max_beam;
     model_workspace_init(&dec->enc, d, max_batch, max_src_steps, 0, 0);
-    const size_t B = max_batch, SB = (size_t)max_src_steps * max_batch;
+    const size_t B = (size_t)dec->max_rows, SB = (size_t)max_src_steps * B;
     const size_t m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
     /* Two passes over the same list: measure, then carve. */
     for (int pass = 0; pass < 2; pass++) {
@@ -23,6 +24,9 @@ void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps)
         if (pass == 1)
             arena_init(ar, ar->used);
 #define TAKE(field, count) (dec->field = arena_alloc(ar, (count), sizeof(*dec->field)))
+        TAKE(H_rows, SB * 2 * n);
+        TAKE(keys_rows, SB * a);
+        TAKE(src_len_rows, B);
         TAKE(state, B * p);
         TAKE(next_state, B * p);
         TAKE(query, B * a);
@@ -48,23 +52,21 @@ void decoder_free(Decoder *dec)
     *dec = (Decoder){0};
 }
 
-/* One decoder step for all B rows: from s_{i-1} (dec->state) and y_{i-1} (dec->prev)
- * to s_i (dec->next_state), alpha_i and the logits o_i. */
-static void decode_step(Decoder *dec, const Params *P, const Batch *bt)
+void decoder_step(Decoder *dec, const Params *P, const real *H, const real *keys,
+                  const int *src_len, int S, int rows)
 {
     const Dims *d = &dec->dims;
-    const Workspace *enc = &dec->enc;
-    const int B = bt->batch_size, S = bt->src_steps;
+    const int B = rows;
     const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
     const int in_width = m + 2 * n, ro_width = p + 2 * n + m;
+    assert(rows <= dec->max_rows);
 
     embedding_forward(dec->dec_in, in_width, P->E_y, dec->prev, B, m);
     linear_forward(dec->query, dec->state, P->W_a, NULL, B, p, a);
-    attn_additive_scores_forward(dec->scores, dec->att_pre, dec->query, enc->keys, P->v_a,
-                                 bt->src_len, S, B, a);
-    attn_softmax_forward(dec->alpha, dec->scores, bt->src_len, S, B);
-    attn_context_forward(dec->dec_in + m, in_width, dec->alpha, enc->H, 2 * n, bt->src_len,
-                         S, B, 2 * n);
+    attn_additive_scores_forward(dec->scores, dec->att_pre, dec->query, keys, P->v_a, src_len, S,
+                                 B, a);
+    attn_softmax_forward(dec->alpha, dec->scores, src_len, S, B);
+    attn_context_forward(dec->dec_in + m, in_width, dec->alpha, H, 2 * n, src_len, S, B, 2 * n);
     linear_forward(dec->xg, dec->dec_in, P->dec.W_i, P->dec.b_i, B, in_width, 3 * p);
     gru_step_forward(dec->next_state, dec->gru_cache, dec->xg, 3 * p, dec->state, p,
                      P->dec.W_h, P->dec.b_h, NULL, 0, B, p);
@@ -95,7 +97,7 @@ void decode_greedy(Decoder *dec, const Params *P, const Batch *bt, int max_out, 
         n_done += dec->done[b];
     }
     while (n_done < B) {
-        decode_step(dec, P, bt);
+        decoder_step(dec, P, dec->enc.H, dec->enc.keys, bt->src_len, bt->src_steps, B);
         for (int b = 0; b < B; b++) {
             const real *o = dec->logits + (size_t)b * V;
             int best = 0;

@@ -1,6 +1,8 @@
 /* decode.h: translation with a trained model, step by step with the same equations as
  * training (MODEL.md): y_0 = <s>, and at every step the attention, the decoder GRU and
- * the readout, feeding back the chosen word. Buffers are sized once, at decoder_init. */
+ * the readout, feeding back the chosen word. Buffers are sized once, at decoder_init,
+ * for max_batch sentences of max_beam hypotheses each. Greedy decoding is here;
+ * beam search (beam.h) drives decoder_step. */
 #ifndef S2S_DECODE_H
 #define S2S_DECODE_H
 
@@ -9,28 +11,37 @@
 
 typedef struct {
     Dims dims;
-    int max_batch, max_src_steps;
+    int max_batch, max_src_steps, max_rows; /* rows: hypotheses decoded side by side */
     Workspace enc;      /* forward-only workspace for the encoder */
     Arena arena;
-    real *state, *next_state; /* (B, p) s_{i-1}, s_i */
-    real *query;        /* (B, a) */
-    real *att_pre;      /* (S*B, a) */
-    real *scores;       /* (S*B) */
-    real *alpha;        /* (S*B) attention of the current step */
-    real *dec_in;       /* (B, m + 2n) [ey_{i-1} ; c_i] */
-    real *xg;           /* (B, 3p) */
-    real *gru_cache;    /* (B, 4p) */
-    real *ro_in;        /* (B, p + 2n + m) */
-    real *ro_out;       /* (B, l) */
-    real *logits;       /* (B, V_y) */
-    int *prev;          /* (B) y_{i-1} */
-    int *done;          /* (B) */
+    real *H_rows, *keys_rows; /* (S*rows, 2n), (S*rows, a): the encoder output per row */
+    int *src_len_rows;  /* (rows) */
+    real *state, *next_state; /* (rows, p) s_{i-1}, s_i */
+    real *query;        /* (rows, a) */
+    real *att_pre;      /* (S*rows, a) */
+    real *scores;       /* (S*rows) */
+    real *alpha;        /* (S*rows) attention of the current step, alpha[j * rows + r] */
+    real *dec_in;       /* (rows, m + 2n) [ey_{i-1} ; c_i] */
+    real *xg;           /* (rows, 3p) */
+    real *gru_cache;    /* (rows, 4p) */
+    real *ro_in;        /* (rows, p + 2n + m) */
+    real *ro_out;       /* (rows, l) */
+    real *logits;       /* (rows, V_y) */
+    int *prev;          /* (rows) y_{i-1} */
+    int *done;          /* (rows) */
 } Decoder;
 
 /* Sizes a decoder for up to max_batch sentences of up to max_src_steps positions
- * (</s> included). decoder_free on a zeroed Decoder is safe. */
-void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps);
+ * (</s> included) and up to max_beam hypotheses each. decoder_free on a zeroed Decoder
+ * is safe. */
+void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps, int max_beam);
 void decoder_free(Decoder *dec);
+
+/* One decoder step for `rows` hypotheses: from s_{i-1} (dec->state) and y_{i-1}
+ * (dec->prev) to s_i (dec->next_state), alpha_i (dec->alpha) and the logits o_i
+ * (dec->logits), attending over H and keys ((S, rows, .) layout, src_len per row). */
+void decoder_step(Decoder *dec, const Params *P, const real *H, const real *keys,
+                  const int *src_len, int S, int rows);
 
 /* Greedy decoding of a source-only batch. Writes sentence b's words (without </s>) to
  * out[b * max_out ...] and their number to out_len[b]; a sentence stops at </s> or

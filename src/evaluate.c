@@ -32,7 +32,7 @@ void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size
     e->batch_size = batch_size;
     int S = c->max_src_len + 1, T = c->max_tgt_len + 1;
     model_workspace_init(&e->ws, d, batch_size, S, T, 0);
-    decoder_init(&e->dec, d, batch_size, S);
+    decoder_init(&e->dec, d, batch_size, S, 1);
     batch_init(&e->batch, batch_size, S, T);
     batch_init(&e->sources, batch_size, S, 0);
     e->max_out = output_limit(c->max_src_len + 1, max_output_ratio, max_output_extra);
@@ -74,20 +74,20 @@ void evaluator_free(Evaluator *e)
 }
 
 /* The words of one decoded sentence as text. */
-static char *hyp_text(const Vocab *v, const int *ids, int n, TokenLevel level)
+static char *hyp_text(const Vocab *v, const int *ids, int n, TokenLevel level, int natural)
 {
     const char **words = xmalloc_array((size_t)n + 1, sizeof(char *));
     for (int k = 0; k < n; k++)
         words[k] = vocab_word(v, ids[k]);
-    size_t len = detokenize(NULL, 0, words, n, level);
+    size_t len = (natural ? detokenize_text : detokenize)(NULL, 0, words, n, level);
     char *s = xmalloc(len + 1);
-    detokenize(s, len + 1, words, n, level);
+    (natural ? detokenize_text : detokenize)(s, len + 1, words, n, level);
     free(words);
     return s;
 }
 
 void evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
-              double max_output_ratio, long max_output_extra, EvalScores *out)
+              int natural, double max_output_ratio, long max_output_extra, EvalScores *out)
 {
     const Corpus *c = e->corpus;
     double loss_sum = 0;
@@ -117,7 +117,7 @@ void evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel 
             int limit = output_limit(c->src_len[pair] + 1, max_output_ratio, max_output_extra);
             int n = e->out_len[k] < limit ? e->out_len[k] : limit;
             free(e->hyps[pair]);
-            e->hyps[pair] = hyp_text(tgt_vocab, e->out + (size_t)k * max_out, n, level);
+            e->hyps[pair] = hyp_text(tgt_vocab, e->out + (size_t)k * max_out, n, level, natural);
         }
     }
     out->tokens = tokens;

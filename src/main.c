@@ -17,6 +17,7 @@ static const char USAGE[] =
     "  train      train a model: s2s train CONFIG.yaml [--set KEY=VALUE]... [--resume RUN_DIR]\n"
     "  gradcheck  check every gradient of the configured model by finite differences\n"
     "  corpus     write a synthetic corpus with gold alignments: s2s corpus NAME --out DIR\n"
+    "  translate  translate stdin with a trained model (greedy or beam search)\n"
     "  align      teacher-forced attention of sentence pairs as alignments (and AER)\n"
     "  heatmap    draw alignments.jsonl as SVG, an HTML report, or text\n"
     "  eval       score translations: s2s eval --hyp FILE --ref FILE [--metric bleu|exact]\n"
@@ -50,6 +51,8 @@ int main(int argc, char **argv)
         return cmd_gradcheck(argc - 2, argv + 2);
     if (!strcmp(cmd, "corpus"))
         return cmd_corpus(argc - 2, argv + 2);
+    if (!strcmp(cmd, "translate"))
+        return cmd_translate(argc - 2, argv + 2);
     if (!strcmp(cmd, "align"))
         return cmd_align(argc - 2, argv + 2);
     if (!strcmp(cmd, "heatmap"))

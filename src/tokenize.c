@@ -316,3 +316,54 @@ size_t detokenize(char *out, size_t cap, const char *const *tokens, int n, Token
         out[len < cap ? len : cap - 1] = '\0';
     return len;
 }
+
+/* Tokens written against the word before them, and those the next word is written
+ * against. */
+static int attaches_left(const char *t)
+{
+    static const char *const list[] = {".", ",", "!", "?", ";", ":", ")", "]", "}",
+                                       "\xe2\x80\xa6", "\xe2\x80\x9d", NULL};
+    for (const char *const *l = list; *l; l++)
+        if (!strcmp(t, *l))
+            return 1;
+    return t[0] == '\'' && t[1] != '\0';
+}
+
+static int attaches_right(const char *t)
+{
+    static const char *const list[] = {"(", "[", "{", "\xe2\x80\x9c", "\xc2\xbf", "\xc2\xa1", NULL};
+    for (const char *const *l = list; *l; l++)
+        if (!strcmp(t, *l))
+            return 1;
+    size_t n = strlen(t);
+    return n > 1 && t[n - 1] == '\'';
+}
+
+size_t detokenize_text(char *out, size_t cap, const char *const *tokens, int n, TokenLevel level)
+{
+    if (level == LEVEL_CHAR)
+        return detokenize(out, cap, tokens, n, level);
+    size_t len = 0;
+    int glue_next = 1, quote_open = 0; /* nothing before the first token */
+    for (int k = 0; k < n; k++) {
+        const char *t = tokens[k];
+        int glue = glue_next || attaches_left(t);
+        glue_next = attaches_right(t);
+        if (!strcmp(t, "\"")) { /* an opening quote binds right, a closing one left */
+            glue = glue_next || quote_open;
+            glue_next = !quote_open;
+            quote_open = !quote_open;
+        }
+        if (!glue) {
+            if (len + 1 < cap)
+                out[len] = ' ';
+            len++;
+        }
+        for (size_t i = 0; t[i]; i++, len++)
+            if (len + 1 < cap)
+                out[len] = t[i];
+    }
+    if (cap > 0)
+        out[len < cap ? len : cap - 1] = '\0';
+    return len;
+}

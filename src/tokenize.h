@@ -61,4 +61,11 @@ void tokens_free(Tokens *t);
  * the NUL; returns the length the whole text needs (like snprintf). */
 size_t detokenize(char *out, size_t cap, const char *const *tokens, int n, TokenLevel level);
 
+/* As detokenize, but at word level as natural text: no space before . , ! ? ; : ) ] }
+ * … ” and before tokens that start with an apostrophe ('s, 't); none after ( [ { “ ¿ ¡
+ * and after tokens that end with one (j', qu'); straight double quotes alternate
+ * between opening and closing; « » keep their French spaces. "j' ai froid ." ->
+ * "j'ai froid." */
+size_t detokenize_text(char *out, size_t cap, const char *const *tokens, int n, TokenLevel level);
+
 #endif

@@ -68,7 +68,8 @@ static CorpusSpec corpus_spec(const Config *cfg, const char *src, const char *tg
                         .tsv_path = tsv[0] ? tsv : NULL, .tsv_reverse = cfg->data.tsv_reverse,
                         .level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD,
                         .lowercase = cfg->data.lowercase, .max_length = max_length,
-                        .max_line_bytes = cfg->data.max_line_bytes, .keep_refs = keep_refs};
+                        .max_line_bytes = cfg->data.max_line_bytes, .keep_refs = keep_refs,
+                        .natural = cfg->translate.detokenize};
 }
 
 /* ---- setting up ------------------------------------------------------------------------- */
@@ -457,7 +458,8 @@ static int validate(Trainer *t, int *stop, Error *err)
     EvalScores s;
     TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
     double t0 = now_seconds();
-    evaluate(&t->eval, &t->P, &t->tgt_vocab, level, cfg->translate.max_output_ratio,
+    evaluate(&t->eval, &t->P, &t->tgt_vocab, level, cfg->translate.detokenize,
+             cfg->translate.max_output_ratio,
              cfg->translate.max_output_extra, &s);
     double seconds = now_seconds() - t0;
     t->last_validated = t->prog.step;
@@ -528,7 +530,7 @@ static int test_best(Trainer *t, Error *err)
     TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
     evaluator_init(&e, &t->dims, &t->test, (int)cfg->training.batch_size,
                    cfg->translate.max_output_ratio, cfg->translate.max_output_extra);
-    evaluate(&e, P, &t->tgt_vocab, level, cfg->translate.max_output_ratio,
+    evaluate(&e, P, &t->tgt_vocab, level, cfg->translate.detokenize, cfg->translate.max_output_ratio,
              cfg->translate.max_output_extra, &s);
     char aer_text[160] = "", aer_json[160] = "";
     if (t->has_test_gold) {

@@ -12,6 +12,7 @@ Suite *data_suite(void);
 Suite *gen_suite(void);
 Suite *align_suite(void);
 Suite *report_suite(void);
+Suite *translate_suite(void);
 Suite *metrics_suite(void);
 Suite *ops_suite(void);
 Suite *gru_suite(void);

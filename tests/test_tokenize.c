@@ -1,6 +1,7 @@
 /* test_tokenize.c: strict UTF-8 validation and the word and character tokenizers.
  * (scripts/crosscheck.py also compares whole Tatoeba files with torch_ref.py.) */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "suites.h"
@@ -59,6 +60,35 @@ START_TEST(char_tokenizer_marks_spaces)
 }
 END_TEST
 
+static void check_text(const char *tokens, const char *expected)
+{
+    char copy[256], *words[32], out[256];
+    snprintf(copy, sizeof copy, "%s", tokens);
+    int n = 0;
+    for (char *save, *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        words[n++] = w;
+    ck_assert_uint_eq(detokenize_text(out, sizeof out, (const char *const *)words, n, LEVEL_WORD),
+                      strlen(expected));
+    ck_assert_str_eq(out, expected);
+    /* and back: the tokenizer gives the same tokens again */
+    Tokens t = {0};
+    ck_assert_int_eq(tokenize_line(&t, out, strlen(out), LEVEL_WORD, 0), n);
+    for (int k = 0; k < n; k++)
+        ck_assert_str_eq(tokens_get(&t, k), words[k]);
+    tokens_free(&t);
+}
+
+START_TEST(natural_detokenizer_inverts_the_tokenizer)
+{
+    check_text("j' ai froid .", "j'ai froid.");
+    check_text("I don 't know , do you ?", "I don't know, do you?");
+    check_text("he said \" yes \" ( twice ) !", "he said \"yes\" (twice)!");
+    check_text("qu' est-ce que c' est ?", "qu'est-ce que c'est?");
+    check_text("« oui » , dit-il", "« oui », dit-il");
+    check_text("it costs 3.5 euros , not 1,000 .", "it costs 3.5 euros, not 1,000.");
+}
+END_TEST
+
 START_TEST(utf8_validator_accepts_valid_text)
 {
     const char *good[] = {"plain", "\xc3\xa9t\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
@@ -102,6 +132,7 @@ Suite *tokenize_suite(void)
     tcase_add_test(tc, word_tokenizer_splits_punctuation_and_apostrophes);
     tcase_add_test(tc, word_tokenizer_lowercases_all_of_unicode);
     tcase_add_test(tc, char_tokenizer_marks_spaces);
+    tcase_add_test(tc, natural_detokenizer_inverts_the_tokenizer);
     tcase_add_test(tc, utf8_validator_accepts_valid_text);
     tcase_add_test(tc, utf8_validator_rejects_each_kind_of_bad_sequence);
     suite_add_tcase(s, tc);

@@ -219,7 +219,7 @@ START_TEST(model_overfits_eight_pairs_and_decodes_them_exactly)
     batch_init(&sources, N_PAIRS, MAX_WORDS + 1, 0);
     batch_fill(&sources, N_PAIRS, src, src_n, NULL, NULL);
     Decoder dec;
-    decoder_init(&dec, &d, N_PAIRS, MAX_WORDS + 1);
+    decoder_init(&dec, &d, N_PAIRS, MAX_WORDS + 1, 1);
     int out[N_PAIRS * 2 * MAX_WORDS], out_len[N_PAIRS];
     decode_greedy(&dec, &P, &sources, 2 * MAX_WORDS, out, out_len);
     for (int b = 0; b < N_PAIRS; b++) {

@@ -1,0 +1,347 @@
+/* cmd_translate.c: `s2s translate`: stdin to stdout, one translation per input line in
+ * order, greedy or beam search, n-best lists, alignments (Marian's hard and soft
+ * formats, JSONL matrices, a terminal heatmap) and <unk> replacement. A bad input line
+ * never shifts the output: it gets an empty line and a warning with its number. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alignments.h"
+#include "beam.h"
+#include "checkpoint.h"
+#include "command.h"
+#include "heatmap.h"
+#include "mem.h"
+#include "tokenize.h"
+
+static const char TRANSLATE_USAGE[] =
+    "usage: s2s translate --model CKPT [--beam N] [--alpha A] [--n-best N]\n"
+    "                     [--alignment soft|hard|P] [--out-alignments FILE]\n"
+    "                     [--show-attention] [--unk-replace] < source.txt > translations.txt\n"
+    "\n"
+    "Translates stdin, one sentence a line, to stdout, one translation a line in the same\n"
+    "order (flushed per line when stdin is a terminal). Tokenization, lowercasing and\n"
+    "detokenization are the model's (its config's data and translate sections).\n"
+    "  --beam N           hypotheses kept (1: greedy; default: translate.beam_size)\n"
+    "  --alpha A          length normalisation ((5 + length) / 6)^A (default translate.alpha)\n"
+    "  --n-best N         the N best translations: lines `index ||| translation ||| score`\n"
+    "  --alignment hard   append ` ||| j-i ...`: for each target word the source word it\n"
+    "                     attends to most (0-based tokens, </s> left out)\n"
+    "  --alignment P      the same with every link above weight P (0 < P < 1)\n"
+    "  --alignment soft   append ` ||| rows`: per target token (</s> too) its weights over\n"
+    "                     the source tokens (</s> too), comma-separated; rows space-separated\n"
+    "  --out-alignments F the attention matrices as JSONL (the format of alignments.jsonl)\n"
+    "  --show-attention   draw each sentence's attention on stderr\n"
+    "  --unk-replace      replace each <unk> by the source word it attends to most\n";
+
+typedef struct {
+    int beam, n_best, show, unk_replace;
+    double alpha;
+    int align;          /* 0 none, 1 hard, 2 soft, 3 threshold */
+    float threshold;
+    FILE *json;
+    const Checkpoint *ck;
+} Options;
+
+/* One input line waiting in the batch. */
+typedef struct {
+    long line_no;
+    int ok;             /* 0: bad input, an empty output line */
+    int n;              /* source tokens (without </s>) */
+    int *ids;
+    char **words;       /* the source tokens as written (for <unk> replacement) */
+} Pending;
+
+enum { BATCH = 32 };
+
+static void free_pending(Pending *p)
+{
+    for (int k = 0; k < p->n; k++)
+        free(p->words[k]);
+    free(p->words);
+    free(p->ids);
+    memset(p, 0, sizeof *p);
+}
+
+/* Writes " ||| " and the alignment of h in the chosen format. */
+static void write_alignment(FILE *out, const Options *o, const Hypothesis *h)
+{
+    AttnMatrix m = {h->attention, h->len + h->ended, h->src_len, h->src_len, 1};
+    fputs(" ||| ", out);
+    if (o->align == 2) {
+        for (int i = 0; i < m.rows; i++)
+            for (int j = 0; j < m.cols; j++)
+                fprintf(out, "%s%.6g", j ? "," : i ? " " : "", (double)attn_at(&m, i, j));
+        return;
+    }
+    int cap = m.rows * m.cols + 1;
+    Link *links = xmalloc_array((size_t)cap, sizeof(Link));
+    int n = align_hard_links(&m, o->align == 3 ? o->threshold : 0, links, cap);
+    for (int k = 0; k < n; k++)
+        fprintf(out, "%s%d-%d", k ? " " : "", links[k].j, links[k].i);
+    free(links);
+}
+
+/* The words of h as text (with <unk> replaced if asked). Returns a malloc'd string. */
+static char *hypothesis_text(const Options *o, const Pending *p, const Hypothesis *h,
+                             const char **words)
+{
+    const Vocab *v = &o->ck->tgt_vocab;
+    for (int i = 0; i < h->len; i++) {
+        words[i] = vocab_word(v, h->tokens[i]);
+        if (o->unk_replace && h->tokens[i] == TOK_UNK && p->n > 0) {
+            const float *row = h->attention + (size_t)i * h->src_len;
+            int best = 0;
+            for (int j = 1; j < p->n; j++) /* the source </s> is not a word */
+                best = row[j] > row[best] ? j : best;
+            words[i] = p->words[best];
+        }
+    }
+    TokenLevel level = o->ck->config.data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    size_t (*join)(char *, size_t, const char *const *, int, TokenLevel) =
+        o->ck->config.translate.detokenize ? detokenize_text : detokenize;
+    size_t len = join(NULL, 0, words, h->len, level);
+    char *text = xmalloc(len + 1);
+    join(text, len + 1, words, h->len, level);
+    return text;
+}
+
+static void show(const Options *o, const Pending *p, const Hypothesis *h, const char **tgt_words)
+{
+    AlignRecord r = {.step = o->ck->step, .id = p->line_no, .n_src = h->src_len,
+                     .n_tgt = h->len + h->ended, .weights = h->attention};
+    r.src = xmalloc_array((size_t)h->src_len, sizeof(char *));
+    r.tgt = xmalloc_array((size_t)r.n_tgt + 1, sizeof(char *));
+    for (int j = 0; j < p->n; j++)
+        r.src[j] = p->words[j];
+    r.src[p->n] = "</s>";
+    for (int i = 0; i < h->len; i++)
+        r.tgt[i] = (char *)tgt_words[i];
+    if (h->ended)
+        r.tgt[h->len] = "</s>";
+    if (o->json)
+        align_write_json(o->json, r.step, 0, r.id, (const char *const *)r.src,
+                         (const char *const *)r.tgt,
+                         &(AttnMatrix){h->attention, r.n_tgt, h->src_len, h->src_len, 1});
+    if (o->show)
+        heatmap_txt(stderr, &r, isatty(STDERR_FILENO));
+    free(r.src);
+    free(r.tgt);
+}
+
+/* Translates the pending lines and writes their output in order. */
+static void flush_batch(Decoder *dec, const Options *o, Pending *pend, int n_pend, Batch *bt,
+                        FILE *out)
+{
+    const int *src[BATCH];
+    int src_n[BATCH], max_out[BATCH], slot[BATCH], n = 0;
+    const Config *cfg = &o->ck->config;
+    for (int k = 0; k < n_pend; k++) {
+        if (!pend[k].ok)
+            continue;
+        slot[k] = n;
+        src[n] = pend[k].ids;
+        src_n[n] = pend[k].n;
+        max_out[n] = (int)(cfg->translate.max_output_ratio * (pend[k].n + 1)) + (int)cfg->translate.max_output_extra;
+        n++;
+    }
+    NBest results[BATCH];
+    if (n > 0) {
+        batch_fill(bt, n, src, src_n, NULL, NULL);
+        beam_search(dec, &o->ck->params, bt, o->beam, o->alpha, o->n_best, max_out, results);
+    }
+    for (int k = 0; k < n_pend; k++) {
+        Pending *p = &pend[k];
+        if (!p->ok) {
+            if (o->n_best <= 1)
+                fputc('\n', out);
+            continue;
+        }
+        NBest *nb = &results[slot[k]];
+        for (int h = 0; h < nb->n; h++) {
+            const Hypothesis *hyp = &nb->hyps[h];
+            const char **words = xmalloc_array((size_t)hyp->len + 1, sizeof(char *));
+            char *text = hypothesis_text(o, p, hyp, words);
+            if (o->n_best > 1)
+                fprintf(out, "%ld ||| %s ||| %.6f", p->line_no - 1, text, hyp->score);
+            else
+                fputs(text, out);
+            if (o->align)
+                write_alignment(out, o, hyp);
+            fputc('\n', out);
+            if (h == 0 && (o->show || o->json))
+                show(o, p, hyp, words);
+            free(text);
+            free(words);
+            if (o->n_best <= 1)
+                break;
+        }
+        nbest_free(nb);
+    }
+}
+
+static int parse_options(Options *o, const char **model, const char **json_path, int argc, char **argv)
+{
+    for (int a = 0; a < argc; a++) {
+        const char *opt = argv[a];
+        if (!strcmp(opt, "--help")) {
+            fputs(TRANSLATE_USAGE, stdout);
+            return -1;
+        }
+        if (!strcmp(opt, "--show-attention")) {
+            o->show = 1;
+            continue;
+        }
+        if (!strcmp(opt, "--unk-replace")) {
+            o->unk_replace = 1;
+            continue;
+        }
+        if (a + 1 == argc)
+            return cmd_usage_error("translate: `%s` needs a value (see s2s translate --help)", opt);
+        const char *value = argv[++a];
+        char *end;
+        if (!strcmp(opt, "--model")) {
+            *model = value;
+        } else if (!strcmp(opt, "--out-alignments")) {
+            *json_path = value;
+        } else if (!strcmp(opt, "--beam") || !strcmp(opt, "--n-best")) {
+            long v = strtol(value, &end, 10);
+            if (*end || v < 1 || v > 100)
+                return cmd_usage_error(!strcmp(opt, "--beam") ? "--beam: expected 1 to 100, got `%s`"
+                                                             : "--n-best: expected 1 to 100, got `%s`", value);
+            *(!strcmp(opt, "--beam") ? &o->beam : &o->n_best) = (int)v;
+        } else if (!strcmp(opt, "--alpha")) {
+            o->alpha = strtod(value, &end);
+            if (*end || !(o->alpha >= 0 && o->alpha <= 10))
+                return cmd_usage_error("--alpha: expected a number from 0 to 10, got `%s`", value);
+        } else if (!strcmp(opt, "--alignment")) {
+            if (!strcmp(value, "hard"))
+                o->align = 1;
+            else if (!strcmp(value, "soft"))
+                o->align = 2;
+            else {
+                o->threshold = strtof(value, &end);
+                if (*end || !(o->threshold > 0 && o->threshold < 1))
+                    return cmd_usage_error("--alignment: expected soft, hard or a threshold between "
+                                           "0 and 1, got `%s`", value);
+                o->align = 3;
+            }
+        } else {
+            return cmd_usage_error("translate: unexpected argument `%s` (see s2s translate --help)", opt);
+        }
+    }
+    return 0;
+}
+
+int cmd_translate(int argc, char **argv)
+{
+    Options o = {.beam = -1, .n_best = 1, .alpha = -1};
+    const char *model = NULL, *json_path = NULL;
+    int rc = parse_options(&o, &model, &json_path, argc, argv);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    if (!model)
+        return cmd_usage_error("%s", "translate needs --model CKPT (see s2s translate --help)");
+    Checkpoint ck;
+    Error err;
+    if (checkpoint_load(&ck, model, 0, &err) < 0) {
+        checkpoint_free(&ck);
+        return cmd_error(&err, EXIT_USAGE);
+    }
+    const Config *cfg = &ck.config;
+    o.ck = &ck;
+    if (o.beam < 0)
+        o.beam = (int)cfg->translate.beam_size;
+    if (o.alpha < 0)
+        o.alpha = cfg->translate.alpha;
+    if (o.n_best > o.beam) {
+        checkpoint_free(&ck);
+        return cmd_usage_error("--n-best: at most --beam hypotheses (got more than %s)",
+                               o.beam == 1 ? "1" : "the beam");
+    }
+    if (json_path && !(o.json = fopen(json_path, "w"))) {
+        error_errno(&err, "cannot write", json_path);
+        checkpoint_free(&ck);
+        return cmd_error(&err, EXIT_IO);
+    }
+    int interactive = isatty(STDIN_FILENO);
+    int batch_size = interactive ? 1 : BATCH;
+    long max_src = cfg->translate.max_source_length;
+    Decoder dec;
+    decoder_init(&dec, &ck.dims, batch_size, (int)max_src + 1, o.beam);
+    Batch bt;
+    batch_init(&bt, batch_size, (int)max_src + 1, 0);
+    Pending pend[BATCH] = {0};
+    int n_pend = 0;
+    Tokens tokens = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long line_no = 0;
+    TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    while ((len = getline(&line, &cap, stdin)) >= 0) {
+        line_no++;
+        if (len > 0 && line[len - 1] == '\n')
+            len--;
+        if (len > 0 && line[len - 1] == '\r')
+            len--;
+        Pending *p = &pend[n_pend++];
+        p->line_no = line_no;
+        size_t bad_at, bad_len;
+        if ((long)len > cfg->data.max_line_bytes) {
+            fprintf(stderr, "s2s: warning: stdin:%ld: line longer than data.max_line_bytes (%ld); "
+                    "wrote an empty line\n", line_no, cfg->data.max_line_bytes);
+        } else if (utf8_validate(line, (size_t)len, &bad_at, &bad_len) < 0) {
+            fprintf(stderr, "s2s: warning: stdin:%ld:%zu: invalid UTF-8; wrote an empty line\n",
+                    line_no, bad_at + 1);
+        } else {
+            int n = tokenize_line(&tokens, line, (size_t)len, level, cfg->data.lowercase);
+            if (n == 0) {
+                fprintf(stderr, "s2s: warning: stdin:%ld: empty line; wrote an empty line\n", line_no);
+            } else {
+                if (n > max_src) {
+                    fprintf(stderr, "s2s: warning: stdin:%ld: %d tokens, translated the first %ld "
+                            "(translate.max_source_length)\n", line_no, n, max_src);
+                    n = (int)max_src;
+                }
+                p->ok = 1;
+                p->n = n;
+                p->ids = xmalloc_array((size_t)n, sizeof(int));
+                p->words = xmalloc_array((size_t)n, sizeof(char *));
+                for (int k = 0; k < n; k++) {
+                    p->words[k] = xstrdup(tokens_get(&tokens, k));
+                    p->ids[k] = vocab_id(&ck.src_vocab, p->words[k]);
+                }
+            }
+        }
+        if (n_pend == batch_size) {
+            flush_batch(&dec, &o, pend, n_pend, &bt, stdout);
+            for (int k = 0; k < n_pend; k++)
+                free_pending(&pend[k]);
+            n_pend = 0;
+            if (interactive)
+                fflush(stdout);
+        }
+    }
+    if (n_pend) {
+        flush_batch(&dec, &o, pend, n_pend, &bt, stdout);
+        for (int k = 0; k < n_pend; k++)
+            free_pending(&pend[k]);
+    }
+    free(line);
+    tokens_free(&tokens);
+    batch_free(&bt);
+    decoder_free(&dec);
+    checkpoint_free(&ck);
+    rc = EXIT_OK;
+    if (o.json && (ferror(o.json) | fclose(o.json))) {
+        error_errno(&err, "cannot write", json_path);
+        rc = cmd_error(&err, EXIT_IO);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        error_errno(&err, "cannot write", "stdout");
+        rc = cmd_error(&err, EXIT_IO);
+    }
+    return rc;
+}
