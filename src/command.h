@@ -28,6 +28,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_align(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_heatmap(int argc, char **argv);
 
 #endif

@@ -5,6 +5,14 @@
 
 #include <string.h>
 
+/* sums (cols) += column sums of m (rows, cols). */
+static void column_sums(real *sums, const real *m, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++)
+            sums[c] += m[(size_t)r * cols + c];
+}
+
 static int row_active(const int *len, int t, int b)
 {
     return !len || t < len[b];
@@ -113,16 +121,16 @@ void gru_step_backward(real *dh_prev, real *dxg, int ld_dxg, real *dhg, real *dW
                 dhp[k] += dhb[k] * z[k];
         }
     }
-    for (int b = 0; b < B; b++)
-        for (int k = 0; k < G; k++)
-            db_h[k] += dhg[(size_t)b * G + k];
-    if (!h_prev)
-        return;
+    if (!dW_h) /* the caller accumulates the weight gradients of many steps at once */
+        goto input_gradient;
+    column_sums(db_h, dhg, B, G);
     /* forward: hg = h_prev W_h^T, so dW_h (3H, H) += dhg^T (3H, B) . h_prev (B, H) */
-    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, B,
-               1, dhg, G, h_prev, ld_h, 1, dW_h, H);
+    if (h_prev)
+        cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, B,
+                   1, dhg, G, h_prev, ld_h, 1, dW_h, H);
+input_gradient:
     /* dh_prev (B, H) += dhg (B, 3H) . W_h (3H, H) */
-    if (dh_prev)
+    if (dh_prev && h_prev)
         cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G,
                    1, dhg, G, W_h, H, 1, dh_prev, ld_dh);
 }
@@ -149,6 +157,7 @@ void gru_sequence_backward(real *dxg, real *dW_h, real *db_h, real *dcarry, real
                            const real *dhs, const real *hs, int ld_h, const real *cache,
                            const real *W_h, const int *len, int S, int B, int H, int reverse)
 {
+    const int G = 3 * H;
     /* dh_now: gradient reaching h_t through the recurrence (from the step after it);
      * dh_before: what this step sends to h_{t-1}. */
     real *dh_now = dcarry, *dh_before = dcarry + (size_t)B * H;
@@ -162,11 +171,21 @@ void gru_sequence_backward(real *dxg, real *dW_h, real *db_h, real *dcarry, real
                 dh_now[(size_t)b * H + k] += from_above[(size_t)b * ld_h + k];
         const real *h_prev = step == 0 ? NULL : hs + at(t_prev, B, ld_h);
         memset(dh_before, 0, sizeof(real) * (size_t)B * H);
-        gru_step_backward(step == 0 ? NULL : dh_before, dxg + at(t, B, 3 * H), 3 * H, dhg,
-                          dW_h, db_h, dh_now, H, cache + at(t, B, 4 * H), h_prev, ld_h, W_h,
+        gru_step_backward(step == 0 ? NULL : dh_before, dxg + at(t, B, G), G, dhg + at(t, B, G),
+                          NULL, NULL, dh_now, H, cache + at(t, B, 4 * H), h_prev, ld_h, W_h,
                           len, t, B, H);
         real *swap = dh_now;
         dh_now = dh_before;
         dh_before = swap;
+    }
+    /* The weight gradients of all steps in one product, K = (S-1)*B instead of S
+     * products of K = B: forward: hg_t = h_{t-1} W_h^T + b_h, so
+     * dW_h (3H, H) += sum_t dhg_t^T h_{t-1}; the first step's h is the zero state. */
+    column_sums(db_h, dhg, S * B, G);
+    if (S > 1) {
+        const real *dhg_later = reverse ? dhg : dhg + at(1, B, G);   /* steps with a previous state */
+        const real *h_earlier = reverse ? hs + at(1, B, ld_h) : hs;  /* ... and that state */
+        cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, (S - 1) * B,
+                   1, dhg_later, G, h_earlier, ld_h, 1, dW_h, H);
     }
 }

@@ -29,9 +29,11 @@ void gru_step_forward(real *h, real *cache, const real *xg, int ld_xg, const rea
                       int B, int H);
 
 /* Backward of one step. dh (B, H, stride ld_dh): the whole gradient reaching h.
- * Overwrites dxg (B, 3H, stride ld_dxg) with the gradient of xg and uses dhg (B, 3H)
- * as scratch. Accumulates dh_prev (stride ld_dh, skipped if NULL: the zero initial
- * state), dW_h, db_h. h_prev as in forward (NULL for the zero state). */
+ * Overwrites dxg (B, 3H, stride ld_dxg) with the gradient of xg and dhg (B, 3H) with
+ * that of the hidden projections W_h h + b_h. Accumulates dh_prev (stride ld_dh,
+ * skipped if NULL: the zero initial state), dW_h and db_h -- unless dW_h is NULL: a
+ * caller that keeps every step's dhg accumulates them in one product afterwards. h_prev
+ * as in forward (NULL for the zero state). */
 void gru_step_backward(real *dh_prev, real *dxg, int ld_dxg, real *dhg, real *dW_h, real *db_h,
                        const real *dh, int ld_dh, const real *cache, const real *h_prev,
                        int ld_h, const real *W_h, const int *len, int t, int B, int H);
@@ -46,7 +48,7 @@ void gru_sequence_forward(real *hs, int ld_h, real *cache, const real *xg, const
 
 /* Backward of gru_sequence_forward. dhs (S*B, H, stride ld_h): the gradient reaching
  * each h_t from outside the recurrence. Overwrites dxg (S*B, 3H); accumulates dW_h,
- * db_h. Scratch: dcarry (2*B*H), dhg (B*3H). */
+ * db_h (one product over all steps). Scratch: dcarry (2*B*H), dhg (S*B*3H). */
 void gru_sequence_backward(real *dxg, real *dW_h, real *db_h, real *dcarry, real *dhg,
                            const real *dhs, const real *hs, int ld_h, const real *cache,
                            const real *W_h, const int *len, int S, int B, int H, int reverse);

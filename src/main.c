@@ -21,6 +21,7 @@ static const char USAGE[] =
     "  align      teacher-forced attention of sentence pairs as alignments (and AER)\n"
     "  heatmap    draw alignments.jsonl as SVG, an HTML report, or text\n"
     "  eval       score translations: s2s eval --hyp FILE --ref FILE [--metric bleu|exact]\n"
+    "  bench      training speed on synthetic data (see make bench)\n"
     "  config     print every config key with its default (--doc: as a Markdown table)\n"
     "  tokenize   split stdin into tokens as training does, one line per line\n"
     "\n"
@@ -59,6 +60,8 @@ int main(int argc, char **argv)
         return cmd_heatmap(argc - 2, argv + 2);
     if (!strcmp(cmd, "eval"))
         return cmd_eval(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench"))
+        return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "config"))
         return cmd_config(argc - 2, argv + 2);
     if (!strcmp(cmd, "tokenize"))

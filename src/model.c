@@ -124,7 +124,7 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
         TAKE(d_dec_in, TB * in_width);
         TAKE(d_dec_xg, TB * 3 * p);
         TAKE(d_query, TB * a);
-        TAKE(d_hg, (size_t)B * 3 * widest);
+        TAKE(d_hg, (size_t)(S > T ? S : T) * B * 3 * widest);
         TAKE(d_carry, (size_t)2 * B * n);
         TAKE(d_alpha, SB);
         TAKE(d_scores, SB);
@@ -303,7 +303,7 @@ void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
         real *dq = ws->d_query + (size_t)i * B * a;
         const real *alpha = ws->alpha + (size_t)i * SB;
         /* forward: s_i = GRU(xg_i, s_{i-1}); d_states block i+1 is complete here */
-        gru_step_backward(ds_prev, dxg, 3 * p, ws->d_hg, G->dec.W_h, G->dec.b_h,
+        gru_step_backward(ds_prev, dxg, 3 * p, ws->d_hg + (size_t)i * B * 3 * p, NULL, NULL,
                           ws->d_states + (size_t)(i + 1) * B * p, p,
                           ws->dec_gru + (size_t)i * B * 4 * p, s_prev, p, P->dec.W_h, NULL, i,
                           B, p);
@@ -320,6 +320,11 @@ void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
         cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, p, a,
                    1, dq, a, P->W_a, p, 1, ds_prev, p);
     }
+    /* forward: hg_i = s_{i-1} W_h^T + b_h, so dW_h (3p, p) += dhg^T (3p, T*B) . s_{i-1}
+     * (T*B, p), all steps at once */
+    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, 3 * p, p, (int)TB,
+               1, ws->d_hg, 3 * p, ws->states, p, 1, G->dec.W_h, p);
+    column_sums_add(G->dec.b_h, ws->d_hg, (int)TB, 3 * p, 3 * p);
     /* dW_a (a, p) += dq^T (a, T*B) . s_{i-1} (T*B, p), all steps at once */
     cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, a, p, (int)TB,
                1, ws->d_query, a, ws->states, p, 1, G->W_a, p);

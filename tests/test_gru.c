@@ -70,7 +70,7 @@ static void check_sequence(int reverse)
     fill_uniform(c.W_h, G * H, &rng, -1, 1);
     fill_uniform(c.b_h, G, &rng, -1, 1);
     fill_uniform(c.R, S * B * LDH, &rng, -1, 1);
-    real dxg[S * B * G], dW_h[G * H] = {0}, db_h[G] = {0}, dcarry[2 * B * H], dhg[B * G];
+    real dxg[S * B * G], dW_h[G * H] = {0}, db_h[G] = {0}, dcarry[2 * B * H], dhg[S * B * G];
     seq_loss(&c);
     /* padding never enters the recurrence: h is exactly 0 at padded positions */
     for (int j = 0; j < S; j++)
