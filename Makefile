@@ -36,7 +36,7 @@ CROSSCHECK_DUMPS := build/crosscheck_dump build/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),build/tests64/$(t).o,build/tests/$(t).o))
 
-.PHONY: all test clean deps crosscheck demo
+.PHONY: all test clean deps crosscheck demo bench
 all: s2s
 
 # Installs the Debian packages when pkg-config cannot find the libraries.
@@ -96,6 +96,10 @@ test: s2s build/s2s-faults build/check_s2s
 crosscheck: $(CROSSCHECK_DUMPS) s2s
 	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py --s2s ./s2s \
 	    $(addprefix --dump ,$(CROSSCHECK_DUMPS))
+
+# Training speed against the PyTorch baseline, side by side (README, issue 7).
+bench: s2s
+	/usr/bin/python3 scripts/bench.py --s2s ./s2s
 
 # Trains the toy-fr demo for about two minutes and shows the result (README).
 demo: s2s

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""make bench: training speed of s2s against the PyTorch baseline, side by side.
+
+For each size and batch, runs `s2s bench` and ../shared/bench/torch_ref.py on the same
+sizes and the same synthetic length distribution (uniform 5..20 words plus </s>),
+alternating the two, ROUNDS times, and prints the medians: target tokens per second,
+the ratio s2s/torch, the peak resident memory of each, and s2s's fraction of the
+machine's limit: 190 GFLOP/s (sgemm peak, 2 threads) over the FLOPs per target token
+of MODEL.md (forward + backward = 6 x forward multiply-adds), as issue 7 gives them.
+torch runs with its fastest setting here (1 torch thread, 2 OpenBLAS threads).
+
+usage: scripts/bench.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/32]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.environ.get("S2S_SHARED", os.path.join(HERE, "..", "..", "shared"))
+PEAK_FLOPS = 190e9
+FLOPS_PER_TOKEN = {"S": 2.16e6, "M": 3.25e7, "L": 1.30e8}
+TORCH_MEASURED = {"S/1": 898, "S/32": 10.0e3, "S/64": 13.6e3, "M/32": 1.64e3, "L/32": 428}
+# (size, batch, timed steps, warm-up steps, target: (times torch, fraction of limit))
+CONFIGS = [
+    ("S", 1, 300, 20, (10, 0)),
+    ("S", 32, 100, 10, (4, 0)),
+    ("S", 64, 60, 6, (0, 0)),
+    ("M", 32, 20, 3, (2, 0.6)),
+    ("L", 32, 8, 2, (2, 0.6)),
+]
+
+
+def run(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    raise RuntimeError("no RESULT line from %s" % " ".join(cmd))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--s2s", default=os.path.join(HERE, "..", "s2s"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated SIZE/BATCH, e.g. S/32,M/32")
+    args = ap.parse_args()
+    torch_ref = os.path.join(SHARED, "bench", "torch_ref.py")
+    only = set(filter(None, args.only.split(",")))
+    peaks = [run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"]]
+    rows = []
+    for size, batch, steps, warmup, target in CONFIGS:
+        name = "%s/%d" % (size, batch)
+        if only and name not in only:
+            continue
+        ours, theirs = [], []
+        for r in range(args.rounds):
+            common = ["--size", size, "--batch", str(batch), "--steps", str(steps),
+                      "--warmup", str(warmup)]
+            ours.append(run([args.s2s, "bench"] + common + ["--seed", str(r + 1)]))
+            theirs.append(run(["/usr/bin/python3", torch_ref, "--json", "--seed", str(r + 1)] + common))
+            print("  %s round %d: s2s %.0f, torch %.0f target tokens/s" % (
+                name, r + 1, ours[-1]["tgt_tokens_per_s"], theirs[-1]["tgt_tokens_per_s"]),
+                file=sys.stderr, flush=True)
+        o = statistics.median(x["tgt_tokens_per_s"] for x in ours)
+        t = statistics.median(x["tgt_tokens_per_s"] for x in theirs)
+        o_rss = statistics.median(x["peak_rss_mib"] for x in ours)
+        t_rss = statistics.median(x["peak_rss_mib"] for x in theirs)
+        limit = PEAK_FLOPS / FLOPS_PER_TOKEN[size]
+        rows.append((name, o, t, o_rss, t_rss, limit, target))
+        peaks.append(run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"])
+    peak = statistics.median(peaks)
+    print("sgemm peak measured in this run: %.1f GFLOP/s (median of %d; issue 7's nominal: %.0f)"
+          % (peak, len(peaks), PEAK_FLOPS / 1e9))
+    print("| size/batch | s2s tok/s | torch tok/s | s2s/torch | s2s RSS MiB | torch RSS MiB | "
+          "RSS ratio | s2s % of limit | % of measured peak | target | met |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, o, t, o_rss, t_rss, limit, (times, frac) in rows:
+        goals = []
+        ok = o_rss <= t_rss / 2
+        if times:
+            goals.append("%gx torch" % times)
+            ok = ok and o >= times * t
+        if frac:
+            goals.append("%d%% of limit" % (100 * frac))
+            ok = ok and o >= frac * limit
+        measured = peak * 1e9 / FLOPS_PER_TOKEN[name[0]]
+        print("| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %.1f%% | %.1f%% | %s | %s |" % (
+            name, o, t, o / t, o_rss, t_rss, o_rss / t_rss, 100 * o / limit, 100 * o / measured,
+            ", ".join(goals + ["RSS <= torch/2"]), "yes" if ok else "no"))
+
+
+if __name__ == "__main__":
+    main()
