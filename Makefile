@@ -9,7 +9,7 @@ WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-proto
 # -fno-trapping-math only tells the compiler that no floating-point exception handler
 # watches (none does), so it may if-convert the branch-free maths of fastmath.h into
 # SIMD code; results stay IEEE, bit for bit. (Never -ffast-math: see STYLE.md.)
-OPT     ?= -O3 -g -fno-trapping-math
+OPT     ?= -O3 -g -fno-trapping-math -fno-math-errno
 # Recursively expanded, so pkg-config runs after `deps` has installed what is missing.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))

@@ -11,7 +11,7 @@ static int n_real(const int *len, int S, int b)
 }
 
 /* pre = tanh(k + q) for one row of A values. restrict lets the compiler vectorise. */
-static void tanh_of_sum(real *restrict pre, const real *restrict k, const real *restrict q, int A)
+SIMD_CLONES static void tanh_of_sum(real *restrict pre, const real *restrict k, const real *restrict q, int A)
 {
     for (int u = 0; u < A; u++)
         pre[u] = r_tanh(k[u] + q[u]);
@@ -33,7 +33,7 @@ void attn_additive_scores_forward(real *e, real *pre, const real *q, const real 
 }
 
 /* forward: e = v . t, t = tanh(k + q): dt = de v, and through tanh dk += dq += dt (1 - t^2) */
-static void tanh_sum_backward(real *restrict dk, real *restrict dq, const real *restrict t,
+SIMD_CLONES static void tanh_sum_backward(real *restrict dk, real *restrict dq, const real *restrict t,
                               const real *restrict v, real de, int A)
 {
     for (int u = 0; u < A; u++) {
@@ -144,7 +144,7 @@ void attn_softmax_backward(real *de, const real *dalpha, const real *alpha, cons
 }
 
 /* c += w v for D values. */
-static void add_scaled(real *restrict c, const real *restrict v, real w, int D)
+SIMD_CLONES static void add_scaled(real *restrict c, const real *restrict v, real w, int D)
 {
     for (int u = 0; u < D; u++)
         c[u] += w * v[u];

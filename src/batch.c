@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mem.h"
 
@@ -18,6 +19,8 @@ void batch_init(Batch *batch, int max_batch, int max_src_steps, int max_tgt_step
     batch->tgt_out = xmalloc_array((size_t)max_batch * max_tgt_steps, sizeof(int));
     batch->src_len = xmalloc_array((size_t)max_batch, sizeof(int));
     batch->tgt_len = xmalloc_array((size_t)max_batch, sizeof(int));
+    int steps = max_src_steps > max_tgt_steps ? max_src_steps : max_tgt_steps;
+    batch->scratch = xmalloc_array((size_t)max_batch * (size_t)(steps + 2), sizeof(int));
 }
 
 void batch_free(Batch *batch)
@@ -27,6 +30,7 @@ void batch_free(Batch *batch)
     free(batch->tgt_out);
     free(batch->src_len);
     free(batch->tgt_len);
+    free(batch->scratch);
     *batch = (Batch){0};
 }
 
@@ -64,4 +68,35 @@ void batch_fill(Batch *batch, int n, const int *const *src, const int *src_n,
             batch->tgt_out[i * n + b] = i < len - 1 ? tgt[b][i] : i == len - 1 ? TOK_EOS : TOK_PAD;
         }
     }
+}
+
+/* Applies the column permutation order to a (steps, B) matrix. */
+static void permute_columns(int *m, int steps, int B, const int *order, int *tmp)
+{
+    for (int t = 0; t < steps; t++) {
+        int *row = m + (size_t)t * B;
+        for (int b = 0; b < B; b++)
+            tmp[b] = row[order[b]];
+        memcpy(row, tmp, sizeof(int) * (size_t)B);
+    }
+}
+
+void batch_sort_by_target(Batch *batch)
+{
+    const int B = batch->batch_size;
+    int *order = batch->scratch, *tmp = batch->scratch + B;
+    /* insertion sort: stable, and batches are small */
+    for (int b = 0; b < B; b++) {
+        int k = b;
+        while (k > 0 && batch->tgt_len[order[k - 1]] < batch->tgt_len[b]) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = b;
+    }
+    permute_columns(batch->src, batch->src_steps, B, order, tmp);
+    permute_columns(batch->tgt_in, batch->tgt_steps, B, order, tmp);
+    permute_columns(batch->tgt_out, batch->tgt_steps, B, order, tmp);
+    permute_columns(batch->src_len, 1, B, order, tmp);
+    permute_columns(batch->tgt_len, 1, B, order, tmp);
 }

@@ -21,6 +21,7 @@ typedef struct {
     int n_src_tokens;  /* sum of src_len */
     int n_tgt_tokens;  /* sum of tgt_len: the loss's denominator */
     int max_batch, max_src_steps, max_tgt_steps; /* capacity */
+    int *scratch;      /* (max(S, T) * B + B) for batch_sort_by_target */
 } Batch;
 
 /* Allocates room for up to max_batch pairs of up to max_src_steps / max_tgt_steps
@@ -33,5 +34,10 @@ void batch_free(Batch *batch);
  * the pairs fit the capacity. */
 void batch_fill(Batch *batch, int n, const int *const *src, const int *src_n,
                 const int *const *tgt, const int *tgt_n);
+
+/* Reorders the pairs of the batch by target length, longest first (ties keep their
+ * order). The loss and the gradients do not depend on the order; the model then skips
+ * the decoder steps of sentences that have ended. */
+void batch_sort_by_target(Batch *batch);
 
 #endif

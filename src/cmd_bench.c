@@ -143,6 +143,7 @@ int cmd_bench(int argc, char **argv)
         }
         batch_init(&batches[s], (int)batch, MAX_LEN + 1, MAX_LEN + 1);
         batch_fill(&batches[s], (int)batch, src, src_n, tgt, tgt_n);
+        batch_sort_by_target(&batches[s]); /* as training does */
     }
     Params P, G;
     params_alloc(&P, &d);

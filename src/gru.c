@@ -21,7 +21,7 @@ static int row_active(const int *len, int t, int b)
 /* The gates of one row: on entry r, z, hn hold W_h h (or 0); x holds xg. A function of
  * its own so that `restrict` tells the compiler the arrays never overlap, and it can
  * vectorise the loop without run-time overlap tests. */
-static void gates_forward(real *restrict r, real *restrict z, real *restrict hn,
+SIMD_CLONES static void gates_forward(real *restrict r, real *restrict z, real *restrict hn,
                           real *restrict g, const real *restrict x, const real *restrict b_h,
                           int H)
 {
@@ -33,7 +33,7 @@ static void gates_forward(real *restrict r, real *restrict z, real *restrict hn,
     }
 }
 
-void gru_step_forward(real *h, real *cache, const real *xg, int ld_xg, const real *h_prev,
+SIMD_CLONES void gru_step_forward(real *h, real *cache, const real *xg, int ld_xg, const real *h_prev,
                       int ld_h, const real *W_h, const real *b_h, const int *len, int t,
                       int B, int H)
 {
@@ -70,7 +70,7 @@ void gru_step_forward(real *h, real *cache, const real *xg, int ld_xg, const rea
  * (3H), that of the hidden projections. The previous state is hp[k] * hp_scale: the
  * zero state comes as any finite array with scale 0, so the loop has no branch and
  * vectorises. */
-static void gates_backward(real *restrict dx, real *restrict dhg, const real *restrict dh,
+SIMD_CLONES static void gates_backward(real *restrict dx, real *restrict dhg, const real *restrict dh,
                            const real *restrict r, const real *restrict z,
                            const real *restrict hn, const real *restrict g,
                            const real *restrict hp, real hp_scale, int H)

@@ -110,12 +110,13 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
     TAKE(att_pre, TB * S * a);
     TAKE(scores, SB);
     TAKE(alpha, TB * S);
+    TAKE(active, (size_t)T);
+    TAKE(step_len, TB);
     TAKE(real_rows, (size_t)N);
     TAKE(targets, (size_t)N);
     TAKE(ro_in, (size_t)N * ro_width);
     TAKE(ro_out, (size_t)N * readout);
     TAKE(logits, (size_t)N * Vy);
-    TAKE(lse, (size_t)N);
     if (ws->with_backward) {
         size_t widest = n > p ? n : p;
         TAKE(d_ro_out, (size_t)N * readout);
@@ -190,6 +191,27 @@ void model_encode(Workspace *ws, const Params *P, const Batch *bt)
             s0[(size_t)b * p + k] = r_tanh(s0[(size_t)b * p + k] + P->b_s[k]);
 }
 
+/* The decoder rows each step computes: with targets sorted longest first (see
+ * batch_sort_by_target), step i needs only the sentences longer than i, a prefix of the
+ * batch; otherwise every row. step_len gives the attention those rows' source lengths
+ * and 0 to the others, which the attention kernels then skip. */
+static void plan_active_rows(Workspace *ws, const Batch *bt)
+{
+    const int B = ws->B, T = ws->T;
+    int sorted = 1;
+    for (int b = 1; b < B; b++)
+        sorted &= bt->tgt_len[b] <= bt->tgt_len[b - 1];
+    for (int i = 0; i < T; i++) {
+        int Bi = B;
+        if (sorted)
+            for (Bi = 0; Bi < B && bt->tgt_len[Bi] > i;)
+                Bi++;
+        ws->active[i] = Bi;
+        for (int b = 0; b < B; b++)
+            ws->step_len[(size_t)i * B + b] = b < Bi ? bt->src_len[b] : 0;
+    }
+}
+
 double model_forward(Workspace *ws, const Params *P, const Batch *bt)
 {
     model_encode(ws, P, bt);
@@ -210,24 +232,37 @@ double model_forward(Workspace *ws, const Params *P, const Batch *bt)
         for (int k = 0; k < 3 * p; k++)
             ws->dec_xg[r * 3 * p + k] += P->dec.b_i[k];
 
+    plan_active_rows(ws, bt);
     for (int i = 0; i < T; i++) {
+        /* Only the first Bi rows: with the batch sorted by target length, the others have
+         * ended, and nothing real depends on their further steps. */
+        const int Bi = ws->active[i];
+        const int *len = ws->step_len + (size_t)i * B;
         const real *s_prev = ws->states + (size_t)i * B * p;
         real *q = ws->query + (size_t)i * B * a;
         real *pre = ws->att_pre + (size_t)i * SB * a;
         real *alpha = ws->alpha + (size_t)i * SB;
         real *c = ws->dec_in + (size_t)i * B * in_width + m;
         real *xg = ws->dec_xg + (size_t)i * B * 3 * p;
-        /* q (B, a) = s_{i-1} (B, p) . W_a^T (p, a) */
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, a, p,
+        real *s_next = ws->states + (size_t)(i + 1) * B * p;
+        /* q (Bi, a) = s_{i-1} (Bi, p) . W_a^T (p, a) */
+        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, Bi, a, p,
                    1, s_prev, p, P->W_a, p, 0, q, a);
-        attn_additive_scores_forward(ws->scores, pre, q, ws->keys, P->v_a, bt->src_len, S, B, a);
-        attn_softmax_forward(alpha, ws->scores, bt->src_len, S, B);
-        attn_context_forward(c, in_width, alpha, ws->H, 2 * n, bt->src_len, S, B, 2 * n);
-        /* xg (B, 3p) += c_i (B, 2n) . W_i[:, m:]^T (2n, 3p) */
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, 3 * p, 2 * n,
+        attn_additive_scores_forward(ws->scores, pre, q, ws->keys, P->v_a, len, S, B, a);
+        attn_softmax_forward(alpha, ws->scores, len, S, B);
+        attn_context_forward(c, in_width, alpha, ws->H, 2 * n, len, S, B, 2 * n);
+        /* xg (Bi, 3p) += c_i (Bi, 2n) . W_i[:, m:]^T (2n, 3p) */
+        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, Bi, 3 * p, 2 * n,
                    1, c, in_width, P->dec.W_i + m, in_width, 1, xg, 3 * p);
-        gru_step_forward(ws->states + (size_t)(i + 1) * B * p, ws->dec_gru + (size_t)i * B * 4 * p,
-                         xg, 3 * p, s_prev, p, P->dec.W_h, P->dec.b_h, NULL, i, B, p);
+        gru_step_forward(s_next, ws->dec_gru + (size_t)i * B * 4 * p, xg, 3 * p, s_prev, p,
+                         P->dec.W_h, P->dec.b_h, NULL, i, Bi, p);
+        /* the rows left out hold zeros, so the products over all steps below (weight
+         * gradients) meet only finite numbers there */
+        if (Bi < B) {
+            memset(s_next + (size_t)Bi * p, 0, sizeof(real) * (size_t)(B - Bi) * p);
+            memset(ws->query + (size_t)(i * B + Bi) * a, 0, sizeof(real) * (size_t)(B - Bi) * a);
+            memset(ws->dec_gru + (size_t)(i * B + Bi) * 4 * p, 0, sizeof(real) * (size_t)(B - Bi) * 4 * p);
+        }
     }
 
     /* Readout and output layer over the real target positions only. */
@@ -249,7 +284,7 @@ double model_forward(Workspace *ws, const Params *P, const Batch *bt)
     linear_forward(ws->ro_out, ws->ro_in, P->W_t, P->b_t, N, ro_width, d->readout);
     tanh_forward(ws->ro_out, ws->ro_out, (size_t)N * d->readout);
     linear_forward(ws->logits, ws->ro_out, P->W_o, P->b_o, N, d->readout, d->tgt_vocab);
-    double loss = softmax_xent_forward(ws->lse, ws->logits, ws->targets, N, d->tgt_vocab);
+    double loss = softmax_xent_forward(ws->logits, ws->targets, N, d->tgt_vocab);
     return loss / N;
 }
 
@@ -266,7 +301,7 @@ void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
     assert(ws->with_backward);
 
     /* forward: loss = sum_k xent(o_k, y_k) / N; the gradient replaces the logits */
-    softmax_xent_backward(ws->logits, ws->logits, ws->lse, ws->targets, (real)1 / N, N, Vy);
+    softmax_xent_backward(ws->logits, ws->logits, ws->targets, (real)1 / N, N, Vy);
     /* forward: o = t W_o^T + b_o */
     memset(ws->d_ro_out, 0, sizeof(real) * (size_t)N * readout);
     linear_backward(ws->d_ro_out, G->W_o, G->b_o, ws->logits, ws->ro_out, P->W_o, N, readout, Vy);
@@ -296,28 +331,34 @@ void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
     memset(ws->d_keys, 0, sizeof(real) * SB * a);
     memset(ws->d_H, 0, sizeof(real) * SB * 2 * n);
     for (int i = T - 1; i >= 0; i--) {
+        const int Bi = ws->active[i];
+        const int *len = ws->step_len + (size_t)i * B;
         const real *s_prev = ws->states + (size_t)i * B * p;
         real *ds_prev = ws->d_states + (size_t)i * B * p;
         real *dxg = ws->d_dec_xg + (size_t)i * B * 3 * p;
+        real *dhg = ws->d_hg + (size_t)i * B * 3 * p;
         real *dc = ws->d_dec_in + (size_t)i * B * in_width + m;
         real *dq = ws->d_query + (size_t)i * B * a;
         const real *alpha = ws->alpha + (size_t)i * SB;
         /* forward: s_i = GRU(xg_i, s_{i-1}); d_states block i+1 is complete here */
-        gru_step_backward(ds_prev, dxg, 3 * p, ws->d_hg + (size_t)i * B * 3 * p, NULL, NULL,
+        gru_step_backward(ds_prev, dxg, 3 * p, dhg, NULL, NULL,
                           ws->d_states + (size_t)(i + 1) * B * p, p,
                           ws->dec_gru + (size_t)i * B * 4 * p, s_prev, p, P->dec.W_h, NULL, i,
-                          B, p);
-        /* forward: xg_i += c_i W_i[:, m:]^T, so dc_i (B, 2n) += dxg (B, 3p) . W_i[:, m:] */
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, 2 * n, 3 * p,
+                          Bi, p);
+        if (Bi < B) { /* rows that did not take part: no gradient */
+            memset(dxg + (size_t)Bi * 3 * p, 0, sizeof(real) * (size_t)(B - Bi) * 3 * p);
+            memset(dhg + (size_t)Bi * 3 * p, 0, sizeof(real) * (size_t)(B - Bi) * 3 * p);
+        }
+        /* forward: xg_i += c_i W_i[:, m:]^T, so dc_i (Bi, 2n) += dxg (Bi, 3p) . W_i[:, m:] */
+        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bi, 2 * n, 3 * p,
                    1, dxg, 3 * p, P->dec.W_i + m, in_width, 1, dc, in_width);
         attn_context_backward(ws->d_alpha, ws->d_H, dc, in_width, alpha, ws->H, 2 * n,
-                              bt->src_len, S, B, 2 * n);
-        attn_softmax_backward(ws->d_scores, ws->d_alpha, alpha, bt->src_len, S, B);
+                              len, S, B, 2 * n);
+        attn_softmax_backward(ws->d_scores, ws->d_alpha, alpha, len, S, B);
         attn_additive_scores_backward(dq, ws->d_keys, G->v_a, ws->d_scores,
-                                      ws->att_pre + (size_t)i * SB * a, P->v_a, bt->src_len,
-                                      S, B, a);
-        /* forward: q = s_{i-1} W_a^T, so ds_{i-1} (B, p) += dq (B, a) . W_a (a, p) */
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, p, a,
+                                      ws->att_pre + (size_t)i * SB * a, P->v_a, len, S, B, a);
+        /* forward: q = s_{i-1} W_a^T, so ds_{i-1} (Bi, p) += dq (Bi, a) . W_a (a, p) */
+        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bi, p, a,
                    1, dq, a, P->W_a, p, 1, ds_prev, p);
     }
     /* forward: hg_i = s_{i-1} W_h^T + b_h, so dW_h (3p, p) += dhg^T (3p, T*B) . s_{i-1}

@@ -88,13 +88,16 @@ typedef struct {
     real *att_pre;         /* (T, S*B, a) tanh(W_a s_{i-1} + U_a h_j + b_a) */
     real *scores;          /* (S*B) scratch: e_ij of one step */
     real *alpha;           /* (T, S*B) the alignment matrices */
+    int *active;           /* (T) decoder rows computed at step i: those still in their
+                            * sentence when the batch is sorted by target length, else B */
+    int *step_len;         /* (T, B) source lengths seen at step i, 0 for rows past active */
     /* readout over the N real target positions */
     int *real_rows;        /* (N) row i * B + b of each real target position */
     int *targets;          /* (N) y_i */
     real *ro_in;           /* (N, p + 2n + m) [s_i ; c_i ; ey_{i-1}] */
     real *ro_out;          /* (N, l) t_i */
-    real *logits;          /* (N, V_y); its gradient after backward */
-    real *lse;             /* (N) log-sum-exp of each row of logits */
+    real *logits;          /* (N, V_y): the logits, then their softmax after forward, then
+                            * the gradient after backward */
 
     /* backward scratch (only with_backward) */
     real *d_ro_out, *d_ro_in;

@@ -35,7 +35,7 @@ void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x
         column_sums_add(db, dy, rows, out, out);
 }
 
-void column_sums_add(real *sums, const real *m, int rows, int cols, int ld)
+SIMD_CLONES void column_sums_add(real *sums, const real *m, int rows, int cols, int ld)
 {
     for (int r = 0; r < rows; r++) {
         const real *row = m + (size_t)r * ld;
@@ -63,46 +63,81 @@ void embedding_backward(real *dE, const real *dout, int ld_dout, const int *ids,
     }
 }
 
-void tanh_forward(real *y, const real *x, size_t n)
+SIMD_CLONES void tanh_forward(real *y, const real *x, size_t n)
 {
     for (size_t k = 0; k < n; k++)
         y[k] = r_tanh(x[k]);
 }
 
-void tanh_backward(real *dx, const real *dy, const real *y, size_t n)
+SIMD_CLONES void tanh_backward(real *dx, const real *dy, const real *y, size_t n)
 {
     for (size_t k = 0; k < n; k++)
         dx[k] = dy[k] * (1 - y[k] * y[k]);
 }
 
-double softmax_xent_forward(real *lse, const real *logits, const int *targets, int rows, int V)
+/* Sum and maximum of n values in eight interleaved lanes: the compiler turns each into
+ * one vector operation (a plain loop is one long chain of dependent additions); the
+ * lanes are combined in a fixed order, so the result is the same on every run. */
+static real sum_lanes(const real *x, int n)
+{
+    real lane[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            lane[l] += x[i + l];
+    real sum = 0;
+    for (int l = 0; l < 8; l++)
+        sum += lane[l];
+    for (; i < n; i++)
+        sum += x[i];
+    return sum;
+}
+
+static real max_lanes(const real *x, int n)
+{
+    real lane[8];
+    for (int l = 0; l < 8; l++)
+        lane[l] = x[0];
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
+    real max = lane[0];
+    for (int l = 1; l < 8; l++)
+        max = lane[l] > max ? lane[l] : max;
+    for (; i < n; i++)
+        max = x[i] > max ? x[i] : max;
+    return max;
+}
+
+SIMD_CLONES double softmax_xent_forward(real *o_to_p, const int *targets, int rows, int V)
 {
     double loss = 0;
     for (int r = 0; r < rows; r++) {
-        const real *o = logits + (size_t)r * V;
+        real *o = o_to_p + (size_t)r * V;
         assert(targets[r] >= 0 && targets[r] < V);
-        real max = o[0];
-        for (int v = 1; v < V; v++)
-            if (o[v] > max)
-                max = o[v];
-        real sum = 0;
+        real max = max_lanes(o, V), target = o[targets[r]];
         for (int v = 0; v < V; v++)
-            sum += r_exp(o[v] - max);
-        lse[r] = max + r_log(sum);
-        loss += (double)lse[r] - (double)o[targets[r]];
+            o[v] = r_exp(o[v] - max);
+        real sum = sum_lanes(o, V);
+        /* loss_r = log sum_v exp(o_v) - o_target */
+        loss += (double)(max + r_log(sum)) - (double)target;
+        real inv = 1 / sum;
+        for (int v = 0; v < V; v++)
+            o[v] *= inv;
     }
     return loss;
 }
 
-void softmax_xent_backward(real *dlogits, const real *logits, const real *lse,
-                           const int *targets, real scale, int rows, int V)
+SIMD_CLONES void softmax_xent_backward(real *dlogits, const real *probs, const int *targets,
+                                       real scale, int rows, int V)
 {
     /* forward: loss_r = lse_r - o[y_r], so dloss_r/do_v = softmax(o)_v - [v == y_r] */
     for (int r = 0; r < rows; r++) {
-        const real *o = logits + (size_t)r * V;
+        const real *pr = probs + (size_t)r * V;
         real *d = dlogits + (size_t)r * V;
         for (int v = 0; v < V; v++)
-            d[v] = scale * r_exp(o[v] - lse[r]);
+            d[v] = scale * pr[v];
         d[targets[r]] -= scale;
     }
 }

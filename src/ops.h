@@ -32,13 +32,14 @@ void tanh_forward(real *y, const real *x, size_t n);
  * dy): a tanh's input has exactly one consumer in the model, so nothing to accumulate. */
 void tanh_backward(real *dx, const real *dy, const real *y, size_t n);
 
-/* Softmax cross-entropy over rows of logits (rows, V) with one target id per row.
- * Writes lse (rows) = log sum_v exp(logits[r, v]) and returns the summed loss
- * sum_r (lse[r] - logits[r, target[r]]), accumulated in double. */
-double softmax_xent_forward(real *lse, const real *logits, const int *targets, int rows, int V);
-/* dlogits = scale * (softmax(logits) - onehot(target)). Overwrites dlogits, which may
- * alias logits (so the largest buffer of the model is reused for its gradient). */
-void softmax_xent_backward(real *dlogits, const real *logits, const real *lse,
-                           const int *targets, real scale, int rows, int V);
+/* Softmax cross-entropy over rows of logits (rows, V) with one target id per row:
+ * replaces every row by its softmax (the largest buffer of the model is reused, and
+ * backward needs no second pass of exponentials) and returns the summed loss
+ * sum_r (log sum_v exp(o[r, v]) - o[r, target[r]]), accumulated in double. */
+double softmax_xent_forward(real *logits_to_probs, const int *targets, int rows, int V);
+/* dlogits = scale * (probs - onehot(target)), probs as softmax_xent_forward left them.
+ * Overwrites dlogits, which may alias probs. */
+void softmax_xent_backward(real *dlogits, const real *probs, const int *targets, real scale,
+                           int rows, int V);
 
 #endif

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "fastmath.h"
 #include "mem.h"
 
 void optim_init(Optimizer *opt, OptimKind kind, size_t n, float lr)
@@ -23,7 +24,7 @@ void optim_free(Optimizer *opt)
     *opt = (Optimizer){0};
 }
 
-static void adam_step(Optimizer *opt, float *params, const float *grads)
+SIMD_CLONES static void adam_step(Optimizer *opt, float *params, const float *grads)
 {
     opt->step++;
     const float b1 = opt->beta1, b2 = opt->beta2;
@@ -42,7 +43,7 @@ static void adam_step(Optimizer *opt, float *params, const float *grads)
     }
 }
 
-static void adadelta_step(Optimizer *opt, float *params, const float *grads)
+SIMD_CLONES static void adadelta_step(Optimizer *opt, float *params, const float *grads)
 {
     opt->step++;
     const float rho = opt->beta2, eps = opt->eps;

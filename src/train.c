@@ -584,6 +584,7 @@ static int step(Trainer *t)
     const Config *cfg = t->cfg;
     double t0 = now_seconds();
     batcher_next(&t->batcher, &t->batch);
+    batch_sort_by_target(&t->batch); /* lets the decoder skip ended sentences */
     memset(t->G.mem, 0, sizeof(float) * t->G.n);
     double loss = model_forward(&t->ws, &t->P, &t->batch);
     model_backward(&t->G, &t->ws, &t->P, &t->batch);

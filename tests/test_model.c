@@ -128,6 +128,42 @@ START_TEST(backward_twice_accumulates_twice_the_gradients)
 }
 END_TEST
 
+START_TEST(sorted_batch_skips_ended_rows_with_the_same_gradients)
+{
+    /* Sorted by target length, the decoder computes only the rows still in their
+     * sentence: the same loss and gradients as the unsorted batch, and still exact. */
+    ModelCase c;
+    model_case_init(&c, 44);
+    double unsorted = model_forward(&c.ws, &c.params, &c.batch);
+    model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+    double *expected = malloc(sizeof(double) * c.grads.n);
+    memcpy(expected, c.grads.mem, sizeof(double) * c.grads.n);
+    batch_sort_by_target(&c.batch);
+    memset(c.grads.mem, 0, sizeof(double) * c.grads.n);
+    double sorted = model_forward(&c.ws, &c.params, &c.batch);
+    int skipped = 0;
+    for (int i = 0; i < c.ws.T; i++)
+        skipped += c.ws.B - c.ws.active[i];
+    ck_assert_int_eq(skipped, 3 * 5 - (2 + 4 + 3 + 3)); /* targets of 2, 4, 3 words + </s> */
+    model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+    ck_assert_double_eq_tol(sorted, unsorted, 1e-14);
+    double worst = 0;
+    for (size_t k = 0; k < c.grads.n; k++)
+        worst = fmax(worst, fabs(c.grads.mem[k] - expected[k]));
+    ck_assert_double_le(worst, 1e-14);
+    printf("sorted batch (%d decoder rows skipped):\n", skipped);
+    double worst_fd = 0;
+    for (int t = 0; t < c.params.n_tensors; t++) {
+        const Tensor *x = &c.params.tensors[t];
+        worst_fd = fmax(worst_fd, gradcheck_tensor(x->name, x->data, c.grads.tensors[t].data,
+                                                   (size_t)x->rows * x->cols, model_loss, &c));
+    }
+    ck_assert_double_le(worst_fd, GRADCHECK_TOLERANCE);
+    free(expected);
+    model_case_free(&c);
+}
+END_TEST
+
 double model_loss_and_gradients_f64(const Dims *d, const Batch *bt, const double *params,
                                     double *grads, size_t n)
 {
@@ -155,6 +191,7 @@ Suite *model_suite(void)
     tcase_add_test(tc, model_backward_matches_finite_differences_for_every_parameter);
     tcase_add_test(tc, padded_batch_equals_sentences_one_at_a_time);
     tcase_add_test(tc, backward_twice_accumulates_twice_the_gradients);
+    tcase_add_test(tc, sorted_batch_skips_ended_rows_with_the_same_gradients);
     suite_add_tcase(s, tc);
     return s;
 }
