@@ -34,7 +34,7 @@ static const char BENCH_USAGE[] =
     "seconds per step and the peak resident memory, then a `RESULT {json}` line.\n"
     "Sizes (m, n, p, a, l, V): S 64,64,128,64,128,1000; M 256,256,512,256,256,8000;\n"
     "L 512,512,1024,512,512,16000. Defaults: S, batch 32, 200 steps after 20 warm-up\n"
-    "steps, OpenBLAS's threads. --sgemm-peak measures the machine's matrix-product\n"
+    "steps; threads: one up to batch 4, else one per core. --sgemm-peak measures the machine's matrix-product\n"
     "speed instead: the best of five 2048 x 2048 x 2048 sgemm, in GFLOP/s.\n";
 
 /* The best of five large products: what the hardware does at its best right now. */
@@ -105,10 +105,11 @@ int cmd_bench(int argc, char **argv)
         else
             return cmd_usage_error("bench: unexpected argument `%s` (see s2s bench --help)", opt);
     }
-    if (threads > 0)
-        openblas_set_num_threads((int)threads);
-    if (peak)
+    if (peak) {
+        if (threads > 0)
+            openblas_set_num_threads((int)threads);
         return sgemm_peak();
+    }
     Dims d;
     if (!strcmp(size, "S"))
         d = (Dims){1000, 1000, 64, 64, 128, 64, 128};
@@ -120,6 +121,9 @@ int cmd_bench(int argc, char **argv)
         return cmd_usage_error("--size: expected S, M or L, got `%s`", size);
     if (batch < 1 || steps < 1)
         return cmd_usage_error("%s", "bench: --batch and --steps must be at least 1");
+    /* as training does with training.threads 0: one BLAS thread for one sentence at a
+     * time, whose products are too small to share out */
+    openblas_set_num_threads(threads > 0 ? (int)threads : batch <= 4 ? 1 : openblas_get_num_procs());
 
     /* every batch drawn before the clock starts, as torch_ref does */
     enum { MIN_LEN = 5, MAX_LEN = 20 };

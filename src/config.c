@@ -94,7 +94,7 @@ static const KeySpec KEYS[] = {
     {"training.valid_every", T_INT, OFF(training.valid_every), "1000", 1, BIG, NULL, FREE, "validate (and save last.ckpt) every this many steps"},
     {"training.log_every", T_INT, OFF(training.log_every), "100", 1, BIG, NULL, FREE, "log a progress line every this many steps (off a terminal)"},
     {"training.max_bad_steps", T_INT, OFF(training.max_bad_steps), "5", 1, 1000000, NULL, FREE, "stop (exit 4) after this many non-finite steps in a row"},
-    {"training.threads", T_INT, OFF(training.threads), "0", 0, 1024, NULL, FREE, "OpenBLAS threads (0: OpenBLAS's default, one per core)"},
+    {"training.threads", T_INT, OFF(training.threads), "0", 0, 1024, NULL, FREE, "OpenBLAS threads (0: one for batches of up to 4 sentences, else one per core)"},
 
     {"alignments.every", T_INT, OFF(alignments.every), "500", 0, BIG, NULL, FREE, "append the attention of the probe pairs to alignments.jsonl at step 0 and every this many steps (0: never)"},
     {"alignments.probes", T_INT, OFF(alignments.probes), "4", 0, 100, NULL, FREE, "the probe pairs are the first this many validation pairs..."},

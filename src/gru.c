@@ -40,7 +40,7 @@ SIMD_CLONES void gru_step_forward(real *h, real *cache, const real *xg, int ld_x
     const int G = 3 * H, C = 4 * H;
     /* cache[:, 0:3H] (B, 3H) = h_prev (B, H) . W_h^T (H, 3H): [W_hr h | W_hz h | W_hg h] */
     if (h_prev)
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G, H,
+        matmul(CblasNoTrans, CblasTrans, B, G, H,
                    1, h_prev, ld_h, W_h, H, 0, cache, C);
     for (int b = 0; b < B; b++) {
         real *c = cache + (size_t)b * C;
@@ -126,12 +126,12 @@ void gru_step_backward(real *dh_prev, real *dxg, int ld_dxg, real *dhg, real *dW
     column_sums(db_h, dhg, B, G);
     /* forward: hg = h_prev W_h^T, so dW_h (3H, H) += dhg^T (3H, B) . h_prev (B, H) */
     if (h_prev)
-        cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, B,
+        matmul(CblasTrans, CblasNoTrans, G, H, B,
                    1, dhg, G, h_prev, ld_h, 1, dW_h, H);
 input_gradient:
     /* dh_prev (B, H) += dhg (B, 3H) . W_h (3H, H) */
     if (dh_prev && h_prev)
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G,
+        matmul(CblasNoTrans, CblasNoTrans, B, H, G,
                    1, dhg, G, W_h, H, 1, dh_prev, ld_dh);
 }
 
@@ -185,7 +185,7 @@ void gru_sequence_backward(real *dxg, real *dW_h, real *db_h, real *dcarry, real
     if (S > 1) {
         const real *dhg_later = reverse ? dhg : dhg + at(1, B, G);   /* steps with a previous state */
         const real *h_earlier = reverse ? hs + at(1, B, ld_h) : hs;  /* ... and that state */
-        cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, (S - 1) * B,
+        matmul(CblasTrans, CblasNoTrans, G, H, (S - 1) * B,
                    1, dhg_later, G, h_earlier, ld_h, 1, dW_h, H);
     }
 }

@@ -184,7 +184,7 @@ void model_encode(Workspace *ws, const Params *P, const Batch *bt)
     linear_forward(ws->keys, ws->H, P->U_a, P->b_a, SB, 2 * n, a);
     /* s_0 (B, p) = tanh(bwd_h_1 (B, n; rows of H's position 0, stride 2n) . W_s^T + b_s) */
     real *s0 = ws->states;
-    cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, p, n,
+    matmul(CblasNoTrans, CblasTrans, B, p, n,
                1, ws->H + n, 2 * n, P->W_s, n, 0, s0, p);
     for (int b = 0; b < B; b++)
         for (int k = 0; k < p; k++)
@@ -226,7 +226,7 @@ double model_forward(Workspace *ws, const Params *P, const Batch *bt)
      * of the decoder's input projection for all steps at once:
      * dec_xg (T*B, 3p) = ey (T*B, m) . W_i[:, :m]^T + b_i */
     embedding_forward(ws->dec_in, in_width, P->E_y, bt->tgt_in, T * B, m);
-    cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, T * B, 3 * p, m,
+    matmul(CblasNoTrans, CblasTrans, T * B, 3 * p, m,
                1, ws->dec_in, in_width, P->dec.W_i, in_width, 0, ws->dec_xg, 3 * p);
     for (size_t r = 0; r < (size_t)T * B; r++)
         for (int k = 0; k < 3 * p; k++)
@@ -246,13 +246,13 @@ double model_forward(Workspace *ws, const Params *P, const Batch *bt)
         real *xg = ws->dec_xg + (size_t)i * B * 3 * p;
         real *s_next = ws->states + (size_t)(i + 1) * B * p;
         /* q (Bi, a) = s_{i-1} (Bi, p) . W_a^T (p, a) */
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, Bi, a, p,
+        matmul(CblasNoTrans, CblasTrans, Bi, a, p,
                    1, s_prev, p, P->W_a, p, 0, q, a);
         attn_additive_scores_forward(ws->scores, pre, q, ws->keys, P->v_a, len, S, B, a);
         attn_softmax_forward(alpha, ws->scores, len, S, B);
         attn_context_forward(c, in_width, alpha, ws->H, 2 * n, len, S, B, 2 * n);
         /* xg (Bi, 3p) += c_i (Bi, 2n) . W_i[:, m:]^T (2n, 3p) */
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, Bi, 3 * p, 2 * n,
+        matmul(CblasNoTrans, CblasTrans, Bi, 3 * p, 2 * n,
                    1, c, in_width, P->dec.W_i + m, in_width, 1, xg, 3 * p);
         gru_step_forward(s_next, ws->dec_gru + (size_t)i * B * 4 * p, xg, 3 * p, s_prev, p,
                          P->dec.W_h, P->dec.b_h, NULL, i, Bi, p);
@@ -350,7 +350,7 @@ void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
             memset(dhg + (size_t)Bi * 3 * p, 0, sizeof(real) * (size_t)(B - Bi) * 3 * p);
         }
         /* forward: xg_i += c_i W_i[:, m:]^T, so dc_i (Bi, 2n) += dxg (Bi, 3p) . W_i[:, m:] */
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bi, 2 * n, 3 * p,
+        matmul(CblasNoTrans, CblasNoTrans, Bi, 2 * n, 3 * p,
                    1, dxg, 3 * p, P->dec.W_i + m, in_width, 1, dc, in_width);
         attn_context_backward(ws->d_alpha, ws->d_H, dc, in_width, alpha, ws->H, 2 * n,
                               len, S, B, 2 * n);
@@ -358,24 +358,24 @@ void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
         attn_additive_scores_backward(dq, ws->d_keys, G->v_a, ws->d_scores,
                                       ws->att_pre + (size_t)i * SB * a, P->v_a, len, S, B, a);
         /* forward: q = s_{i-1} W_a^T, so ds_{i-1} (Bi, p) += dq (Bi, a) . W_a (a, p) */
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bi, p, a,
+        matmul(CblasNoTrans, CblasNoTrans, Bi, p, a,
                    1, dq, a, P->W_a, p, 1, ds_prev, p);
     }
     /* forward: hg_i = s_{i-1} W_h^T + b_h, so dW_h (3p, p) += dhg^T (3p, T*B) . s_{i-1}
      * (T*B, p), all steps at once */
-    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, 3 * p, p, (int)TB,
+    matmul(CblasTrans, CblasNoTrans, 3 * p, p, (int)TB,
                1, ws->d_hg, 3 * p, ws->states, p, 1, G->dec.W_h, p);
     column_sums_add(G->dec.b_h, ws->d_hg, (int)TB, 3 * p, 3 * p);
     /* dW_a (a, p) += dq^T (a, T*B) . s_{i-1} (T*B, p), all steps at once */
-    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, a, p, (int)TB,
+    matmul(CblasTrans, CblasNoTrans, a, p, (int)TB,
                1, ws->d_query, a, ws->states, p, 1, G->W_a, p);
     /* forward: dec_xg = [ey ; c] W_i^T + b_i, so
      * dW_i (3p, m+2n) += dxg^T (3p, T*B) . [ey ; c] (T*B, m+2n) */
-    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, 3 * p, in_width, (int)TB,
+    matmul(CblasTrans, CblasNoTrans, 3 * p, in_width, (int)TB,
                1, ws->d_dec_xg, 3 * p, ws->dec_in, in_width, 1, G->dec.W_i, in_width);
     column_sums_add(G->dec.b_i, ws->d_dec_xg, (int)TB, 3 * p, 3 * p);
     /* dey (T*B, m) += dxg (T*B, 3p) . W_i[:, :m] (3p, m) */
-    cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)TB, m, 3 * p,
+    matmul(CblasNoTrans, CblasNoTrans, (int)TB, m, 3 * p,
                1, ws->d_dec_xg, 3 * p, P->dec.W_i, in_width, 1, ws->d_dec_in, in_width);
     embedding_backward(G->E_y, ws->d_dec_in, in_width, bt->tgt_in, TOK_PAD, (int)TB, m);
 
@@ -384,11 +384,11 @@ void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
     /* forward: s_0 = tanh(bwd_h_1 W_s^T + b_s) */
     tanh_backward(ws->d_s0, ws->d_states, ws->states, (size_t)B * p);
     /* dW_s (p, n) += ds0^T (p, B) . bwd_h_1 (B, n) */
-    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, p, n, B,
+    matmul(CblasTrans, CblasNoTrans, p, n, B,
                1, ws->d_s0, p, ws->H + n, 2 * n, 1, G->W_s, n);
     column_sums_add(G->b_s, ws->d_s0, B, p, p);
     /* dbwd_h_1 (B, n) += ds0 (B, p) . W_s (p, n) */
-    cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n, p,
+    matmul(CblasNoTrans, CblasNoTrans, B, n, p,
                1, ws->d_s0, p, P->W_s, n, 1, ws->d_H + n, 2 * n);
 
     gru_sequence_backward(ws->d_xg_bwd, G->enc_bwd.W_h, G->enc_bwd.b_h, ws->d_carry, ws->d_hg,

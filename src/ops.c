@@ -11,7 +11,7 @@ void linear_forward(real *y, const real *x, const real *W, const real *b,
     if (rows == 0)
         return;
     /* y (rows, out) = x (rows, in) . W^T (in, out) */
-    cblas_gemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in,
+    matmul(CblasNoTrans, CblasTrans, rows, out, in,
                1, x, in, W, in, 0, y, out);
     if (b)
         for (int r = 0; r < rows; r++)
@@ -26,10 +26,10 @@ void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x
         return;
     /* forward: y = x W^T + b */
     if (dx) /* dx (rows, in) += dy (rows, out) . W (out, in) */
-        cblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, in, out,
+        matmul(CblasNoTrans, CblasNoTrans, rows, in, out,
                    1, dy, out, W, in, 1, dx, in);
     /* dW (out, in) += dy^T (out, rows) . x (rows, in) */
-    cblas_gemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, rows,
+    matmul(CblasTrans, CblasNoTrans, out, in, rows,
                1, dy, out, x, in, 1, dW, in);
     if (db)
         column_sums_add(db, dy, rows, out, out);

@@ -16,6 +16,7 @@ typedef double real;
 #define REAL_NAME "double"
 #define cblas_gemm cblas_dgemm
 #define cblas_gemv cblas_dgemv
+#define cblas_ger cblas_dger
 
 /* Core API renames for the double build (a missing line here is a duplicate-symbol
  * link error, never a silent mix of the two builds). */
@@ -55,6 +56,7 @@ typedef float real;
 #define REAL_NAME "float"
 #define cblas_gemm cblas_sgemm
 #define cblas_gemv cblas_sgemv
+#define cblas_ger cblas_sger
 #endif
 
 /* The maths functions of the real type (tgmath.h would do this too, but it clashes
@@ -90,6 +92,31 @@ static inline real r_tanh(real x)
 static inline real r_sigmoid(real x)
 {
     return (real)1 / ((real)1 + r_exp(-x));
+}
+
+/* C (M, N) = alpha op(A) (M, K) . op(B) (K, N) + beta C, all row-major: one BLAS call
+ * per product. A product with one row or one column (decoding or training one sentence
+ * at a time) goes to gemv, and one with K = 1 (a weight gradient of one sentence) to
+ * ger: gemm pays for packing its operands, which only big products repay. */
+static inline void matmul(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
+                          real alpha, const real *A, int lda, const real *B, int ldb, real beta,
+                          real *C, int ldc)
+{
+    if (M == 1) { /* c (N) = alpha op(B)^T a + beta c, a = op(A)'s only row */
+        int inc_a = ta == CblasNoTrans ? 1 : lda;
+        cblas_gemv(CblasRowMajor, tb == CblasNoTrans ? CblasTrans : CblasNoTrans,
+                   tb == CblasNoTrans ? K : N, tb == CblasNoTrans ? N : K, alpha, B, ldb, A, inc_a,
+                   beta, C, 1);
+    } else if (N == 1) { /* c (M) = alpha op(A) b + beta c, b = op(B)'s only column */
+        int inc_b = tb == CblasNoTrans ? ldb : 1;
+        cblas_gemv(CblasRowMajor, ta, ta == CblasNoTrans ? M : K, ta == CblasNoTrans ? K : M, alpha,
+                   A, lda, B, inc_b, beta, C, ldc);
+    } else if (K == 1 && beta == 1) { /* C += alpha x y^T: x = op(A)'s column, y = op(B)'s row */
+        cblas_ger(CblasRowMajor, M, N, alpha, A, ta == CblasNoTrans ? lda : 1, B,
+                  tb == CblasNoTrans ? 1 : ldb, C, ldc);
+    } else {
+        cblas_gemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
 }
 
 #endif
