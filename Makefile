@@ -18,7 +18,7 @@ CHECK_LIBS   = $(shell pkg-config --libs check)
 CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS   = $(PKG_LIBS) -lunistring -lm
 
-CORE    := ops gru attention model
+CORE    := ops gru attention rowgrad model
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
 F64_ONLY := gradcheck modelcheck
 SRCS    := $(wildcard src/*.c)

@@ -12,6 +12,7 @@
 
 #include "batch.h"
 #include "command.h"
+#include "gradient.h"
 #include "mem.h"
 #include "model.h"
 #include "optim.h"
@@ -149,9 +150,10 @@ int cmd_bench(int argc, char **argv)
         batch_fill(&batches[s], (int)batch, src, src_n, tgt, tgt_n);
         batch_sort_by_target(&batches[s]); /* as training does */
     }
-    Params P, G;
+    Params P;
     params_alloc(&P, &d);
-    params_alloc(&G, &d);
+    Gradient G;
+    gradient_init(&G, &d, (int)batch, MAX_LEN + 1, MAX_LEN + 1);
     Pcg32 init;
     pcg32_seed(&init, (uint64_t)seed, RNG_STREAM_INIT);
     params_init(&P, &init, 0.1f);
@@ -163,10 +165,9 @@ int cmd_bench(int argc, char **argv)
     long tokens = 0;
     for (long s = 0; s < total; s++) {
         double t0 = now_seconds();
-        memset(G.mem, 0, sizeof(float) * G.n);
-        loss = model_forward(&ws, &P, &batches[s]);
-        model_backward(&G, &ws, &P, &batches[s]);
-        optim_step(&opt, P.mem, G.mem);
+        gradient_zero(&G);
+        loss = gradient_forward_backward(&G, &ws, &P, &batches[s]);
+        gradient_apply(&opt, &P, &G);
         double dt = now_seconds() - t0;
         if (s == 0)
             first_loss = loss;
@@ -201,7 +202,7 @@ int cmd_bench(int argc, char **argv)
     free(tgt_n);
     free(times);
     params_free(&P);
-    params_free(&G);
+    gradient_free(&G);
     model_workspace_free(&ws);
     optim_free(&opt);
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;

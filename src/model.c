@@ -13,7 +13,8 @@
 
 /* ---- parameters ------------------------------------------------------------------ */
 
-size_t params_carve(Params *p, real *base, const Dims *d)
+/* Carves every tensor, or (without with_embeddings) every tensor but E_x and E_y. */
+static size_t carve(Params *p, real *base, const Dims *d, int with_embeddings)
 {
     const int m = d->emb, n = d->enc_hidden, dp = d->dec_hidden, a = d->attn;
     const int readout = d->readout;
@@ -27,8 +28,11 @@ size_t params_carve(Params *p, real *base, const Dims *d)
         p->tensors[p->n_tensors++] = (Tensor){name_, p->field, rows_, cols_, bias_};   \
         offset += (size_t)(rows_) * (size_t)(cols_);                                   \
     } while (0)
-    CARVE(E_x, "E_x", d->src_vocab, m, 0);
-    CARVE(E_y, "E_y", d->tgt_vocab, m, 0);
+    p->E_x = p->E_y = NULL;
+    if (with_embeddings) {
+        CARVE(E_x, "E_x", d->src_vocab, m, 0);
+        CARVE(E_y, "E_y", d->tgt_vocab, m, 0);
+    }
     CARVE(enc_fwd.W_i, "enc_fwd.W_i", 3 * n, m, 0);
     CARVE(enc_fwd.W_h, "enc_fwd.W_h", 3 * n, n, 0);
     CARVE(enc_fwd.b_i, "enc_fwd.b_i", 3 * n, 1, 1);
@@ -53,6 +57,16 @@ size_t params_carve(Params *p, real *base, const Dims *d)
     CARVE(b_o, "b_o", d->tgt_vocab, 1, 1);
 #undef CARVE
     return offset;
+}
+
+size_t params_carve(Params *p, real *base, const Dims *d)
+{
+    return carve(p, base, d, 1);
+}
+
+size_t params_carve_dense(Params *p, real *base, const Dims *d)
+{
+    return carve(p, base, d, 0);
 }
 
 void params_alloc(Params *p, const Dims *d)
@@ -82,6 +96,16 @@ void params_init(Params *p, Pcg32 *rng, float scale)
 
 /* ---- workspace ------------------------------------------------------------------- */
 
+/* Logits of one output-layer chunk: 4 MiB in float, rows enough for an efficient gemm
+ * (65 at V_y = 16000) and for a whole batch of a small model. Chunks of 65 rather than
+ * 131 rows measured no slower at size L and kept 6 MiB less resident (the smaller
+ * chunk also shrinks OpenBLAS's packing of the dW_o product). */
+#define OUTPUT_CHUNK_FLOATS ((size_t)1 << 20)
+/* The attention's tanh layer of every decoder step is kept for backward up to 16 MiB
+ * (float); above, backward computes each step's again (10% more attention work, 28 MiB
+ * less at benchmark size L). */
+#define ATT_PRE_KEEP_FLOATS ((size_t)1 << 22)
+
 /* Points every buffer into the arena for a batch of (B, S, T, N); with a NULL arena
  * base this only measures. */
 static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
@@ -107,7 +131,7 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
     TAKE(dec_xg, TB * 3 * p);
     TAKE(dec_gru, TB * 4 * p);
     TAKE(query, TB * a);
-    TAKE(att_pre, TB * S * a);
+    TAKE(att_pre, (ws->keep_att_pre ? TB : (size_t)B) * S * a);
     TAKE(scores, SB);
     TAKE(alpha, TB * S);
     TAKE(active, (size_t)T);
@@ -116,14 +140,20 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
     TAKE(targets, (size_t)N);
     TAKE(ro_in, (size_t)N * ro_width);
     TAKE(ro_out, (size_t)N * readout);
-    TAKE(logits, (size_t)N * Vy);
+    /* the output layer runs over chunks of rows: its (N, V_y) logits would be the
+     * largest activation of all (41 MiB at benchmark size L, batch 32) */
+    ws->out_chunk_rows = N < ws->max_out_chunk_rows ? N : ws->max_out_chunk_rows;
+    TAKE(logits, (size_t)ws->out_chunk_rows * Vy);
     if (ws->with_backward) {
         size_t widest = n > p ? n : p;
         TAKE(d_ro_out, (size_t)N * readout);
-        TAKE(d_ro_in, (size_t)N * ro_width);
+        /* Gradients that overwrite what only forward reads share its memory: the
+         * readout's input, the input projections (the GRU caches hold what backward
+         * needs) -- 31 MiB at benchmark size L. */
+        ws->d_ro_in = ws->ro_in;
         TAKE(d_states, (TB + B) * p);
         TAKE(d_dec_in, TB * in_width);
-        TAKE(d_dec_xg, TB * 3 * p);
+        ws->d_dec_xg = ws->dec_xg;
         TAKE(d_query, TB * a);
         TAKE(d_hg, (size_t)(S > T ? S : T) * B * 3 * widest);
         TAKE(d_carry, (size_t)2 * B * n);
@@ -131,8 +161,8 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
         TAKE(d_scores, SB);
         TAKE(d_keys, SB * a);
         TAKE(d_H, SB * 2 * n);
-        TAKE(d_xg_fwd, SB * 3 * n);
-        TAKE(d_xg_bwd, SB * 3 * n);
+        ws->d_xg_fwd = ws->xg_fwd;
+        ws->d_xg_bwd = ws->xg_bwd;
         TAKE(d_ex, SB * m);
         TAKE(d_s0, (size_t)B * p);
     }
@@ -148,6 +178,10 @@ void model_workspace_init(Workspace *ws, const Dims *d, int max_batch, int max_s
     ws->max_src_steps = max_src_steps;
     ws->max_tgt_steps = max_tgt_steps;
     ws->with_backward = with_backward;
+    size_t att_pre_all = (size_t)max_tgt_steps * max_src_steps * max_batch * d->attn;
+    ws->keep_att_pre = with_backward && att_pre_all <= ATT_PRE_KEEP_FLOATS;
+    int rows = (int)(OUTPUT_CHUNK_FLOATS / (size_t)d->tgt_vocab);
+    ws->max_out_chunk_rows = rows > 0 ? rows : 1;
     /* Every buffer grows with B, S, T and N, so the largest batch bounds them all. */
     workspace_carve(ws, max_batch, max_src_steps, max_tgt_steps, max_batch * max_tgt_steps);
     size_t bytes = ws->arena.used;
@@ -161,6 +195,13 @@ void model_workspace_free(Workspace *ws)
 }
 
 /* ---- forward --------------------------------------------------------------------- */
+
+/* Step i's tanh(W_a s_{i-1} + U_a h_j + b_a) (S*B, a): its own block when every step's is
+ * kept, else the one block that backward fills again. */
+static real *att_pre_step(const Workspace *ws, int i)
+{
+    return ws->att_pre + (ws->keep_att_pre ? (size_t)i : 0) * ws->S * ws->B * ws->dims.attn;
+}
 
 void model_encode(Workspace *ws, const Params *P, const Batch *bt)
 {
@@ -212,7 +253,8 @@ static void plan_active_rows(Workspace *ws, const Batch *bt)
     }
 }
 
-double model_forward(Workspace *ws, const Params *P, const Batch *bt)
+/* Everything up to the readout t_i (ws->ro_out) of every real target position. */
+static void forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
 {
     model_encode(ws, P, bt);
     const Dims *d = &ws->dims;
@@ -240,7 +282,7 @@ double model_forward(Workspace *ws, const Params *P, const Batch *bt)
         const int *len = ws->step_len + (size_t)i * B;
         const real *s_prev = ws->states + (size_t)i * B * p;
         real *q = ws->query + (size_t)i * B * a;
-        real *pre = ws->att_pre + (size_t)i * SB * a;
+        real *pre = att_pre_step(ws, i);
         real *alpha = ws->alpha + (size_t)i * SB;
         real *c = ws->dec_in + (size_t)i * B * in_width + m;
         real *xg = ws->dec_xg + (size_t)i * B * 3 * p;
@@ -283,33 +325,61 @@ double model_forward(Workspace *ws, const Params *P, const Batch *bt)
     assert(k == N);
     linear_forward(ws->ro_out, ws->ro_in, P->W_t, P->b_t, N, ro_width, d->readout);
     tanh_forward(ws->ro_out, ws->ro_out, (size_t)N * d->readout);
-    linear_forward(ws->logits, ws->ro_out, P->W_o, P->b_o, N, d->readout, d->tgt_vocab);
-    double loss = softmax_xent_forward(ws->logits, ws->targets, N, d->tgt_vocab);
-    return loss / N;
+}
+
+/* The output layer and the loss, chunk by chunk; returns the summed cross-entropy. With
+ * G, also its backward: dW_o and db_o into G, d_ro_out (N, l) overwritten. */
+static double output_layer(Params *G, Workspace *ws, const Params *P)
+{
+    const int N = ws->N, readout = ws->dims.readout, Vy = ws->dims.tgt_vocab;
+    double loss = 0;
+    if (G)
+        memset(ws->d_ro_out, 0, sizeof(real) * (size_t)N * readout);
+    for (int k0 = 0; k0 < N; k0 += ws->out_chunk_rows) {
+        const int rows = N - k0 < ws->out_chunk_rows ? N - k0 : ws->out_chunk_rows;
+        const real *t = ws->ro_out + (size_t)k0 * readout;
+        const int *y = ws->targets + k0;
+        /* o (rows, V) = t W_o^T + b_o */
+        linear_forward(ws->logits, t, P->W_o, P->b_o, rows, readout, Vy);
+        loss += softmax_xent_forward(ws->logits, y, rows, Vy);
+        if (G) {
+            /* loss = sum_k xent(o_k, y_k) / N; the gradient replaces the softmax */
+            softmax_xent_backward(ws->logits, ws->logits, y, (real)1 / N, rows, Vy);
+            linear_backward(ws->d_ro_out + (size_t)k0 * readout, G->W_o, G->b_o, ws->logits,
+                            t, P->W_o, rows, readout, Vy);
+        }
+    }
+    return loss;
+}
+
+double model_forward(Workspace *ws, const Params *P, const Batch *bt)
+{
+    forward_to_readout(ws, P, bt);
+    return output_layer(NULL, ws, P) / ws->N;
 }
 
 /* ---- backward -------------------------------------------------------------------- */
 
-void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
+
+/* Backward from d_ro_out (dloss/dt, as output_layer leaves it). */
+static void backward_from_readout(Params *G, RowGrad *dE_x, RowGrad *dE_y, Workspace *ws,
+                                  const Params *P, const Batch *bt)
 {
     const Dims *d = &ws->dims;
     const int B = ws->B, S = ws->S, T = ws->T, N = ws->N;
     const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
-    const int readout = d->readout, Vy = d->tgt_vocab;
+    const int readout = d->readout;
     const int in_width = m + 2 * n, ro_width = p + 2 * n + m;
     const size_t SB = (size_t)S * B, TB = (size_t)T * B;
     assert(ws->with_backward);
 
-    /* forward: loss = sum_k xent(o_k, y_k) / N; the gradient replaces the logits */
-    softmax_xent_backward(ws->logits, ws->logits, ws->targets, (real)1 / N, N, Vy);
-    /* forward: o = t W_o^T + b_o */
-    memset(ws->d_ro_out, 0, sizeof(real) * (size_t)N * readout);
-    linear_backward(ws->d_ro_out, G->W_o, G->b_o, ws->logits, ws->ro_out, P->W_o, N, readout, Vy);
     /* forward: t = tanh(W_t [s; c; ey] + b_t) */
     tanh_backward(ws->d_ro_out, ws->d_ro_out, ws->ro_out, (size_t)N * readout);
-    memset(ws->d_ro_in, 0, sizeof(real) * (size_t)N * ro_width);
-    linear_backward(ws->d_ro_in, G->W_t, G->b_t, ws->d_ro_out, ws->ro_in, P->W_t, N, ro_width,
+    linear_backward(NULL, G->W_t, G->b_t, ws->d_ro_out, ws->ro_in, P->W_t, N, ro_width,
                     readout);
+    /* d_ro_in (N, p+2n+m) = dt (N, l) . W_t (l, p+2n+m), over ro_in, now read */
+    matmul(CblasNoTrans, CblasNoTrans, N, ro_width, readout,
+           1, ws->d_ro_out, readout, P->W_t, ro_width, 0, ws->d_ro_in, ro_width);
 
     /* Scatter [ds_i ; dc_i ; dey_{i-1}] back to the padded time-major buffers. */
     memset(ws->d_states, 0, sizeof(real) * (TB + B) * p);
@@ -355,8 +425,12 @@ void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
         attn_context_backward(ws->d_alpha, ws->d_H, dc, in_width, alpha, ws->H, 2 * n,
                               len, S, B, 2 * n);
         attn_softmax_backward(ws->d_scores, ws->d_alpha, alpha, len, S, B);
-        attn_additive_scores_backward(dq, ws->d_keys, G->v_a, ws->d_scores,
-                                      ws->att_pre + (size_t)i * SB * a, P->v_a, len, S, B, a);
+        real *pre = att_pre_step(ws, i);
+        if (!ws->keep_att_pre) /* the same arithmetic as forward: the same numbers */
+            attn_additive_scores_forward(ws->scores, pre, ws->query + (size_t)i * B * a,
+                                         ws->keys, P->v_a, len, S, B, a);
+        attn_additive_scores_backward(dq, ws->d_keys, G->v_a, ws->d_scores, pre, P->v_a, len,
+                                      S, B, a);
         /* forward: q = s_{i-1} W_a^T, so ds_{i-1} (Bi, p) += dq (Bi, a) . W_a (a, p) */
         matmul(CblasNoTrans, CblasNoTrans, Bi, p, a,
                    1, dq, a, P->W_a, p, 1, ds_prev, p);
@@ -377,7 +451,10 @@ void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
     /* dey (T*B, m) += dxg (T*B, 3p) . W_i[:, :m] (3p, m) */
     matmul(CblasNoTrans, CblasNoTrans, (int)TB, m, 3 * p,
                1, ws->d_dec_xg, 3 * p, P->dec.W_i, in_width, 1, ws->d_dec_in, in_width);
-    embedding_backward(G->E_y, ws->d_dec_in, in_width, bt->tgt_in, TOK_PAD, (int)TB, m);
+    if (dE_y)
+        rowgrad_add(dE_y, ws->d_dec_in, in_width, bt->tgt_in, TOK_PAD, (int)TB);
+    else
+        embedding_backward(G->E_y, ws->d_dec_in, in_width, bt->tgt_in, TOK_PAD, (int)TB, m);
 
     /* forward: keys = H U_a^T + b_a */
     linear_backward(ws->d_H, G->U_a, G->b_a, ws->d_keys, ws->H, P->U_a, (int)SB, 2 * n, a);
@@ -402,5 +479,31 @@ void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
                     P->enc_fwd.W_i, (int)SB, m, 3 * n);
     linear_backward(ws->d_ex, G->enc_bwd.W_i, G->enc_bwd.b_i, ws->d_xg_bwd, ws->ex,
                     P->enc_bwd.W_i, (int)SB, m, 3 * n);
-    embedding_backward(G->E_x, ws->d_ex, m, bt->src, TOK_PAD, (int)SB, m);
+    if (dE_x)
+        rowgrad_add(dE_x, ws->d_ex, m, bt->src, TOK_PAD, (int)SB);
+    else
+        embedding_backward(G->E_x, ws->d_ex, m, bt->src, TOK_PAD, (int)SB, m);
+}
+
+void model_backward_rows(Params *G, RowGrad *dE_x, RowGrad *dE_y, Workspace *ws,
+                         const Params *P, const Batch *bt)
+{
+    assert(ws->with_backward);
+    output_layer(G, ws, P); /* the logits of forward were not kept: computed again */
+    backward_from_readout(G, dE_x, dE_y, ws, P, bt);
+}
+
+void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
+{
+    model_backward_rows(G, NULL, NULL, ws, P, bt);
+}
+
+double model_forward_backward(Params *G, RowGrad *dE_x, RowGrad *dE_y, Workspace *ws,
+                              const Params *P, const Batch *bt)
+{
+    assert(ws->with_backward);
+    forward_to_readout(ws, P, bt);
+    double loss = output_layer(G, ws, P); /* the output layer's backward with its forward */
+    backward_from_readout(G, dE_x, dE_y, ws, P, bt);
+    return loss / ws->N;
 }

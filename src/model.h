@@ -16,6 +16,7 @@
 #include "mem.h"
 #include "real.h"
 #include "rng.h"
+#include "rowgrad.h"
 
 typedef struct {
     int src_vocab;  /* V_x */
@@ -56,6 +57,9 @@ typedef struct {
 /* Points every field of p into base (or only counts, if base is NULL) in the fixed
  * tensor order and returns the number of floats. Does not set p->mem. */
 size_t params_carve(Params *p, real *base, const Dims *d);
+/* The same without E_x and E_y (left NULL): the rest of the buffer, which follows the
+ * embeddings, carved from base. For gradients whose embedding part is kept by rows. */
+size_t params_carve_dense(Params *p, real *base, const Dims *d);
 /* Allocates a zeroed buffer for d and carves p over it. params_free on a zeroed Params
  * is safe. */
 void params_alloc(Params *p, const Dims *d);
@@ -85,7 +89,9 @@ typedef struct {
     real *dec_xg;          /* (T*B, 3p) */
     real *dec_gru;         /* (T*B, 4p) */
     real *query;           /* (T*B, a) W_a s_{i-1} */
-    real *att_pre;         /* (T, S*B, a) tanh(W_a s_{i-1} + U_a h_j + b_a) */
+    int keep_att_pre;      /* att_pre holds every step for backward (else one block;
+                            * tests may clear it) */
+    real *att_pre;         /* (T or 1, S*B, a) tanh(W_a s_{i-1} + U_a h_j + b_a) */
     real *scores;          /* (S*B) scratch: e_ij of one step */
     real *alpha;           /* (T, S*B) the alignment matrices */
     int *active;           /* (T) decoder rows computed at step i: those still in their
@@ -96,10 +102,13 @@ typedef struct {
     int *targets;          /* (N) y_i */
     real *ro_in;           /* (N, p + 2n + m) [s_i ; c_i ; ey_{i-1}] */
     real *ro_out;          /* (N, l) t_i */
-    real *logits;          /* (N, V_y): the logits, then their softmax after forward, then
-                            * the gradient after backward */
+    int max_out_chunk_rows;/* rows of the logits buffer; tests may lower it to force chunks */
+    int out_chunk_rows;    /* rows of one output-layer chunk in this batch */
+    real *logits;          /* (out_chunk_rows, V_y) scratch: one chunk's logits, softmax,
+                            * gradient */
 
-    /* backward scratch (only with_backward) */
+    /* backward scratch (only with_backward); d_ro_in, d_dec_xg and d_xg_* are the
+     * memory of ro_in, dec_xg and xg_*, which only forward reads */
     real *d_ro_out, *d_ro_in;
     real *d_states, *d_dec_in, *d_dec_xg, *d_query;
     real *d_hg, *d_carry;
@@ -119,11 +128,21 @@ void model_workspace_free(Workspace *ws);
 void model_encode(Workspace *ws, const Params *P, const Batch *batch);
 
 /* Forward pass with teacher forcing. Returns the token-mean cross-entropy over the
- * batch's real target tokens (MODEL.md); keeps every activation for backward. */
+ * batch's real target tokens (MODEL.md); keeps every activation for backward but the
+ * output layer's, which model_backward computes again. */
 double model_forward(Workspace *ws, const Params *P, const Batch *batch);
 
 /* Backward of the last model_forward on the same batch. Accumulates into G (a Params
- * carved over the gradient buffer). Needs with_backward. Overwrites ws->logits. */
+ * carved over the gradient buffer). Needs with_backward. Consumes forward's
+ * activations: another backward needs another forward. */
 void model_backward(Params *G, Workspace *ws, const Params *P, const Batch *batch);
+/* The same with the embedding gradients added by rows to dE_x and dE_y (G->E_x and
+ * G->E_y unused); NULL ones go to G as in model_backward. */
+void model_backward_rows(Params *G, RowGrad *dE_x, RowGrad *dE_y, Workspace *ws,
+                         const Params *P, const Batch *batch);
+/* Training's pass: model_forward then model_backward_rows, without computing the output
+ * layer twice (its gradient is taken chunk by chunk as the loss is). Returns the loss. */
+double model_forward_backward(Params *G, RowGrad *dE_x, RowGrad *dE_y, Workspace *ws,
+                              const Params *P, const Batch *batch);
 
 #endif

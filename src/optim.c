@@ -1,6 +1,7 @@
 /* optim.c: SGD and Adam updates and global-norm clipping on flat arrays (see optim.h). */
 #include "optim.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -24,55 +25,81 @@ void optim_free(Optimizer *opt)
     *opt = (Optimizer){0};
 }
 
-SIMD_CLONES static void adam_step(Optimizer *opt, float *params, const float *grads)
+void optim_begin_step(Optimizer *opt)
 {
     opt->step++;
-    const float b1 = opt->beta1, b2 = opt->beta2;
-    /* Bias corrections of the moments, folded into the step size and the denominator
-     * (the same arithmetic as torch.optim.Adam). */
-    const double correction1 = 1.0 - pow(b1, (double)opt->step);
-    const double correction2 = 1.0 - pow(b2, (double)opt->step);
-    const float step_size = (float)(opt->lr / correction1);
-    const float inv_sqrt_c2 = (float)(1.0 / sqrt(correction2));
-    float *m = opt->m, *v = opt->v;
-    for (size_t k = 0; k < opt->n; k++) {
-        float g = grads[k];
-        m[k] = b1 * m[k] + (1 - b1) * g;
-        v[k] = b2 * v[k] + (1 - b2) * g * g;
-        params[k] -= step_size * m[k] / (sqrtf(v[k]) * inv_sqrt_c2 + opt->eps);
+    if (opt->kind == OPTIM_ADAM) {
+        /* Bias corrections of the moments, folded into the step size and the
+         * denominator (the same arithmetic as torch.optim.Adam). */
+        const double correction1 = 1.0 - pow(opt->beta1, (double)opt->step);
+        const double correction2 = 1.0 - pow(opt->beta2, (double)opt->step);
+        opt->step_size = (float)(opt->lr / correction1);
+        opt->inv_sqrt_correction2 = (float)(1.0 / sqrt(correction2));
     }
 }
 
-SIMD_CLONES static void adadelta_step(Optimizer *opt, float *params, const float *grads)
+/* One parameter's update: inlined into loops over a gradient and over zeros. */
+static inline void adam_one(const Optimizer *opt, float *p, float *m, float *v, float g)
 {
-    opt->step++;
+    const float b1 = opt->beta1, b2 = opt->beta2;
+    *m = b1 * *m + (1 - b1) * g;
+    *v = b2 * *v + (1 - b2) * g * g;
+    *p -= opt->step_size * *m / (sqrtf(*v) * opt->inv_sqrt_correction2 + opt->eps);
+}
+
+static inline void adadelta_one(const Optimizer *opt, float *p, float *sq_update,
+                                float *sq_grad, float g)
+{
     const float rho = opt->beta2, eps = opt->eps;
-    float *sq_update = opt->m, *sq_grad = opt->v;
-    for (size_t k = 0; k < opt->n; k++) {
-        float g = grads[k];
-        sq_grad[k] = rho * sq_grad[k] + (1 - rho) * g * g;
-        /* the update's unit comes from the running size of past updates */
-        float delta = sqrtf(sq_update[k] + eps) / sqrtf(sq_grad[k] + eps) * g;
-        sq_update[k] = rho * sq_update[k] + (1 - rho) * delta * delta;
-        params[k] -= opt->lr * delta;
+    *sq_grad = rho * *sq_grad + (1 - rho) * g * g;
+    /* the update's unit comes from the running size of past updates */
+    float delta = sqrtf(*sq_update + eps) / sqrtf(*sq_grad + eps) * g;
+    *sq_update = rho * *sq_update + (1 - rho) * delta * delta;
+    *p -= opt->lr * delta;
+}
+
+SIMD_CLONES void optim_update(Optimizer *opt, size_t offset, size_t count, float *params,
+                              const float *grads)
+{
+    assert(offset + count <= opt->n);
+    float *m = opt->m ? opt->m + offset : NULL, *v = opt->v ? opt->v + offset : NULL;
+    switch (opt->kind) {
+    case OPTIM_SGD:
+        if (grads)
+            for (size_t k = 0; k < count; k++)
+                params[k] -= opt->lr * grads[k];
+        break;
+    case OPTIM_ADAM:
+        if (grads)
+            for (size_t k = 0; k < count; k++)
+                adam_one(opt, &params[k], &m[k], &v[k], grads[k]);
+        else
+            for (size_t k = 0; k < count; k++)
+                adam_one(opt, &params[k], &m[k], &v[k], 0.0f);
+        break;
+    case OPTIM_ADADELTA:
+        /* m holds the running squared updates, v the running squared gradients */
+        if (grads)
+            for (size_t k = 0; k < count; k++)
+                adadelta_one(opt, &params[k], &m[k], &v[k], grads[k]);
+        else
+            for (size_t k = 0; k < count; k++)
+                adadelta_one(opt, &params[k], &m[k], &v[k], 0.0f);
+        break;
     }
+}
+
+void optim_update_rows(Optimizer *opt, size_t offset, float *table, const RowGrad *g)
+{
+    const size_t dim = (size_t)g->dim;
+    for (int t = 0; t < g->vocab; t++)
+        optim_update(opt, offset + t * dim, dim, table + t * dim, rowgrad_row(g, t));
 }
 
 void optim_step(Optimizer *opt, float *params, const float *grads)
 {
-    switch (opt->kind) {
-    case OPTIM_SGD:
-        opt->step++;
-        for (size_t k = 0; k < opt->n; k++)
-            params[k] -= opt->lr * grads[k];
-        break;
-    case OPTIM_ADAM:
-        adam_step(opt, params, grads);
-        break;
-    case OPTIM_ADADELTA:
-        adadelta_step(opt, params, grads);
-        break;
-    }
+    optim_begin_step(opt);
+    optim_update(opt, 0, opt->n, params, grads);
 }
 
 double grad_global_norm(const float *grads, size_t n)

@@ -1,9 +1,14 @@
 /* optim.h: optimizers and gradient clipping over the flat parameter and gradient
- * buffers (the whole model is one array of n floats). Allocates its state once. */
+ * buffers (the whole model is one array of n floats). Allocates its state once.
+ * A step is optim_begin_step, then optim_update over every span of the buffer (the
+ * dense gradient in one span, each embedding table by rows); optim_step does both for
+ * one dense gradient. */
 #ifndef S2S_OPTIM_H
 #define S2S_OPTIM_H
 
 #include <stddef.h>
+
+#include "rowgrad.h"
 
 typedef enum { OPTIM_ADAM, OPTIM_SGD, OPTIM_ADADELTA } OptimKind;
 
@@ -18,6 +23,8 @@ typedef struct {
      * squared gradients (v) and squared updates (m). */
     float *m, *v;
     long step;               /* updates done (Adam's bias correction) */
+    /* Adam's step size and bias correction of this step, set by optim_begin_step */
+    float step_size, inv_sqrt_correction2;
 } Optimizer;
 
 /* Sets up an optimizer for n parameters with Adam's defaults for beta1, beta2 and eps
@@ -27,6 +34,16 @@ void optim_free(Optimizer *opt);
 
 /* One update of params (n) from grads (n). */
 void optim_step(Optimizer *opt, float *params, const float *grads);
+
+/* Starts a step: counts it and computes what every parameter's update shares. */
+void optim_begin_step(Optimizer *opt);
+/* Updates the count parameters at params, which sit at offset in the whole buffer (their
+ * state is there), from grads; NULL grads are zeros, which still move Adam's and
+ * Adadelta's state and parameters exactly as zeros in a dense buffer would. */
+void optim_update(Optimizer *opt, size_t offset, size_t count, float *params,
+                  const float *grads);
+/* Updates a whole (vocab, dim) embedding table at offset from its gradient by rows. */
+void optim_update_rows(Optimizer *opt, size_t offset, float *table, const RowGrad *g);
 
 /* L2 norm of all n gradients together, accumulated in double. */
 double grad_global_norm(const float *grads, size_t n);

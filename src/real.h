@@ -50,6 +50,13 @@ typedef double real;
 #define model_encode model_encode_f64
 #define model_forward model_forward_f64
 #define model_backward model_backward_f64
+#define model_backward_rows model_backward_rows_f64
+#define model_forward_backward model_forward_backward_f64
+#define params_carve_dense params_carve_dense_f64
+#define rowgrad_init rowgrad_init_f64
+#define rowgrad_free rowgrad_free_f64
+#define rowgrad_clear rowgrad_clear_f64
+#define rowgrad_add rowgrad_add_f64
 #define model_alignments model_alignments_f64
 #else
 typedef float real;

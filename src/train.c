@@ -17,6 +17,7 @@
 #include "checkpoint.h"
 #include "corpus.h"
 #include "evaluate.h"
+#include "gradient.h"
 #include "fault.h"
 #include "mem.h"
 #include "model.h"
@@ -32,7 +33,8 @@ typedef struct {
     Corpus train, valid, test;
     int has_valid, has_test;
     Dims dims;
-    Params P, G;
+    Params P;
+    Gradient G;
     Workspace ws;
     Optimizer opt;
     Batcher batcher;
@@ -191,7 +193,6 @@ static void init_model(Trainer *t, Checkpoint *ck)
     const Config *cfg = t->cfg;
     t->dims = checkpoint_dims(cfg, t->src_vocab.size, t->tgt_vocab.size);
     params_alloc(&t->P, &t->dims);
-    params_alloc(&t->G, &t->dims);
     if (ck) {
         memcpy(t->P.mem, ck->params.mem, sizeof(float) * t->P.n);
         t->opt = ck->optim;
@@ -217,6 +218,8 @@ static void init_model(Trainer *t, Checkpoint *ck)
     int max_batch = (int)cfg->training.batch_size;
     model_workspace_init(&t->ws, &t->dims, max_batch, t->train.max_src_len + 1,
                          t->train.max_tgt_len + 1, 1);
+    gradient_init(&t->G, &t->dims, max_batch, t->train.max_src_len + 1,
+                  t->train.max_tgt_len + 1);
     batch_init(&t->batch, max_batch, t->train.max_src_len + 1, t->train.max_tgt_len + 1);
     batcher_init(&t->batcher, &t->train, max_batch, (int)cfg->training.bucket_batches,
                  cfg->training.shuffle, (uint64_t)cfg->seed);
@@ -247,7 +250,7 @@ static void trainer_free(Trainer *t)
     corpus_free(&t->valid);
     corpus_free(&t->test);
     params_free(&t->P);
-    params_free(&t->G);
+    gradient_free(&t->G);
     model_workspace_free(&t->ws);
     optim_free(&t->opt);
     batcher_free(&t->batcher);
@@ -585,22 +588,21 @@ static int step(Trainer *t)
     double t0 = now_seconds();
     batcher_next(&t->batcher, &t->batch);
     batch_sort_by_target(&t->batch); /* lets the decoder skip ended sentences */
-    memset(t->G.mem, 0, sizeof(float) * t->G.n);
-    double loss = model_forward(&t->ws, &t->P, &t->batch);
-    model_backward(&t->G, &t->ws, &t->P, &t->batch);
+    gradient_zero(&t->G);
+    double loss = gradient_forward_backward(&t->G, &t->ws, &t->P, &t->batch);
     t->prog.step++;
     if (fault_nan_loss(t->prog.step))
         loss = NAN;
     /* the guard comes before the update: a non-finite step changes nothing */
-    double norm = grad_global_norm(t->G.mem, t->G.n);
+    double norm = gradient_norm(&t->G);
     int bad = !isfinite(loss) || !isfinite(norm);
     if (bad) {
         t->prog.bad_steps++;
         t->prog.skipped_steps++;
     } else {
         t->prog.bad_steps = 0;
-        grad_clip_global_norm(t->G.mem, t->G.n, cfg->training.clip_grad_norm);
-        optim_step(&t->opt, t->P.mem, t->G.mem);
+        gradient_clip(&t->G, cfg->training.clip_grad_norm);
+        gradient_apply(&t->opt, &t->P, &t->G);
         t->log_loss += loss;
         t->log_steps++;
     }

@@ -113,7 +113,6 @@ START_TEST(backward_twice_accumulates_twice_the_gradients)
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     double *once = malloc(sizeof(double) * c.grads.n);
     memcpy(once, c.grads.mem, sizeof(double) * c.grads.n);
-    /* backward overwrites the logits with their gradient: run forward again first */
     model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     size_t nonzero = 0;
@@ -164,6 +163,79 @@ START_TEST(sorted_batch_skips_ended_rows_with_the_same_gradients)
 }
 END_TEST
 
+START_TEST(output_layer_in_chunks_matches_one_chunk_and_the_fused_pass)
+{
+    /* The output layer runs over chunks of rows (the logits of a large vocabulary would
+     * be the largest buffer); any chunking gives the same loss and gradients, and the
+     * training pass that takes the output layer's gradient during forward gives exactly
+     * forward + backward. */
+    ModelCase c;
+    model_case_init(&c, 45);
+    const int whole = c.ws.max_out_chunk_rows;
+    double loss_whole = model_forward(&c.ws, &c.params, &c.batch);
+    ck_assert_int_eq(c.ws.out_chunk_rows, c.ws.N);
+    model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+    double *expected = malloc(sizeof(double) * c.grads.n);
+    memcpy(expected, c.grads.mem, sizeof(double) * c.grads.n);
+    const int chunks[] = {1, 2, 5};
+    for (int k = 0; k < 3; k++) {
+        c.ws.max_out_chunk_rows = chunks[k];
+        memset(c.grads.mem, 0, sizeof(double) * c.grads.n);
+        double loss = model_forward(&c.ws, &c.params, &c.batch);
+        ck_assert_int_eq(c.ws.out_chunk_rows, chunks[k]);
+        ck_assert_int_gt(c.ws.N, chunks[k]);
+        model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+        ck_assert_double_eq_tol(loss, loss_whole, 1e-14);
+        for (size_t j = 0; j < c.grads.n; j++)
+            ck_assert_double_eq_tol(c.grads.mem[j], expected[j], 1e-15);
+    }
+    /* chunks of 2: the fused pass, bit for bit */
+    c.ws.max_out_chunk_rows = 2;
+    memset(c.grads.mem, 0, sizeof(double) * c.grads.n);
+    double loss_separate = model_forward(&c.ws, &c.params, &c.batch);
+    model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+    memcpy(expected, c.grads.mem, sizeof(double) * c.grads.n);
+    memset(c.grads.mem, 0, sizeof(double) * c.grads.n);
+    double loss_fused = model_forward_backward(&c.grads, NULL, NULL, &c.ws, &c.params,
+                                               &c.batch);
+    ck_assert(loss_fused == loss_separate);
+    ck_assert_int_eq(memcmp(c.grads.mem, expected, sizeof(double) * c.grads.n), 0);
+    /* and the chunked gradients against finite differences */
+    double worst_fd = 0;
+    for (int t = 0; t < c.params.n_tensors; t++) {
+        const Tensor *x = &c.params.tensors[t];
+        worst_fd = fmax(worst_fd, gradcheck_tensor(x->name, x->data, c.grads.tensors[t].data,
+                                                   (size_t)x->rows * x->cols, model_loss, &c));
+    }
+    ck_assert_double_le(worst_fd, GRADCHECK_TOLERANCE);
+    c.ws.max_out_chunk_rows = whole;
+    free(expected);
+    model_case_free(&c);
+}
+END_TEST
+
+START_TEST(attention_layer_computed_again_in_backward_gives_the_same_gradients)
+{
+    /* Large workspaces keep one step's tanh(W_a s + U_a h + b_a) and backward computes
+     * each step's again: the same arithmetic, so the very same gradients. */
+    ModelCase c;
+    model_case_init(&c, 46);
+    ck_assert_int_eq(c.ws.keep_att_pre, 1);
+    model_forward(&c.ws, &c.params, &c.batch);
+    model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+    double *kept = malloc(sizeof(double) * c.grads.n);
+    memcpy(kept, c.grads.mem, sizeof(double) * c.grads.n);
+    c.ws.keep_att_pre = 0;
+    memset(c.grads.mem, 0, sizeof(double) * c.grads.n);
+    model_forward(&c.ws, &c.params, &c.batch);
+    model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+    ck_assert_int_eq(memcmp(c.grads.mem, kept, sizeof(double) * c.grads.n), 0);
+    ck_assert_double_ne(c.params.v_a[0] * c.grads.v_a[0], 0);
+    free(kept);
+    model_case_free(&c);
+}
+END_TEST
+
 double model_loss_and_gradients_f64(const Dims *d, const Batch *bt, const double *params,
                                     double *grads, size_t n)
 {
@@ -192,6 +264,8 @@ Suite *model_suite(void)
     tcase_add_test(tc, padded_batch_equals_sentences_one_at_a_time);
     tcase_add_test(tc, backward_twice_accumulates_twice_the_gradients);
     tcase_add_test(tc, sorted_batch_skips_ended_rows_with_the_same_gradients);
+    tcase_add_test(tc, output_layer_in_chunks_matches_one_chunk_and_the_fused_pass);
+    tcase_add_test(tc, attention_layer_computed_again_in_backward_gives_the_same_gradients);
     suite_add_tcase(s, tc);
     return s;
 }

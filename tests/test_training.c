@@ -8,6 +8,7 @@
 
 #include "decode.h"
 #include "fastmath.h"
+#include "gradient.h"
 #include "model.h"
 #include "model_fixture.h"
 #include "optim.h"
@@ -237,6 +238,90 @@ START_TEST(model_overfits_eight_pairs_and_decodes_them_exactly)
 }
 END_TEST
 
+/* Training with the embedding gradients kept by rows (gradient.h) must be the dense
+ * computation exactly: the same parameters and optimizer state, bit for bit, after
+ * several clipped steps over batches that leave most embedding rows untouched. */
+static void check_sparse_steps_equal_dense(OptimKind kind)
+{
+    Dims d = {.src_vocab = 40, .tgt_vocab = 30, .emb = 6, .enc_hidden = 5, .dec_hidden = 7,
+              .attn = 4, .readout = 5};
+    enum { PAIRS = 4, WORDS = 6, STEPS = 5 };
+    Batch batches[2];
+    Pcg32 rng;
+    pcg32_seed(&rng, 71, RNG_STREAM_DATA);
+    for (int k = 0; k < 2; k++) {
+        int words[PAIRS][2][WORDS], src_n[PAIRS], tgt_n[PAIRS];
+        const int *src[PAIRS], *tgt[PAIRS];
+        for (int b = 0; b < PAIRS; b++) {
+            src_n[b] = 2 + (int)pcg32_below(&rng, WORDS - 1);
+            tgt_n[b] = 2 + (int)pcg32_below(&rng, WORDS - 1);
+            for (int w = 0; w < WORDS; w++) { /* a few of the tokens only */
+                words[b][0][w] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, 10);
+                words[b][1][w] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, 10);
+            }
+            src[b] = words[b][0];
+            tgt[b] = words[b][1];
+        }
+        batch_init(&batches[k], PAIRS, WORDS + 1, WORDS + 1);
+        batch_fill(&batches[k], PAIRS, src, src_n, tgt, tgt_n);
+        batch_sort_by_target(&batches[k]);
+    }
+    Params P_dense, P_rows, G;
+    params_alloc(&P_dense, &d);
+    params_alloc(&P_rows, &d);
+    params_alloc(&G, &d);
+    Pcg32 init;
+    pcg32_seed(&init, 72, RNG_STREAM_INIT);
+    params_init(&P_dense, &init, 0.3f);
+    memcpy(P_rows.mem, P_dense.mem, sizeof(float) * P_dense.n);
+    Gradient sparse;
+    gradient_init(&sparse, &d, PAIRS, WORDS + 1, WORDS + 1);
+    Workspace ws;
+    model_workspace_init(&ws, &d, PAIRS, WORDS + 1, WORDS + 1, 1);
+    Optimizer opt_dense, opt_rows;
+    optim_init(&opt_dense, kind, P_dense.n, 0.05f);
+    optim_init(&opt_rows, kind, P_rows.n, 0.05f);
+    const double max_norm = 0.05; /* below the gradients' norms: every step clips */
+    for (int step = 0; step < STEPS; step++) {
+        const Batch *bt = &batches[step % 2];
+        memset(G.mem, 0, sizeof(float) * G.n);
+        model_forward(&ws, &P_dense, bt);
+        model_backward(&G, &ws, &P_dense, bt);
+        double norm_dense = grad_clip_global_norm(G.mem, G.n, max_norm);
+        optim_step(&opt_dense, P_dense.mem, G.mem);
+
+        gradient_zero(&sparse);
+        gradient_forward_backward(&sparse, &ws, &P_rows, bt);
+        ck_assert_int_lt(sparse.src_emb.count, d.src_vocab / 2);
+        double norm_rows = gradient_clip(&sparse, max_norm);
+        gradient_apply(&opt_rows, &P_rows, &sparse);
+        ck_assert(norm_rows == norm_dense);
+        ck_assert_double_gt(norm_dense, max_norm);
+    }
+    ck_assert_int_eq(memcmp(P_rows.mem, P_dense.mem, sizeof(float) * P_dense.n), 0);
+    if (opt_dense.m) {
+        ck_assert_int_eq(memcmp(opt_rows.m, opt_dense.m, sizeof(float) * P_dense.n), 0);
+        ck_assert_int_eq(memcmp(opt_rows.v, opt_dense.v, sizeof(float) * P_dense.n), 0);
+    }
+    optim_free(&opt_dense);
+    optim_free(&opt_rows);
+    model_workspace_free(&ws);
+    gradient_free(&sparse);
+    params_free(&P_dense);
+    params_free(&P_rows);
+    params_free(&G);
+    batch_free(&batches[0]);
+    batch_free(&batches[1]);
+}
+
+START_TEST(embedding_gradients_by_rows_train_exactly_as_dense_ones)
+{
+    check_sparse_steps_equal_dense(OPTIM_ADAM);
+    check_sparse_steps_equal_dense(OPTIM_SGD);
+    check_sparse_steps_equal_dense(OPTIM_ADADELTA);
+}
+END_TEST
+
 Suite *training_suite(void)
 {
     Suite *s = suite_create("training");
@@ -249,6 +334,7 @@ Suite *training_suite(void)
     tcase_add_test(tc, adadelta_matches_hand_computed_steps);
     tcase_add_test(tc, clipping_scales_to_the_global_norm);
     tcase_add_test(tc, model_overfits_eight_pairs_and_decodes_them_exactly);
+    tcase_add_test(tc, embedding_gradients_by_rows_train_exactly_as_dense_ones);
     suite_add_tcase(s, tc);
     return s;
 }
