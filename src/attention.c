@@ -154,9 +154,11 @@ void attn_context_forward(real *c, int ld_c, const real *alpha, const real *valu
                           const int *len, int S, int B, int D)
 {
     for (int b = 0; b < B; b++) {
+        int L = n_real(len, S, b);
+        if (L == 0) /* a row the caller left out: its memory may belong to others */
+            continue;
         real *cb = c + (size_t)b * ld_c;
         memset(cb, 0, sizeof(real) * (size_t)D);
-        int L = n_real(len, S, b);
         for (int j = 0; j < L; j++) {
             size_t row = (size_t)j * B + b;
             add_scaled(cb, values + row * ld_v, alpha[row], D);

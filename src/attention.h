@@ -39,7 +39,7 @@ void attn_softmax_backward(real *de, const real *dalpha, const real *alpha, cons
                            int S, int B);
 
 /* c[b] = sum_j alpha[j,b] values[j,b]: c (B, D) with row stride ld_c, values (S*B, D)
- * with row stride ld_v. Overwrites c. */
+ * with row stride ld_v. Overwrites c, except rows of length 0 (rows left out). */
 void attn_context_forward(real *c, int ld_c, const real *alpha, const real *values, int ld_v,
                           const int *len, int S, int B, int D);
 /* Overwrites dalpha (S*B) with dc[b] . values[j,b]; accumulates dvalues (stride ld_v)

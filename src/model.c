@@ -106,9 +106,18 @@ void params_init(Params *p, Pcg32 *rng, float scale)
  * less at benchmark size L). */
 #define ATT_PRE_KEEP_FLOATS ((size_t)1 << 22)
 
-/* Points every buffer into the arena for a batch of (B, S, T, N); with a NULL arena
- * base this only measures. */
-static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
+/* Whether the batch's target lengths fall from first to last (batch_sort_by_target). */
+static int sorted_by_target(const Batch *bt)
+{
+    for (int b = 1; b < bt->batch_size; b++)
+        if (bt->tgt_len[b] > bt->tgt_len[b - 1])
+            return 0;
+    return 1;
+}
+
+/* Points every buffer into the arena for a batch of (B, S, T, N) whose decoder computes
+ * R rows over all steps; with a NULL arena base this only measures. */
+static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
 {
     const Dims *d = &ws->dims;
     const size_t m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
@@ -117,7 +126,9 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
     const size_t ro_width = p + 2 * n + m, in_width = m + 2 * n;
     Arena *ar = &ws->arena;
     arena_reset(ar);
-    ws->B = B, ws->S = S, ws->T = T, ws->N = N;
+    ws->B = B, ws->S = S, ws->T = T, ws->N = N, ws->R = R;
+    /* decoder buffers by step rows (R) or by state blocks (at most B + R rows) */
+    const size_t rows = (size_t)R, state_rows = (size_t)B + R;
 #define TAKE(field, count) (ws->field = arena_alloc(ar, (count), sizeof(*ws->field)))
     TAKE(ex, SB * m);
     TAKE(xg_fwd, SB * 3 * n);
@@ -126,15 +137,17 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
     TAKE(gru_bwd, SB * 4 * n);
     TAKE(H, SB * 2 * n);
     TAKE(keys, SB * a);
-    TAKE(states, (TB + B) * p);
-    TAKE(dec_in, TB * in_width);
-    TAKE(dec_xg, TB * 3 * p);
-    TAKE(dec_gru, TB * 4 * p);
-    TAKE(query, TB * a);
+    TAKE(states, state_rows * p);
+    TAKE(dec_in, rows * in_width);
+    TAKE(dec_xg, rows * 3 * p);
+    TAKE(dec_gru, rows * 4 * p);
+    TAKE(query, state_rows * a);
     TAKE(att_pre, (ws->keep_att_pre ? TB : (size_t)B) * S * a);
     TAKE(scores, SB);
     TAKE(alpha, TB * S);
     TAKE(active, (size_t)T);
+    TAKE(step_row, (size_t)T + 1);
+    TAKE(state_row, (size_t)T + 1);
     TAKE(step_len, TB);
     TAKE(real_rows, (size_t)N);
     TAKE(targets, (size_t)N);
@@ -145,17 +158,17 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N)
     ws->out_chunk_rows = N < ws->max_out_chunk_rows ? N : ws->max_out_chunk_rows;
     TAKE(logits, (size_t)ws->out_chunk_rows * Vy);
     if (ws->with_backward) {
-        size_t widest = n > p ? n : p;
+        size_t enc_hg = SB * 3 * n, dec_hg = state_rows * 3 * p;
         TAKE(d_ro_out, (size_t)N * readout);
         /* Gradients that overwrite what only forward reads share its memory: the
          * readout's input, the input projections (the GRU caches hold what backward
          * needs) -- 31 MiB at benchmark size L. */
         ws->d_ro_in = ws->ro_in;
-        TAKE(d_states, (TB + B) * p);
-        TAKE(d_dec_in, TB * in_width);
+        TAKE(d_states, state_rows * p);
+        TAKE(d_dec_in, rows * in_width);
         ws->d_dec_xg = ws->dec_xg;
-        TAKE(d_query, TB * a);
-        TAKE(d_hg, (size_t)(S > T ? S : T) * B * 3 * widest);
+        TAKE(d_query, state_rows * a);
+        TAKE(d_hg, enc_hg > dec_hg ? enc_hg : dec_hg);
         TAKE(d_carry, (size_t)2 * B * n);
         TAKE(d_alpha, SB);
         TAKE(d_scores, SB);
@@ -183,7 +196,8 @@ void model_workspace_init(Workspace *ws, const Dims *d, int max_batch, int max_s
     int rows = (int)(OUTPUT_CHUNK_FLOATS / (size_t)d->tgt_vocab);
     ws->max_out_chunk_rows = rows > 0 ? rows : 1;
     /* Every buffer grows with B, S, T and N, so the largest batch bounds them all. */
-    workspace_carve(ws, max_batch, max_src_steps, max_tgt_steps, max_batch * max_tgt_steps);
+    const int most = max_batch * max_tgt_steps;
+    workspace_carve(ws, max_batch, max_src_steps, max_tgt_steps, most, most);
     size_t bytes = ws->arena.used;
     arena_init(&ws->arena, bytes);
 }
@@ -209,7 +223,9 @@ void model_encode(Workspace *ws, const Params *P, const Batch *bt)
     const int B = bt->batch_size, S = bt->src_steps, T = bt->tgt_steps;
     const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
     assert(B <= ws->max_batch && S <= ws->max_src_steps && T <= ws->max_tgt_steps);
-    workspace_carve(ws, B, S, T, bt->n_tgt_tokens);
+    /* Sorted by target length, the decoder computes only the real target positions. */
+    workspace_carve(ws, B, S, T, bt->n_tgt_tokens,
+                    sorted_by_target(bt) ? bt->n_tgt_tokens : T * B);
     const int SB = S * B;
 
     embedding_forward(ws->ex, m, P->E_x, bt->src, SB, m);
@@ -235,22 +251,27 @@ void model_encode(Workspace *ws, const Params *P, const Batch *bt)
 /* The decoder rows each step computes: with targets sorted longest first (see
  * batch_sort_by_target), step i needs only the sentences longer than i, a prefix of the
  * batch; otherwise every row. step_len gives the attention those rows' source lengths
- * and 0 to the others, which the attention kernels then skip. */
+ * and 0 to the others, which the attention kernels then skip. The decoder's buffers
+ * hold only these rows, step after step (step_row), and the states likewise by block
+ * (state_row: block 0 is s_0 of all B sentences, block k > 0 the rows step k-1 wrote). */
 static void plan_active_rows(Workspace *ws, const Batch *bt)
 {
     const int B = ws->B, T = ws->T;
-    int sorted = 1;
-    for (int b = 1; b < B; b++)
-        sorted &= bt->tgt_len[b] <= bt->tgt_len[b - 1];
+    const int sorted = sorted_by_target(bt);
+    ws->step_row[0] = 0;
+    ws->state_row[0] = 0;
     for (int i = 0; i < T; i++) {
         int Bi = B;
         if (sorted)
             for (Bi = 0; Bi < B && bt->tgt_len[Bi] > i;)
                 Bi++;
         ws->active[i] = Bi;
+        ws->step_row[i + 1] = ws->step_row[i] + Bi;
+        ws->state_row[i + 1] = B + ws->step_row[i];
         for (int b = 0; b < B; b++)
             ws->step_len[(size_t)i * B + b] = b < Bi ? bt->src_len[b] : 0;
     }
+    assert(ws->step_row[T] == ws->R);
 }
 
 /* Everything up to the readout t_i (ws->ro_out) of every real target position. */
@@ -264,29 +285,34 @@ static void forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
     const size_t SB = (size_t)S * B;
     assert(T > 0 && N > 0);
 
-    /* ey_{i-1} for every step into the first m columns of dec_in; then the ey part
-     * of the decoder's input projection for all steps at once:
-     * dec_xg (T*B, 3p) = ey (T*B, m) . W_i[:, :m]^T + b_i */
-    embedding_forward(ws->dec_in, in_width, P->E_y, bt->tgt_in, T * B, m);
-    matmul(CblasNoTrans, CblasTrans, T * B, 3 * p, m,
+    /* ey_{i-1} of every step's rows into the first m columns of dec_in; then the ey
+     * part of the decoder's input projection for all steps at once:
+     * dec_xg (R, 3p) = ey (R, m) . W_i[:, :m]^T + b_i */
+    plan_active_rows(ws, bt);
+    const int R = ws->R;
+    for (int i = 0; i < T; i++)
+        embedding_forward(ws->dec_in + (size_t)ws->step_row[i] * in_width, in_width, P->E_y,
+                          bt->tgt_in + (size_t)i * B, ws->active[i], m);
+    matmul(CblasNoTrans, CblasTrans, R, 3 * p, m,
                1, ws->dec_in, in_width, P->dec.W_i, in_width, 0, ws->dec_xg, 3 * p);
-    for (size_t r = 0; r < (size_t)T * B; r++)
+    for (size_t r = 0; r < (size_t)R; r++)
         for (int k = 0; k < 3 * p; k++)
             ws->dec_xg[r * 3 * p + k] += P->dec.b_i[k];
 
-    plan_active_rows(ws, bt);
     for (int i = 0; i < T; i++) {
         /* Only the first Bi rows: with the batch sorted by target length, the others have
          * ended, and nothing real depends on their further steps. */
         const int Bi = ws->active[i];
         const int *len = ws->step_len + (size_t)i * B;
-        const real *s_prev = ws->states + (size_t)i * B * p;
-        real *q = ws->query + (size_t)i * B * a;
+        const size_t row = (size_t)ws->step_row[i], block = (size_t)ws->state_row[i];
+        const int block_rows = ws->state_row[i + 1] - ws->state_row[i];
+        const real *s_prev = ws->states + block * p;
+        real *q = ws->query + block * a; /* laid out as s_prev, for dW_a below */
         real *pre = att_pre_step(ws, i);
         real *alpha = ws->alpha + (size_t)i * SB;
-        real *c = ws->dec_in + (size_t)i * B * in_width + m;
-        real *xg = ws->dec_xg + (size_t)i * B * 3 * p;
-        real *s_next = ws->states + (size_t)(i + 1) * B * p;
+        real *c = ws->dec_in + row * in_width + m;
+        real *xg = ws->dec_xg + row * 3 * p;
+        real *s_next = ws->states + (size_t)ws->state_row[i + 1] * p;
         /* q (Bi, a) = s_{i-1} (Bi, p) . W_a^T (p, a) */
         matmul(CblasNoTrans, CblasTrans, Bi, a, p,
                    1, s_prev, p, P->W_a, p, 0, q, a);
@@ -296,30 +322,28 @@ static void forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
         /* xg (Bi, 3p) += c_i (Bi, 2n) . W_i[:, m:]^T (2n, 3p) */
         matmul(CblasNoTrans, CblasTrans, Bi, 3 * p, 2 * n,
                    1, c, in_width, P->dec.W_i + m, in_width, 1, xg, 3 * p);
-        gru_step_forward(s_next, ws->dec_gru + (size_t)i * B * 4 * p, xg, 3 * p, s_prev, p,
+        gru_step_forward(s_next, ws->dec_gru + row * 4 * p, xg, 3 * p, s_prev, p,
                          P->dec.W_h, P->dec.b_h, NULL, i, Bi, p);
-        /* the rows left out hold zeros, so the products over all steps below (weight
-         * gradients) meet only finite numbers there */
-        if (Bi < B) {
-            memset(s_next + (size_t)Bi * p, 0, sizeof(real) * (size_t)(B - Bi) * p);
-            memset(ws->query + (size_t)(i * B + Bi) * a, 0, sizeof(real) * (size_t)(B - Bi) * a);
-            memset(ws->dec_gru + (size_t)(i * B + Bi) * 4 * p, 0, sizeof(real) * (size_t)(B - Bi) * 4 * p);
-        }
+        /* rows of s_prev's block this step leaves out get zero queries, so that the
+         * product over all blocks (dW_a) meets only finite numbers there */
+        if (Bi < block_rows)
+            memset(q + (size_t)Bi * a, 0, sizeof(real) * (size_t)(block_rows - Bi) * a);
     }
 
     /* Readout and output layer over the real target positions only. */
     int k = 0;
     for (int i = 0; i < T; i++)
-        for (int b = 0; b < B; b++) {
+        for (int b = 0; b < ws->active[i]; b++) {
             if (i >= bt->tgt_len[b])
                 continue;
-            size_t row = (size_t)i * B + b;
+            /* step i's row b: s_i is row B + row of the states (state_row[i + 1]) */
+            size_t row = (size_t)ws->step_row[i] + b;
             real *x = ws->ro_in + (size_t)k * ro_width;
             memcpy(x, ws->states + (row + B) * p, sizeof(real) * p);
             memcpy(x + p, ws->dec_in + row * in_width + m, sizeof(real) * 2 * n);
             memcpy(x + p + 2 * n, ws->dec_in + row * in_width, sizeof(real) * m);
             ws->real_rows[k] = (int)row;
-            ws->targets[k] = bt->tgt_out[row];
+            ws->targets[k] = bt->tgt_out[(size_t)i * B + b];
             k++;
         }
     assert(k == N);
@@ -370,7 +394,8 @@ static void backward_from_readout(Params *G, RowGrad *dE_x, RowGrad *dE_y, Works
     const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
     const int readout = d->readout;
     const int in_width = m + 2 * n, ro_width = p + 2 * n + m;
-    const size_t SB = (size_t)S * B, TB = (size_t)T * B;
+    const size_t SB = (size_t)S * B, R = (size_t)ws->R;
+    const size_t Q = (size_t)ws->state_row[T]; /* rows of the blocks some step reads */
     assert(ws->with_backward);
 
     /* forward: t = tanh(W_t [s; c; ey] + b_t) */
@@ -381,9 +406,9 @@ static void backward_from_readout(Params *G, RowGrad *dE_x, RowGrad *dE_y, Works
     matmul(CblasNoTrans, CblasNoTrans, N, ro_width, readout,
            1, ws->d_ro_out, readout, P->W_t, ro_width, 0, ws->d_ro_in, ro_width);
 
-    /* Scatter [ds_i ; dc_i ; dey_{i-1}] back to the padded time-major buffers. */
-    memset(ws->d_states, 0, sizeof(real) * (TB + B) * p);
-    memset(ws->d_dec_in, 0, sizeof(real) * TB * in_width);
+    /* Scatter [ds_i ; dc_i ; dey_{i-1}] back to the decoder's buffers. */
+    memset(ws->d_states, 0, sizeof(real) * (B + R) * p);
+    memset(ws->d_dec_in, 0, sizeof(real) * R * in_width);
     for (int k = 0; k < N; k++) {
         size_t row = (size_t)ws->real_rows[k];
         const real *g = ws->d_ro_in + (size_t)k * ro_width;
@@ -397,28 +422,27 @@ static void backward_from_readout(Params *G, RowGrad *dE_x, RowGrad *dE_y, Works
             dx[u] += g[p + 2 * n + u];
     }
 
-    memset(ws->d_query, 0, sizeof(real) * TB * a);
+    memset(ws->d_query, 0, sizeof(real) * Q * a);
     memset(ws->d_keys, 0, sizeof(real) * SB * a);
     memset(ws->d_H, 0, sizeof(real) * SB * 2 * n);
     for (int i = T - 1; i >= 0; i--) {
         const int Bi = ws->active[i];
         const int *len = ws->step_len + (size_t)i * B;
-        const real *s_prev = ws->states + (size_t)i * B * p;
-        real *ds_prev = ws->d_states + (size_t)i * B * p;
-        real *dxg = ws->d_dec_xg + (size_t)i * B * 3 * p;
-        real *dhg = ws->d_hg + (size_t)i * B * 3 * p;
-        real *dc = ws->d_dec_in + (size_t)i * B * in_width + m;
-        real *dq = ws->d_query + (size_t)i * B * a;
+        const size_t row = (size_t)ws->step_row[i], block = (size_t)ws->state_row[i];
+        const int block_rows = ws->state_row[i + 1] - ws->state_row[i];
+        const real *s_prev = ws->states + block * p;
+        real *ds_prev = ws->d_states + block * p;
+        real *dxg = ws->d_dec_xg + row * 3 * p;
+        real *dhg = ws->d_hg + block * 3 * p; /* laid out as s_prev, for dW_h below */
+        real *dc = ws->d_dec_in + row * in_width + m;
+        real *dq = ws->d_query + block * a;
         const real *alpha = ws->alpha + (size_t)i * SB;
         /* forward: s_i = GRU(xg_i, s_{i-1}); d_states block i+1 is complete here */
         gru_step_backward(ds_prev, dxg, 3 * p, dhg, NULL, NULL,
-                          ws->d_states + (size_t)(i + 1) * B * p, p,
-                          ws->dec_gru + (size_t)i * B * 4 * p, s_prev, p, P->dec.W_h, NULL, i,
-                          Bi, p);
-        if (Bi < B) { /* rows that did not take part: no gradient */
-            memset(dxg + (size_t)Bi * 3 * p, 0, sizeof(real) * (size_t)(B - Bi) * 3 * p);
-            memset(dhg + (size_t)Bi * 3 * p, 0, sizeof(real) * (size_t)(B - Bi) * 3 * p);
-        }
+                          ws->d_states + (size_t)ws->state_row[i + 1] * p, p,
+                          ws->dec_gru + row * 4 * p, s_prev, p, P->dec.W_h, NULL, i, Bi, p);
+        if (Bi < block_rows) /* rows of the block this step left out: no gradient */
+            memset(dhg + (size_t)Bi * 3 * p, 0, sizeof(real) * (size_t)(block_rows - Bi) * 3 * p);
         /* forward: xg_i += c_i W_i[:, m:]^T, so dc_i (Bi, 2n) += dxg (Bi, 3p) . W_i[:, m:] */
         matmul(CblasNoTrans, CblasNoTrans, Bi, 2 * n, 3 * p,
                    1, dxg, 3 * p, P->dec.W_i + m, in_width, 1, dc, in_width);
@@ -427,7 +451,7 @@ static void backward_from_readout(Params *G, RowGrad *dE_x, RowGrad *dE_y, Works
         attn_softmax_backward(ws->d_scores, ws->d_alpha, alpha, len, S, B);
         real *pre = att_pre_step(ws, i);
         if (!ws->keep_att_pre) /* the same arithmetic as forward: the same numbers */
-            attn_additive_scores_forward(ws->scores, pre, ws->query + (size_t)i * B * a,
+            attn_additive_scores_forward(ws->scores, pre, ws->query + block * a,
                                          ws->keys, P->v_a, len, S, B, a);
         attn_additive_scores_backward(dq, ws->d_keys, G->v_a, ws->d_scores, pre, P->v_a, len,
                                       S, B, a);
@@ -435,26 +459,30 @@ static void backward_from_readout(Params *G, RowGrad *dE_x, RowGrad *dE_y, Works
         matmul(CblasNoTrans, CblasNoTrans, Bi, p, a,
                    1, dq, a, P->W_a, p, 1, ds_prev, p);
     }
-    /* forward: hg_i = s_{i-1} W_h^T + b_h, so dW_h (3p, p) += dhg^T (3p, T*B) . s_{i-1}
-     * (T*B, p), all steps at once */
-    matmul(CblasTrans, CblasNoTrans, 3 * p, p, (int)TB,
+    /* forward: hg_i = s_{i-1} W_h^T + b_h, so dW_h (3p, p) += dhg^T (3p, Q) . s_{i-1}
+     * (Q, p), all steps at once (rows left out are zero in dhg) */
+    matmul(CblasTrans, CblasNoTrans, 3 * p, p, (int)Q,
                1, ws->d_hg, 3 * p, ws->states, p, 1, G->dec.W_h, p);
-    column_sums_add(G->dec.b_h, ws->d_hg, (int)TB, 3 * p, 3 * p);
-    /* dW_a (a, p) += dq^T (a, T*B) . s_{i-1} (T*B, p), all steps at once */
-    matmul(CblasTrans, CblasNoTrans, a, p, (int)TB,
+    column_sums_add(G->dec.b_h, ws->d_hg, (int)Q, 3 * p, 3 * p);
+    /* dW_a (a, p) += dq^T (a, Q) . s_{i-1} (Q, p), all steps at once */
+    matmul(CblasTrans, CblasNoTrans, a, p, (int)Q,
                1, ws->d_query, a, ws->states, p, 1, G->W_a, p);
     /* forward: dec_xg = [ey ; c] W_i^T + b_i, so
-     * dW_i (3p, m+2n) += dxg^T (3p, T*B) . [ey ; c] (T*B, m+2n) */
-    matmul(CblasTrans, CblasNoTrans, 3 * p, in_width, (int)TB,
+     * dW_i (3p, m+2n) += dxg^T (3p, R) . [ey ; c] (R, m+2n) */
+    matmul(CblasTrans, CblasNoTrans, 3 * p, in_width, (int)R,
                1, ws->d_dec_xg, 3 * p, ws->dec_in, in_width, 1, G->dec.W_i, in_width);
-    column_sums_add(G->dec.b_i, ws->d_dec_xg, (int)TB, 3 * p, 3 * p);
-    /* dey (T*B, m) += dxg (T*B, 3p) . W_i[:, :m] (3p, m) */
-    matmul(CblasNoTrans, CblasNoTrans, (int)TB, m, 3 * p,
+    column_sums_add(G->dec.b_i, ws->d_dec_xg, (int)R, 3 * p, 3 * p);
+    /* dey (R, m) += dxg (R, 3p) . W_i[:, :m] (3p, m) */
+    matmul(CblasNoTrans, CblasNoTrans, (int)R, m, 3 * p,
                1, ws->d_dec_xg, 3 * p, P->dec.W_i, in_width, 1, ws->d_dec_in, in_width);
-    if (dE_y)
-        rowgrad_add(dE_y, ws->d_dec_in, in_width, bt->tgt_in, TOK_PAD, (int)TB);
-    else
-        embedding_backward(G->E_y, ws->d_dec_in, in_width, bt->tgt_in, TOK_PAD, (int)TB, m);
+    for (int i = 0; i < T; i++) {
+        const real *dey = ws->d_dec_in + (size_t)ws->step_row[i] * in_width;
+        const int *ids = bt->tgt_in + (size_t)i * B;
+        if (dE_y)
+            rowgrad_add(dE_y, dey, in_width, ids, TOK_PAD, ws->active[i]);
+        else
+            embedding_backward(G->E_y, dey, in_width, ids, TOK_PAD, ws->active[i], m);
+    }
 
     /* forward: keys = H U_a^T + b_a */
     linear_backward(ws->d_H, G->U_a, G->b_a, ws->d_keys, ws->H, P->U_a, (int)SB, 2 * n, a);

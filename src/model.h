@@ -76,6 +76,8 @@ typedef struct {
     int max_batch, max_src_steps, max_tgt_steps, with_backward;
     Arena arena;
     int B, S, T, N;        /* this batch; N = real target positions */
+    int R;                 /* decoder rows over all steps: N when sorted by target
+                            * length, else T*B */
 
     /* encoder */
     real *ex;              /* (S*B, m) source embeddings */
@@ -84,11 +86,14 @@ typedef struct {
     real *H;               /* (S*B, 2n) annotations [fwd_h_j ; bwd_h_j] */
     real *keys;            /* (S*B, a) U_a h_j + b_a */
     /* decoder */
-    real *states;          /* ((T+1)*B, p): block 0 is s_0, block i+1 is s_i */
-    real *dec_in;          /* (T*B, m + 2n): [ey_{i-1} ; c_i] */
-    real *dec_xg;          /* (T*B, 3p) */
-    real *dec_gru;         /* (T*B, 4p) */
-    real *query;           /* (T*B, a) W_a s_{i-1} */
+    /* Decoder buffers hold the rows each step computes (see active), step after step:
+     * step i's rows start at step_row[i] of the step buffers and at state_row[i] of the
+     * state-block ones (which step i reads as s_{i-1}). */
+    real *states;          /* (B + R, p): block 0 is s_0, block i+1 is s_i */
+    real *dec_in;          /* (R, m + 2n) step rows: [ey_{i-1} ; c_i] */
+    real *dec_xg;          /* (R, 3p) step rows */
+    real *dec_gru;         /* (R, 4p) step rows */
+    real *query;           /* (B + R, a) state blocks: W_a s_{i-1}, zero in rows left out */
     int keep_att_pre;      /* att_pre holds every step for backward (else one block;
                             * tests may clear it) */
     real *att_pre;         /* (T or 1, S*B, a) tanh(W_a s_{i-1} + U_a h_j + b_a) */
@@ -97,8 +102,10 @@ typedef struct {
     int *active;           /* (T) decoder rows computed at step i: those still in their
                             * sentence when the batch is sorted by target length, else B */
     int *step_len;         /* (T, B) source lengths seen at step i, 0 for rows past active */
+    int *step_row;         /* (T + 1) first step row of step i; step_row[T] = R */
+    int *state_row;        /* (T + 1) first row of state block i */
     /* readout over the N real target positions */
-    int *real_rows;        /* (N) row i * B + b of each real target position */
+    int *real_rows;        /* (N) the step row of each real target position */
     int *targets;          /* (N) y_i */
     real *ro_in;           /* (N, p + 2n + m) [s_i ; c_i ; ey_{i-1}] */
     real *ro_out;          /* (N, l) t_i */
