@@ -151,6 +151,10 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
     TAKE(step_len, TB);
     TAKE(real_rows, (size_t)N);
     TAKE(targets, (size_t)N);
+    /* The readout's buffers are dead once backward has scattered their gradient back to
+     * the decoder (d_ro_in is ro_in), which is where the recurrences' scratch d_hg
+     * begins its use: d_hg shares their memory (6.5 MiB at benchmark size L). */
+    const size_t readout_start = ar->used;
     TAKE(ro_in, (size_t)N * ro_width);
     TAKE(ro_out, (size_t)N * readout);
     /* the output layer runs over chunks of rows: its (N, V_y) logits would be the
@@ -159,16 +163,20 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
     TAKE(logits, (size_t)ws->out_chunk_rows * Vy);
     if (ws->with_backward) {
         size_t enc_hg = SB * 3 * n, dec_hg = state_rows * 3 * p;
+        const size_t readout_end = ar->used;
+        ar->used = readout_start;
+        TAKE(d_hg, enc_hg > dec_hg ? enc_hg : dec_hg);
+        if (ar->used < readout_end)
+            ar->used = readout_end;
         TAKE(d_ro_out, (size_t)N * readout);
         /* Gradients that overwrite what only forward reads share its memory: the
          * readout's input, the input projections (the GRU caches hold what backward
-         * needs) -- 31 MiB at benchmark size L. */
+         * needs), the source embeddings (read for dW_i first) -- 32 MiB at size L. */
         ws->d_ro_in = ws->ro_in;
         TAKE(d_states, state_rows * p);
         TAKE(d_dec_in, rows * in_width);
         ws->d_dec_xg = ws->dec_xg;
         TAKE(d_query, state_rows * a);
-        TAKE(d_hg, enc_hg > dec_hg ? enc_hg : dec_hg);
         TAKE(d_carry, (size_t)2 * B * n);
         TAKE(d_alpha, SB);
         TAKE(d_scores, SB);
@@ -176,7 +184,7 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
         TAKE(d_H, SB * 2 * n);
         ws->d_xg_fwd = ws->xg_fwd;
         ws->d_xg_bwd = ws->xg_bwd;
-        TAKE(d_ex, SB * m);
+        ws->d_ex = ws->ex;
         TAKE(d_s0, (size_t)B * p);
     }
 #undef TAKE
@@ -502,11 +510,16 @@ static void backward_from_readout(Params *G, RowGrad *dE_x, RowGrad *dE_y, Works
     gru_sequence_backward(ws->d_xg_fwd, G->enc_fwd.W_h, G->enc_fwd.b_h, ws->d_carry, ws->d_hg,
                           ws->d_H, ws->H, 2 * n, ws->gru_fwd, P->enc_fwd.W_h,
                           bt->src_len, S, B, n, 0);
-    memset(ws->d_ex, 0, sizeof(real) * SB * m);
-    linear_backward(ws->d_ex, G->enc_fwd.W_i, G->enc_fwd.b_i, ws->d_xg_fwd, ws->ex,
+    /* forward: xg = ex W_i^T + b_i per direction; the weight gradients read ex, and
+     * then d_ex overwrites it: d_ex (S*B, m) = dxg_fwd . W_i_fwd + dxg_bwd . W_i_bwd */
+    linear_backward(NULL, G->enc_fwd.W_i, G->enc_fwd.b_i, ws->d_xg_fwd, ws->ex,
                     P->enc_fwd.W_i, (int)SB, m, 3 * n);
-    linear_backward(ws->d_ex, G->enc_bwd.W_i, G->enc_bwd.b_i, ws->d_xg_bwd, ws->ex,
+    linear_backward(NULL, G->enc_bwd.W_i, G->enc_bwd.b_i, ws->d_xg_bwd, ws->ex,
                     P->enc_bwd.W_i, (int)SB, m, 3 * n);
+    matmul(CblasNoTrans, CblasNoTrans, (int)SB, m, 3 * n,
+           1, ws->d_xg_fwd, 3 * n, P->enc_fwd.W_i, m, 0, ws->d_ex, m);
+    matmul(CblasNoTrans, CblasNoTrans, (int)SB, m, 3 * n,
+           1, ws->d_xg_bwd, 3 * n, P->enc_bwd.W_i, m, 1, ws->d_ex, m);
     if (dE_x)
         rowgrad_add(dE_x, ws->d_ex, m, bt->src, TOK_PAD, (int)SB);
     else

@@ -114,8 +114,9 @@ typedef struct {
     real *logits;          /* (out_chunk_rows, V_y) scratch: one chunk's logits, softmax,
                             * gradient */
 
-    /* backward scratch (only with_backward); d_ro_in, d_dec_xg and d_xg_* are the
-     * memory of ro_in, dec_xg and xg_*, which only forward reads */
+    /* backward scratch (only with_backward); d_ro_in, d_dec_xg, d_xg_* and d_ex are the
+     * memory of ro_in, dec_xg, xg_* and ex, and d_hg that of the readout's buffers,
+     * all dead by the time their gradient is written */
     real *d_ro_out, *d_ro_in;
     real *d_states, *d_dec_in, *d_dec_xg, *d_query;
     real *d_hg, *d_carry;
