@@ -43,8 +43,7 @@ static double rows_sum_of_squares(double sum, const RowGrad *r)
     for (int t = 0; t < r->vocab; t++) {
         const float *row = rowgrad_row(r, t);
         if (row)
-            for (int c = 0; c < r->dim; c++)
-                sum += (double)row[c] * row[c];
+            sum = grad_add_squares(sum, row, (size_t)r->dim);
     }
     return sum;
 }
@@ -53,15 +52,7 @@ double gradient_norm(const Gradient *g)
 {
     double sum = rows_sum_of_squares(0, &g->src_emb);
     sum = rows_sum_of_squares(sum, &g->tgt_emb);
-    for (size_t k = 0; k < g->dense.n; k++)
-        sum += (double)g->dense.mem[k] * g->dense.mem[k];
-    return sqrt(sum);
-}
-
-static void scale(float *x, size_t n, float factor)
-{
-    for (size_t k = 0; k < n; k++)
-        x[k] *= factor;
+    return sqrt(grad_add_squares(sum, g->dense.mem, g->dense.n));
 }
 
 double gradient_clip(Gradient *g, double max_norm)
@@ -69,9 +60,9 @@ double gradient_clip(Gradient *g, double max_norm)
     double norm = gradient_norm(g);
     if (max_norm > 0 && norm > max_norm) {
         float factor = (float)(max_norm / norm); /* as grad_clip_global_norm */
-        scale(g->dense.mem, g->dense.n, factor);
-        scale(g->src_emb.rows, (size_t)g->src_emb.count * g->src_emb.dim, factor);
-        scale(g->tgt_emb.rows, (size_t)g->tgt_emb.count * g->tgt_emb.dim, factor);
+        grad_scale(g->dense.mem, g->dense.n, factor);
+        grad_scale(g->src_emb.rows, (size_t)g->src_emb.count * g->src_emb.dim, factor);
+        grad_scale(g->tgt_emb.rows, (size_t)g->tgt_emb.count * g->tgt_emb.dim, factor);
     }
     return norm;
 }

@@ -102,21 +102,28 @@ void optim_step(Optimizer *opt, float *params, const float *grads)
     optim_update(opt, 0, opt->n, params, grads);
 }
 
-double grad_global_norm(const float *grads, size_t n)
+double grad_add_squares(double sum, const float *grads, size_t n)
 {
-    double sum = 0;
     for (size_t k = 0; k < n; k++)
         sum += (double)grads[k] * grads[k];
-    return sqrt(sum);
+    return sum;
+}
+
+double grad_global_norm(const float *grads, size_t n)
+{
+    return sqrt(grad_add_squares(0, grads, n));
+}
+
+void grad_scale(float *grads, size_t n, float factor)
+{
+    for (size_t k = 0; k < n; k++)
+        grads[k] *= factor;
 }
 
 double grad_clip_global_norm(float *grads, size_t n, double max_norm)
 {
     double norm = grad_global_norm(grads, n);
-    if (max_norm > 0 && norm > max_norm) {
-        float scale = (float)(max_norm / norm);
-        for (size_t k = 0; k < n; k++)
-            grads[k] *= scale;
-    }
+    if (max_norm > 0 && norm > max_norm)
+        grad_scale(grads, n, (float)(max_norm / norm));
     return norm;
 }

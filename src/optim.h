@@ -45,6 +45,11 @@ void optim_update(Optimizer *opt, size_t offset, size_t count, float *params,
 /* Updates a whole (vocab, dim) embedding table at offset from its gradient by rows. */
 void optim_update_rows(Optimizer *opt, size_t offset, float *table, const RowGrad *g);
 
+/* sum + the squares of n gradients, accumulated in double in order (so that a gradient
+ * kept in pieces sums exactly as one buffer would). */
+double grad_add_squares(double sum, const float *grads, size_t n);
+/* grads *= factor */
+void grad_scale(float *grads, size_t n, float factor);
 /* L2 norm of all n gradients together, accumulated in double. */
 double grad_global_norm(const float *grads, size_t n);
 /* Scales grads so that their global norm is at most max_norm (no-op when it is
