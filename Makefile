@@ -1,7 +1,8 @@
 # s2s: build, test and tools. `make` builds ./s2s, `make test` runs the whole suite.
 # Objects go to build/; the numerical core (CORE) is compiled twice, as float for the
 # program and as double (-DS2S_REAL_DOUBLE, symbols suffixed _f64) for the gradient
-# checks, and both are linked into the test binary.
+# checks, and both are linked into the test binary. `make asan` and `make valgrind`
+# build and run the same suite in build/asan and build/valgrind (B=, PROG=).
 
 CC      ?= cc
 PKGS    := openblas yaml-0.1
@@ -15,28 +16,32 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
+CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS   = $(PKG_LIBS) -lunistring -lm
+
+# Where objects and test binaries go, and the program the tests run.
+B       ?= build
+PROG    ?= s2s
 
 CORE    := ops gru attention rowgrad model
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
 F64_ONLY := gradcheck modelcheck
 SRCS    := $(wildcard src/*.c)
-LIB_OBJS := $(patsubst src/%.c,build/obj/%.o,$(filter-out src/main.c $(F64_ONLY:%=src/%.c),$(SRCS)))
-F64_OBJS := $(patsubst %,build/f64/%.o,$(CORE) $(F64_ONLY))
+LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/main.c $(F64_ONLY:%=src/%.c),$(SRCS)))
+F64_OBJS := $(patsubst %,$(B)/f64/%.o,$(CORE) $(F64_ONLY))
 # The same program with the test-only fault hooks of src/fault.h compiled in.
-FAULT_OBJS := $(patsubst build/obj/%,build/fault/%,build/obj/main.o $(LIB_OBJS))
+FAULT_OBJS := $(patsubst $(B)/obj/%,$(B)/fault/%,$(B)/obj/main.o $(LIB_OBJS))
 # What the double core needs from the (precision-free) rest.
-F64_DEPS := $(patsubst %,build/obj/%.o,batch mem rng)
+F64_DEPS := $(patsubst %,$(B)/obj/%.o,batch mem rng)
 
 # Test files compiled against the double core (gradient checks in double precision).
 TESTS_F64 := test_ops test_gru test_attention test_model
 TEST_SRCS := $(wildcard tests/*.c)
-CROSSCHECK_DUMPS := build/crosscheck_dump build/crosscheck_dump_f64
+CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
-               $(if $(filter $(t),$(TESTS_F64)),build/tests64/$(t).o,build/tests/$(t).o))
+               $(if $(filter $(t),$(TESTS_F64)),$(B)/tests64/$(t).o,$(B)/tests/$(t).o))
 
-.PHONY: all test clean deps crosscheck demo bench
+.PHONY: all test clean deps crosscheck demo bench asan valgrind
 all: s2s
 
 # Installs the Debian packages when pkg-config cannot find the libraries.
@@ -44,58 +49,79 @@ deps:
 	@{ pkg-config --exists $(PKGS) check && test -f /usr/include/unistr.h; } 2>/dev/null \
 	    || sh scripts/install-deps.sh
 
-s2s: build/obj/main.o $(LIB_OBJS) $(F64_OBJS)
+$(PROG): $(B)/obj/main.o $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-build/s2s-faults: $(FAULT_OBJS) $(F64_OBJS)
+$(B)/s2s-faults: $(FAULT_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-build/fault/%.o: src/%.c | deps
+$(B)/fault/%.o: src/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_FAULT_HOOKS $(PKG_CFLAGS) -c -o $@ $<
 
-build/obj/%.o: src/%.c | deps
+$(B)/obj/%.o: src/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-build/f64/%.o: src/%.c | deps
+$(B)/f64/%.o: src/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
-build/tests/%.o: tests/%.c | deps
+$(B)/tests/%.o: tests/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc $(PKG_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
-build/tests64/%.o: tests/%.c | deps
+$(B)/tests64/%.o: tests/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE -Isrc $(PKG_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
-build/check_s2s: $(TEST_OBJS) $(LIB_OBJS) $(F64_OBJS)
+$(B)/check_s2s: $(TEST_OBJS) $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-build/crosscheck_dump: build/tests/crosscheck_dump.o $(patsubst %,build/obj/%.o,$(CORE)) $(F64_DEPS)
+$(B)/crosscheck_dump: $(B)/tests/crosscheck_dump.o $(patsubst %,$(B)/obj/%.o,$(CORE)) $(F64_DEPS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-build/crosscheck_dump_f64: build/tests64/crosscheck_dump.o $(F64_OBJS) $(F64_DEPS)
+$(B)/crosscheck_dump_f64: $(B)/tests64/crosscheck_dump.o $(F64_OBJS) $(F64_DEPS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-build/tests/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
+$(B)/tests/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc $(PKG_CFLAGS) -c -o $@ $<
 
-build/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
+$(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE -Isrc $(PKG_CFLAGS) -c -o $@ $<
 
 # The whole suite: unit tests (Check), then the PyTorch cross-check.
-test: s2s build/s2s-faults build/check_s2s
-	OPENBLAS_NUM_THREADS=1 ./build/check_s2s
+TEST_BINS = $(PROG) $(B)/s2s-faults $(B)/check_s2s
+TEST_ENV  = OPENBLAS_NUM_THREADS=1 S2S_BIN=./$(PROG) S2S_FAULTS_BIN=./$(B)/s2s-faults
+
+test: $(TEST_BINS)
+	$(TEST_ENV) ./$(B)/check_s2s
 	$(MAKE) --no-print-directory crosscheck
 
 # The C model against the same model in PyTorch (../shared/bench/torch_ref.py).
-crosscheck: $(CROSSCHECK_DUMPS) s2s
-	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py --s2s ./s2s \
+crosscheck: $(CROSSCHECK_DUMPS) $(PROG)
+	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py --s2s ./$(PROG) \
 	    $(addprefix --dump ,$(CROSSCHECK_DUMPS))
+
+# The whole suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (every report fatal, leaks included), in build/asan.
+SANITIZE := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+asan:
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $(MAKE) --no-print-directory B=build/asan PROG=build/asan/s2s OPT="$(SANITIZE)" test
+
+# The whole unit suite under valgrind (the normal build), following every s2s the tests
+# start. Each process logs to build/valgrind-logs/; -q leaves a log empty unless
+# valgrind found an error or a definite leak, so any non-empty log fails the target.
+VALGRIND := valgrind -q --trace-children=yes --trace-children-skip='/bin/*,/usr/bin/*' \
+            --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+            --show-leak-kinds=definite --log-file=build/valgrind-logs/%p.log
+valgrind: $(TEST_BINS)
+	rm -rf build/valgrind-logs && mkdir -p build/valgrind-logs
+	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=20 $(VALGRIND) ./$(B)/check_s2s
+	sh scripts/valgrind-verdict.sh build/valgrind-logs
 
 # Training speed against the PyTorch baseline, side by side (README, issue 7).
 bench: s2s
@@ -108,4 +134,4 @@ demo: s2s
 clean:
 	rm -rf build s2s
 
--include $(wildcard build/*/*.d)
+-include $(wildcard $(B)/*/*.d)

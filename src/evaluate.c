@@ -39,6 +39,7 @@ void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size
     e->out = xmalloc_array((size_t)batch_size * (size_t)(e->max_out > 0 ? e->max_out : 1), sizeof(int));
     e->out_len = xmalloc_array((size_t)batch_size, sizeof(int));
     e->hyps = xcalloc((size_t)c->n, sizeof(char *));
+    e->n_hyps = c->n;
     e->src = xmalloc_array((size_t)batch_size, sizeof(int *));
     e->tgt = xmalloc_array((size_t)batch_size, sizeof(int *));
     e->src_n = xmalloc_array((size_t)batch_size, sizeof(int));
@@ -59,9 +60,8 @@ void evaluator_free(Evaluator *e)
     decoder_free(&e->dec);
     batch_free(&e->batch);
     batch_free(&e->sources);
-    if (e->hyps)
-        for (int k = 0; k < e->corpus->n; k++)
-            free(e->hyps[k]);
+    for (int k = 0; k < e->n_hyps; k++)
+        free(e->hyps[k]);
     free(e->hyps);
     free(e->out);
     free(e->out_len);

@@ -27,6 +27,7 @@ typedef struct {
     int *out, *out_len;   /* decoded ids */
     int max_out;
     char **hyps;          /* (pairs) the translations of the last evaluate, as text */
+    int n_hyps;           /* pairs, kept here: the corpus may be freed first */
     const int **src, **tgt;
     int *src_n, *tgt_n;
 } Evaluator;

@@ -6,12 +6,14 @@
 #include <stdlib.h>
 
 #include "suites.h"
+#include "tinyrun.h"
 
 #include <cblas.h> /* openblas_set_num_threads */
 
 int main(void)
 {
     openblas_set_num_threads(1);
+    tinyrun_init();
     /* Line-buffered, so a test's printed table survives when the forked test fails. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     SRunner *runner = srunner_create(rng_suite());

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "metrics.h"
 #include "suites.h"
+#include "tinyrun.h"
 
 /* Reads the lines of a file (without their '\n') into *lines; returns their number. */
 static int read_lines(const char *path, char ***lines)
@@ -144,7 +145,7 @@ START_TEST(eval_command_prints_sacrebleu_lines_and_refuses_bad_input)
     snprintf(ref, sizeof ref, "%s/metrics/perturbed-en/ref.txt", shared_dir());
     snprintf(out, sizeof out, "%s/out.txt", dir);
     snprintf(err, sizeof err, "%s/err.txt", dir);
-    const char *argv[] = {"./s2s", "eval", "--hyp", hyp, "--ref", ref, "--metric", "bleu",
+    const char *argv[] = {S2S, "eval", "--hyp", hyp, "--ref", ref, "--metric", "bleu",
                           "--metric", "chrf", "--metric", "exact", NULL};
     ck_assert_int_eq(run_command(argv, out, err, NULL), 0);
     char *text = read_file(out);
@@ -157,18 +158,18 @@ START_TEST(eval_command_prints_sacrebleu_lines_and_refuses_bad_input)
     snprintf(short_file, sizeof short_file, "%s/short.txt", dir);
     write_file(empty, "");
     write_file(short_file, "one line\n");
-    const char *no_ref[] = {"./s2s", "eval", "--hyp", empty, "--ref", empty, NULL};
+    const char *no_ref[] = {S2S, "eval", "--hyp", empty, "--ref", empty, NULL};
     ck_assert_int_eq(run_command(no_ref, out, err, NULL), 2);
     first_line(err, line, sizeof line);
     snprintf(expected, sizeof expected, "s2s: error: reference file `%s` is empty", empty);
     ck_assert_str_eq(line, expected);
-    const char *mismatch[] = {"./s2s", "eval", "--hyp", short_file, "--ref", ref, NULL};
+    const char *mismatch[] = {S2S, "eval", "--hyp", short_file, "--ref", ref, NULL};
     ck_assert_int_eq(run_command(mismatch, out, err, NULL), 2);
     first_line(err, line, sizeof line);
     snprintf(expected, sizeof expected, "s2s: error: `%s` has 1 lines but `%s` has 300; each "
              "translation needs its reference on the same line", short_file, ref);
     ck_assert_str_eq(line, expected);
-    const char *missing[] = {"./s2s", "eval", "--hyp", "/nonexistent", "--ref", ref, NULL};
+    const char *missing[] = {S2S, "eval", "--hyp", "/nonexistent", "--ref", ref, NULL};
     ck_assert_int_eq(run_command(missing, out, err, NULL), 2);
     first_line(err, line, sizeof line);
     ck_assert_str_eq(line, "s2s: error: cannot open `/nonexistent`: No such file or directory");

@@ -3,13 +3,22 @@
 
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "rng.h"
 
-const char *const S2S = "./s2s";
-const char *const S2S_FAULTS = "./build/s2s-faults";
+const char *S2S = "./s2s";
+const char *S2S_FAULTS = "./build/s2s-faults";
+
+void tinyrun_init(void)
+{
+    if (getenv("S2S_BIN"))
+        S2S = getenv("S2S_BIN");
+    if (getenv("S2S_FAULTS_BIN"))
+        S2S_FAULTS = getenv("S2S_FAULTS_BIN");
+}
 
 /* A reversal task: words w0..w19, 2 to 6 of them, the target is the source reversed. */
 void write_reverse_corpus(const char *dir, const char *name, int pairs, uint64_t seed,

@@ -7,8 +7,11 @@
 
 #include "checkpoint.h"
 
-extern const char *const S2S;        /* ./s2s */
-extern const char *const S2S_FAULTS; /* ./build/s2s-faults, with fault hooks */
+/* The programs under test: ./s2s and ./build/s2s-faults (with fault hooks), or the
+ * builds named by $S2S_BIN and $S2S_FAULTS_BIN (make asan). Set by tinyrun_init. */
+extern const char *S2S;
+extern const char *S2S_FAULTS;
+void tinyrun_init(void);
 
 /* dir/NAME.{src,tgt,align}: pairs of 2-6 words w0..w19, the target reversed; eol ends
  * each line. */
