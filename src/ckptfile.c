@@ -4,11 +4,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "mem.h"
 
 static const char MAGIC[8] = {'S', '2', 'S', 'C', 'K', 'P', 'T', '\n'};
@@ -36,11 +38,33 @@ uint32_t crc32_update(uint32_t crc, const void *data, size_t n)
 
 /* ---- writing --------------------------------------------------------------------------- */
 
+/* In the fault-hook build, whether op must fail now (errno is then set). */
+static int injected_failure(FaultOp op)
+{
+    int code = fault_io_error(op);
+    if (code)
+        errno = code;
+    return code != 0;
+}
+
+/* In the fault-hook build, dies once the file holds the chosen number of bytes, with
+ * exactly that many in it (a torn temporary file, as a kill -9 would leave). */
+static void kill_midway(CkptWriter *w, const void *data, size_t len)
+{
+    size_t budget = fault_kill_bytes();
+    if (budget == SIZE_MAX || w->size + len <= budget)
+        return;
+    fwrite(data, 1, budget > w->size ? budget - w->size : 0, w->f);
+    fflush(w->f);
+    raise(SIGKILL);
+}
+
 static int write_all(CkptWriter *w, const void *data, size_t len, Error *err)
 {
     if (w->failed)
         return -1;
-    if (len && fwrite(data, 1, len, w->f) != len) {
+    kill_midway(w, data, len);
+    if (injected_failure(FAULT_WRITE) || (len && fwrite(data, 1, len, w->f) != len)) {
         w->failed = 1;
         return error_errno(err, "cannot write checkpoint", w->tmp_path);
     }
@@ -102,7 +126,7 @@ static int sync_directory(const char *path, Error *err)
     int fd = open(dir, O_RDONLY);
     if (fd < 0)
         return error_errno(err, "cannot open directory", dir);
-    int rc = fsync(fd);
+    int rc = injected_failure(FAULT_FSYNC) ? -1 : fsync(fd);
     int saved = errno;
     close(fd);
     errno = saved;
@@ -122,25 +146,29 @@ int ckpt_commit(CkptWriter *w, Error *err)
     put_u32(header + 16, (uint32_t)sizeof(float));
     put_u32(header + 20, w->n_sections);
     put_u64(header + 24, w->size);
+    fault_kill_at("header");
     if (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(header, 1, sizeof header, w->f) != sizeof header ||
-        fflush(w->f) != 0) {
+        injected_failure(FAULT_FLUSH) || fflush(w->f) != 0) {
         error_errno(err, "cannot write checkpoint", w->tmp_path);
         goto fail;
     }
-    if (fsync(fileno(w->f)) != 0) {
+    fault_kill_at("fsync");
+    if (injected_failure(FAULT_FSYNC) || fsync(fileno(w->f)) != 0) {
         error_errno(err, "cannot sync checkpoint", w->tmp_path);
         goto fail;
     }
     FILE *f = w->f;
     w->f = NULL;
-    if (fclose(f) != 0) {
+    if (fclose(f) != 0 || injected_failure(FAULT_CLOSE)) {
         error_errno(err, "cannot close checkpoint", w->tmp_path);
         goto fail;
     }
-    if (rename(w->tmp_path, w->path) != 0) {
+    fault_kill_at("rename");
+    if (injected_failure(FAULT_RENAME) || rename(w->tmp_path, w->path) != 0) {
         error_errno(err, "cannot rename checkpoint into place", w->path);
         goto fail;
     }
+    fault_kill_at("dirsync");
     return sync_directory(w->path, err);
 fail:
     ckpt_abort(w);

@@ -1,17 +1,71 @@
 /* fault.h: fault injection for the reliability tests, compiled in only with
  * -DS2S_FAULT_HOOKS (the build/s2s-faults binary the tests run); in s2s itself every
- * hook is a constant and costs nothing.
- *   S2S_FAULT_NAN_STEPS=A-B  the loss of steps A..B (1-based; "A-" = from A on) is NaN */
+ * hook is a constant and costs nothing. Faults are chosen by environment variables, so
+ * a test can loop over them deterministically instead of racing a kill against a timer:
+ *   S2S_FAULT_NAN_STEPS=A-B   the loss of steps A..B (1-based; "A-" = from A on) is NaN
+ *   S2S_FAULT_INF_GRAD_STEPS=A-B  one gradient entry of those steps is +Inf
+ *   S2S_FAULT_IO=op:k[:errno] the k-th (1-based) op of the durable writes fails with
+ *                             errno (default ENOSPC); op is write, flush, fsync, close
+ *                             or rename
+ *   S2S_FAULT_KILL_BYTES=N    SIGKILL once N bytes of a checkpoint are in its file
+ *   S2S_FAULT_KILL_AT=stage   SIGKILL at a stage of the checkpoint commit: header
+ *                             (all bytes written, header not yet final), fsync, rename,
+ *                             dirsync (renamed, directory not yet synced)
+ *   S2S_FAULT_ALLOC=k         the k-th allocation through mem.h fails ("k-": and
+ *                             every one after it)
+ *   S2S_FAULT_STEP_MS=ms      every training step takes ms milliseconds longer (so a
+ *                             test's signals surely arrive in the middle of a step) */
 #ifndef S2S_FAULT_H
 #define S2S_FAULT_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { FAULT_WRITE, FAULT_FLUSH, FAULT_FSYNC, FAULT_CLOSE, FAULT_RENAME } FaultOp;
+
 #ifdef S2S_FAULT_HOOKS
 int fault_nan_loss(long step);
+int fault_inf_grad(long step);
+/* The errno this call of op must fail with, or 0. */
+int fault_io_error(FaultOp op);
+/* How many checkpoint bytes may be written before the process dies (SIZE_MAX: all). */
+size_t fault_kill_bytes(void);
+/* Dies here (SIGKILL) if S2S_FAULT_KILL_AT names stage. */
+void fault_kill_at(const char *stage);
+/* Nonzero if this allocation must fail. */
+int fault_alloc_fails(void);
+/* Sleeps S2S_FAULT_STEP_MS milliseconds, through signals. */
+void fault_slow_step(void);
 #else
 static inline int fault_nan_loss(long step)
 {
     (void)step;
     return 0;
+}
+static inline int fault_inf_grad(long step)
+{
+    (void)step;
+    return 0;
+}
+static inline int fault_io_error(FaultOp op)
+{
+    (void)op;
+    return 0;
+}
+static inline size_t fault_kill_bytes(void)
+{
+    return SIZE_MAX;
+}
+static inline void fault_kill_at(const char *stage)
+{
+    (void)stage;
+}
+static inline int fault_alloc_fails(void)
+{
+    return 0;
+}
+static inline void fault_slow_step(void)
+{
 }
 #endif
 

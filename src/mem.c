@@ -7,15 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
+
+/* Exit code 1 (INTERFACE.md: a failure that is not the input's fault), not abort():
+ * running out of memory is an outcome to report, not a crash to debug. */
 static void die_out_of_memory(size_t size)
 {
-    fprintf(stderr, "s2s: error: out of memory (allocating %zu bytes)\n", size);
-    abort();
+    if (size == SIZE_MAX)
+        fprintf(stderr, "s2s: error: out of memory (a size beyond the address space)\n");
+    else
+        fprintf(stderr, "s2s: error: out of memory (allocating %zu bytes, %.1f MiB)\n", size,
+                (double)size / (1 << 20));
+    exit(1);
 }
 
 void *xmalloc(size_t size)
 {
-    void *p = malloc(size ? size : 1);
+    void *p = fault_alloc_fails() ? NULL : malloc(size ? size : 1);
     if (!p)
         die_out_of_memory(size);
     return p;
@@ -23,7 +31,7 @@ void *xmalloc(size_t size)
 
 void *xcalloc(size_t count, size_t size)
 {
-    void *p = calloc(count ? count : 1, size ? size : 1);
+    void *p = fault_alloc_fails() ? NULL : calloc(count ? count : 1, size ? size : 1);
     if (!p)
         die_out_of_memory(count * size);
     return p;
@@ -41,7 +49,7 @@ void *xrealloc_array(void *ptr, size_t count, size_t size)
     if (size && count > SIZE_MAX / size)
         die_out_of_memory(SIZE_MAX);
     size_t bytes = count * size;
-    void *p = realloc(ptr, bytes ? bytes : 1);
+    void *p = fault_alloc_fails() ? NULL : realloc(ptr, bytes ? bytes : 1);
     if (!p)
         die_out_of_memory(bytes);
     return p;
@@ -67,7 +75,8 @@ void arena_init(Arena *arena, size_t capacity)
 {
     arena->base = NULL;
     if (capacity > 0) {
-        arena->base = aligned_alloc(ARENA_ALIGN, arena_size(capacity, 1));
+        size_t bytes = arena_size(capacity, 1);
+        arena->base = fault_alloc_fails() ? NULL : aligned_alloc(ARENA_ALIGN, bytes);
         if (!arena->base)
             die_out_of_memory(capacity);
     }

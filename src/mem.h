@@ -1,5 +1,5 @@
 /* mem.h: allocation that never returns NULL, and a bump arena for activations.
- * Out of memory is not an input error: xmalloc prints the byte count and aborts. */
+ * Out of memory is not an input error: they print the byte count and exit 1. */
 #ifndef S2S_MEM_H
 #define S2S_MEM_H
 

@@ -69,8 +69,21 @@ int rundir_open(RunDir *r, const char *dir, int resuming, Error *err)
         return -2;
     }
     /* flock, not a pid file: the lock dies with its process, even under kill -9. */
-    if (flock(r->lock_fd, LOCK_EX | LOCK_NB) != 0)
-        return error_set(err, "run directory `%s` is in use by another s2s train", dir);
+    if (flock(r->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        char holder[32] = "";
+        ssize_t got = pread(r->lock_fd, holder, sizeof holder - 1, 0);
+        holder[got > 0 ? got : 0] = '\0';
+        holder[strcspn(holder, "\n")] = '\0';
+        return error_set(err, "run directory `%s` is in use by another s2s train (pid %s)", dir,
+                         holder[0] ? holder : "unknown");
+    }
+    /* the holder's pid, for the message above (informative only: the lock is flock's) */
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(r->lock_fd, 0) != 0 || pwrite(r->lock_fd, pid, (size_t)n, 0) != n) {
+        error_errno(err, "cannot write lock file", path);
+        return -2;
+    }
     rundir_path(r, "checkpoints/last.ckpt", path, sizeof path);
     if (!resuming && access(path, F_OK) == 0)
         return error_set(err, "run directory `%s` already holds a run (%s); continue it with "

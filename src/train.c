@@ -478,6 +478,10 @@ static int validate(Trainer *t, int *stop, Error *err)
         t->prog.stale++;
         t->prog.plateau++;
     }
+    /* saved before the log line says so (a failed save must not be reported as done);
+     * nothing below changes what best.ckpt holds when the score improved */
+    if (improved && save(t, "best.ckpt", err) < 0)
+        return -1;
     rundir_log(&t->run, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
                "valid_exact=%.2f time=%.1fs%s", t->prog.step, s.loss, s.ppl, s.bleu, s.exact,
                seconds, improved ? " (best so far: saved best.ckpt)" : "");
@@ -498,8 +502,6 @@ static int validate(Trainer *t, int *stop, Error *err)
     rundir_metrics(&t->run, json);
     if (t->n_probes && t->cfg->alignments.every > 0)
         update_report(t);
-    if (improved && save(t, "best.ckpt", err) < 0)
-        return -1;
     if (save(t, "last.ckpt", err) < 0)
         return -1;
     if (cfg->training.early_stopping > 0 && t->prog.stale >= cfg->training.early_stopping) {
@@ -591,8 +593,11 @@ static int step(Trainer *t)
     gradient_zero(&t->G);
     double loss = gradient_forward_backward(&t->G, &t->ws, &t->P, &t->batch);
     t->prog.step++;
+    fault_slow_step();
     if (fault_nan_loss(t->prog.step))
         loss = NAN;
+    if (fault_inf_grad(t->prog.step))
+        t->G.dense.mem[0] = INFINITY;
     /* the guard comes before the update: a non-finite step changes nothing */
     double norm = gradient_norm(&t->G);
     int bad = !isfinite(loss) || !isfinite(norm);
