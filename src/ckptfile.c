@@ -92,7 +92,11 @@ int ckpt_begin(CkptWriter *w, const char *path, Error *err)
         return error_errno(err, "cannot create checkpoint", w->tmp_path);
     /* The header is written again with the real counts at commit. */
     unsigned char header[HEADER_SIZE] = {0};
-    return write_all(w, header, sizeof header, err);
+    if (write_all(w, header, sizeof header, err) < 0) {
+        ckpt_abort(w); /* the caller has no writer to abort: leave no temporary behind */
+        return -1;
+    }
+    return 0;
 }
 
 int ckpt_section(CkptWriter *w, const char *tag, const void *data, size_t len, Error *err)
@@ -146,7 +150,7 @@ int ckpt_commit(CkptWriter *w, Error *err)
     put_u32(header + 16, (uint32_t)sizeof(float));
     put_u32(header + 20, w->n_sections);
     put_u64(header + 24, w->size);
-    fault_kill_at("header");
+    kill_midway(w, header, sizeof header); /* N = the whole file: before its header is final */
     if (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(header, 1, sizeof header, w->f) != sizeof header ||
         injected_failure(FAULT_FLUSH) || fflush(w->f) != 0) {
         error_errno(err, "cannot write checkpoint", w->tmp_path);

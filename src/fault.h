@@ -8,9 +8,9 @@
  *                             errno (default ENOSPC); op is write, flush, fsync, close
  *                             or rename
  *   S2S_FAULT_KILL_BYTES=N    SIGKILL once N bytes of a checkpoint are in its file
- *   S2S_FAULT_KILL_AT=stage   SIGKILL at a stage of the checkpoint commit: header
- *                             (all bytes written, header not yet final), fsync, rename,
- *                             dirsync (renamed, directory not yet synced)
+ *                             (N = its size: all written, the header not yet final)
+ *   S2S_FAULT_KILL_AT=stage   SIGKILL at a stage of the checkpoint commit: fsync,
+ *                             rename, dirsync (renamed, directory not yet synced)
  *   S2S_FAULT_ALLOC=k         the k-th allocation through mem.h fails ("k-": and
  *                             every one after it)
  *   S2S_FAULT_STEP_MS=ms      every training step takes ms milliseconds longer (so a

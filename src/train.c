@@ -43,6 +43,7 @@ typedef struct {
     Progress prog;
     RunDir run;
     long last_validated;   /* step of the last validation */
+    long last_saved;       /* step that checkpoints/last.ckpt holds (-1: none yet) */
     /* alignment dumps: the probe pairs of the validation set, and its gold links */
     GoldAlignments gold, test_gold; /* of the validation and the test pairs */
     int has_gold, has_test_gold, n_probes;
@@ -239,6 +240,7 @@ static void init_model(Trainer *t, Checkpoint *ck)
         batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
     }
     t->last_validated = t->prog.step;
+    t->last_saved = ck ? t->prog.step : -1;
 }
 
 static void trainer_free(Trainer *t)
@@ -283,6 +285,8 @@ static int save(Trainer *t, const char *name, Error *err)
     int rc = checkpoint_save(full, t->config_yaml, &t->dims, &t->src_vocab, &t->tgt_vocab, &t->P,
                              &t->opt, &t->prog, err);
     *t->signals->saving = 0;
+    if (rc == 0 && !strcmp(name, "last.ckpt"))
+        t->last_saved = t->prog.step;
     return rc;
 }
 
@@ -655,7 +659,7 @@ static int train_loop(Trainer *t, Error *err)
         if (reason) {
             if (t->has_valid && t->last_validated != t->prog.step && validate(t, &stop, err) < 0)
                 return TRAIN_IO_ERROR;
-            if (save(t, "last.ckpt", err) < 0)
+            if (t->last_saved != t->prog.step && save(t, "last.ckpt", err) < 0)
                 return TRAIN_IO_ERROR;
             rundir_log(&t->run, "done: %s at step %ld, epoch %.3f, %.1fs of training%s", reason,
                        t->prog.step, batcher_epoch_progress(&t->batcher), t->prog.train_seconds,

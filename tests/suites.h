@@ -21,5 +21,6 @@ Suite *model_suite(void);
 Suite *training_suite(void);
 Suite *train_suite(void);
 Suite *checkpoint_suite(void);
+Suite *faults_suite(void);
 
 #endif
