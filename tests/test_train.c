@@ -172,23 +172,27 @@ static int wait_for_text(const char *path, const char *text)
     return 0;
 }
 
+/* Stops a 20-step run with sig after step 5 (every step made 30 ms slower, so it is
+ * still running), checks the exit code and the message, then resumes it: the weights
+ * and every step's loss equal those of the run trained straight through. */
 static void check_stop_signal(int sig, int expected_exit)
 {
-    char dir[512], config[600], err_path[600];
+    char dir[512], config[600], err_path[600], run[600], straight[600], set_dir[640];
     scratch_dir(dir, sizeof dir, sig == SIGINT ? "sigint" : "sigterm");
     write_tiny_setup(dir);
     snprintf(config, sizeof config, "%s/tiny.yaml", dir);
     snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
-    const char *argv[] = {S2S, "train", config, "--set", "training.max_steps=100000000", NULL};
-    pid_t pid = start_command(argv, NULL, err_path, NULL);
+    const char *env[] = {"S2S_FAULT_STEP_MS=30", NULL};
+    const char *argv[] = {S2S_FAULTS, "train", config, NULL};
+    pid_t pid = start_command(argv, NULL, err_path, env);
     ck_assert(wait_for_text(err_path, "step=5 "));
     kill(pid, sig);
     ck_assert_int_eq(wait_command(pid, 30), expected_exit);
-    char run[600];
     snprintf(run, sizeof run, "%s/run", dir);
     Checkpoint ck;
     load_checkpoint(&ck, run, "last.ckpt");
     ck_assert_int_ge(ck.progress.step, 5);
+    ck_assert_int_lt(ck.progress.step, 20);
     char *log = read_file(err_path);
     char said[64];
     snprintf(said, sizeof said, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt",
@@ -196,6 +200,18 @@ static void check_stop_signal(int sig, int expected_exit)
     ck_assert_ptr_nonnull(strstr(log, said));
     free(log);
     checkpoint_free(&ck);
+
+    const char *resume[] = {S2S, "train", config, "--resume", run, NULL};
+    ck_assert_int_eq(run_command(resume, NULL, NULL, NULL), 0);
+    snprintf(straight, sizeof straight, "%s/straight", dir);
+    snprintf(set_dir, sizeof set_dir, "run_dir=%s", straight);
+    const char *sets[] = {set_dir, NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    assert_same_weights(run, straight);
+    char *la = train_losses(run), *lb = train_losses(straight);
+    ck_assert_str_eq(la, lb);
+    free(la);
+    free(lb);
 }
 
 START_TEST(sigint_saves_and_exits_130)
