@@ -694,6 +694,22 @@ static int train_loop(Trainer *t, Error *err)
     }
 }
 
+/* last.ckpt of resume_dir is damaged (err says how): if best.ckpt is whole, says so,
+ * so the user can go on from there instead of starting over. */
+static void offer_best_checkpoint(const char *resume_dir, Error *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/checkpoints/best.ckpt", resume_dir);
+    Checkpoint best;
+    Error ignored;
+    if (checkpoint_load(&best, path, 1, &ignored) == 0) {
+        size_t used = strlen(err->msg);
+        snprintf(err->msg + used, sizeof err->msg - used, "; checkpoints/best.ckpt (step %ld) is "
+                 "intact: copy it over last.ckpt to resume from there", best.progress.step);
+    }
+    checkpoint_free(&best);
+}
+
 int train_run(Config *cfg, const char *resume_dir, const TrainSignals *signals, Error *err)
 {
     Trainer t = {.cfg = cfg, .signals = signals};
@@ -703,7 +719,11 @@ int train_run(Config *cfg, const char *resume_dir, const TrainSignals *signals, 
     if (resume_dir) {
         char path[4200];
         snprintf(path, sizeof path, "%s/checkpoints/last.ckpt", resume_dir);
-        if (checkpoint_load(&ck, path, 1, err) < 0 || check_resume_config(cfg, &ck.config, path, err) < 0)
+        if (checkpoint_load(&ck, path, 1, err) < 0) {
+            offer_best_checkpoint(resume_dir, err);
+            goto done;
+        }
+        if (check_resume_config(cfg, &ck.config, path, err) < 0)
             goto done;
         snprintf(cfg->run_dir, sizeof cfg->run_dir, "%s", resume_dir);
     }

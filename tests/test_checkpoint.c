@@ -1,6 +1,9 @@
 /* test_checkpoint.c: the checkpoint container and contents: CRC-32's published check
- * value, a save/load round trip, and refusal (never a crash) of damaged files. */
+ * value, a save/load round trip, refusal (never a crash) of damaged, foreign and
+ * impossible files, and the frozen checkpoint of format version 1. */
 #include <check.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +11,9 @@
 #include "checkpoint.h"
 #include "ckptfile.h"
 #include "cli.h"
+#include "rng.h"
 #include "suites.h"
+#include "tinyrun.h"
 
 START_TEST(crc32_matches_the_published_check_value)
 {
@@ -117,6 +122,119 @@ START_TEST(checkpoint_round_trips_and_refuses_damage)
 }
 END_TEST
 
+/* Byte offset of section tag's data in a checkpoint's bytes (walking the section heads:
+ * tag 4, reserved 4, length 8; data; CRC 4), and its length. */
+static size_t find_section(const char *bytes, size_t size, const char *tag, uint64_t *len)
+{
+    for (size_t at = 32; at + 16 <= size;) {
+        memcpy(len, bytes + at + 8, 8);
+        if (!memcmp(bytes + at, tag, 4))
+            return at + 16;
+        at += 16 + *len + 4;
+    }
+    ck_abort_msg("no section %s", tag);
+    return 0;
+}
+
+START_TEST(checkpoint_refuses_other_versions_platforms_and_impossible_sizes)
+{
+    char dir[512], path[700];
+    scratch_dir(dir, sizeof dir, "ckptforeign");
+    size_t size;
+    char *good = make_checkpoint(dir, &size);
+    char *bad = malloc(size);
+    uint32_t u32;
+    uint64_t u64;
+
+    memcpy(bad, good, size);
+    u32 = 0;
+    memcpy(bad + 8, &u32, 4);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt` has format version 0; this s2s reads version 1");
+    u32 = 0x04030201u; /* the marker as the other byte order reads it */
+    memcpy(bad, good, size);
+    memcpy(bad + 12, &u32, 4);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt` was written on a machine of the other byte order");
+    memcpy(bad, good, size);
+    u32 = 8;
+    memcpy(bad + 16, &u32, 4);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt` stores 8-byte floats; this s2s uses 4");
+    /* sizes that would ask for exabytes: refused before anything is allocated */
+    memcpy(bad, good, size);
+    u64 = (uint64_t)1 << 62;
+    memcpy(bad + 24, &u64, 8);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "checkpoint `x.ckpt` is truncated or padded: %zu bytes, its "
+             "header says 4611686018427387904", size);
+    ck_assert_str_eq(load_error(bad, size), expected);
+    memcpy(bad, good, size);
+    memcpy(bad + 32 + 8, &u64, 8);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt`: section CONF runs past the end of the file");
+    memcpy(bad, good, size);
+    u32 = 1u << 30;
+    memcpy(bad + 20, &u32, 4);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt`: 1073741824 sections (at most 32)");
+
+    /* a NaN weight under a correct CRC */
+    memcpy(bad, good, size);
+    uint64_t len;
+    size_t parm = find_section(bad, size, "PARM", &len);
+    float nan = NAN;
+    memcpy(bad + parm + 8, &nan, 4);
+    u32 = crc32_update(0, bad + parm, len);
+    memcpy(bad + parm + len, &u32, 4);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt`: non-finite weight in E_x");
+
+    /* random garbage, with and without the magic */
+    Pcg32 rng;
+    pcg32_seed(&rng, 77, 5);
+    for (int round = 0; round < 200; round++) {
+        size_t n = pcg32_below(&rng, (uint32_t)size);
+        for (size_t k = 0; k < n; k++)
+            bad[k] = (char)pcg32_next(&rng);
+        if (round % 2)
+            memcpy(bad, good, n < 32 ? n : 32);
+        ck_assert_str_ne(load_error(bad, n), "");
+    }
+
+    /* not a file at all */
+    Checkpoint ck;
+    Error err;
+    ck_assert_int_eq(checkpoint_load(&ck, dir, 1, &err), -1);
+    snprintf(expected, sizeof expected, "checkpoint `%s` is not a regular file", dir);
+    ck_assert_str_eq(err.msg, expected);
+    snprintf(path, sizeof path, "%s/missing.ckpt", dir);
+    ck_assert_int_eq(checkpoint_load(&ck, path, 1, &err), -1);
+    snprintf(expected, sizeof expected, "cannot open checkpoint `%s`: No such file or directory", path);
+    ck_assert_str_eq(err.msg, expected);
+    free(bad);
+    free(good);
+}
+END_TEST
+
+START_TEST(format_v1_golden_checkpoint_still_translates)
+{
+    /* tests/data/ckpt-v1/README.md: written by the first s2s; its translations are the
+     * sources reversed, as the model learned */
+    Checkpoint ck;
+    Error err;
+    ck_assert_msg(checkpoint_load(&ck, "tests/data/ckpt-v1/reverse.ckpt", 1, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(ck.progress.step, 1500);
+    ck_assert_ptr_nonnull(ck.optim.m);
+    checkpoint_free(&ck);
+    char dir[512], out[700], cmd[2000];
+    scratch_dir(dir, sizeof dir, "golden");
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' translate --model tests/data/ckpt-v1/reverse.ckpt "
+             "< tests/data/ckpt-v1/input.txt > '%s'", S2S, out);
+    ck_assert_int_eq(system(cmd), 0);
+    char *got = read_file(out), *expected = read_file("tests/data/ckpt-v1/expected.txt");
+    ck_assert_int_gt(strlen(expected), 100);
+    ck_assert_str_eq(got, expected);
+    free(got);
+    free(expected);
+}
+END_TEST
+
 Suite *checkpoint_suite(void)
 {
     Suite *s = suite_create("checkpoint");
@@ -124,6 +242,8 @@ Suite *checkpoint_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, crc32_matches_the_published_check_value);
     tcase_add_test(tc, checkpoint_round_trips_and_refuses_damage);
+    tcase_add_test(tc, checkpoint_refuses_other_versions_platforms_and_impossible_sizes);
+    tcase_add_test(tc, format_v1_golden_checkpoint_still_translates);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,8 +1,8 @@
 /* test_faults.c: the fault rows of ../shared/RELIABILITY.md §3, looped deterministically
  * with the hooks of src/fault.h (build/s2s-faults): kill -9 at every stage of a
  * checkpoint write, write/sync/rename errors, a file size limit, out of memory at each
- * allocation, an Inf gradient, a second signal, resume after a signal, and two trainers
- * on one run directory. Every case ends with the checkpoints of before the fault intact
+ * allocation, an Inf gradient, a second signal, damaged checkpoints at the command line,
+ * and two trainers on one run directory. Every case ends with the checkpoints of before the fault intact
  * (byte for byte) and a resume that works. */
 #include <check.h>
 #include <dirent.h>
@@ -308,6 +308,83 @@ START_TEST(a_file_size_limit_makes_the_save_fail_with_exit_3)
 }
 END_TEST
 
+/* ---- damaged checkpoints at the command line ----------------------------------------------- */
+
+/* `s2s translate --model model < dir/valid.src`: the exit code, the first stderr line
+ * into line, stdout into dir/translate.out. */
+static int translate_with(const Fixture *fx, const char *model, char *line, size_t cap)
+{
+    char cmd[3000], err_path[700];
+    snprintf(err_path, sizeof err_path, "%s/translate.err", fx->dir);
+    snprintf(cmd, sizeof cmd, "'%s' translate --model '%s' < '%s/valid.src' > '%s/translate.out' "
+             "2> '%s'", S2S, model, fx->dir, fx->dir, err_path);
+    int status = system(cmd);
+    ck_assert(WIFEXITED(status));
+    first_line(err_path, line, cap);
+    return WEXITSTATUS(status);
+}
+
+START_TEST(damaged_checkpoints_are_refused_and_an_intact_one_is_offered)
+{
+    Fixture fx;
+    fixture_init(&fx, "damaged");
+    char last[700], best[700], line[1500], expected[2000], path[700];
+    checkpoint_path(&fx, "last.ckpt", last, sizeof last);
+    checkpoint_path(&fx, "best.ckpt", best, sizeof best);
+
+    /* translation needs nothing but the checkpoint: vocabularies and settings are in it */
+    ck_assert_int_eq(translate_with(&fx, best, line, sizeof line), 0);
+    snprintf(path, sizeof path, "%s/translate.out", fx.dir);
+    char *before = read_file(path);
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "rm '%s/train.src' '%s/train.tgt' '%s/tiny.yaml'", fx.dir, fx.dir, fx.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(translate_with(&fx, best, line, sizeof line), 0);
+    char *after = read_file(path);
+    ck_assert_int_eq((int)strlen(after), (int)strlen(before));
+    ck_assert_str_eq(after, before);
+    free(before);
+    free(after);
+    write_tiny_setup(fx.dir);
+
+    /* one flipped byte near the end of last.ckpt */
+    char *bad = malloc(fx.last_size);
+    memcpy(bad, fx.last, fx.last_size);
+    bad[fx.last_size - 10] ^= 0x10;
+    FILE *f = fopen(last, "wb");
+    ck_assert(f && fwrite(bad, 1, fx.last_size, f) == fx.last_size && fclose(f) == 0);
+    ck_assert_int_eq(resume(&fx, S2S, 4, NULL, "damaged.txt"), 2);
+    snprintf(path, sizeof path, "%s/damaged.txt", fx.dir);
+    first_line(path, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: checkpoint `%s`: CRC mismatch in section PROG "
+             "(the file is damaged); checkpoints/best.ckpt (step 3) is intact: copy it over "
+             "last.ckpt to resume from there", last);
+    ck_assert_str_eq(line, expected);
+    ck_assert_int_eq(translate_with(&fx, last, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: checkpoint `%s`: CRC mismatch in section PROG "
+             "(the file is damaged)", last);
+    ck_assert_str_eq(line, expected);
+
+    /* cut short, empty, a directory */
+    f = fopen(last, "wb");
+    ck_assert(f && fwrite(fx.last, 1, 1000, f) == 1000 && fclose(f) == 0);
+    ck_assert_int_eq(translate_with(&fx, last, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: checkpoint `%s` is truncated or padded: 1000 "
+             "bytes, its header says %zu", last, fx.last_size);
+    ck_assert_str_eq(line, expected);
+    f = fopen(last, "wb");
+    ck_assert(f && fclose(f) == 0);
+    ck_assert_int_eq(translate_with(&fx, last, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: `%s` is not an s2s checkpoint (bad magic)", last);
+    ck_assert_str_eq(line, expected);
+    ck_assert_int_eq(translate_with(&fx, fx.dir, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: checkpoint `%s` is not a regular file", fx.dir);
+    ck_assert_str_eq(line, expected);
+    free(bad);
+    fixture_free(&fx);
+}
+END_TEST
+
 /* ---- out of memory -------------------------------------------------------------------------- */
 
 START_TEST(out_of_memory_at_any_allocation_exits_1_with_its_size)
@@ -501,6 +578,7 @@ Suite *faults_suite(void)
     tcase_add_test(tc, a_kill_at_each_stage_of_the_commit_leaves_a_whole_checkpoint);
     tcase_add_test(tc, every_failing_write_of_a_save_exits_3_and_keeps_the_old_checkpoint);
     tcase_add_test(tc, a_file_size_limit_makes_the_save_fail_with_exit_3);
+    tcase_add_test(tc, damaged_checkpoints_are_refused_and_an_intact_one_is_offered);
     tcase_add_test(tc, out_of_memory_at_any_allocation_exits_1_with_its_size);
     tcase_add_test(tc, an_inf_gradient_is_skipped_like_a_nan_loss);
     tcase_add_test(tc, the_largest_learning_rate_never_writes_a_nonfinite_checkpoint);
