@@ -146,6 +146,10 @@ START_TEST(resume_refuses_changed_settings_and_fresh_runs_refuse_old_directories
              "2 settings differ: model.embedding_size (8 in the checkpoint, 12 now); "
              "training.learning_rate (0.01 in the checkpoint, 0.02 now)", run);
     ck_assert_str_eq(line, expected);
+    /* logging and stopping settings may change */
+    const char *free_argv[] = {S2S, "train", config, "--resume", run, "--set", "training.log_every=2",
+                               "--set", "training.max_steps=5", "--set", "training.valid_every=4", NULL};
+    ck_assert_int_eq(run_command(free_argv, NULL, NULL, NULL), 0);
 
     ck_assert_int_eq(train(S2S, dir, NULL, NULL, "err2.txt"), 2);
     snprintf(err_path, sizeof err_path, "%s/err2.txt", dir);
