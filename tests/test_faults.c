@@ -572,14 +572,20 @@ END_TEST
 Suite *faults_suite(void)
 {
     Suite *s = suite_create("faults");
+    /* The loops start s2s dozens of times each: make valgrind leaves them to make test
+     * and make asan (CK_EXCLUDE_TAGS=loop), which run the same code paths. */
+    TCase *loops = tcase_create("loops");
+    tcase_set_tags(loops, "loop");
+    tcase_set_timeout(loops, 240);
+    tcase_add_test(loops, a_kill_at_any_byte_of_a_checkpoint_leaves_the_old_one);
+    tcase_add_test(loops, a_kill_at_each_stage_of_the_commit_leaves_a_whole_checkpoint);
+    tcase_add_test(loops, every_failing_write_of_a_save_exits_3_and_keeps_the_old_checkpoint);
+    tcase_add_test(loops, out_of_memory_at_any_allocation_exits_1_with_its_size);
+    suite_add_tcase(s, loops);
     TCase *tc = tcase_create("faults");
     tcase_set_timeout(tc, 240);
-    tcase_add_test(tc, a_kill_at_any_byte_of_a_checkpoint_leaves_the_old_one);
-    tcase_add_test(tc, a_kill_at_each_stage_of_the_commit_leaves_a_whole_checkpoint);
-    tcase_add_test(tc, every_failing_write_of_a_save_exits_3_and_keeps_the_old_checkpoint);
     tcase_add_test(tc, a_file_size_limit_makes_the_save_fail_with_exit_3);
     tcase_add_test(tc, damaged_checkpoints_are_refused_and_an_intact_one_is_offered);
-    tcase_add_test(tc, out_of_memory_at_any_allocation_exits_1_with_its_size);
     tcase_add_test(tc, an_inf_gradient_is_skipped_like_a_nan_loss);
     tcase_add_test(tc, the_largest_learning_rate_never_writes_a_nonfinite_checkpoint);
     tcase_add_test(tc, a_second_sigint_before_saving_exits_at_once_and_saves_nothing);
