@@ -301,14 +301,19 @@ static int load_from(Checkpoint *ck, const CkptFile *f, const char *name, int wi
         return error_set(err, "checkpoint `%s`: vocabularies of %d and %d words for a model "
                          "of %d and %d", name, ck->src_vocab.size, ck->tgt_vocab.size,
                          ck->dims.src_vocab, ck->dims.tgt_vocab);
-    params_alloc(&ck->params, &ck->dims);
-    if (!(s = need(f, "TNSR", name, err)) || check_tensors(&ck->params, s, name, err) < 0)
+    /* The sizes come from the file: its tensor table and weights are checked against
+     * them before anything is allocated, so a damaged size cannot ask for more memory
+     * than the file holds. */
+    Params shape;
+    size_t n_weights = params_carve(&shape, NULL, &ck->dims);
+    if (!(s = need(f, "TNSR", name, err)) || check_tensors(&shape, s, name, err) < 0)
         return -1;
     if (!(s = need(f, "PARM", name, err)))
         return -1;
-    if (s->len != sizeof(float) * ck->params.n)
+    if (s->len != sizeof(float) * n_weights)
         return error_set(err, "checkpoint `%s`: %llu bytes of weights, the model needs %zu",
-                         name, (unsigned long long)s->len, sizeof(float) * ck->params.n);
+                         name, (unsigned long long)s->len, sizeof(float) * n_weights);
+    params_alloc(&ck->params, &ck->dims);
     memcpy(ck->params.mem, s->data, s->len);
     for (int t = 0; t < ck->params.n_tensors; t++) {
         const Tensor *x = &ck->params.tensors[t];
