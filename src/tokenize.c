@@ -163,38 +163,44 @@ static void emit(Tokens *t, const uint32_t *c, size_t n, int apostrophe_first)
 }
 
 /* Step 4 of tokenize.h on one word w[0..n). With prefix, the first token emitted gets
- * an apostrophe in front (the "'t" of "don't"). */
+ * an apostrophe in front (the "'t" of "don't"). A loop over the apostrophes, not a
+ * recursion: a word may hold a million of them. */
 static void split_apostrophes(Tokens *t, const uint32_t *w, size_t n, int prefix)
 {
-    size_t i = 0;
-    while (i < n && w[i] != '\'')
-        i++;
-    if (i == n) {
-        emit(t, w, n, prefix);
-        return;
-    }
-    const uint32_t *right = w + i + 1;
-    size_t n_right = n - i - 1;
-    if (i > 0 && n_right > 0 && is_alnum(w[i - 1]) && is_alnum(right[0])) {
-        if (is_elision(w, i)) {
-            emit(t, w, i + 1, prefix); /* j'ai -> j' + ai */
-            split_apostrophes(t, right, n_right, 0);
-        } else {
-            emit(t, w, i, prefix);     /* don't -> don + 't */
-            split_apostrophes(t, right, n_right, 1);
+    for (;;) {
+        size_t i = 0;
+        while (i < n && w[i] != '\'')
+            i++;
+        if (i == n) {
+            emit(t, w, n, prefix);
+            return;
         }
-        return;
+        const uint32_t *right = w + i + 1;
+        size_t n_right = n - i - 1;
+        if (i > 0 && n_right > 0 && is_alnum(w[i - 1]) && is_alnum(right[0])) {
+            if (is_elision(w, i)) {
+                emit(t, w, i + 1, prefix); /* j'ai -> j' + ai */
+                prefix = 0;
+            } else {
+                emit(t, w, i, prefix);     /* don't -> don + 't */
+                prefix = 1;
+            }
+        } else {
+            /* An apostrophe not inside a word is a token of its own. */
+            int first = prefix;
+            if (i > 0) {
+                emit(t, w, i, first);
+                first = 0;
+            }
+            const uint32_t apostrophe = '\'';
+            emit(t, &apostrophe, 1, first);
+            if (n_right == 0)
+                return;
+            prefix = 0;
+        }
+        w = right;
+        n = n_right;
     }
-    /* An apostrophe not inside a word is a token of its own. */
-    int first = prefix;
-    if (i > 0) {
-        emit(t, w, i, first);
-        first = 0;
-    }
-    const uint32_t apostrophe = '\'';
-    emit(t, &apostrophe, 1, first);
-    if (n_right > 0)
-        split_apostrophes(t, right, n_right, 0);
 }
 
 /* ---- the line --------------------------------------------------------------------- */
