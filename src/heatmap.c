@@ -33,16 +33,30 @@ static void colour(double w, char *out)
 
 /* ---- SVG ---------------------------------------------------------------------------------- */
 
+/* s as XML text. The characters XML 1.0 forbids even as references (control characters
+ * but tab, line feed and carriage return; U+FFFE, U+FFFF), which tokens may hold, become
+ * U+FFFD: one of them would make the whole SVG unreadable. */
 static void xml_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
-        switch (*s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == 0xEF && (unsigned char)s[1] == 0xBF &&
+            ((unsigned char)s[2] == 0xBE || (unsigned char)s[2] == 0xBF)) {
+            fputs("\xef\xbf\xbd", f);
+            s += 2;
+            continue;
+        }
+        switch (c) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&apos;", f); break;
-        default: fputc(*s, f);
+        default:
+            if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+                fputs("\xef\xbf\xbd", f);
+            else
+                fputc(c, f);
         }
     }
 }
