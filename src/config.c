@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "mem.h"
+#include "tokenize.h"
 
 typedef enum { T_INT, T_REAL, T_BOOL, T_STR, T_ENUM, T_INTLIST } ValueType;
 
@@ -203,6 +204,11 @@ static int parse_value(Config *cfg, const KeySpec *ks, const char *text, int quo
         if (strlen(text) >= CONFIG_STR_MAX)
             return error_set(err, "%s: expected a string of at most %d bytes, got %zu", ks->path,
                              CONFIG_STR_MAX - 1, strlen(text));
+        /* libyaml checks a file's text, not --set's: YAML could not write it back */
+        size_t bad_at, bad_len;
+        if (utf8_validate(text, strlen(text), &bad_at, &bad_len) < 0)
+            return error_set(err, "%s: expected UTF-8 text, got byte 0x%02x at byte %zu", ks->path,
+                             (unsigned char)text[bad_at], bad_at + 1);
         snprintf(field, CONFIG_STR_MAX, "%s", text);
         return 0;
     }
@@ -820,6 +826,11 @@ int config_validate(Config *cfg, Error *err)
                          "data.valid_tgt, or data.valid_tsv)",
                          T->early_stopping > 0 ? key : "training.scheduling: plateau");
     }
+    /* Idling, the default plateau does what none says. Say none: the effective config
+     * (in every checkpoint) names every key, so a plateau there would count as asked
+     * for, and the checkpoint would be refused when loaded. */
+    if (!has_valid)
+        T->scheduling = SCHEDULING_NONE;
     if (T->learning_rate_min > T->learning_rate)
         return key_error(cfg, err, "training.learning_rate_min",
                          "training.learning_rate_min (%g) is above training.learning_rate (%g)",
@@ -850,20 +861,31 @@ static void put(char **buf, size_t *len, size_t *cap, const char *s)
     *len += n;
 }
 
-/* A YAML double-quoted scalar: the escapes keep any text intact. */
+/* A YAML double-quoted scalar of UTF-8 text: the escapes keep any text intact. Escaped
+ * are the characters YAML does not allow as they are (control characters, U+FEFF,
+ * U+FFFE, U+FFFF) and those it would read as line breaks and fold into a space inside
+ * the quotes (U+0085, U+2028, U+2029). */
 static void put_quoted(char **buf, size_t *len, size_t *cap, const char *s)
 {
     put(buf, len, cap, "\"");
-    for (; *s; s++) {
-        char piece[8];
-        unsigned char c = (unsigned char)*s;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = *p < 0xC0 ? 1 : *p < 0xE0 ? 2 : *p < 0xF0 ? 3 : 4;
+        uint32_t c = n == 1 ? *p : *p & (0x7Fu >> n);
+        size_t k = 1;
+        for (; k < n && (p[k] & 0xC0) == 0x80; k++)
+            c = c << 6 | (p[k] & 0x3Fu);
+        n = k;
+        char piece[16];
         if (c == '"' || c == '\\')
-            snprintf(piece, sizeof piece, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            snprintf(piece, sizeof piece, "\\x%02x", c);
+            snprintf(piece, sizeof piece, "\\%c", (char)c);
+        else if (c < 0x20 || (c >= 0x7F && c <= 0x9F))
+            snprintf(piece, sizeof piece, "\\x%02x", (unsigned)c);
+        else if (c == 0x2028 || c == 0x2029 || c == 0xFEFF || c == 0xFFFE || c == 0xFFFF)
+            snprintf(piece, sizeof piece, "\\u%04x", (unsigned)c);
         else
-            snprintf(piece, sizeof piece, "%c", c);
+            snprintf(piece, sizeof piece, "%.*s", (int)n, (const char *)p);
         put(buf, len, cap, piece);
+        p += n;
     }
     put(buf, len, cap, "\"");
 }
