@@ -135,4 +135,6 @@ demo: s2s
 clean:
 	rm -rf build s2s
 
+include tests/fuzz/fuzz.mk
+
 -include $(wildcard $(B)/*/*.d)

@@ -22,5 +22,6 @@ Suite *training_suite(void);
 Suite *train_suite(void);
 Suite *checkpoint_suite(void);
 Suite *faults_suite(void);
+Suite *regress_suite(void);
 
 #endif

@@ -1,0 +1,10 @@
+/* fuzz_config.c: libFuzzer entry point for the config loader (YAML);
+ * the target itself is fuzz_config_one in tests/fuzz_targets.c. Built by fuzz.mk. */
+#include "fuzz_targets.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_config_one(data, size);
+}
