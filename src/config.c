@@ -153,6 +153,22 @@ static const char *type_name(const KeySpec *ks)
     return "?";
 }
 
+const char *config_key_type(int k)
+{
+    return type_name(&KEYS[k]);
+}
+
+int config_key_range(int k, double *min, double *max, int *min_exclusive)
+{
+    const KeySpec *ks = &KEYS[k];
+    if (ks->type != T_INT && ks->type != T_REAL && ks->type != T_INTLIST)
+        return -1;
+    *min = ks->min;
+    *max = ks->max >= BIG ? HUGE_VAL : ks->max;
+    *min_exclusive = (ks->flags & KEY_MIN_EXCLUSIVE) != 0;
+    return 0;
+}
+
 /* The index of word in a "a|b|c" list, or -1. */
 static int choice_index(const char *choices, const char *word)
 {
@@ -265,7 +281,8 @@ static int parse_value(Config *cfg, const KeySpec *ks, const char *text, int quo
         long long v = strtoll(text, &end, 10);
         if (end == text || *end || errno == ERANGE || !*text)
             return error_set(err, "%s: expected an integer (%s), got \"%s\"", ks->path, range, text);
-        if ((double)v < ks->min || (double)v > ks->max)
+        /* BIG marks "no upper limit" (the message says only ">= min"), so it is no cap */
+        if ((double)v < ks->min || (ks->max < BIG && (double)v > ks->max))
             return error_set(err, "%s: %lld is out of range (expected %s)", ks->path, v, range);
         *(long *)field = (long)v;
         return 0;
@@ -440,9 +457,14 @@ static int parser_error(Walker *w)
     long line, col;
     if (p->error == YAML_READER_ERROR) {
         offset_position(w->text, w->len, p->problem_offset, &line, &col);
-        if (p->problem_value != -1)
+        /* libyaml's value is the bad byte for the UTF-8 octet problems, but the code
+         * point for "invalid Unicode character" and "control characters are not allowed" */
+        if (p->problem_value != -1 && strstr(problem, "octet"))
             return error_at(w->err, w->file, line, col, "%s (byte 0x%02x)", problem,
                             (unsigned)p->problem_value & 0xff);
+        if (p->problem_value != -1)
+            return error_at(w->err, w->file, line, col, "%s (U+%04X)", problem,
+                            (unsigned)p->problem_value);
         return error_at(w->err, w->file, line, col, "%s", problem);
     }
     line = (long)p->problem_mark.line + 1;

@@ -120,6 +120,13 @@ char *config_key_doc_row(int k);
 /* 1 if key k may differ between a checkpoint and the config that resumes it (logging,
  * stopping, paths of the run); 0 if it must match. */
 int config_key_free_on_resume(int k);
+/* Key k's type as messages name it: "integer", "number", "boolean", "string", "choice"
+ * or "list of integers". */
+const char *config_key_type(int k);
+/* The range allowed for key k (for a list: for each entry): min to max, above min but not
+ * at it when *min_exclusive, max HUGE_VAL when there is no upper limit. Returns 0, or -1
+ * for a key that is not a number or a list of numbers. */
+int config_key_range(int k, double *min, double *max, int *min_exclusive);
 /* The value of key k as YAML text into buf. */
 void config_key_value(const Config *cfg, int k, char *buf, size_t cap);
 
