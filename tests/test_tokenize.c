@@ -92,7 +92,13 @@ END_TEST
 START_TEST(utf8_validator_accepts_valid_text)
 {
     const char *good[] = {"plain", "\xc3\xa9t\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
-                          "\xed\x9f\xbf", "\xf4\x8f\xbf\xbf", ""};
+                          "\xed\x9f\xbf", "\xf4\x8f\xbf\xbf", "",
+                          /* each end of each sequence length, and the code points after the
+                           * surrogates */
+                          "\x01\x7f", "\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80", "\xef\xbf\xbf",
+                          "\xee\x80\x80", "\xf0\x90\x80\x80",
+                          /* what other tools take for line breaks, and a BOM: all valid */
+                          "a\x0b\x0c\rb", "a\xc2\x85" "b", "a\xe2\x80\xa8" "b", "\xe2\x80\xa9", "\xef\xbb\xbf"};
     for (size_t k = 0; k < sizeof good / sizeof *good; k++) {
         size_t at, len;
         ck_assert_int_eq(utf8_validate(good[k], strlen(good[k]), &at, &len), 0);
@@ -115,6 +121,19 @@ START_TEST(utf8_validator_rejects_each_kind_of_bad_sequence)
         {"\xe2\x82", 2, 0, 2},           /* truncated at the end */
         {"\xe2\x82x", 3, 0, 2},          /* truncated by an ASCII byte */
         {"a\0b", 3, 1, 1},               /* NUL */
+        {"\xc1\xbf", 2, 0, 2},           /* overlong 2-byte form of U+007F */
+        {"\xe0\x9f\xbf", 3, 0, 3},       /* overlong 3-byte form of U+07FF */
+        {"\xf0\x80\x80\x80", 4, 0, 4},   /* overlong 4-byte NUL */
+        {"\xf0\x8f\xbf\xbf", 4, 0, 4},   /* overlong 4-byte form of U+FFFF */
+        {"\xed\xbf\xbf", 3, 0, 3},       /* surrogate U+DFFF, the last */
+        {"\xf8\x88\x80\x80\x80", 5, 0, 1}, /* a 5-byte form: never valid */
+        {"\xfe", 1, 0, 1},
+        {"\xff", 1, 0, 1},
+        {"\x80\x80", 2, 0, 1},           /* two continuation bytes */
+        {"\xc3", 1, 0, 1},               /* a lead byte alone at the end */
+        {"\xf0\x9f\x98", 3, 0, 3},       /* 4-byte sequence cut after 3 */
+        {"\xe2\x82\xac\xe2\x82", 5, 3, 2}, /* valid, then truncated: offset after the valid one */
+        {"\xc3\xa9\x80", 3, 2, 1},       /* a continuation byte too many */
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         size_t at = 99, len = 99;
@@ -122,6 +141,38 @@ START_TEST(utf8_validator_rejects_each_kind_of_bad_sequence)
         ck_assert_uint_eq(at, bad[k].at);
         ck_assert_uint_eq(len, bad[k].len);
     }
+}
+END_TEST
+
+/* Every first and second byte, completed with continuation bytes, against the table of
+ * well-formed byte sequences in The Unicode Standard (chapter 3, table 3-7). */
+START_TEST(utf8_validator_follows_the_unicode_table_of_well_formed_sequences)
+{
+    static const struct {
+        unsigned char lead_lo, lead_hi, second_lo, second_hi;
+        size_t len;
+    } table[] = {
+        {0x01, 0x7F, 0, 0, 1},          {0xC2, 0xDF, 0x80, 0xBF, 2}, {0xE0, 0xE0, 0xA0, 0xBF, 3},
+        {0xE1, 0xEC, 0x80, 0xBF, 3},    {0xED, 0xED, 0x80, 0x9F, 3}, {0xEE, 0xEF, 0x80, 0xBF, 3},
+        {0xF0, 0xF0, 0x90, 0xBF, 4},    {0xF1, 0xF3, 0x80, 0xBF, 4}, {0xF4, 0xF4, 0x80, 0x8F, 4},
+    };
+    for (int lead = 0; lead < 256; lead++)
+        for (int second = 0; second < 256; second++) {
+            size_t nominal = 0, len = 0; /* the lead byte's length; 0 if not well-formed */
+            for (size_t r = 0; r < sizeof table / sizeof *table; r++)
+                if (lead >= table[r].lead_lo && lead <= table[r].lead_hi) {
+                    nominal = table[r].len;
+                    if (nominal == 1 || (second >= table[r].second_lo && second <= table[r].second_hi))
+                        len = nominal;
+                }
+            /* lead, second, then continuation bytes up to the lead's length */
+            unsigned char bytes[4] = {(unsigned char)lead, (unsigned char)second, 0x80, 0x80};
+            size_t n = nominal ? nominal : 2, at, bad_len;
+            int rc = utf8_validate((const char *)bytes, n, &at, &bad_len);
+            ck_assert_msg(rc == (len ? 0 : -1), "%02x %02x: validator says %d", lead, second, rc);
+            if (rc < 0)
+                ck_assert_uint_eq(at, 0);
+        }
 }
 END_TEST
 
@@ -135,6 +186,7 @@ Suite *tokenize_suite(void)
     tcase_add_test(tc, natural_detokenizer_inverts_the_tokenizer);
     tcase_add_test(tc, utf8_validator_accepts_valid_text);
     tcase_add_test(tc, utf8_validator_rejects_each_kind_of_bad_sequence);
+    tcase_add_test(tc, utf8_validator_follows_the_unicode_table_of_well_formed_sequences);
     suite_add_tcase(s, tc);
     return s;
 }
