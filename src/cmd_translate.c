@@ -181,6 +181,42 @@ static void flush_batch(Decoder *dec, const Options *o, Pending *pend, int n_pen
     }
 }
 
+/* Reads the next line of in, without its "\n" or "\r\n", into *line (grown as needed).
+ * A line over max bytes is read through but not kept, so that one huge line cannot take
+ * the memory: *too_long is set and the length is 0. Returns the length, or -1 at the end
+ * of the input. */
+static long read_line(FILE *in, char **line, size_t *cap, size_t max, int *too_long)
+{
+    size_t n = 0;
+    int c, any = 0;
+    *too_long = 0;
+    while ((c = getc(in)) != EOF && c != '\n') {
+        any = 1;
+        if (*too_long)
+            continue;
+        if (n == max + 1) { /* max + 1 bytes are kept: room for a '\r' to strip */
+            *too_long = 1;
+            continue;
+        }
+        if (n + 2 > *cap) {
+            *cap = *cap * 2 + 256;
+            *line = xrealloc_array(*line, *cap, 1);
+        }
+        (*line)[n++] = (char)c;
+    }
+    if (!any && c == EOF)
+        return -1;
+    if (n > 0 && (*line)[n - 1] == '\r')
+        n--;
+    if (*too_long || n > max) {
+        *too_long = 1;
+        n = 0;
+    }
+    if (*line)
+        (*line)[n] = '\0';
+    return (long)n;
+}
+
 static int parse_options(Options *o, const char **model, const char **json_path, int argc, char **argv)
 {
     for (int a = 0; a < argc; a++) {
@@ -277,19 +313,15 @@ int cmd_translate(int argc, char **argv)
     Tokens tokens = {0};
     char *line = NULL;
     size_t cap = 0;
-    ssize_t len;
-    long line_no = 0;
+    long len, line_no = 0;
+    int too_long;
     TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
-    while ((len = getline(&line, &cap, stdin)) >= 0) {
+    while ((len = read_line(stdin, &line, &cap, (size_t)cfg->data.max_line_bytes, &too_long)) >= 0) {
         line_no++;
-        if (len > 0 && line[len - 1] == '\n')
-            len--;
-        if (len > 0 && line[len - 1] == '\r')
-            len--;
         Pending *p = &pend[n_pend++];
         p->line_no = line_no;
         size_t bad_at, bad_len;
-        if ((long)len > cfg->data.max_line_bytes) {
+        if (too_long) {
             fprintf(stderr, "s2s: warning: stdin:%ld: line longer than data.max_line_bytes (%ld); "
                     "wrote an empty line\n", line_no, cfg->data.max_line_bytes);
         } else if (utf8_validate(line, (size_t)len, &bad_at, &bad_len) < 0) {

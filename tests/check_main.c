@@ -35,6 +35,7 @@ int main(void)
     srunner_add_suite(runner, report_suite());
     srunner_add_suite(runner, translate_suite());
     srunner_add_suite(runner, regress_suite());
+    srunner_add_suite(runner, badinput_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -1,4 +1,5 @@
 /* cli.c: running commands from tests (see cli.h). */
+#define _DEFAULT_SOURCE /* wait4, which reports the peak memory of one child */
 #include "cli.h"
 
 #include <check.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -33,8 +35,9 @@ static void redirect(int fd, const char *path)
     close(f);
 }
 
-pid_t start_command(const char *const *argv, const char *out_path, const char *err_path,
-                    const char *const *env)
+/* Forks and execs argv as opt says. In the child, a failed setup step exits 126. */
+static pid_t spawn(const char *const *argv, const char *out_path, const char *err_path,
+                   const RunOptions *opt)
 {
     fflush(NULL);
     pid_t pid = fork();
@@ -42,9 +45,18 @@ pid_t start_command(const char *const *argv, const char *out_path, const char *e
     if (pid == 0) {
         redirect(STDOUT_FILENO, out_path);
         redirect(STDERR_FILENO, err_path);
-        int devnull = open("/dev/null", O_RDONLY);
-        dup2(devnull, STDIN_FILENO);
-        for (const char *const *e = env; e && *e; e++) {
+        int in = open(opt->in_path ? opt->in_path : "/dev/null", O_RDONLY);
+        if (in < 0 || dup2(in, STDIN_FILENO) < 0)
+            _exit(126);
+        close(in);
+        if (opt->cwd && chdir(opt->cwd) != 0)
+            _exit(126);
+        if (opt->max_address_space) {
+            struct rlimit limit = {opt->max_address_space, opt->max_address_space};
+            if (setrlimit(RLIMIT_AS, &limit) != 0)
+                _exit(126);
+        }
+        for (const char *const *e = opt->env; e && *e; e++) {
             char name[256];
             const char *eq = strchr(*e, '=');
             snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
@@ -54,6 +66,12 @@ pid_t start_command(const char *const *argv, const char *out_path, const char *e
         _exit(127);
     }
     return pid;
+}
+
+pid_t start_command(const char *const *argv, const char *out_path, const char *err_path,
+                    const char *const *env)
+{
+    return spawn(argv, out_path, err_path, &(RunOptions){.env = env});
 }
 
 static int decode_status(int status)
@@ -76,6 +94,32 @@ int wait_command(pid_t pid, double seconds)
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     return -1;
+}
+
+int run_command_with(const char *const *argv, const char *out_path, const char *err_path,
+                     const RunOptions *opt, long *max_rss_kib)
+{
+    pid_t pid = spawn(argv, out_path, err_path, opt);
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    struct rusage usage;
+    int status;
+    for (double waited = 0;; waited += 0.005) {
+        pid_t r = wait4(pid, &status, opt->timeout > 0 ? WNOHANG : 0, &usage);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            ck_abort_msg("wait4: %s", strerror(errno));
+        if (opt->timeout > 0 && waited >= opt->timeout) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -1;
+        }
+        if (r == 0)
+            nanosleep(&pause, NULL);
+    }
+    if (max_rss_kib)
+        *max_rss_kib = usage.ru_maxrss;
+    return decode_status(status);
 }
 
 int run_command(const char *const *argv, const char *out_path, const char *err_path,

@@ -22,6 +22,19 @@ pid_t start_command(const char *const *argv, const char *out_path, const char *e
  * (the child is then killed). */
 int wait_command(pid_t pid, double seconds);
 
+/* What run_command_with changes for the child; zeroed fields change nothing. */
+typedef struct {
+    const char *const *env;   /* extra "K=V" entries, NULL-terminated */
+    const char *in_path;      /* stdin from this file (default /dev/null) */
+    const char *cwd;          /* working directory (relative paths in argv start there) */
+    size_t max_address_space; /* RLIMIT_AS in bytes, set in the child before exec */
+    double timeout;           /* seconds before the child is killed (0: none) */
+} RunOptions;
+/* run_command with options. Returns the exit code (128 + signal), or -1 on time out;
+ * *max_rss_kib (if not NULL) gets the child's peak resident set size in KiB. */
+int run_command_with(const char *const *argv, const char *out_path, const char *err_path,
+                     const RunOptions *opt, long *max_rss_kib);
+
 /* Whole file into a malloc'd NUL-terminated string ("" for a missing file). */
 char *read_file(const char *path);
 /* Writes text to path; fails the test on error. */

@@ -23,5 +23,6 @@ Suite *train_suite(void);
 Suite *checkpoint_suite(void);
 Suite *faults_suite(void);
 Suite *regress_suite(void);
+Suite *badinput_suite(void);
 
 #endif
