@@ -245,7 +245,7 @@ done:
  * capacity, and the text cut to fit. */
 static void check_detokenize(const Tokens *t, int n, TokenLevel level)
 {
-    const char **words = malloc(sizeof(char *) * (size_t)(n ? n : 1));
+    const char **words = malloc(sizeof(char *) * (size_t)(n > 0 ? n : 1));
     require(words != NULL, "memory for the tokens", NULL);
     for (int k = 0; k < n; k++)
         words[k] = tokens_get(t, k);
