@@ -118,7 +118,7 @@ asan:
 # valgrind found an error or a definite leak, so any non-empty log fails the target.
 VALGRIND := valgrind -q --trace-children=yes --trace-children-skip='/bin/*,/usr/bin/*' \
             --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
-            --show-leak-kinds=definite --log-file=build/valgrind-logs/%p.log
+            --show-leak-kinds=definite --log-file=$(CURDIR)/build/valgrind-logs/%p.log
 valgrind: $(TEST_BINS)
 	rm -rf build/valgrind-logs && mkdir -p build/valgrind-logs
 	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=20 CK_EXCLUDE_TAGS=loop $(VALGRIND) ./$(B)/check_s2s
