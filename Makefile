@@ -23,7 +23,7 @@ LDLIBS   = $(PKG_LIBS) -lunistring -lm
 B       ?= build
 PROG    ?= s2s
 
-CORE    := ops gru attention rowgrad model
+CORE    := ops gru lstm rnn_tanh cell attention rowgrad params model model_backward
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
 F64_ONLY := gradcheck modelcheck
 SRCS    := $(wildcard src/*.c)
@@ -35,7 +35,7 @@ FAULT_OBJS := $(patsubst $(B)/obj/%,$(B)/fault/%,$(B)/obj/main.o $(LIB_OBJS))
 F64_DEPS := $(patsubst %,$(B)/obj/%.o,batch mem rng)
 
 # Test files compiled against the double core (gradient checks in double precision).
-TESTS_F64 := test_ops test_gru test_attention test_model
+TESTS_F64 := test_ops test_cell test_attention test_model
 TEST_SRCS := $(wildcard tests/*.c)
 CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\

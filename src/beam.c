@@ -118,18 +118,11 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
                  int n_best, const int *max_out, NBest *out)
 {
     const int B = bt->batch_size, S = bt->src_steps, K = beam, rows = B * K;
-    const int V = dec->dims.tgt_vocab, p = dec->dims.dec_hidden;
-    const int n = dec->dims.enc_hidden, a = dec->dims.attn;
+    const int V = dec->dims.tgt_vocab;
     assert(rows <= dec->max_rows && n_best >= 1 && n_best <= K);
     model_encode(&dec->enc, P, bt);
     /* every hypothesis row attends over its sentence's annotations */
-    for (int j = 0; j < S; j++)
-        for (int b = 0; b < B; b++)
-            for (int k = 0; k < K; k++) {
-                size_t to = (size_t)j * rows + (size_t)b * K + k, from = (size_t)j * B + b;
-                memcpy(dec->H_rows + to * 2 * n, dec->enc.H + from * 2 * n, sizeof(real) * 2 * n);
-                memcpy(dec->keys_rows + to * a, dec->enc.keys + from * a, sizeof(real) * a);
-            }
+    decoder_start(dec, bt, K);
     int T = 1;
     for (int b = 0; b < B; b++)
         T = max_out[b] + 1 > T ? max_out[b] + 1 : T;
@@ -144,16 +137,11 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
     Finished *fin = xmalloc_array((size_t)B * 2 * K, sizeof(Finished));
     int *n_fin = xcalloc((size_t)B, sizeof(int)), *done = xcalloc((size_t)B, sizeof(int));
     for (int b = 0; b < B; b++)
-        for (int k = 0; k < K; k++) {
-            int r = b * K + k;
-            dec->src_len_rows[r] = bt->src_len[b];
-            memcpy(dec->state + (size_t)r * p, dec->enc.states + (size_t)b * p, sizeof(real) * p);
-            dec->prev[r] = TOK_BOS;
-            score[r] = k == 0 ? 0 : -INFINITY; /* one start, not K copies of it */
-        }
+        for (int k = 0; k < K; k++)
+            score[b * K + k] = k == 0 ? 0 : -INFINITY; /* one start, not K copies of it */
     int n_done = 0;
     for (int t = 0; t < T && n_done < B; t++) {
-        decoder_step(dec, P, dec->H_rows, dec->keys_rows, dec->src_len_rows, S, rows);
+        decoder_step(dec, P, S, rows);
         for (int r = 0; r < rows; r++)
             for (int j = 0; j < S; j++)
                 h.att[((size_t)t * rows + r) * S + j] = (float)dec->alpha[(size_t)j * rows + r];
@@ -208,10 +196,10 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
                 n_done++;
             }
         }
+        /* each surviving hypothesis continues from its parent's new state */
+        decoder_advance(dec, next_parent, rows);
         for (int r = 0; r < rows; r++) {
             int from = next_parent[r];
-            /* each surviving hypothesis continues from its parent's new state */
-            memcpy(dec->state + (size_t)r * p, dec->next_state + (size_t)from * p, sizeof(real) * p);
             dec->prev[r] = next_token[r];
             score[r] = next_score[r];
             h.token[(size_t)t * rows + r] = next_token[r];

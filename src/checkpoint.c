@@ -186,7 +186,8 @@ static int load_vocab(Vocab *v, const CkptSection *s, const char *name, Error *e
     return rc;
 }
 
-static int load_dims(Dims *d, const CkptSection *s, const char *name, Error *err)
+static int load_dims(Dims *d, const Config *cfg, const CkptSection *s, const char *name,
+                     Error *err)
 {
     Unpack u = {s->data, s->len, 0, 0};
     int64_t v[7];
@@ -197,7 +198,10 @@ static int load_dims(Dims *d, const CkptSection *s, const char *name, Error *err
             u.bad = 1;
     if (u.bad || u.at != u.len)
         return error_set(err, "checkpoint `%s`: bad model sizes", name);
-    *d = (Dims){(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6]};
+    /* the sizes are the file's; the architecture (score, cells, depth) is its config's */
+    Dims arch = checkpoint_dims(cfg, 1, 1);
+    *d = (Dims){(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6],
+                arch.score, arch.enc_cell, arch.dec_cell, arch.enc_layers};
     return 0;
 }
 
@@ -291,7 +295,7 @@ static int load_from(Checkpoint *ck, const CkptFile *f, const char *name, int wi
     if (config_load_buffer(&ck->config, ck->config_yaml, conf->len, conf_name, err) < 0 ||
         config_validate(&ck->config, err) < 0)
         return -1;
-    if (!(s = need(f, "DIMS", name, err)) || load_dims(&ck->dims, s, name, err) < 0)
+    if (!(s = need(f, "DIMS", name, err)) || load_dims(&ck->dims, &ck->config, s, name, err) < 0)
         return -1;
     if (!(s = need(f, "VSRC", name, err)) || load_vocab(&ck->src_vocab, s, name, err) < 0)
         return -1;
@@ -363,10 +367,22 @@ void checkpoint_free(Checkpoint *ck)
     memset(ck, 0, sizeof *ck);
 }
 
+/* The config's choice lists are in the order of the model's enums. */
+_Static_assert((int)ATTENTION_ADDITIVE == (int)SCORE_ADDITIVE && (int)ATTENTION_DOT == (int)SCORE_DOT &&
+               (int)ATTENTION_GENERAL == (int)SCORE_GENERAL &&
+               (int)ATTENTION_SCALED_DOT == (int)SCORE_SCALED_DOT &&
+               (int)ATTENTION_NONE == (int)SCORE_NONE, "model.attention's choices");
+_Static_assert((int)CONFIG_CELL_GRU == (int)CELL_GRU && (int)CONFIG_CELL_LSTM == (int)CELL_LSTM &&
+               (int)CONFIG_CELL_RNN == (int)CELL_RNN, "model.*_cell's choices");
+
 Dims checkpoint_dims(const Config *cfg, int src_vocab, int tgt_vocab)
 {
     return (Dims){.src_vocab = src_vocab, .tgt_vocab = tgt_vocab,
                   .emb = (int)cfg->model.embedding_size, .enc_hidden = (int)cfg->model.encoder_size,
                   .dec_hidden = (int)cfg->model.decoder_size, .attn = (int)cfg->model.attention_size,
-                  .readout = (int)cfg->model.readout_size};
+                  .readout = (int)cfg->model.readout_size,
+                  .score = (ScoreKind)cfg->model.attention,
+                  .enc_cell = (CellKind)cfg->model.encoder_cell,
+                  .dec_cell = (CellKind)cfg->model.decoder_cell,
+                  .enc_layers = (int)cfg->model.encoder_layers};
 }

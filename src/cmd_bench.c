@@ -113,11 +113,11 @@ int cmd_bench(int argc, char **argv)
     }
     Dims d;
     if (!strcmp(size, "S"))
-        d = (Dims){1000, 1000, 64, 64, 128, 64, 128};
+        d = (Dims){1000, 1000, 64, 64, 128, 64, 128, .enc_layers = 1};
     else if (!strcmp(size, "M"))
-        d = (Dims){8000, 8000, 256, 256, 512, 256, 256};
+        d = (Dims){8000, 8000, 256, 256, 512, 256, 256, .enc_layers = 1};
     else if (!strcmp(size, "L"))
-        d = (Dims){16000, 16000, 512, 512, 1024, 512, 512};
+        d = (Dims){16000, 16000, 512, 512, 1024, 512, 512, .enc_layers = 1};
     else
         return cmd_usage_error("--size: expected S, M or L, got `%s`", size);
     if (batch < 1 || steps < 1)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "checkpoint.h"
 #include "command.h"
 #include "corpus.h"
 #include "modelcheck.h"
@@ -122,9 +123,7 @@ int cmd_gradcheck(int argc, char **argv)
     Batch bt;
     batch_init(&bt, n, GRADCHECK_MAX_WORDS + 1, GRADCHECK_MAX_WORDS + 1);
     batch_fill(&bt, n, src, src_n, tgt, tgt_n);
-    Dims d = {src_vocab.size, tgt_vocab.size, (int)cfg.model.embedding_size,
-              (int)cfg.model.encoder_size, (int)cfg.model.decoder_size,
-              (int)cfg.model.attention_size, (int)cfg.model.readout_size};
+    Dims d = checkpoint_dims(&cfg, src_vocab.size, tgt_vocab.size);
     double worst = modelcheck_run(&d, &bt, (uint64_t)cfg.seed, samples);
     batch_free(&bt);
     corpus_free(&corpus);

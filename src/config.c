@@ -65,11 +65,16 @@ static const KeySpec KEYS[] = {
     {"data.tgt_min_freq", T_INT, OFF(data.tgt_min_freq), "1", 1, 1000000, NULL, 0, "target words seen fewer times become <unk>"},
 
     {"model.embedding_size", T_INT, OFF(model.embedding_size), "64", 1, 8192, NULL, 0, "m: word embedding size, both sides"},
-    {"model.encoder_size", T_INT, OFF(model.encoder_size), "64", 1, 8192, NULL, 0, "n: encoder GRU units per direction"},
-    {"model.decoder_size", T_INT, OFF(model.decoder_size), "128", 1, 8192, NULL, 0, "p: decoder GRU units"},
-    {"model.attention_size", T_INT, OFF(model.attention_size), "64", 1, 8192, NULL, 0, "a: attention layer size"},
+    {"model.encoder_size", T_INT, OFF(model.encoder_size), "64", 1, 8192, NULL, 0, "n: encoder units per direction"},
+    {"model.decoder_size", T_INT, OFF(model.decoder_size), "128", 1, 8192, NULL, 0, "p: decoder units"},
+    {"model.attention_size", T_INT, OFF(model.attention_size), "64", 1, 8192, NULL, 0, "a: attention layer size (additive and scaled_dot)"},
     {"model.readout_size", T_INT, OFF(model.readout_size), "128", 1, 8192, NULL, 0, "l: readout layer size"},
-    {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, "additive", 0, "attention score (MODEL.md)"},
+    {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, "additive|dot|general|scaled_dot|none", 0, "attention score (MODEL.md): v_a.tanh(W_a s + U_a h), s.h (needs decoder_size = 2 encoder_size), s.W_g h, W_q s.W_k h / sqrt(a), or none: a fixed context [fwd_h_S; bwd_h_1]"},
+    {"model.encoder_cell", T_ENUM, OFF(model.encoder_cell), "gru", 0, 0, "gru|lstm|rnn", 0, "encoder cell, in torch.nn's gate layout (rnn: tanh)"},
+    {"model.decoder_cell", T_ENUM, OFF(model.decoder_cell), "gru", 0, 0, "gru|lstm|rnn", 0, "decoder cell (an LSTM decoder starts from cell state 0)"},
+    {"model.encoder_layers", T_INT, OFF(model.encoder_layers), "1", 1, 4, NULL, 0, "stacked bidirectional encoder layers; each above the first reads [fwd_h; bwd_h] of the one below"},
+    {"model.embedding_dropout", T_REAL, OFF(model.embedding_dropout), "0", 0, 0.9, NULL, 0, "in training, zero each embedding value (source and target) with this probability"},
+    {"model.readout_dropout", T_REAL, OFF(model.readout_dropout), "0", 0, 0.9, NULL, 0, "in training, zero each readout value t_i with this probability"},
     {"model.init_range", T_REAL, OFF(model.init_range), "0.1", 0, 10, NULL, KEY_MIN_EXCLUSIVE, "weights start uniform in [-init_range, init_range], biases at 0"},
 
     {"training.optimizer", T_ENUM, OFF(training.optimizer), "adam", 0, 0, "adam|sgd|adadelta", 0, "the update rule"},
@@ -80,6 +85,7 @@ static const KeySpec KEYS[] = {
     {"training.adadelta_rho", T_REAL, OFF(training.adadelta_rho), "0.95", 0, 1, NULL, 0, "Adadelta's decay (Zeiler 2012)"},
     {"training.adadelta_eps", T_REAL, OFF(training.adadelta_eps), "1e-06", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "Adadelta's epsilon"},
     {"training.clip_grad_norm", T_REAL, OFF(training.clip_grad_norm), "5", 0, 1e6, NULL, 0, "rescale gradients whose global L2 norm exceeds this (0: off)"},
+    {"training.label_smoothing", T_REAL, OFF(training.label_smoothing), "0", 0, 0.9, NULL, 0, "train towards (1 - eps) on the reference word and eps spread over the vocabulary"},
     {"training.batch_size", T_INT, OFF(training.batch_size), "32", 1, 65536, NULL, 0, "sentence pairs per step"},
     {"training.bucket_batches", T_INT, OFF(training.bucket_batches), "100", 1, 1000000, NULL, 0, "pairs are sorted by length within pools of this many batches (1: no bucketing)"},
     {"training.shuffle", T_BOOL, OFF(training.shuffle), "true", 0, 0, NULL, 0, "shuffle the pairs and the batch order every epoch"},
@@ -857,6 +863,11 @@ int config_validate(Config *cfg, Error *err)
         return key_error(cfg, err, "training.learning_rate_min",
                          "training.learning_rate_min (%g) is above training.learning_rate (%g)",
                          T->learning_rate_min, T->learning_rate);
+    /* s_{i-1} . h_j needs the two to be the same size: p = 2n (MODEL.md) */
+    if (cfg->model.attention == ATTENTION_DOT && cfg->model.decoder_size != 2 * cfg->model.encoder_size)
+        return key_error(cfg, err, "model.attention", "model.attention: dot needs model.decoder_size "
+                         "= 2 x model.encoder_size (s_{i-1} . h_j), got %ld and %ld",
+                         cfg->model.decoder_size, cfg->model.encoder_size);
 #undef D
 #undef T
     if (!cfg->name[0])

@@ -13,7 +13,7 @@
 #include "error.h"
 
 #define CONFIG_STR_MAX 1024
-#define CONFIG_MAX_KEYS 64
+#define CONFIG_MAX_KEYS 96
 #define CONFIG_MAX_LIST 32
 
 /* A list of integers, e.g. alignments.lines: [3, 17, 42]. */
@@ -26,7 +26,10 @@ typedef struct {
 typedef enum { OPTIMIZER_ADAM, OPTIMIZER_SGD, OPTIMIZER_ADADELTA } ConfigOptimizer;
 typedef enum { SCHEDULING_NONE, SCHEDULING_PLATEAU } ConfigScheduling;
 typedef enum { METRIC_BLEU, METRIC_LOSS, METRIC_EXACT } ConfigMetric;
-typedef enum { ATTENTION_ADDITIVE } ConfigAttention;
+typedef enum {
+    ATTENTION_ADDITIVE, ATTENTION_DOT, ATTENTION_GENERAL, ATTENTION_SCALED_DOT, ATTENTION_NONE
+} ConfigAttention;
+typedef enum { CONFIG_CELL_GRU, CONFIG_CELL_LSTM, CONFIG_CELL_RNN } ConfigCell;
 typedef enum { CONFIG_LEVEL_WORD, CONFIG_LEVEL_CHAR } ConfigLevel;
 
 typedef struct {
@@ -49,6 +52,9 @@ typedef struct {
     struct {
         long embedding_size, encoder_size, decoder_size, attention_size, readout_size;
         int attention;      /* ConfigAttention */
+        int encoder_cell, decoder_cell; /* ConfigCell */
+        long encoder_layers;
+        double embedding_dropout, readout_dropout;
         double init_range;
     } model;
     struct {
@@ -57,6 +63,7 @@ typedef struct {
         double adam_beta1, adam_beta2, adam_eps;
         double adadelta_rho, adadelta_eps;
         double clip_grad_norm;
+        double label_smoothing;
         long batch_size;
         long bucket_batches;
         int shuffle;

@@ -14,16 +14,19 @@ typedef struct {
     int max_batch, max_src_steps, max_rows; /* rows: hypotheses decoded side by side */
     Workspace enc;      /* forward-only workspace for the encoder */
     Arena arena;
-    real *H_rows, *keys_rows; /* (S*rows, 2n), (S*rows, a): the encoder output per row */
+    real *H_rows, *keys_rows; /* (S*rows, 2n), (S*rows, K): the encoder output per row
+                               * (keys_rows is H_rows for the dot score) */
+    real *context_rows; /* score none: (rows, 2n) the fixed context per row */
     int *src_len_rows;  /* (rows) */
     real *state, *next_state; /* (rows, p) s_{i-1}, s_i */
+    real *cache, *next_cache; /* (rows, C p) the cell's caches (the LSTM's cell state) */
     real *query;        /* (rows, a) */
     real *att_pre;      /* (S*rows, a) */
     real *scores;       /* (S*rows) */
-    real *alpha;        /* (S*rows) attention of the current step, alpha[j * rows + r] */
+    real *alpha;        /* (S*rows) attention of the current step, alpha[j * rows + r]
+                         * (all 0 for score none) */
     real *dec_in;       /* (rows, m + 2n) [ey_{i-1} ; c_i] */
-    real *xg;           /* (rows, 3p) */
-    real *gru_cache;    /* (rows, 4p) */
+    real *xg;           /* (rows, G p) */
     real *ro_in;        /* (rows, p + 2n + m) */
     real *ro_out;       /* (rows, l) */
     real *logits;       /* (rows, V_y) */
@@ -37,11 +40,19 @@ typedef struct {
 void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps, int max_beam);
 void decoder_free(Decoder *dec);
 
-/* One decoder step for `rows` hypotheses: from s_{i-1} (dec->state) and y_{i-1}
- * (dec->prev) to s_i (dec->next_state), alpha_i (dec->alpha) and the logits o_i
- * (dec->logits), attending over H and keys ((S, rows, .) layout, src_len per row). */
-void decoder_step(Decoder *dec, const Params *P, const real *H, const real *keys,
-                  const int *src_len, int S, int rows);
+/* Row r of the decoder's rows gets the encoder's output of sentence r / per_sentence
+ * of the batch last encoded (dec->enc): annotations, keys, fixed context, source
+ * length, s_0 and a zero cell state. Then y_0 = <s> for every row. */
+void decoder_start(Decoder *dec, const Batch *batch, int per_sentence);
+
+/* One decoder step for `rows` hypotheses over what decoder_start laid out: from s_{i-1}
+ * (dec->state) and y_{i-1} (dec->prev) to s_i (dec->next_state), alpha_i (dec->alpha)
+ * and the logits o_i (dec->logits). */
+void decoder_step(Decoder *dec, const Params *P, int S, int rows);
+
+/* Row r continues from row from[r] of the step just taken: next_state and next_cache
+ * become state and cache, reordered (from NULL: every row from itself). */
+void decoder_advance(Decoder *dec, const int *from, int rows);
 
 /* Greedy decoding of a source-only batch. Writes sentence b's words (without </s>) to
  * out[b * max_out ...] and their number to out_len[b]; a sentence stops at </s> or

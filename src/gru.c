@@ -1,17 +1,11 @@
-/* gru.c: GRU step and sequence, forward and backward (MODEL.md, encoder and decoder).
+/* gru.c: the GRU step, forward and backward (MODEL.md, encoder and decoder).
  * The hidden projection of each step is one gemm over the batch; the gates are an
  * element-wise loop. Borrowed buffers only. */
 #include "gru.h"
 
 #include <string.h>
 
-/* sums (cols) += column sums of m (rows, cols). */
-static void column_sums(real *sums, const real *m, int rows, int cols)
-{
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < cols; c++)
-            sums[c] += m[(size_t)r * cols + c];
-}
+#include "ops.h"
 
 static int row_active(const int *len, int t, int b)
 {
@@ -123,7 +117,7 @@ void gru_step_backward(real *dh_prev, real *dxg, int ld_dxg, real *dhg, real *dW
     }
     if (!dW_h) /* the caller accumulates the weight gradients of many steps at once */
         goto input_gradient;
-    column_sums(db_h, dhg, B, G);
+    column_sums_add(db_h, dhg, B, G, G);
     /* forward: hg = h_prev W_h^T, so dW_h (3H, H) += dhg^T (3H, B) . h_prev (B, H) */
     if (h_prev)
         matmul(CblasTrans, CblasNoTrans, G, H, B,
@@ -133,59 +127,4 @@ input_gradient:
     if (dh_prev && h_prev)
         matmul(CblasNoTrans, CblasNoTrans, B, H, G,
                    1, dhg, G, W_h, H, 1, dh_prev, ld_dh);
-}
-
-/* Row offset of position t in a (S*B, width) time-major matrix. */
-static size_t at(int t, int B, int width)
-{
-    return (size_t)t * B * width;
-}
-
-void gru_sequence_forward(real *hs, int ld_h, real *cache, const real *xg, const real *W_h,
-                          const real *b_h, const int *len, int S, int B, int H, int reverse)
-{
-    for (int step = 0; step < S; step++) {
-        int t = reverse ? S - 1 - step : step;
-        int t_prev = reverse ? t + 1 : t - 1;
-        const real *h_prev = step == 0 ? NULL : hs + at(t_prev, B, ld_h);
-        gru_step_forward(hs + at(t, B, ld_h), cache + at(t, B, 4 * H), xg + at(t, B, 3 * H),
-                         3 * H, h_prev, ld_h, W_h, b_h, len, t, B, H);
-    }
-}
-
-void gru_sequence_backward(real *dxg, real *dW_h, real *db_h, real *dcarry, real *dhg,
-                           const real *dhs, const real *hs, int ld_h, const real *cache,
-                           const real *W_h, const int *len, int S, int B, int H, int reverse)
-{
-    const int G = 3 * H;
-    /* dh_now: gradient reaching h_t through the recurrence (from the step after it);
-     * dh_before: what this step sends to h_{t-1}. */
-    real *dh_now = dcarry, *dh_before = dcarry + (size_t)B * H;
-    memset(dh_now, 0, sizeof(real) * (size_t)B * H);
-    for (int step = S - 1; step >= 0; step--) {
-        int t = reverse ? S - 1 - step : step;
-        int t_prev = reverse ? t + 1 : t - 1;
-        const real *from_above = dhs + at(t, B, ld_h);
-        for (int b = 0; b < B; b++)
-            for (int k = 0; k < H; k++)
-                dh_now[(size_t)b * H + k] += from_above[(size_t)b * ld_h + k];
-        const real *h_prev = step == 0 ? NULL : hs + at(t_prev, B, ld_h);
-        memset(dh_before, 0, sizeof(real) * (size_t)B * H);
-        gru_step_backward(step == 0 ? NULL : dh_before, dxg + at(t, B, G), G, dhg + at(t, B, G),
-                          NULL, NULL, dh_now, H, cache + at(t, B, 4 * H), h_prev, ld_h, W_h,
-                          len, t, B, H);
-        real *swap = dh_now;
-        dh_now = dh_before;
-        dh_before = swap;
-    }
-    /* The weight gradients of all steps in one product, K = (S-1)*B instead of S
-     * products of K = B: forward: hg_t = h_{t-1} W_h^T + b_h, so
-     * dW_h (3H, H) += sum_t dhg_t^T h_{t-1}; the first step's h is the zero state. */
-    column_sums(db_h, dhg, S * B, G);
-    if (S > 1) {
-        const real *dhg_later = reverse ? dhg : dhg + at(1, B, G);   /* steps with a previous state */
-        const real *h_earlier = reverse ? hs + at(1, B, ld_h) : hs;  /* ... and that state */
-        matmul(CblasTrans, CblasNoTrans, G, H, (S - 1) * B,
-                   1, dhg_later, G, h_earlier, ld_h, 1, dW_h, H);
-    }
 }

@@ -110,18 +110,25 @@ static real max_lanes(const real *x, int n)
     return max;
 }
 
-SIMD_CLONES double softmax_xent_forward(real *o_to_p, const int *targets, int rows, int V)
+SIMD_CLONES double softmax_xent_forward(real *o_to_p, const int *targets, real smoothing,
+                                        int rows, int V)
 {
     double loss = 0;
     for (int r = 0; r < rows; r++) {
         real *o = o_to_p + (size_t)r * V;
         assert(targets[r] >= 0 && targets[r] < V);
         real max = max_lanes(o, V), target = o[targets[r]];
+        /* label smoothing also weighs the mean logit: read it before o becomes p */
+        double mean = smoothing > 0 ? (double)sum_lanes(o, V) / V : 0;
         for (int v = 0; v < V; v++)
             o[v] = r_exp(o[v] - max);
         real sum = sum_lanes(o, V);
-        /* loss_r = log sum_v exp(o_v) - o_target */
-        loss += (double)(max + r_log(sum)) - (double)target;
+        /* loss_r = log sum_v exp(o_v) - o_target; smoothed, the target's share is
+         * 1 - eps and every word's eps / V: lse - (1 - eps) o_target - eps mean_v o_v */
+        if (smoothing > 0)
+            loss += (double)(max + r_log(sum)) - (1 - (double)smoothing) * target - smoothing * mean;
+        else
+            loss += (double)(max + r_log(sum)) - (double)target;
         real inv = 1 / sum;
         for (int v = 0; v < V; v++)
             o[v] *= inv;
@@ -130,14 +137,20 @@ SIMD_CLONES double softmax_xent_forward(real *o_to_p, const int *targets, int ro
 }
 
 SIMD_CLONES void softmax_xent_backward(real *dlogits, const real *probs, const int *targets,
-                                       real scale, int rows, int V)
+                                       real smoothing, real scale, int rows, int V)
 {
-    /* forward: loss_r = lse_r - o[y_r], so dloss_r/do_v = softmax(o)_v - [v == y_r] */
+    /* forward: loss_r = lse_r - (1 - eps) o[y_r] - eps mean(o), so
+     * dloss_r/do_v = softmax(o)_v - (1 - eps) [v == y_r] - eps / V */
+    const real uniform = scale * smoothing / V, target = scale * (1 - smoothing);
     for (int r = 0; r < rows; r++) {
         const real *pr = probs + (size_t)r * V;
         real *d = dlogits + (size_t)r * V;
-        for (int v = 0; v < V; v++)
-            d[v] = scale * pr[v];
-        d[targets[r]] -= scale;
+        if (smoothing > 0)
+            for (int v = 0; v < V; v++)
+                d[v] = scale * pr[v] - uniform;
+        else
+            for (int v = 0; v < V; v++)
+                d[v] = scale * pr[v];
+        d[targets[r]] -= target;
     }
 }

@@ -35,11 +35,15 @@ void tanh_backward(real *dx, const real *dy, const real *y, size_t n);
 /* Softmax cross-entropy over rows of logits (rows, V) with one target id per row:
  * replaces every row by its softmax (the largest buffer of the model is reused, and
  * backward needs no second pass of exponentials) and returns the summed loss
- * sum_r (log sum_v exp(o[r, v]) - o[r, target[r]]), accumulated in double. */
-double softmax_xent_forward(real *logits_to_probs, const int *targets, int rows, int V);
-/* dlogits = scale * (probs - onehot(target)), probs as softmax_xent_forward left them.
- * Overwrites dlogits, which may alias probs. */
-void softmax_xent_backward(real *dlogits, const real *probs, const int *targets, real scale,
-                           int rows, int V);
+ * sum_r (log sum_v exp(o[r, v]) - o[r, target[r]]), accumulated in double. With label
+ * smoothing eps > 0 the target of row r is (1 - eps) onehot + eps / V (torch's
+ * cross_entropy with label_smoothing=eps): the loss is lse - (1 - eps) o_target -
+ * eps mean_v o_v. */
+double softmax_xent_forward(real *logits_to_probs, const int *targets, real smoothing,
+                            int rows, int V);
+/* dlogits = scale * (probs - (1 - eps) onehot(target) - eps / V), probs as
+ * softmax_xent_forward left them. Overwrites dlogits, which may alias probs. */
+void softmax_xent_backward(real *dlogits, const real *probs, const int *targets, real smoothing,
+                           real scale, int rows, int V);
 
 #endif

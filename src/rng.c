@@ -25,6 +25,23 @@ void pcg32_seed(Pcg32 *rng, uint64_t initstate, uint64_t initseq)
     pcg32_next(rng);
 }
 
+void pcg32_advance(Pcg32 *rng, uint64_t delta)
+{
+    /* One LCG step is x -> a x + c; delta steps are x -> A x + C. Square-and-multiply
+     * over the bits of delta, all modulo 2^64: (a, c) composed with itself is
+     * (a^2, (a + 1) c). */
+    uint64_t a = PCG32_MULTIPLIER, c = rng->inc, acc_a = 1, acc_c = 0;
+    for (; delta; delta >>= 1) {
+        if (delta & 1) {
+            acc_a *= a;
+            acc_c = acc_c * a + c;
+        }
+        c *= a + 1;
+        a *= a;
+    }
+    rng->state = acc_a * rng->state + acc_c;
+}
+
 uint32_t pcg32_below(Pcg32 *rng, uint32_t bound)
 {
     assert(bound > 0);

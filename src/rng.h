@@ -28,6 +28,10 @@ uint32_t pcg32_below(Pcg32 *rng, uint32_t bound);
 float pcg32_unit(Pcg32 *rng);
 /* Uniform float in [lo, hi). */
 float pcg32_uniform(Pcg32 *rng, float lo, float hi);
+/* Jumps the generator delta draws ahead in O(log delta) steps (Brown 1994, "Random
+ * Number Generation with Arbitrary Strides", the method of PCG's pcg32_advance): the
+ * same state as delta calls of pcg32_next. */
+void pcg32_advance(Pcg32 *rng, uint64_t delta);
 /* Fisher-Yates shuffle of n ints. */
 void pcg32_shuffle(Pcg32 *rng, int *items, size_t n);
 

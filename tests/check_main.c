@@ -25,7 +25,7 @@ int main(void)
     srunner_add_suite(runner, align_suite());
     srunner_add_suite(runner, metrics_suite());
     srunner_add_suite(runner, ops_suite());
-    srunner_add_suite(runner, gru_suite());
+    srunner_add_suite(runner, cell_suite());
     srunner_add_suite(runner, attention_suite());
     srunner_add_suite(runner, model_suite());
     srunner_add_suite(runner, training_suite());

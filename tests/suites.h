@@ -15,7 +15,7 @@ Suite *report_suite(void);
 Suite *translate_suite(void);
 Suite *metrics_suite(void);
 Suite *ops_suite(void);
-Suite *gru_suite(void);
+Suite *cell_suite(void);
 Suite *attention_suite(void);
 Suite *model_suite(void);
 Suite *training_suite(void);

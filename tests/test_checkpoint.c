@@ -40,7 +40,7 @@ static char *make_checkpoint(const char *dir, size_t *size)
     vocab_count(&counts, "hello");
     vocab_build(&src, &counts, 0, 1);
     vocab_build(&tgt, &counts, 0, 1);
-    Dims d = {src.size, tgt.size, 3, 4, 5, 6, 7};
+    Dims d = {src.size, tgt.size, 3, 4, 5, 6, 7, .enc_layers = 1};
     Params p;
     params_alloc(&p, &d);
     for (size_t k = 0; k < p.n; k++)

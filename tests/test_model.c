@@ -17,9 +17,10 @@ typedef struct {
     Batch batch;
 } ModelCase;
 
-static void model_case_init(ModelCase *c, uint64_t seed)
+/* Variant v of the fixture model (model_fixture.h) at a general point. */
+static void model_case_init_variant(ModelCase *c, uint64_t seed, int v)
 {
-    Dims d = fixture_dims();
+    Dims d = fixture_variant_dims(v);
     params_alloc(&c->params, &d);
     params_alloc(&c->grads, &d);
     /* Larger weights than the training init, and non-zero biases, so that every term
@@ -29,6 +30,13 @@ static void model_case_init(ModelCase *c, uint64_t seed)
     fill_uniform(c->params.mem, c->params.n, &rng, -0.5, 0.5);
     fixture_batch(&c->batch);
     model_workspace_init(&c->ws, &d, 3, 5, 5, 1);
+    Regularization reg = fixture_variant_regularization(v, seed);
+    model_set_regularization(&c->ws, &reg);
+}
+
+static void model_case_init(ModelCase *c, uint64_t seed)
+{
+    model_case_init_variant(c, seed, 0);
 }
 
 static void model_case_free(ModelCase *c)
@@ -45,13 +53,16 @@ static double model_loss(void *ctx)
     return model_forward(&c->ws, &c->params, &c->batch);
 }
 
+/* Every variant (model_fixture.h): dropout with its masks fixed, as the workspace draws
+ * the same ones at every forward pass. */
 START_TEST(model_backward_matches_finite_differences_for_every_parameter)
 {
     ModelCase c;
-    model_case_init(&c, 41);
+    model_case_init_variant(&c, 41, _i);
     model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
-    printf("whole model, every element of every tensor (double):\n");
+    printf("whole model, %s, every element of every tensor (double):\n",
+           FIXTURE_VARIANTS[_i].name);
     double worst = 0;
     for (int t = 0; t < c.params.n_tensors; t++) {
         const Tensor *x = &c.params.tensors[t];
@@ -66,16 +77,17 @@ START_TEST(model_backward_matches_finite_differences_for_every_parameter)
 }
 END_TEST
 
+/* Each variant without dropout, whose masks depend on the layout. */
 START_TEST(padded_batch_equals_sentences_one_at_a_time)
 {
     ModelCase c;
-    model_case_init(&c, 42);
+    model_case_init_variant(&c, 42, _i);
     double batch_loss = model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
 
     /* The token-mean loss of the batch is the token-weighted mean of the sentences'
      * losses; so are the gradients. */
-    Dims d = fixture_dims();
+    Dims d = fixture_variant_dims(_i);
     Params single_grads;
     params_alloc(&single_grads, &d);
     double weighted_loss = 0;
@@ -108,7 +120,7 @@ END_TEST
 START_TEST(backward_twice_accumulates_twice_the_gradients)
 {
     ModelCase c;
-    model_case_init(&c, 43);
+    model_case_init_variant(&c, 43, _i);
     model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     double *once = malloc(sizeof(double) * c.grads.n);
@@ -130,9 +142,10 @@ END_TEST
 START_TEST(sorted_batch_skips_ended_rows_with_the_same_gradients)
 {
     /* Sorted by target length, the decoder computes only the rows still in their
-     * sentence: the same loss and gradients as the unsorted batch, and still exact. */
+     * sentence: the same loss and gradients as the unsorted batch, and still exact. Each
+     * variant without dropout. */
     ModelCase c;
-    model_case_init(&c, 44);
+    model_case_init_variant(&c, 44, _i);
     double unsorted = model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     double *expected = malloc(sizeof(double) * c.grads.n);
@@ -260,10 +273,12 @@ Suite *model_suite(void)
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("gradients");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, model_backward_matches_finite_differences_for_every_parameter);
-    tcase_add_test(tc, padded_batch_equals_sentences_one_at_a_time);
-    tcase_add_test(tc, backward_twice_accumulates_twice_the_gradients);
-    tcase_add_test(tc, sorted_batch_skips_ended_rows_with_the_same_gradients);
+    tcase_add_loop_test(tc, model_backward_matches_finite_differences_for_every_parameter, 0,
+                        FIXTURE_N_VARIANTS);
+    tcase_add_loop_test(tc, padded_batch_equals_sentences_one_at_a_time, 0, FIXTURE_FIRST_DROPOUT);
+    tcase_add_loop_test(tc, backward_twice_accumulates_twice_the_gradients, 0, FIXTURE_N_VARIANTS);
+    tcase_add_loop_test(tc, sorted_batch_skips_ended_rows_with_the_same_gradients, 0,
+                        FIXTURE_FIRST_DROPOUT);
     tcase_add_test(tc, output_layer_in_chunks_matches_one_chunk_and_the_fused_pass);
     tcase_add_test(tc, attention_layer_computed_again_in_backward_gives_the_same_gradients);
     suite_add_tcase(s, tc);

@@ -1,6 +1,7 @@
 /* test_ops.c: finite-difference checks of the linear, embedding, tanh and softmax
  * cross-entropy kernels, in double. Loss of each check: L = sum(out * R), R random. */
 #include <check.h>
+#include <math.h>
 #include <string.h>
 
 #include "gradcheck.h"
@@ -120,25 +121,27 @@ enum { XENT_ROWS = 4, XENT_V = 6 };
 typedef struct {
     real logits[XENT_ROWS * XENT_V], probs[XENT_ROWS * XENT_V];
     int targets[XENT_ROWS];
+    real smoothing;
 } XentCase;
 
 static double xent_loss(void *ctx)
 {
     XentCase *c = ctx;
     memcpy(c->probs, c->logits, sizeof c->probs);
-    return softmax_xent_forward(c->probs, c->targets, XENT_ROWS, XENT_V);
+    return softmax_xent_forward(c->probs, c->targets, c->smoothing, XENT_ROWS, XENT_V);
 }
 
+/* Without and with label smoothing. */
 START_TEST(softmax_xent_backward_matches_finite_differences)
 {
-    XentCase c = {.targets = {0, 5, 2, 2}};
+    XentCase c = {.targets = {0, 5, 2, 2}, .smoothing = _i ? 0.1 : 0};
     Pcg32 rng;
     pcg32_seed(&rng, 14, 1);
     fill_uniform(c.logits, XENT_ROWS * XENT_V, &rng, -3, 3);
     real d[XENT_ROWS * XENT_V];
     xent_loss(&c);
-    softmax_xent_backward(d, c.probs, c.targets, 1, XENT_ROWS, XENT_V);
-    printf("softmax cross-entropy:\n");
+    softmax_xent_backward(d, c.probs, c.targets, c.smoothing, 1, XENT_ROWS, XENT_V);
+    printf("softmax cross-entropy, label smoothing %g:\n", c.smoothing);
     ck_assert_double_le(gradcheck_tensor("logits", c.logits, d, XENT_ROWS * XENT_V, xent_loss, &c),
                         GRADCHECK_TOLERANCE);
 }
@@ -149,10 +152,37 @@ START_TEST(softmax_xent_is_stable_for_large_logits)
     /* exp(1000) overflows a double; the max shift must keep the result exact. */
     real logits[3] = {1000, 998, 990};
     int target = 1;
-    double loss = softmax_xent_forward(logits, &target, 1, 3);
+    double loss = softmax_xent_forward(logits, &target, 0, 1, 3);
     double expected = 2 + log(1 + exp(-2.0) + exp(-10.0));
     ck_assert_double_eq_tol(loss, expected, 1e-12);
     ck_assert_double_eq_tol(logits[0] + logits[1] + logits[2], 1, 1e-15); /* now the softmax */
+}
+END_TEST
+
+/* The smoothed loss is its definition: (1 - eps) of the target's -log p and eps of the
+ * mean -log p over the vocabulary, computed here from the probabilities. */
+START_TEST(label_smoothing_mixes_the_target_with_the_uniform_distribution)
+{
+    const real eps = 0.2;
+    real logits[2 * 5] = {1.5, -0.5, 0.25, 3, -2, 0, 0.5, 0.5, -1, 2};
+    const int targets[2] = {3, 1};
+    real probs[2 * 5];
+    memcpy(probs, logits, sizeof probs);
+    double smoothed = softmax_xent_forward(probs, targets, eps, 2, 5);
+    double expected = 0;
+    for (int r = 0; r < 2; r++) {
+        double mean_nll = 0;
+        for (int v = 0; v < 5; v++)
+            mean_nll -= log(probs[r * 5 + v]) / 5;
+        expected += (1 - eps) * -log(probs[r * 5 + targets[r]]) + eps * mean_nll;
+    }
+    ck_assert_double_eq_tol(smoothed, expected, 1e-13);
+    /* a certain model pays for its certainty: the loss grows as the target's logit
+     * grows far past the others, instead of falling to 0 */
+    real peaked[5] = {0, 0, 0, 40, 0}, flatter[5] = {0, 0, 0, 8, 0};
+    const int three = 3;
+    ck_assert_double_gt(softmax_xent_forward(peaked, &three, eps, 1, 5),
+                        softmax_xent_forward(flatter, &three, eps, 1, 5));
 }
 END_TEST
 
@@ -164,7 +194,8 @@ Suite *ops_suite(void)
     tcase_add_test(tc, embedding_backward_matches_finite_differences);
     tcase_add_test(tc, embedding_backward_skips_padding_rows);
     tcase_add_test(tc, tanh_backward_matches_finite_differences);
-    tcase_add_test(tc, softmax_xent_backward_matches_finite_differences);
+    tcase_add_loop_test(tc, softmax_xent_backward_matches_finite_differences, 0, 2);
+    tcase_add_test(tc, label_smoothing_mixes_the_target_with_the_uniform_distribution);
     tcase_add_test(tc, softmax_xent_is_stable_for_large_logits);
     suite_add_tcase(s, tc);
     return s;

@@ -65,6 +65,34 @@ START_TEST(pcg32_uniform_stays_in_interval)
 }
 END_TEST
 
+/* Jumping ahead lands where stepping does, for strides made of every bit pattern up to
+ * 2^12 and for a few with high bits (checked by stepping in the other direction: 2^64 -
+ * delta steps forward are delta steps back). */
+START_TEST(pcg32_advance_equals_stepping)
+{
+    for (uint64_t delta = 0; delta <= 4096; delta += delta < 64 ? 1 : 61) {
+        Pcg32 stepped, jumped;
+        pcg32_seed(&stepped, 42, 54);
+        jumped = stepped;
+        for (uint64_t k = 0; k < delta; k++)
+            pcg32_next(&stepped);
+        pcg32_advance(&jumped, delta);
+        ck_assert_uint_eq(jumped.state, stepped.state);
+        ck_assert_uint_eq(pcg32_next(&jumped), pcg32_next(&stepped));
+    }
+    const uint64_t far[] = {1ull << 40, (1ull << 63) + 12345, 0x9e3779b97f4a7c15ull};
+    for (size_t k = 0; k < sizeof far / sizeof *far; k++) {
+        Pcg32 start, there;
+        pcg32_seed(&start, 7, 3);
+        there = start;
+        pcg32_advance(&there, far[k]);
+        ck_assert_uint_ne(there.state, start.state);
+        pcg32_advance(&there, 0 - far[k]); /* the period is 2^64 */
+        ck_assert_uint_eq(there.state, start.state);
+    }
+}
+END_TEST
+
 START_TEST(pcg32_shuffle_is_a_permutation)
 {
     Pcg32 rng;
@@ -91,6 +119,7 @@ Suite *rng_suite(void)
     tcase_add_test(tc, pcg32_streams_differ_and_repeat);
     tcase_add_test(tc, pcg32_below_is_in_range_and_covers_it);
     tcase_add_test(tc, pcg32_uniform_stays_in_interval);
+    tcase_add_test(tc, pcg32_advance_equals_stepping);
     tcase_add_test(tc, pcg32_shuffle_is_a_permutation);
     suite_add_tcase(s, tc);
     return s;

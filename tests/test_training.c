@@ -173,7 +173,7 @@ enum { N_PAIRS = 8, MAX_WORDS = 7, MAX_STEPS = 600 };
 START_TEST(model_overfits_eight_pairs_and_decodes_them_exactly)
 {
     const Dims d = {.src_vocab = 16, .tgt_vocab = 16, .emb = 16, .enc_hidden = 24,
-                    .dec_hidden = 32, .attn = 16, .readout = 32};
+                    .dec_hidden = 32, .attn = 16, .readout = 32, .enc_layers = 1};
     int src_words[N_PAIRS][MAX_WORDS], tgt_words[N_PAIRS][MAX_WORDS];
     int src_n[N_PAIRS], tgt_n[N_PAIRS];
     const int *src[N_PAIRS], *tgt[N_PAIRS];
@@ -244,7 +244,7 @@ END_TEST
 static void check_sparse_steps_equal_dense(OptimKind kind)
 {
     Dims d = {.src_vocab = 40, .tgt_vocab = 30, .emb = 6, .enc_hidden = 5, .dec_hidden = 7,
-              .attn = 4, .readout = 5};
+              .attn = 4, .readout = 5, .enc_layers = 1};
     enum { PAIRS = 4, WORDS = 6, STEPS = 5 };
     Batch batches[2];
     Pcg32 rng;

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
         return 2;
     }
     Dims d = {atoi(argv[1]), atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
-              atoi(argv[6]), atoi(argv[7])};
+              atoi(argv[6]), atoi(argv[7]), .enc_layers = 1};
     int B = atoi(argv[8]);
     uint64_t seed = strtoull(argv[9], NULL, 10);
 
