@@ -79,6 +79,11 @@ int cmd_align(int argc, char **argv)
     memset(&c, 0, sizeof c);
     if (checkpoint_load(&ck, model, 0, &err) < 0)
         goto done;
+    if (ck.dims.score == SCORE_NONE) {
+        error_set(&err, "%s: the model has no attention (model.attention: none), so no "
+                  "alignments", model);
+        goto done;
+    }
     CorpusSpec spec = {.src_path = src, .tgt_path = tgt,
                        .level = ck.config.data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD,
                        .lowercase = ck.config.data.lowercase, .max_length = 0,

@@ -291,6 +291,13 @@ int cmd_translate(int argc, char **argv)
         o.beam = (int)cfg->translate.beam_size;
     if (o.alpha < 0)
         o.alpha = cfg->translate.alpha;
+    if (ck.dims.score == SCORE_NONE && (o.align || o.show || o.unk_replace || json_path)) {
+        const char *opt = o.align ? "--alignment" : o.show ? "--show-attention"
+                        : o.unk_replace ? "--unk-replace" : "--out-alignments";
+        error_set(&err, "%s: the model `%s` has no attention (model.attention: none)", opt, model);
+        checkpoint_free(&ck);
+        return cmd_error(&err, EXIT_USAGE);
+    }
     if (o.n_best > o.beam) {
         checkpoint_free(&ck);
         return cmd_usage_error("--n-best: at most --beam hypotheses (got more than %s)",

@@ -804,8 +804,11 @@ static int key_error(const Config *cfg, Error *err, const char *path, const char
     int k = find_key(path);
     if (k >= 0 && cfg->origin.line[k] > 0)
         return error_at(err, cfg->origin.file, cfg->origin.line[k], cfg->origin.col[k], "%s", msg);
-    if (k >= 0 && cfg->origin.line[k] < 0)
-        return error_set(err, "--set %s: %s", path, msg);
+    if (k >= 0 && cfg->origin.line[k] < 0) { /* "--set KEY: ...", KEY said once */
+        size_t n = strlen(path);
+        const char *rest = !strncmp(msg, path, n) && !strncmp(msg + n, ": ", 2) ? msg + n + 2 : msg;
+        return error_set(err, "--set %s: %s", path, rest);
+    }
     if (cfg->origin.file[0])
         return error_at(err, cfg->origin.file, 0, 0, "%s", msg);
     return error_set(err, "%s", msg);

@@ -108,6 +108,8 @@ static int choose_probes(Trainer *t, Error *err)
     const Config *cfg = t->cfg;
     const ConfigIntList *lines = &cfg->alignments.lines;
     int want = lines->n ? lines->n : (int)cfg->alignments.probes;
+    if (cfg->model.attention == ATTENTION_NONE) /* nothing attends: nothing to dump */
+        want = 0;
     if (want > t->valid.n)
         want = t->valid.n;
     t->probes = xmalloc_array((size_t)want + 1, sizeof(int));
@@ -542,7 +544,7 @@ static int test_best(Trainer *t, Error *err)
     evaluate(&e, P, &t->tgt_vocab, level, cfg->translate.detokenize, cfg->translate.max_output_ratio,
              cfg->translate.max_output_extra, &s);
     char aer_text[160] = "", aer_json[160] = "";
-    if (t->has_test_gold) {
+    if (t->has_test_gold && cfg->model.attention != ATTENTION_NONE) {
         AerCounts aer;
         double entropy;
         evaluate_alignments(&e, P, &t->test_gold, &aer, &entropy);
@@ -594,6 +596,13 @@ static int step(Trainer *t)
     double t0 = now_seconds();
     batcher_next(&t->batcher, &t->batch);
     batch_sort_by_target(&t->batch); /* lets the decoder skip ended sentences */
+    /* Dropout's masks come from this step's own window of 2^32 draws on the dropout
+     * stream, so a resumed run draws exactly what a run straight through does. */
+    Regularization reg = {cfg->model.embedding_dropout, cfg->model.readout_dropout,
+                          cfg->training.label_smoothing, {0, 0}};
+    pcg32_seed(&reg.rng, (uint64_t)cfg->seed, RNG_STREAM_DROPOUT);
+    pcg32_advance(&reg.rng, (uint64_t)t->prog.step << 32);
+    model_set_regularization(&t->ws, &reg);
     gradient_zero(&t->G);
     double loss = gradient_forward_backward(&t->G, &t->ws, &t->P, &t->batch);
     t->prog.step++;
@@ -637,6 +646,14 @@ static void log_header(Trainer *t, int resumed)
     }
     rundir_log(&t->run, "vocabularies: source %d, target %d; model: %zu parameters; run "
                "directory: %s", t->src_vocab.size, t->tgt_vocab.size, t->P.n, t->run.dir);
+    const Config *cfg = t->cfg;
+    rundir_log(&t->run, "model: %s encoder (%d layer%s), %s decoder, attention %s; embedding "
+               "dropout %g, readout dropout %g, label smoothing %g", cell_name(t->dims.enc_cell),
+               t->dims.enc_layers, t->dims.enc_layers > 1 ? "s" : "", cell_name(t->dims.dec_cell),
+               score_name(t->dims.score), cfg->model.embedding_dropout, cfg->model.readout_dropout,
+               cfg->training.label_smoothing);
+    if (t->dims.score == SCORE_NONE && cfg->alignments.every > 0)
+        rundir_log(&t->run, "no attention (model.attention: none): no alignments to dump");
     if (resumed)
         rundir_log(&t->run, "resuming at step %ld (epoch %.3f)", t->prog.step,
                    batcher_epoch_progress(&t->batcher));

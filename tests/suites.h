@@ -24,5 +24,6 @@ Suite *checkpoint_suite(void);
 Suite *faults_suite(void);
 Suite *regress_suite(void);
 Suite *badinput_suite(void);
+Suite *variants_suite(void);
 
 #endif

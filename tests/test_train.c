@@ -100,23 +100,44 @@ START_TEST(train_writes_the_run_directory_and_its_config_retrains_identically)
 }
 END_TEST
 
+/* The default model, and one with every stateful addition of the variants: an LSTM
+ * decoder (its cell state), dropout (its per-step masks), label smoothing and a deeper
+ * encoder. */
+static const char *const RESUME_VARIANTS[][6] = {
+    {NULL},
+    {"model.decoder_cell=lstm", "model.encoder_layers=2", "model.embedding_dropout=0.2",
+     "model.readout_dropout=0.3", "training.label_smoothing=0.1", NULL},
+};
+
 START_TEST(resume_continues_bit_identically)
 {
     char dir[512], straight[600], split[600], set_dir[640];
-    scratch_dir(dir, sizeof dir, "resume");
+    scratch_dir(dir, sizeof dir, _i ? "resume-variant" : "resume");
     write_tiny_setup(dir);
     snprintf(straight, sizeof straight, "%s/straight", dir);
     snprintf(split, sizeof split, "%s/split", dir);
+    const char *sets[10];
+    int n = 0;
+    for (const char *const *v = RESUME_VARIANTS[_i]; *v; v++)
+        sets[n++] = *v;
     snprintf(set_dir, sizeof set_dir, "run_dir=%s", straight);
-    const char *sets_a[] = {set_dir, NULL};
-    ck_assert_int_eq(train(S2S, dir, sets_a, NULL, NULL), 0);
+    sets[n] = set_dir;
+    sets[n + 1] = NULL;
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
     /* 7 steps (not a validation step, not an epoch boundary), then resume to 20 */
     snprintf(set_dir, sizeof set_dir, "run_dir=%s", split);
-    const char *sets_b[] = {set_dir, "training.max_steps=7", NULL};
-    ck_assert_int_eq(train(S2S, dir, sets_b, NULL, NULL), 0);
+    sets[n + 1] = "training.max_steps=7";
+    sets[n + 2] = NULL;
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
     char config[600];
     snprintf(config, sizeof config, "%s/tiny.yaml", dir);
-    const char *argv[] = {S2S, "train", config, "--resume", split, NULL};
+    const char *argv[20] = {S2S, "train", config, "--resume", split};
+    int a = 5;
+    for (int k = 0; k < n; k++) { /* the settings of the checkpoint, given again */
+        argv[a++] = "--set";
+        argv[a++] = sets[k];
+    }
+    argv[a] = NULL;
     ck_assert_int_eq(run_command(argv, NULL, NULL, NULL), 0);
     assert_same_weights(straight, split);
     char *la = train_losses(straight), *lb = train_losses(split);
@@ -481,7 +502,7 @@ Suite *train_suite(void)
     TCase *tc = tcase_create("cli");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, train_writes_the_run_directory_and_its_config_retrains_identically);
-    tcase_add_test(tc, resume_continues_bit_identically);
+    tcase_add_loop_test(tc, resume_continues_bit_identically, 0, 2);
     tcase_add_test(tc, resume_refuses_changed_settings_and_fresh_runs_refuse_old_directories);
     tcase_add_test(tc, sigint_saves_and_exits_130);
     tcase_add_test(tc, sigterm_saves_and_exits_143);
