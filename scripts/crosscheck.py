@@ -4,7 +4,11 @@
 For each size, the C core (float build, then double build) writes its weights, a
 padded batch, its loss and every gradient (tests/crosscheck/crosscheck_dump.c). This
 script loads the weights into the reference PyTorch model of ../shared/bench/torch_ref.py
-in float64, recomputes loss and gradients with autograd and compares:
+in float64, recomputes loss and gradients with autograd and compares. Then the same for
+each model variant: the attention scores with torch_ref's own model, and other cells
+(torch.nn.LSTM, RNN and their cells), deeper encoders, dropout (with the masks the C
+pass drew) and label smoothing (torch's cross_entropy) with a subclass of it whose
+forward pass is written out below. Tolerances:
   float build:  loss to 1e-5 relative, each gradient tensor to 1e-4 relative norm;
   double build: loss to 1e-12 relative, each gradient tensor to 1e-10 relative norm.
 With --s2s, it also tokenizes the Tatoeba valid and test files (both languages, with
@@ -33,6 +37,22 @@ SIZES = [
 ]
 TOLERANCES = {"float": (1e-5, 1e-4), "double": (1e-12, 1e-10)}
 
+# The variants, each at one size where p = 2n (so dot is valid):
+# (score, encoder cell, decoder cell, encoder layers, embedding dropout, readout dropout,
+#  label smoothing).
+VARIANT_SIZE = (50, 60, 16, 12, 24, 20, 28, 6, 4)
+VARIANTS = [
+    ("dot", "gru", "gru", 1, 0, 0, 0),
+    ("general", "gru", "gru", 1, 0, 0, 0),
+    ("scaled_dot", "gru", "gru", 1, 0, 0, 0),
+    ("none", "gru", "gru", 1, 0, 0, 0),
+    ("additive", "lstm", "lstm", 1, 0, 0, 0),
+    ("additive", "rnn", "rnn", 1, 0, 0, 0),
+    ("scaled_dot", "lstm", "gru", 3, 0, 0, 0),
+    ("additive", "gru", "gru", 1, 0.3, 0.4, 0.1),
+    ("general", "rnn", "lstm", 2, 0.2, 0.3, 0.2),
+]
+
 # C tensor name -> PyTorch parameter name in torch_ref.RNNSearch.
 TORCH_NAMES = {
     "E_x": "emb_x.weight", "E_y": "emb_y.weight",
@@ -42,11 +62,22 @@ TORCH_NAMES = {
     "enc_bwd.b_i": "encoder.bias_ih_l0_reverse", "enc_bwd.b_h": "encoder.bias_hh_l0_reverse",
     "W_s": "init_s.weight", "b_s": "init_s.bias",
     "W_a": "W_a.weight", "U_a": "U_a.weight", "b_a": "U_a.bias", "v_a": "v_a.weight",
+    "W_g": "W_g.weight", "W_q": "W_q.weight", "W_k": "W_k.weight",
     "dec.W_i": "decoder.weight_ih", "dec.W_h": "decoder.weight_hh",
     "dec.b_i": "decoder.bias_ih", "dec.b_h": "decoder.bias_hh",
     "W_t": "readout.weight", "b_t": "readout.bias",
     "W_o": "out.weight", "b_o": "out.bias",
 }
+
+
+def torch_name(c_name):
+    """The torch parameter of a C tensor; encoder layers above the first are
+    enc_fwd_l1.W_i -> encoder.weight_ih_l1 and so on."""
+    if "_l" in c_name.split(".")[0]:
+        side, layer = c_name.split(".")[0].split("_l")
+        base = TORCH_NAMES[side + "." + c_name.split(".")[1]]
+        return base.replace("_l0", "_l" + layer)
+    return TORCH_NAMES[c_name]
 
 
 def load_torch_ref():
@@ -74,6 +105,11 @@ def parse_dump(text):
             dump["precision"] = head[1]
         elif key in ("dims", "batch"):
             dump[key] = [int(x) for x in head[1:]]
+        elif key == "variant":
+            dump[key] = (head[1], head[2], head[3], int(head[4]), float(head[5]),
+                         float(head[6]), float(head[7]))
+        elif key in ("mask_x", "mask_y", "mask_t"):
+            dump[key] = [float(x) for x in next(lines).split()]
         elif key in ("src", "src_len", "tgt_in", "tgt_out"):
             dump[key] = [int(x) for x in next(lines).split()]
         elif key in ("param", "grad"):
@@ -90,44 +126,110 @@ def rel_norm(a, b, torch):
     return (torch.linalg.norm(a - b) / max(torch.linalg.norm(b).item(), 1e-300)).item()
 
 
-def check(dump_binary, size, torch_ref):
+def variant_model(torch_ref, dims, variant):
+    """torch_ref's RNNSearch with variant's cells, encoder depth, dropout masks and label
+    smoothing. Plain score variants (GRU, one layer, no dropout or smoothing) use
+    torch_ref's model and forward pass unchanged."""
     torch = torch_ref.torch
-    text = subprocess.run([dump_binary] + [str(x) for x in size], check=True,
-                          capture_output=True, text=True).stdout
+    nn, F = torch.nn, torch.nn.functional
+    score, enc_cell, dec_cell, layers, emb_drop, ro_drop, smoothing = variant
+    vx, vy, m, n, p, a, l = dims
+    if (enc_cell, dec_cell, layers, emb_drop, ro_drop, smoothing) == ("gru", "gru", 1, 0, 0, 0):
+        model = torch_ref.RNNSearch(vx, vy, m, n, p, a, l, score)
+        return model, lambda batch, masks: model(*batch)
+
+    class Variant(torch_ref.RNNSearch):
+        def __init__(self):
+            super().__init__(vx, vy, m, n, p, a, l, score)
+            recurrent = {"gru": nn.GRU, "lstm": nn.LSTM, "rnn": nn.RNN}[enc_cell]
+            self.encoder = recurrent(m, n, num_layers=layers, bidirectional=True)
+            self.decoder = {"gru": nn.GRUCell, "lstm": nn.LSTMCell, "rnn": nn.RNNCell}[dec_cell](
+                m + 2 * n, p)
+
+        def loss(self, src, src_len, tgt_in, tgt_out, masks):
+            """MODEL.md's forward pass; an LSTM decoder starts from cell state 0."""
+            S, B = src.shape
+            src_mask = torch.arange(S).unsqueeze(1) < src_len.unsqueeze(0)
+            ex = self.emb_x(src)
+            if "mask_x" in masks:                  # embedding dropout, the C pass's masks
+                ex = ex * masks["mask_x"]
+            packed = torch_ref.pack_padded_sequence(ex, src_len, enforce_sorted=False)
+            out, _ = self.encoder(packed)
+            H, _ = torch_ref.pad_packed_sequence(out, total_length=S)
+            s = torch.tanh(self.init_s(H[0, :, n:]))
+            cell = torch.zeros_like(s)
+            keys, c_fixed = self.source_side(H, src_len)
+            ey = self.emb_y(tgt_in)
+            if "mask_y" in masks:
+                ey = ey * masks["mask_y"]
+            states, contexts = [], []
+            for i in range(tgt_in.size(0)):
+                c = c_fixed if score == "none" else self.attention(s, H, keys, src_mask)[0]
+                x = torch.cat([ey[i], c], dim=1)
+                if dec_cell == "lstm":
+                    s, cell = self.decoder(x, (s, cell))
+                else:
+                    s = self.decoder(x, s)
+                states.append(s)
+                contexts.append(c)
+            real = tgt_out != torch_ref.PAD
+            t = torch.tanh(self.readout(torch.cat([torch.stack(states)[real],
+                                                   torch.stack(contexts)[real], ey[real]], dim=1)))
+            if "mask_t" in masks:
+                t = t * masks["mask_t"]
+            return F.cross_entropy(self.out(t), tgt_out[real], label_smoothing=smoothing)
+
+    model = Variant()
+    return model, lambda batch, masks: model.loss(*batch, masks)
+
+
+def check(dump_binary, size, torch_ref, variant=None):
+    torch = torch_ref.torch
+    args = [str(x) for x in size] + ([str(x) for x in variant] if variant else [])
+    text = subprocess.run([dump_binary] + args, check=True, capture_output=True, text=True).stdout
     dump = parse_dump(text)
     vx, vy, m, n, p, a, l = dump["dims"]
     B, S, T = dump["batch"]
-    model = torch_ref.RNNSearch(vx, vy, m, n, p, a, l, "additive").double()
+    variant = dump["variant"]
+    model, loss_of = variant_model(torch_ref, dump["dims"], variant)
+    model = model.double()
     params = dict(model.named_parameters())
-    assert set(params) == set(TORCH_NAMES.values()), "unmapped torch parameters"
+    names = {c_name: torch_name(c_name) for c_name in dump["param"]}
+    assert set(params) == set(names.values()), "unmapped torch parameters: %s" % sorted(
+        set(params) ^ set(names.values()))
     with torch.no_grad():
         for c_name, values in dump["param"].items():
-            w = params[TORCH_NAMES[c_name]]
+            w = params[names[c_name]]
             w.copy_(torch.tensor(values, dtype=torch.float64).view_as(w))
     src = torch.tensor(dump["src"]).view(S, B)
     src_len = torch.tensor(dump["src_len"])
     tgt_in = torch.tensor(dump["tgt_in"]).view(T, B)
     tgt_out = torch.tensor(dump["tgt_out"]).view(T, B)
-    loss = model(src, src_len, tgt_in, tgt_out)
+    shapes = {"mask_x": (S, B, m), "mask_y": (T, B, m), "mask_t": (-1, l)}
+    masks = {k: torch.tensor(dump[k], dtype=torch.float64).view(*shapes[k])
+             for k in shapes if k in dump}
+    loss = loss_of((src, src_len, tgt_in, tgt_out), masks)
     loss.backward()
 
     precision = dump["precision"]
     loss_tol, grad_tol = TOLERANCES[precision]
     loss_err = abs(dump["loss"] - loss.item()) / abs(loss.item())
     ok = loss_err <= loss_tol
-    print("crosscheck %s build, V_x=%d V_y=%d m=%d n=%d p=%d a=%d l=%d B=%d (S=%d T=%d): "
+    print("crosscheck %s build, %s attention, %s encoder x%d, %s decoder, dropout %g/%g, "
+          "smoothing %g, V_x=%d V_y=%d m=%d n=%d p=%d a=%d l=%d B=%d (S=%d T=%d): "
           "loss C %.10f torch %.10f, relative error %.2e%s"
-          % (precision, vx, vy, m, n, p, a, l, B, S, T, dump["loss"], loss.item(), loss_err,
-             "" if loss_err <= loss_tol else "  FAIL"))
+          % ((precision, variant[0], variant[1], variant[3], variant[2]) + variant[4:] +
+             (vx, vy, m, n, p, a, l, B, S, T, dump["loss"], loss.item(), loss_err,
+              "" if loss_err <= loss_tol else "  FAIL")))
     worst = 0.0
     for c_name, values in dump["grad"].items():
-        w = params[TORCH_NAMES[c_name]]
+        w = params[names[c_name]]
         g_c = torch.tensor(values, dtype=torch.float64).view_as(w)
         err = rel_norm(g_c, w.grad, torch)
         worst = max(worst, err)
         flag = "" if err <= grad_tol else "  FAIL"
         ok = ok and err <= grad_tol
-        print("  %-12s |g| %.3e  relative norm of the difference %.2e%s"
+        print("  %-16s |g| %.3e  relative norm of the difference %.2e%s"
               % (c_name, torch.linalg.norm(w.grad).item(), err, flag))
     print("  worst gradient tensor: %.2e (tolerance %.0e)" % (worst, grad_tol))
     return ok
@@ -169,6 +271,8 @@ def main():
     for binary in args.dump:
         for size in SIZES:
             ok = check(binary, size, torch_ref) and ok
+        for variant in VARIANTS:
+            ok = check(binary, VARIANT_SIZE, torch_ref, variant) and ok
     print("CROSSCHECK %s" % ("PASSED" if ok else "FAILED"))
     return 0 if ok else 1
 

@@ -205,15 +205,16 @@ static int load_dims(Dims *d, const Config *cfg, const CkptSection *s, const cha
     return 0;
 }
 
-/* The stored tensor table must be the one these sizes give. */
+/* The stored tensor table must be the one these sizes and this architecture give. The
+ * first tensor that differs is named with both shapes: that says more than the counts
+ * (a config naming another cell or score than the weights were trained with). */
 static int check_tensors(const Params *p, const CkptSection *s, const char *name, Error *err)
 {
     Unpack u = {s->data, s->len, 0, 0};
     int64_t n = take_i64(&u);
-    if (u.bad || n != p->n_tensors)
-        return error_set(err, "checkpoint `%s`: %lld tensors, this model has %d", name,
-                          (long long)n, p->n_tensors);
-    for (int t = 0; t < p->n_tensors; t++) {
+    if (u.bad || n < 0 || n > MODEL_MAX_TENSORS)
+        return error_set(err, "checkpoint `%s`: bad tensor table", name);
+    for (int t = 0; t < n && t < p->n_tensors; t++) {
         const Tensor *x = &p->tensors[t];
         const unsigned char *start = u.b + u.at;
         const unsigned char *nul = u.at < u.len ? memchr(start, '\0', u.len - u.at) : NULL;
@@ -221,11 +222,16 @@ static int check_tensors(const Params *p, const CkptSection *s, const char *name
             return error_set(err, "checkpoint `%s`: bad tensor table", name);
         u.at += (size_t)(nul - start) + 1;
         int64_t rows = take_i64(&u), cols = take_i64(&u);
-        if (u.bad || strcmp((const char *)start, x->name) || rows != x->rows || cols != x->cols)
-            return error_set(err, "checkpoint `%s`: tensor %d is %s (%lld x %lld), this model "
+        if (u.bad)
+            return error_set(err, "checkpoint `%s`: bad tensor table", name);
+        if (strcmp((const char *)start, x->name) || rows != x->rows || cols != x->cols)
+            return error_set(err, "checkpoint `%s`: tensor %d is %.40s (%lld x %lld), this model "
                              "expects %s (%d x %d)", name, t + 1, (const char *)start,
                              (long long)rows, (long long)cols, x->name, x->rows, x->cols);
     }
+    if (n != p->n_tensors)
+        return error_set(err, "checkpoint `%s`: %lld tensors, this model has %d", name,
+                         (long long)n, p->n_tensors);
     return 0;
 }
 

@@ -75,6 +75,72 @@ static char *make_checkpoint(const char *dir, size_t *size)
     return bytes;
 }
 
+/* Saves a GRU, additive model of (3, 4, 5, 6, 7) with vocabularies of 5 words, under a
+ * config that says decoder_cell and attention, with the model's source vocabulary size
+ * recorded as 5 + extra_src; returns the message of loading it back ("" if it loads). */
+static const char *mismatch_error(const char *dir, ConfigCell decoder_cell,
+                                  ConfigAttention attention, int extra_src)
+{
+    static Error err;
+    Config cfg;
+    config_defaults(&cfg);
+    snprintf(cfg.data.train_src, sizeof cfg.data.train_src, "a");
+    snprintf(cfg.data.train_tgt, sizeof cfg.data.train_tgt, "b");
+    cfg.training.scheduling = SCHEDULING_NONE;
+    cfg.model.decoder_cell = decoder_cell;
+    cfg.model.attention = attention;
+    cfg.model.encoder_size = 4; /* the sizes of Dims below: dot is valid */
+    cfg.model.decoder_size = 8;
+    ck_assert_int_eq(config_validate(&cfg, &err), 0);
+    char *yaml = config_to_yaml(&cfg);
+    Vocab counts, src, tgt;
+    vocab_init(&counts);
+    vocab_count(&counts, "hello");
+    vocab_build(&src, &counts, 0, 1);
+    vocab_build(&tgt, &counts, 0, 1);
+    Dims d = {src.size, tgt.size, 3, 4, 8, 6, 7, .enc_layers = 1};
+    Params p;
+    params_alloc(&p, &d);
+    d.src_vocab += extra_src;
+    char path[600];
+    snprintf(path, sizeof path, "%s/mismatch.ckpt", dir);
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, &err) == 0, "%s", err.msg);
+    Checkpoint ck;
+    err.msg[0] = '\0';
+    checkpoint_load(&ck, path, 0, &err);
+    checkpoint_free(&ck);
+    params_free(&p);
+    vocab_free(&counts);
+    vocab_free(&src);
+    vocab_free(&tgt);
+    free(yaml);
+    return err.msg;
+}
+
+/* The config stored in a checkpoint says which tensors the model has: weights of
+ * another architecture or vocabularies of another size are refused, naming the first
+ * tensor that differs and both shapes. */
+START_TEST(weights_of_another_architecture_are_refused_with_both_shapes)
+{
+    char dir[512], expected[1400];
+    scratch_dir(dir, sizeof dir, "mismatch");
+    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_ADDITIVE, 0), "");
+    /* tensors: E_x E_y, 4 per encoder direction, W_s b_s, W_a U_a b_a v_a, dec.W_i (17th) */
+    snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: tensor 17 is dec.W_i "
+             "(24 x 11), this model expects dec.W_i (32 x 11)", dir);
+    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_LSTM, ATTENTION_ADDITIVE, 0), expected);
+    snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: tensor 13 is W_a (6 x 8), "
+             "this model expects W_g (8 x 8)", dir);
+    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_GENERAL, 0), expected);
+    snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: tensor 13 is W_a (6 x 8), "
+             "this model expects dec.W_i (24 x 11)", dir);
+    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_DOT, 0), expected);
+    snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: vocabularies of 5 and 5 "
+             "words for a model of 6 and 5", dir);
+    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_ADDITIVE, 1), expected);
+}
+END_TEST
+
 static const char *load_error(const char *bytes, size_t size)
 {
     static Error err;
@@ -242,6 +308,7 @@ Suite *checkpoint_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, crc32_matches_the_published_check_value);
     tcase_add_test(tc, checkpoint_round_trips_and_refuses_damage);
+    tcase_add_test(tc, weights_of_another_architecture_are_refused_with_both_shapes);
     tcase_add_test(tc, checkpoint_refuses_other_versions_platforms_and_impossible_sizes);
     tcase_add_test(tc, format_v1_golden_checkpoint_still_translates);
     suite_add_tcase(s, tc);

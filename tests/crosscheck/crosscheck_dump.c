@@ -2,9 +2,14 @@
  * the C core computes for them, as text, for scripts/crosscheck.py to recompute in
  * PyTorch. Built twice: against the float core and against the double core.
  *
- * usage: crosscheck_dump V_x V_y m n p a l B seed > dump.txt */
+ * usage: crosscheck_dump V_x V_y m n p a l B seed
+ *                        [score enc_cell dec_cell layers emb_dropout readout_dropout smoothing]
+ * With dropout, the masks the forward pass drew are written too, in (position, batch)
+ * layouts: mask_x (S, B, m), mask_y (T, B, m) and mask_t over the real target
+ * positions in (step, sentence) order, as PyTorch indexes them. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "batch.h"
 #include "model.h"
@@ -17,6 +22,38 @@ static void print_ints(const char *name, const int *v, int count)
     printf("%s %d\n", name, count);
     for (int k = 0; k < count; k++)
         printf("%d%c", v[k], k + 1 < count ? ' ' : '\n');
+}
+
+static void print_reals(const char *name, const real *v, size_t count)
+{
+    printf("%s %zu\n", name, count);
+    for (size_t k = 0; k < count; k++)
+        printf("%.17g%c", (double)v[k], k + 1 < count ? ' ' : '\n');
+}
+
+/* The index of word in names[0..n), or -1. */
+static int lookup(const char *word, const char *const *names, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(word, names[k]))
+            return k;
+    return -1;
+}
+
+/* The target-embedding mask in (T, B, m) layout: the decoder keeps only the rows each
+ * step computes (step_row); rows it left out are padding, and get 1. */
+static void print_mask_y(const Workspace *ws)
+{
+    const int T = ws->T, B = ws->B, m = ws->dims.emb;
+    real *full = malloc(sizeof(real) * (size_t)T * B * m);
+    for (size_t k = 0; k < (size_t)T * B * m; k++)
+        full[k] = 1;
+    for (int i = 0; i < T; i++)
+        for (int b = 0; b < ws->active[i]; b++)
+            memcpy(full + ((size_t)i * B + b) * m, ws->mask_y + ((size_t)ws->step_row[i] + b) * m,
+                   sizeof(real) * m);
+    print_reals("mask_y", full, (size_t)T * B * m);
+    free(full);
 }
 
 static void print_tensors(const char *kind, const Params *p)
@@ -32,12 +69,31 @@ static void print_tensors(const char *kind, const Params *p)
 
 int main(int argc, char **argv)
 {
-    if (argc != 10) {
-        fprintf(stderr, "usage: crosscheck_dump V_x V_y m n p a l B seed\n");
+    if (argc != 10 && argc != 17) {
+        fprintf(stderr, "usage: crosscheck_dump V_x V_y m n p a l B seed [score enc_cell dec_cell "
+                "layers emb_dropout readout_dropout smoothing]\n");
         return 2;
     }
     Dims d = {atoi(argv[1]), atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
               atoi(argv[6]), atoi(argv[7]), .enc_layers = 1};
+    Regularization reg = {0};
+    if (argc == 17) {
+        static const char *const scores[] = {"additive", "dot", "general", "scaled_dot", "none"};
+        static const char *const cells[] = {"gru", "lstm", "rnn"};
+        int score = lookup(argv[10], scores, 5), enc = lookup(argv[11], cells, 3);
+        int dec = lookup(argv[12], cells, 3);
+        d.enc_layers = atoi(argv[13]);
+        if (score < 0 || enc < 0 || dec < 0 || d.enc_layers < 1 || d.enc_layers > MODEL_MAX_LAYERS) {
+            fprintf(stderr, "crosscheck_dump: bad variant\n");
+            return 2;
+        }
+        d.score = (ScoreKind)score;
+        d.enc_cell = (CellKind)enc;
+        d.dec_cell = (CellKind)dec;
+        reg.embedding_dropout = atof(argv[14]);
+        reg.readout_dropout = atof(argv[15]);
+        reg.label_smoothing = atof(argv[16]);
+    }
     int B = atoi(argv[8]);
     uint64_t seed = strtoull(argv[9], NULL, 10);
 
@@ -74,19 +130,31 @@ int main(int argc, char **argv)
         P.mem[k] = (real)pcg32_uniform(&init, -0.5f, 0.5f);
     Workspace ws;
     model_workspace_init(&ws, &d, B, bt.src_steps, bt.tgt_steps, 1);
+    pcg32_seed(&reg.rng, seed, RNG_STREAM_DROPOUT);
+    model_set_regularization(&ws, &reg);
     double loss = model_forward(&ws, &P, &bt);
-    model_backward(&G, &ws, &P, &bt);
 
     printf("precision %s\n", REAL_NAME);
     printf("dims %d %d %d %d %d %d %d\n", d.src_vocab, d.tgt_vocab, d.emb, d.enc_hidden,
            d.dec_hidden, d.attn, d.readout);
+    printf("variant %s %s %s %d %.17g %.17g %.17g\n", score_name(d.score), cell_name(d.enc_cell),
+           cell_name(d.dec_cell), d.enc_layers, reg.embedding_dropout, reg.readout_dropout,
+           reg.label_smoothing);
     printf("batch %d %d %d\n", bt.batch_size, bt.src_steps, bt.tgt_steps);
+    if (reg.embedding_dropout > 0) {
+        print_reals("mask_x", ws.mask_x, (size_t)bt.src_steps * B * d.emb);
+        print_mask_y(&ws);
+    }
+    if (reg.readout_dropout > 0)
+        print_reals("mask_t", ws.mask_t, (size_t)ws.N * d.readout);
     print_ints("src", bt.src, bt.src_steps * B);
     print_ints("src_len", bt.src_len, B);
     print_ints("tgt_in", bt.tgt_in, bt.tgt_steps * B);
     print_ints("tgt_out", bt.tgt_out, bt.tgt_steps * B);
     print_tensors("param", &P);
     printf("loss %.17g\n", loss);
+    /* backward reuses the readout's memory, mask_t among it: after the masks are out */
+    model_backward(&G, &ws, &P, &bt);
     print_tensors("grad", &G);
 
     model_workspace_free(&ws);
