@@ -124,7 +124,13 @@ int cmd_gradcheck(int argc, char **argv)
     batch_init(&bt, n, GRADCHECK_MAX_WORDS + 1, GRADCHECK_MAX_WORDS + 1);
     batch_fill(&bt, n, src, src_n, tgt, tgt_n);
     Dims d = checkpoint_dims(&cfg, src_vocab.size, tgt_vocab.size);
-    double worst = modelcheck_run(&d, &bt, (uint64_t)cfg.seed, samples);
+    Regularization reg = {cfg.model.embedding_dropout, cfg.model.readout_dropout,
+                          cfg.training.label_smoothing, {0, 0}};
+    printf("model: %s encoder (%d layer%s), %s decoder, attention %s; embedding dropout %g, "
+           "readout dropout %g, label smoothing %g\n", cell_name(d.enc_cell), d.enc_layers,
+           d.enc_layers > 1 ? "s" : "", cell_name(d.dec_cell), score_name(d.score),
+           reg.embedding_dropout, reg.readout_dropout, reg.label_smoothing);
+    double worst = modelcheck_run(&d, &bt, (uint64_t)cfg.seed, samples, &reg);
     batch_free(&bt);
     corpus_free(&corpus);
     vocab_free(&src_counts);

@@ -46,7 +46,8 @@ static size_t pick_elements(const real *grad, size_t count, long samples, Pcg32 
     return take;
 }
 
-double modelcheck_run(const Dims *d, const Batch *bt, uint64_t seed, long samples)
+double modelcheck_run(const Dims *d, const Batch *bt, uint64_t seed, long samples,
+                      const Regularization *reg)
 {
     Check c = {.bt = bt};
     Params G;
@@ -56,6 +57,11 @@ double modelcheck_run(const Dims *d, const Batch *bt, uint64_t seed, long sample
     pcg32_seed(&rng, seed, RNG_STREAM_INIT);
     fill_uniform(c.P.mem, c.P.n, &rng, -0.5, 0.5);
     model_workspace_init(&c.ws, d, bt->batch_size, bt->src_steps, bt->tgt_steps, 1);
+    if (reg) {
+        Regularization r = *reg;
+        pcg32_seed(&r.rng, seed, RNG_STREAM_DROPOUT);
+        model_set_regularization(&c.ws, &r);
+    }
     double loss = model_forward(&c.ws, &c.P, bt);
     model_backward(&G, &c.ws, &c.P, bt);
     printf("gradient check in double precision: %d sentence pairs, loss %.6f, %zu parameters\n",

@@ -12,8 +12,10 @@
 
 /* Checks every tensor: every element if samples is 0, else up to samples elements of
  * each (those with a non-zero gradient first, chosen by a seeded PCG32, plus two
- * whose gradient is zero). Prints a row per tensor to stdout and returns the worst
- * relative error. */
-double modelcheck_run(const Dims *d, const Batch *bt, uint64_t seed, long samples);
+ * whose gradient is zero). With dropout and label smoothing as reg says (NULL: none;
+ * its rng is seeded here), the masks the same at every evaluation. Prints a row per
+ * tensor to stdout and returns the worst relative error. */
+double modelcheck_run(const Dims *d, const Batch *bt, uint64_t seed, long samples,
+                      const Regularization *reg);
 
 #endif

@@ -493,6 +493,21 @@ START_TEST(gradcheck_command_checks_the_configured_model)
     ck_assert_ptr_nonnull(strstr(out, "  W_a "));
     ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
     free(out);
+    /* a variant, with its dropout and label smoothing */
+    const char *variant[] = {S2S, "gradcheck", path, "--samples", "8", "--set", "model.attention=general",
+                             "--set", "model.decoder_cell=lstm", "--set", "model.encoder_layers=2",
+                             "--set", "model.readout_dropout=0.5", "--set", "training.label_smoothing=0.1",
+                             NULL};
+    ck_assert_int_eq(run_command(variant, out_path, NULL, NULL), 0);
+    out = read_file(out_path);
+    printf("%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "model: gru encoder (2 layers), lstm decoder, attention general; "
+                                      "embedding dropout 0, readout dropout 0.5, label smoothing 0.1\n"));
+    ck_assert_ptr_nonnull(strstr(out, "  W_g "));
+    ck_assert_ptr_nonnull(strstr(out, "  enc_bwd_l1.W_h "));
+    ck_assert_ptr_null(strstr(out, "  W_a "));
+    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
+    free(out);
 }
 END_TEST
 
