@@ -44,11 +44,13 @@ const GenTask *gen_find(const char *name);
  * Returns 0, or -1 with err set (an I/O failure). */
 int gen_write(const GenTask *task, const char *dir, int n_train, uint64_t seed, Error *err);
 
-/* The generators, one per task (gen_simple.c, gen_dates.c, gen_fr.c, gen_de.c). */
+/* The generators, one per task (gen_simple.c, gen_dates.c, gen_fr.c, gen_de.c,
+ * gen_long.c). */
 void gen_copy(GenPair *p, Pcg32 *rng);
 void gen_reverse(GenPair *p, Pcg32 *rng);
 void gen_dates(GenPair *p, Pcg32 *rng);
 void gen_toy_fr(GenPair *p, Pcg32 *rng);
 void gen_toy_de(GenPair *p, Pcg32 *rng);
+void gen_toy_fr_long(GenPair *p, Pcg32 *rng);
 
 #endif

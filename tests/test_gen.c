@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "gen.h"
+#include "rng.h"
 #include "suites.h"
 #include "tokenize.h"
 
@@ -245,6 +246,56 @@ START_TEST(copy_and_reverse_links_are_the_diagonals)
 }
 END_TEST
 
+/* toy-fr-long: lengths spread over 4 to 50 words (each group of ten holds at least 5%
+ * of the pairs), clauses joined by and -> et (linked), one full stop, at the end. */
+START_TEST(toy_fr_long_spreads_lengths_to_50_and_links_the_joins)
+{
+    enum { PAIRS = 2000 };
+    Pcg32 rng;
+    pcg32_seed(&rng, 5, RNG_STREAM_DATA);
+    int groups[5] = {0}, longest = 0, joins = 0;
+    static GenPair p;
+    for (int k = 0; k < PAIRS; k++) {
+        memset(&p, 0, sizeof p);
+        gen_toy_fr_long(&p, &rng);
+        ck_assert_int_ge(p.n_src, 4);
+        ck_assert_int_le(p.n_src, 50);
+        groups[(p.n_src - 1) / 10]++;
+        longest = p.n_src > longest ? p.n_src : longest;
+        ck_assert_str_eq(p.src[p.n_src - 1], ".");
+        ck_assert_str_eq(p.tgt[p.n_tgt - 1], ".");
+        int n_and = 0, n_et = 0;
+        for (int j = 0; j < p.n_src - 1; j++)
+            ck_assert_str_ne(p.src[j], ".");
+        for (int i = 0; i < p.n_tgt; i++)
+            n_et += !strcmp(p.tgt[i], "et");
+        for (int j = 0; j < p.n_src; j++) {
+            if (strcmp(p.src[j], "and"))
+                continue;
+            n_and++;
+            int linked = 0;
+            for (int l = 0; l < p.n_links; l++)
+                if (p.link_src[l] == j) {
+                    ck_assert_str_eq(p.tgt[p.link_tgt[l]], "et");
+                    linked++;
+                }
+            ck_assert_int_eq(linked, 1);
+        }
+        ck_assert_int_eq(n_and, n_et);
+        joins += n_and;
+        for (int l = 0; l < p.n_links; l++) {
+            ck_assert(p.link_src[l] >= 0 && p.link_src[l] < p.n_src);
+            ck_assert(p.link_tgt[l] >= 0 && p.link_tgt[l] < p.n_tgt);
+        }
+    }
+    printf("toy-fr-long: %d, %d, %d, %d, %d pairs of 1-10 ... 41-50 words; %d joins\n", groups[0],
+           groups[1], groups[2], groups[3], groups[4], joins);
+    for (int g = 0; g < 5; g++)
+        ck_assert_int_ge(groups[g], PAIRS / 20);
+    ck_assert_int_eq(longest, 50);
+}
+END_TEST
+
 Suite *gen_suite(void)
 {
     Suite *s = suite_create("gen");
@@ -255,6 +306,7 @@ Suite *gen_suite(void)
     tcase_add_test(tc, toy_de_links_join_words_and_their_translations);
     tcase_add_test(tc, dates_link_each_part_to_its_value);
     tcase_add_test(tc, copy_and_reverse_links_are_the_diagonals);
+    tcase_add_test(tc, toy_fr_long_spreads_lengths_to_50_and_links_the_joins);
     suite_add_tcase(s, tc);
     return s;
 }

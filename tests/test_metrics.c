@@ -176,6 +176,76 @@ START_TEST(eval_command_prints_sacrebleu_lines_and_refuses_bad_input)
 }
 END_TEST
 
+/* Each group of --by-length scores exactly as s2s eval scores that group's lines alone
+ * (the sacreBLEU-exact scorer, on ../shared's 300 pairs; sources of 1 to 9 words). */
+START_TEST(eval_by_length_scores_each_group_as_its_lines_alone)
+{
+    char dir[512], hyp[700], ref[700], src[700], out[600], err[600];
+    scratch_dir(dir, sizeof dir, "bylength");
+    snprintf(hyp, sizeof hyp, "%s/metrics/perturbed-en/hyp.txt", shared_dir());
+    snprintf(ref, sizeof ref, "%s/metrics/perturbed-en/ref.txt", shared_dir());
+    snprintf(src, sizeof src, "%s/src.txt", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    FILE *f = fopen(src, "w");
+    for (int k = 0; k < 300; k++) { /* line k: (k * 7 % 9) + 1 words, spaces doubled here and there */
+        for (int w = 0; w <= k * 7 % 9; w++)
+            fprintf(f, "%sw%d", w == 0 ? "" : w % 3 ? " " : "  ", w);
+        fputc('\n', f);
+    }
+    fclose(f);
+    const char *argv[] = {S2S, "eval", "--hyp", hyp, "--ref", ref, "--src", src, "--by-length", "4",
+                          "--metric", "bleu", "--metric", "chrf", NULL};
+    ck_assert_int_eq(run_command(argv, out, err, NULL), 0);
+    char *text = read_file(out);
+    char *hyp_all = read_file(hyp), *ref_all = read_file(ref);
+    /* lines of each group into files of their own, scored alone */
+    const int lo[] = {1, 5, 9}, hi[] = {4, 8, 12};
+    for (int g = 0; g < 3; g++) {
+        char gh[700], gr[700], gout[700], expected[1024];
+        snprintf(gh, sizeof gh, "%s/h%d.txt", dir, g);
+        snprintf(gr, sizeof gr, "%s/r%d.txt", dir, g);
+        snprintf(gout, sizeof gout, "%s/o%d.txt", dir, g);
+        FILE *fh = fopen(gh, "w"), *fr = fopen(gr, "w");
+        int n = 0;
+        char *hs = hyp_all, *rs = ref_all;
+        for (int k = 0; k < 300; k++) {
+            char *he = strchr(hs, '\n'), *re = strchr(rs, '\n');
+            int words = k * 7 % 9 + 1;
+            if (words >= lo[g] && words <= hi[g]) {
+                fprintf(fh, "%.*s\n", (int)(he - hs), hs);
+                fprintf(fr, "%.*s\n", (int)(re - rs), rs);
+                n++;
+            }
+            hs = he + 1;
+            rs = re + 1;
+        }
+        fclose(fh);
+        fclose(fr);
+        const char *alone[] = {S2S, "eval", "--hyp", gh, "--ref", gr, "--metric", "bleu", "--metric",
+                               "chrf", NULL};
+        ck_assert_int_eq(run_command(alone, gout, err, NULL), 0);
+        char *single = read_file(gout);
+        char *bleu = single, *chrf = strchr(single, '\n') + 1;
+        chrf[-1] = '\0';
+        snprintf(expected, sizeof expected, "length %d-%d (%d sentences): %s\nlength %d-%d (%d "
+                 "sentences): %s", lo[g], hi[g], n, bleu, lo[g], hi[g], n, chrf);
+        ck_assert_msg(strstr(text, expected) != NULL, "no `%s` in\n%s", expected, text);
+        free(single);
+    }
+    ck_assert_ptr_null(strstr(text, "length 13-"));
+    free(text);
+    free(hyp_all);
+    free(ref_all);
+    /* the two options go together */
+    const char *half[] = {S2S, "eval", "--hyp", hyp, "--ref", ref, "--by-length", "4", NULL};
+    ck_assert_int_eq(run_command(half, out, err, NULL), 2);
+    char line[512];
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "s2s: error: --src and --by-length go together (see s2s eval --help)");
+}
+END_TEST
+
 Suite *metrics_suite(void)
 {
     Suite *s = suite_create("metrics");
@@ -184,6 +254,7 @@ Suite *metrics_suite(void)
     tcase_add_test(tc, tokenizer_13a_splits_like_mteval);
     tcase_add_test(tc, exact_match_counts_identical_lines);
     tcase_add_test(tc, eval_command_prints_sacrebleu_lines_and_refuses_bad_input);
+    tcase_add_test(tc, eval_by_length_scores_each_group_as_its_lines_alone);
     suite_add_tcase(s, tc);
     return s;
 }
