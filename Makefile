@@ -113,15 +113,16 @@ asan:
 	    $(MAKE) --no-print-directory B=build/asan PROG=build/asan/s2s OPT="$(SANITIZE)" test
 
 # The whole unit suite under valgrind (the normal build), following every s2s the tests
-# start, except the fault loops (tag `loop`: hundreds of runs, covered by test and
-# asan). Each process logs to build/valgrind-logs/; -q leaves a log empty unless
+# start, except the fault loops (tag `loop`: hundreds of runs) and the length
+# experiment's script (tag `slow`: minutes of training under valgrind), both covered by
+# test and asan. Each process logs to build/valgrind-logs/; -q leaves a log empty unless
 # valgrind found an error or a definite leak, so any non-empty log fails the target.
 VALGRIND := valgrind -q --trace-children=yes --trace-children-skip='/bin/*,/usr/bin/*' \
             --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
             --show-leak-kinds=definite --log-file=$(CURDIR)/build/valgrind-logs/%p.log
 valgrind: $(TEST_BINS)
 	rm -rf build/valgrind-logs && mkdir -p build/valgrind-logs
-	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=20 CK_EXCLUDE_TAGS=loop $(VALGRIND) ./$(B)/check_s2s
+	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=20 CK_EXCLUDE_TAGS="loop slow" $(VALGRIND) ./$(B)/check_s2s
 	sh scripts/valgrind-verdict.sh build/valgrind-logs
 
 # Training speed against the PyTorch baseline, side by side (README, issue 7).

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "alignread.h"
 #include "cli.h"
@@ -185,6 +186,54 @@ START_TEST(dot_attention_needs_a_decoder_twice_the_encoder)
 }
 END_TEST
 
+/* scripts/length-experiment.sh end to end on a tiny budget (2 s of training, 300 pairs):
+ * it writes the corpus, trains and translates with each model, and its report has a row
+ * per model with a BLEU for every length group, a well-formed plot with one line per
+ * model, the attention figure of the attention model, and the verdict line. Whether the
+ * verdict holds needs real training (README); here the exit is 0 (it holds) or 1 (not). */
+START_TEST(length_experiment_script_reports_bleu_by_length)
+{
+    char dir[512], out[600], cmd[2400], path[700];
+    scratch_dir(dir, sizeof dir, "lengthexp");
+    snprintf(out, sizeof out, "%s/exp", dir);
+    snprintf(cmd, sizeof cmd, "S2S='%s' sh scripts/length-experiment.sh --seconds 2 --size 300 "
+             "--scores 'none additive' --out '%s' > '%s/stdout.txt' 2> '%s/stderr.txt'", S2S, out,
+             dir, dir);
+    int status = system(cmd);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) <= 1, "the script failed (%d): see %s",
+                  status, dir);
+    snprintf(path, sizeof path, "%s/table.md", out);
+    char *table = read_file(path);
+    ck_assert_ptr_nonnull(strstr(table, "| model.attention | 1-10 | 11-20 | 21-30 | 31-40 | 41-50 |"));
+    for (int k = 0; k < 2; k++) {
+        const char *row = k ? "\n| additive | " : "\n| none | ";
+        char *at = strstr(table, row);
+        ck_assert_msg(at != NULL, "no row `%s` in\n%s", row + 1, table);
+        int cells = 0;
+        for (char *c = at + 1; *c && *c != '\n'; c++)
+            cells += *c == '|';
+        ck_assert_int_eq(cells, 11); /* the name, 5 groups, all, drop, exact, AER, steps */
+    }
+    free(table);
+    snprintf(path, sizeof path, "%s/bleu-by-length.svg", out);
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", path);
+    ck_assert_int_eq(system(cmd), 0);
+    char *svg = read_file(path);
+    int lines = 0;
+    for (char *at = svg; (at = strstr(at, "<polyline")); at++)
+        lines++;
+    ck_assert_int_eq(lines, 2);
+    free(svg);
+    snprintf(path, sizeof path, "%s/alignments/additive.svg", out);
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", path);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/summary.txt", out);
+    char *summary = read_file(path);
+    ck_assert_ptr_nonnull(strstr(summary, "none loses "));
+    free(summary);
+}
+END_TEST
+
 Suite *variants_suite(void)
 {
     Suite *s = suite_create("variants");
@@ -193,5 +242,11 @@ Suite *variants_suite(void)
     tcase_add_loop_test(tc, every_variant_trains_translates_and_decodes_as_it_trains, 0, N_VARIANTS);
     tcase_add_test(tc, dot_attention_needs_a_decoder_twice_the_encoder);
     suite_add_tcase(s, tc);
+    /* seconds of training and thousands of sentences translated: not under valgrind */
+    TCase *script = tcase_create("script");
+    tcase_set_tags(script, "slow");
+    tcase_set_timeout(script, 300);
+    tcase_add_test(script, length_experiment_script_reports_bleu_by_length);
+    suite_add_tcase(s, script);
     return s;
 }
