@@ -115,16 +115,6 @@ void gru_step_backward(real *dh_prev, real *dxg, int ld_dxg, real *dhg, real *dW
                 dhp[k] += dhb[k] * z[k];
         }
     }
-    if (!dW_h) /* the caller accumulates the weight gradients of many steps at once */
-        goto input_gradient;
-    column_sums_add(db_h, dhg, B, G, G);
-    /* forward: hg = h_prev W_h^T, so dW_h (3H, H) += dhg^T (3H, B) . h_prev (B, H) */
-    if (h_prev)
-        matmul(CblasTrans, CblasNoTrans, G, H, B,
-                   1, dhg, G, h_prev, ld_h, 1, dW_h, H);
-input_gradient:
-    /* dh_prev (B, H) += dhg (B, 3H) . W_h (3H, H) */
-    if (dh_prev && h_prev)
-        matmul(CblasNoTrans, CblasNoTrans, B, H, G,
-                   1, dhg, G, W_h, H, 1, dh_prev, ld_dh);
+    /* forward: hg = h_prev W_h^T + b_h */
+    hidden_projection_backward(dh_prev, ld_dh, dW_h, db_h, dhg, h_prev, ld_h, W_h, B, H, G);
 }

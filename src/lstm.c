@@ -106,13 +106,6 @@ void lstm_step_backward(real *dh_prev, real *dcell, real *dxg, int ld_dxg, real 
         /* the input and the hidden projections enter the same pre-activations */
         memcpy(dx, da, sizeof(real) * (size_t)G);
     }
-    if (dW_h) {
-        column_sums_add(db_h, dhg, B, G, G);
-        /* forward: hg = h_prev W_h^T, so dW_h (4H, H) += dhg^T (4H, B) . h_prev (B, H) */
-        if (h_prev)
-            matmul(CblasTrans, CblasNoTrans, G, H, B, 1, dhg, G, h_prev, ld_h, 1, dW_h, H);
-    }
-    /* dh_prev (B, H) += dhg (B, 4H) . W_h (4H, H) */
-    if (dh_prev && h_prev)
-        matmul(CblasNoTrans, CblasNoTrans, B, H, G, 1, dhg, G, W_h, H, 1, dh_prev, ld_dh);
+    /* forward: hg = h_prev W_h^T + b_h */
+    hidden_projection_backward(dh_prev, ld_dh, dW_h, db_h, dhg, h_prev, ld_h, W_h, B, H, G);
 }

@@ -35,6 +35,20 @@ void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x
         column_sums_add(db, dy, rows, out, out);
 }
 
+void hidden_projection_backward(real *dh_prev, int ld_dh, real *dW_h, real *db_h, const real *dhg,
+                                const real *h_prev, int ld_h, const real *W_h, int B, int H, int G)
+{
+    if (dW_h) {
+        column_sums_add(db_h, dhg, B, G, G);
+        /* dW_h (G, H) += dhg^T (G, B) . h_prev (B, H) */
+        if (h_prev)
+            matmul(CblasTrans, CblasNoTrans, G, H, B, 1, dhg, G, h_prev, ld_h, 1, dW_h, H);
+    }
+    /* dh_prev (B, H) += dhg (B, G) . W_h (G, H) */
+    if (dh_prev && h_prev)
+        matmul(CblasNoTrans, CblasNoTrans, B, H, G, 1, dhg, G, W_h, H, 1, dh_prev, ld_dh);
+}
+
 SIMD_CLONES void column_sums_add(real *sums, const real *m, int rows, int cols, int ld)
 {
     for (int r = 0; r < rows; r++) {

@@ -16,6 +16,14 @@ void linear_forward(real *y, const real *x, const real *W, const real *b,
 void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,
                      const real *W, int rows, int in, int out);
 
+/* Backward of a recurrent cell's hidden projection hg (B, G) = h_prev (B, H, row stride
+ * ld_h) . W_h^T (H, G) + b_h, from its gradient dhg (B, G): accumulates db_h and dW_h
+ * (skipped if dW_h is NULL: a caller that keeps every step's dhg takes all steps in one
+ * product) and dh_prev (row stride ld_dh; skipped if NULL). h_prev NULL is the zero
+ * state: no dW_h, no dh_prev. */
+void hidden_projection_backward(real *dh_prev, int ld_dh, real *dW_h, real *db_h, const real *dhg,
+                                const real *h_prev, int ld_h, const real *W_h, int B, int H, int G);
+
 /* sums (cols) += column sums of m (rows, cols), row stride ld. */
 void column_sums_add(real *sums, const real *m, int rows, int cols, int ld);
 

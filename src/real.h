@@ -27,6 +27,7 @@ typedef double real;
 #define tanh_forward tanh_forward_f64
 #define tanh_backward tanh_backward_f64
 #define column_sums_add column_sums_add_f64
+#define hidden_projection_backward hidden_projection_backward_f64
 #define softmax_xent_forward softmax_xent_forward_f64
 #define softmax_xent_backward softmax_xent_backward_f64
 #define gru_step_forward gru_step_forward_f64

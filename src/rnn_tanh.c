@@ -59,13 +59,6 @@ void rnn_tanh_step_backward(real *dh_prev, real *dxg, int ld_dxg, real *dhg, rea
         tanh_backward(da, dh + (size_t)b * ld_dh, cache + (size_t)b * H, (size_t)H);
         memcpy(dx, da, sizeof(real) * (size_t)H);
     }
-    if (dW_h) {
-        column_sums_add(db_h, dhg, B, H, H);
-        /* forward: a = h_prev W_h^T + ..., so dW_h (H, H) += dhg^T (H, B) . h_prev (B, H) */
-        if (h_prev)
-            matmul(CblasTrans, CblasNoTrans, H, H, B, 1, dhg, H, h_prev, ld_h, 1, dW_h, H);
-    }
-    /* dh_prev (B, H) += dhg (B, H) . W_h (H, H) */
-    if (dh_prev && h_prev)
-        matmul(CblasNoTrans, CblasNoTrans, B, H, H, 1, dhg, H, W_h, H, 1, dh_prev, ld_dh);
+    /* forward: a = h_prev W_h^T + b_h + xg */
+    hidden_projection_backward(dh_prev, ld_dh, dW_h, db_h, dhg, h_prev, ld_h, W_h, B, H, H);
 }

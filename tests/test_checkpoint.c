@@ -24,22 +24,30 @@ START_TEST(crc32_matches_the_published_check_value)
 }
 END_TEST
 
+/* A valid config (the defaults and a training corpus) with `model` as given, and the
+ * vocabularies of one word ("hello") it goes with. */
+static void small_config(Config *cfg, Vocab *counts, Vocab *src, Vocab *tgt)
+{
+    snprintf(cfg->data.train_src, sizeof cfg->data.train_src, "a");
+    snprintf(cfg->data.train_tgt, sizeof cfg->data.train_tgt, "b");
+    cfg->training.scheduling = SCHEDULING_NONE;
+    Error err;
+    ck_assert_msg(config_validate(cfg, &err) == 0, "%s", err.msg);
+    vocab_init(counts);
+    vocab_count(counts, "hello");
+    vocab_build(src, counts, 0, 1);
+    vocab_build(tgt, counts, 0, 1);
+}
+
 /* A small model-only checkpoint in dir/x.ckpt; returns its bytes. */
 static char *make_checkpoint(const char *dir, size_t *size)
 {
     Config cfg;
     config_defaults(&cfg);
-    snprintf(cfg.data.train_src, sizeof cfg.data.train_src, "a");
-    snprintf(cfg.data.train_tgt, sizeof cfg.data.train_tgt, "b");
-    cfg.training.scheduling = SCHEDULING_NONE;
-    Error err;
-    ck_assert_int_eq(config_validate(&cfg, &err), 0);
-    char *yaml = config_to_yaml(&cfg);
     Vocab counts, src, tgt;
-    vocab_init(&counts);
-    vocab_count(&counts, "hello");
-    vocab_build(&src, &counts, 0, 1);
-    vocab_build(&tgt, &counts, 0, 1);
+    small_config(&cfg, &counts, &src, &tgt);
+    Error err;
+    char *yaml = config_to_yaml(&cfg);
     Dims d = {src.size, tgt.size, 3, 4, 5, 6, 7, .enc_layers = 1};
     Params p;
     params_alloc(&p, &d);
@@ -84,20 +92,13 @@ static const char *mismatch_error(const char *dir, ConfigCell decoder_cell,
     static Error err;
     Config cfg;
     config_defaults(&cfg);
-    snprintf(cfg.data.train_src, sizeof cfg.data.train_src, "a");
-    snprintf(cfg.data.train_tgt, sizeof cfg.data.train_tgt, "b");
-    cfg.training.scheduling = SCHEDULING_NONE;
     cfg.model.decoder_cell = decoder_cell;
     cfg.model.attention = attention;
     cfg.model.encoder_size = 4; /* the sizes of Dims below: dot is valid */
     cfg.model.decoder_size = 8;
-    ck_assert_int_eq(config_validate(&cfg, &err), 0);
-    char *yaml = config_to_yaml(&cfg);
     Vocab counts, src, tgt;
-    vocab_init(&counts);
-    vocab_count(&counts, "hello");
-    vocab_build(&src, &counts, 0, 1);
-    vocab_build(&tgt, &counts, 0, 1);
+    small_config(&cfg, &counts, &src, &tgt);
+    char *yaml = config_to_yaml(&cfg);
     Dims d = {src.size, tgt.size, 3, 4, 8, 6, 7, .enc_layers = 1};
     Params p;
     params_alloc(&p, &d);
