@@ -12,6 +12,7 @@
 #include "checkpoint.h"
 #include "command.h"
 #include "heatmap.h"
+#include "linereader.h"
 #include "mem.h"
 #include "tokenize.h"
 
@@ -181,42 +182,6 @@ static void flush_batch(Decoder *dec, const Options *o, Pending *pend, int n_pen
     }
 }
 
-/* Reads the next line of in, without its "\n" or "\r\n", into *line (grown as needed).
- * A line over max bytes is read through but not kept, so that one huge line cannot take
- * the memory: *too_long is set and the length is 0. Returns the length, or -1 at the end
- * of the input. */
-static long read_line(FILE *in, char **line, size_t *cap, size_t max, int *too_long)
-{
-    size_t n = 0;
-    int c, any = 0;
-    *too_long = 0;
-    while ((c = getc(in)) != EOF && c != '\n') {
-        any = 1;
-        if (*too_long)
-            continue;
-        if (n == max + 1) { /* max + 1 bytes are kept: room for a '\r' to strip */
-            *too_long = 1;
-            continue;
-        }
-        if (n + 2 > *cap) {
-            *cap = *cap * 2 + 256;
-            *line = xrealloc_array(*line, *cap, 1);
-        }
-        (*line)[n++] = (char)c;
-    }
-    if (!any && c == EOF)
-        return -1;
-    if (n > 0 && (*line)[n - 1] == '\r')
-        n--;
-    if (*too_long || n > max) {
-        *too_long = 1;
-        n = 0;
-    }
-    if (*line)
-        (*line)[n] = '\0';
-    return (long)n;
-}
-
 static int parse_options(Options *o, const char **model, const char **json_path, int argc, char **argv)
 {
     for (int a = 0; a < argc; a++) {
@@ -318,24 +283,27 @@ int cmd_translate(int argc, char **argv)
     Pending pend[BATCH] = {0};
     int n_pend = 0;
     Tokens tokens = {0};
-    char *line = NULL;
-    size_t cap = 0;
-    long len, line_no = 0;
-    int too_long;
+    /* read(2) by blocks: a line typed on a terminal is translated at once, and a line
+     * over data.max_line_bytes is never held in memory */
+    LineReader in;
+    linereader_fd(&in, STDIN_FILENO, "stdin", "input");
+    size_t len;
+    int too_long, got;
     TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
-    while ((len = read_line(stdin, &line, &cap, (size_t)cfg->data.max_line_bytes, &too_long)) >= 0) {
-        line_no++;
+    while ((got = linereader_next(&in, (size_t)cfg->data.max_line_bytes, &len, &too_long, &err)) == 1) {
+        const long line_no = in.line_no;
+        const char *line = in.line;
         Pending *p = &pend[n_pend++];
         p->line_no = line_no;
         size_t bad_at, bad_len;
         if (too_long) {
             fprintf(stderr, "s2s: warning: stdin:%ld: line longer than data.max_line_bytes (%ld); "
                     "wrote an empty line\n", line_no, cfg->data.max_line_bytes);
-        } else if (utf8_validate(line, (size_t)len, &bad_at, &bad_len) < 0) {
+        } else if (utf8_validate(line, len, &bad_at, &bad_len) < 0) {
             fprintf(stderr, "s2s: warning: stdin:%ld:%zu: invalid UTF-8; wrote an empty line\n",
                     line_no, bad_at + 1);
         } else {
-            int n = tokenize_line(&tokens, line, (size_t)len, level, cfg->data.lowercase);
+            int n = tokenize_line(&tokens, line, len, level, cfg->data.lowercase);
             if (n == 0) {
                 fprintf(stderr, "s2s: warning: stdin:%ld: empty line; wrote an empty line\n", line_no);
             } else {
@@ -368,12 +336,12 @@ int cmd_translate(int argc, char **argv)
         for (int k = 0; k < n_pend; k++)
             free_pending(&pend[k]);
     }
-    free(line);
+    linereader_close(&in);
     tokens_free(&tokens);
     batch_free(&bt);
     decoder_free(&dec);
     checkpoint_free(&ck);
-    rc = EXIT_OK;
+    rc = got < 0 ? cmd_error(&err, EXIT_FAILED) : EXIT_OK; /* what was read is translated */
     if (o.json && (ferror(o.json) | fclose(o.json))) {
         error_errno(&err, "cannot write", json_path);
         rc = cmd_error(&err, EXIT_IO);

@@ -7,111 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linereader.h"
 #include "mem.h"
 
 /* ---- lines ---------------------------------------------------------------------------- */
-
-typedef struct {
-    FILE *f;
-    const char *path;
-    char block[1 << 16];
-    size_t pos, end;
-    int at_eof;
-    char *line;
-    size_t line_cap;
-    long line_no;
-} LineReader;
-
-static int reader_open(LineReader *r, const char *path, Error *err)
-{
-    memset(r, 0, sizeof *r);
-    r->path = path;
-    r->f = fopen(path, "rb");
-    if (!r->f)
-        return error_errno(err, "cannot open corpus", path);
-    return 0;
-}
-
-static void reader_close(LineReader *r)
-{
-    if (r->f)
-        fclose(r->f);
-    free(r->line);
-    r->f = NULL;
-    r->line = NULL;
-}
-
-/* Reads the next line (without "\n" or "\r\n") into r->line. Returns 1, 0 at the end
- * of the file, or -1 on a read error. A line longer than max_bytes is read through but
- * not kept: *too_long is set and *len is 0. */
-static int reader_next(LineReader *r, size_t max_bytes, size_t *len, int *too_long, Error *err)
-{
-    size_t n = 0;
-    int got_any = 0;
-    *too_long = 0;
-    for (;;) {
-        if (r->pos == r->end) {
-            if (r->at_eof)
-                break;
-            r->end = fread(r->block, 1, sizeof r->block, r->f);
-            r->pos = 0;
-            if (r->end == 0) {
-                if (ferror(r->f))
-                    return error_errno(err, "cannot read corpus", r->path);
-                r->at_eof = 1;
-                break;
-            }
-        }
-        got_any = 1;
-        char *start = r->block + r->pos;
-        size_t avail = r->end - r->pos;
-        char *nl = memchr(start, '\n', avail);
-        size_t take = nl ? (size_t)(nl - start) : avail;
-        r->pos += take + (nl ? 1 : 0);
-        if (!*too_long) {
-            if (n + take > max_bytes + 1) { /* +1: room for a '\r' to strip */
-                *too_long = 1;
-            } else {
-                if (n + take + 1 > r->line_cap) {
-                    r->line_cap = (n + take + 1) * 2;
-                    r->line = xrealloc_array(r->line, r->line_cap, 1);
-                }
-                memcpy(r->line + n, start, take);
-                n += take;
-            }
-        }
-        if (nl)
-            break;
-    }
-    if (!got_any)
-        return 0;
-    r->line_no++;
-    if (*too_long) {
-        *len = 0;
-        return 1;
-    }
-    if (n > 0 && r->line[n - 1] == '\r')
-        n--;
-    if (n > max_bytes) {
-        *too_long = 1;
-        *len = 0;
-        return 1;
-    }
-    if (!r->line) {
-        r->line_cap = 16;
-        r->line = xmalloc(r->line_cap);
-    }
-    r->line[n] = '\0';
-    *len = n;
-    return 1;
-}
 
 /* Counts the lines left in r (for the line-count mismatch message). */
 static long count_rest(LineReader *r, Error *err)
 {
     size_t len;
     int too_long, rc;
-    while ((rc = reader_next(r, 0, &len, &too_long, err)) == 1)
+    while ((rc = linereader_next(r, 0, &len, &too_long, err)) == 1)
         ;
     return rc < 0 ? -1 : r->line_no;
 }
@@ -215,10 +121,10 @@ static int read_two_files(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *
                           int counting, Error *err)
 {
     LineReader a, b;
-    if (reader_open(&a, spec->src_path, err) < 0)
+    if (linereader_open(&a, spec->src_path, "corpus", err) < 0)
         return -1;
-    if (reader_open(&b, spec->tgt_path, err) < 0) {
-        reader_close(&a);
+    if (linereader_open(&b, spec->tgt_path, "corpus", err) < 0) {
+        linereader_close(&a);
         return -1;
     }
     int rc = -1;
@@ -226,10 +132,10 @@ static int read_two_files(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *
     for (;;) {
         size_t la, lb;
         int long_a, long_b;
-        int ra = reader_next(&a, max, &la, &long_a, err);
+        int ra = linereader_next(&a, max, &la, &long_a, err);
         if (ra < 0)
             goto done;
-        int rb = reader_next(&b, max, &lb, &long_b, err);
+        int rb = linereader_next(&b, max, &lb, &long_b, err);
         if (rb < 0)
             goto done;
         if (ra == 0 || rb == 0) {
@@ -249,14 +155,14 @@ static int read_two_files(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *
             c->counts.overlong_line++;
             continue;
         }
-        if (check_utf8(a.path, a.line_no, a.line, la, err) < 0 ||
-            check_utf8(b.path, b.line_no, b.line, lb, err) < 0)
+        if (check_utf8(a.name, a.line_no, a.line, la, err) < 0 ||
+            check_utf8(b.name, b.line_no, b.line, lb, err) < 0)
             goto done;
         add_pair(c, s, spec, a.line, la, b.line, lb, a.line_no, sv, tv, counting);
     }
 done:
-    reader_close(&a);
-    reader_close(&b);
+    linereader_close(&a);
+    linereader_close(&b);
     return rc;
 }
 
@@ -264,13 +170,13 @@ static int read_tsv(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *sv, Vo
                     int counting, Error *err)
 {
     LineReader r;
-    if (reader_open(&r, spec->tsv_path, err) < 0)
+    if (linereader_open(&r, spec->tsv_path, "corpus", err) < 0)
         return -1;
     int rc = -1;
     for (;;) {
         size_t len;
         int too_long;
-        int got = reader_next(&r, (size_t)spec->max_line_bytes, &len, &too_long, err);
+        int got = linereader_next(&r, (size_t)spec->max_line_bytes, &len, &too_long, err);
         if (got <= 0) {
             rc = got;
             break;
@@ -280,11 +186,11 @@ static int read_tsv(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *sv, Vo
             c->counts.overlong_line++;
             continue;
         }
-        if (check_utf8(r.path, r.line_no, r.line, len, err) < 0)
+        if (check_utf8(r.name, r.line_no, r.line, len, err) < 0)
             break;
         char *tab = memchr(r.line, '\t', len);
         if (!tab) {
-            error_at(err, r.path, r.line_no, 0, "expected source<TAB>target, found no tab");
+            error_at(err, r.name, r.line_no, 0, "expected source<TAB>target, found no tab");
             break;
         }
         const char *first = r.line, *second = tab + 1;
@@ -296,7 +202,7 @@ static int read_tsv(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *sv, Vo
         else
             add_pair(c, s, spec, first, n_first, second, n_second, r.line_no, sv, tv, counting);
     }
-    reader_close(&r);
+    linereader_close(&r);
     return rc;
 }
 

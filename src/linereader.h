@@ -1,0 +1,37 @@
+/* linereader.h: reading text one line at a time, for corpora and for translate's stdin:
+ * lines end at "\n" only (a final line without it counts), one "\r" before it is
+ * stripped, and a line over a byte cap is read through without being held in memory.
+ * Reads a file descriptor in blocks with read(2), which on a terminal returns as soon as
+ * a line is typed, so the same reader serves files and interactive use. */
+#ifndef S2S_LINEREADER_H
+#define S2S_LINEREADER_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+typedef struct {
+    int fd, owned;         /* owned: opened here, closed by linereader_close */
+    const char *name;      /* for messages: the path, or "stdin" */
+    const char *what;      /* what it is, for messages: "corpus" */
+    char block[1 << 16];
+    size_t pos, end;
+    int at_eof;
+    char *line;            /* the current line, NUL-terminated; valid until the next call */
+    size_t line_cap;
+    long line_no;          /* lines read so far */
+} LineReader;
+
+/* Opens path ("cannot open WHAT `path`: ..." on failure). Returns 0, or -1 with err set;
+ * linereader_close is safe either way. */
+int linereader_open(LineReader *r, const char *path, const char *what, Error *err);
+/* Reads an already open descriptor (not closed by linereader_close). */
+void linereader_fd(LineReader *r, int fd, const char *name, const char *what);
+void linereader_close(LineReader *r);
+
+/* Reads the next line (without "\n" or "\r\n") into r->line. Returns 1, 0 at the end,
+ * or -1 on a read error ("cannot read WHAT `name`: ..."). A line over max_bytes is read
+ * through but not kept: *too_long is set and *len is 0. */
+int linereader_next(LineReader *r, size_t max_bytes, size_t *len, int *too_long, Error *err);
+
+#endif
