@@ -132,6 +132,12 @@ int run_command(const char *const *argv, const char *out_path, const char *err_p
     return decode_status(status);
 }
 
+int path_exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
 char *read_file(const char *path)
 {
     FILE *f = fopen(path, "rb");

@@ -35,6 +35,8 @@ typedef struct {
 int run_command_with(const char *const *argv, const char *out_path, const char *err_path,
                      const RunOptions *opt, long *max_rss_kib);
 
+/* Whether anything (a dangling link too) is at path. */
+int path_exists(const char *path);
 /* Whole file into a malloc'd NUL-terminated string ("" for a missing file). */
 char *read_file(const char *path);
 /* Writes text to path; fails the test on error. */

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -25,12 +24,6 @@ static void write_bytes(const char *path, const char *bytes, size_t n)
     ck_assert_msg(f != NULL, "cannot write %s", path);
     ck_assert_uint_eq(fwrite(bytes, 1, n, f), n);
     ck_assert_int_eq(fclose(f), 0);
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) == 0;
 }
 
 /* Names in dir (without . and ..), sorted, joined by spaces. */
@@ -82,45 +75,12 @@ static void log_line(const char *dir, const char *prefix, char *out, size_t cap)
     free(log);
 }
 
-/* dir/c.yaml: one step of a tiny model on the given data section (YAML lines), run
- * directory dir/run (removed first). */
-static void write_config(const char *dir, const char *data)
-{
-    char config[600], run[600], text[8192], clean[700];
-    snprintf(config, sizeof config, "%s/c.yaml", dir);
-    snprintf(run, sizeof run, "%s/run", dir);
-    snprintf(text, sizeof text,
-             "run_dir: %s\ndata:\n%s\nmodel:\n  embedding_size: 4\n  encoder_size: 4\n"
-             "  decoder_size: 8\n  attention_size: 4\n  readout_size: 8\n"
-             "training:\n  max_steps: 1\n  threads: 1\n", run, data);
-    write_file(config, text);
-    snprintf(clean, sizeof clean, "rm -rf '%s'", run);
-    ck_assert_int_eq(system(clean), 0);
-}
-
-/* Trains as write_config says; returns the exit code and the first line of stderr. A
- * failed run must not have created its run directory. */
-static int train_on(const char *dir, const char *data, char *line, size_t cap)
-{
-    char config[600], err_path[600], run[600];
-    snprintf(config, sizeof config, "%s/c.yaml", dir);
-    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
-    snprintf(run, sizeof run, "%s/run", dir);
-    write_config(dir, data);
-    const char *argv[] = {S2S, "train", config, NULL};
-    int rc = run_command(argv, NULL, err_path, NULL);
-    first_line(err_path, line, cap);
-    if (rc != 0)
-        ck_assert_msg(!exists(run), "the failed run (exit %d: %s) created %s", rc, line, run);
-    return rc;
-}
-
-/* train_on with data.train_src and data.train_tgt. */
+/* train_on_data with data.train_src and data.train_tgt. */
 static int train_pair(const char *dir, const char *src, const char *tgt, char *line, size_t cap)
 {
     char data[1400];
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", src, tgt);
-    return train_on(dir, data, line, cap);
+    return train_on_data(dir, data, line, cap);
 }
 
 /* n lines "w<k> w<k+1>" (k from first), the last one without its newline if open_end. */
@@ -248,13 +208,13 @@ START_TEST(a_missing_or_unreadable_corpus_exits_2_naming_the_path)
     /* validation and test files are checked before anything is written, too */
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s\n  valid_src: %s\n  valid_tgt: %s",
              src, tgt, missing, tgt);
-    ck_assert_int_eq(train_on(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: cannot open corpus `%s`: No such file or directory",
              missing);
     ck_assert_str_eq(line, expected);
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s\n  test_src: %s\n  test_tgt: %s",
              src, tgt, src, link);
-    ck_assert_int_eq(train_on(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: cannot open corpus `%s`: No such file or directory",
              link);
     ck_assert_str_eq(line, expected);
@@ -383,11 +343,11 @@ START_TEST(invalid_utf8_in_a_corpus_exits_2_with_file_line_byte_and_hex)
     /* in a validation file and in a TSV file alike */
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s\n  valid_src: %s\n  valid_tgt: %s",
              good, good, good, src);
-    ck_assert_int_eq(train_on(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     ck_assert_str_eq(line, expected);
     write_bytes(src, "a\tb\nc\td \xed\xa0\x80\n", 13);
     snprintf(data, sizeof data, "  train_tsv: %s", src);
-    ck_assert_int_eq(train_on(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: %s:2:5: invalid UTF-8 (0xed 0xa0 0x80)", src);
     ck_assert_str_eq(line, expected);
 }
@@ -418,7 +378,7 @@ START_TEST(an_empty_corpus_exits_2_with_the_counts_and_creates_no_run_directory)
         write_file(tgt, cases[k].tgt);
         snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s\n%s", src, tgt,
                  cases[k].extra ? cases[k].extra : "");
-        ck_assert_int_eq(train_on(dir, data, line, sizeof line), 2);
+        ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
         snprintf(expected, sizeof expected, "s2s: error: no usable sentence pairs in the training "
                  "corpus `%s` (%s)", src, cases[k].counts);
         ck_assert_str_eq(line, expected);
@@ -430,7 +390,7 @@ START_TEST(an_empty_corpus_exits_2_with_the_counts_and_creates_no_run_directory)
     write_file(src, "\n\n");
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s\n  valid_src: %s\n  valid_tgt: %s",
              good, good, src, good);
-    ck_assert_int_eq(train_on(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: no usable sentence pairs in the validation corpus "
              "`%s` (read 2 pairs, kept 0; skipped: 2 empty, 0 too long, 0 over max_line_bytes)", src);
     ck_assert_str_eq(line, expected);
@@ -493,7 +453,7 @@ START_TEST(a_10_mb_line_in_a_corpus_is_skipped_and_counted_in_bounded_memory)
         write_lines(src, 0, huge ? 50 : 51, !huge);
         if (huge)
             append_huge_line(src, 0);
-        write_config(dir, data);
+        write_data_config(dir, data);
         const char *argv[] = {S2S, "train", config, NULL};
         ck_assert_int_eq(run_bounded(argv, NULL, NULL, err_path, &rss_kib[huge]), 0);
         log_line(dir, "training data: ", line, sizeof line);

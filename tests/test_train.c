@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,12 +59,6 @@ static char *train_losses(const char *run_dir)
     return out;
 }
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 START_TEST(train_writes_the_run_directory_and_its_config_retrains_identically)
 {
     char dir[512], path[700], run_b[600];
@@ -76,7 +69,7 @@ START_TEST(train_writes_the_run_directory_and_its_config_retrains_identically)
                            "checkpoints/best.ckpt"};
     for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
         snprintf(path, sizeof path, "%s/run/%s", dir, files[k]);
-        ck_assert_msg(exists(path), "%s is missing", path);
+        ck_assert_msg(path_exists(path), "%s is missing", path);
     }
     snprintf(path, sizeof path, "%s/run/metrics.jsonl", dir);
     char *metrics = read_file(path);
@@ -310,28 +303,6 @@ START_TEST(endless_nonfinite_steps_stop_with_exit_4)
 }
 END_TEST
 
-/* Runs s2s train on a config with the given data section; returns the exit code and
- * the first line of stderr. Checks that no run directory was created. */
-static int train_data(const char *dir, const char *data, char *line, size_t cap)
-{
-    char path[600], text[2048], err_path[600], run[600];
-    snprintf(path, sizeof path, "%s/data.yaml", dir);
-    snprintf(run, sizeof run, "%s/run_data", dir);
-    snprintf(text, sizeof text, "run_dir: %s\ndata:\n%s\ntraining:\n  max_steps: 1\n  threads: 1\n",
-             run, data);
-    write_file(path, text);
-    snprintf(err_path, sizeof err_path, "%s/data_err.txt", dir);
-    char clean[700];
-    snprintf(clean, sizeof clean, "rm -rf '%s'", run);
-    ck_assert_int_eq(system(clean), 0);
-    const char *argv[] = {S2S, "train", path, NULL};
-    int rc = run_command(argv, NULL, err_path, NULL);
-    first_line(err_path, line, cap);
-    if (rc != 0)
-        ck_assert_msg(!exists(run), "a failed run created %s", run);
-    return rc;
-}
-
 START_TEST(corpus_errors_name_the_file_and_line)
 {
     char dir[512], line[1024], data[2048], expected[1400];
@@ -351,40 +322,40 @@ START_TEST(corpus_errors_name_the_file_and_line)
     write_file(p[7], "a b\tx\nno tab here\n");
 
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", p[0], p[1]);
-    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 0);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 0);
 
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", p[0], p[2]);
-    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: source `%s` has 3 lines, target `%s` has 2", p[0], p[2]);
     ck_assert_str_eq(line, expected);
 
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", p[3], p[1]);
-    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: %s:3:5: invalid UTF-8 (0xc3)", p[3]);
     ck_assert_str_eq(line, expected);
 
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", p[4], p[5]);
-    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: no usable sentence pairs in the training corpus "
              "`%s` (read 3 pairs, kept 0; skipped: 3 empty, 0 too long, 0 over max_line_bytes)", p[4]);
     ck_assert_str_eq(line, expected);
 
     snprintf(data, sizeof data, "  train_src: %s/missing.src\n  train_tgt: %s", dir, p[1]);
-    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: cannot open corpus `%s/missing.src`: No such "
              "file or directory", dir);
     ck_assert_str_eq(line, expected);
 
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s", dir, p[1]);
-    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: cannot read corpus `%s`: Is a directory", dir);
     ck_assert_str_eq(line, expected);
 
     snprintf(data, sizeof data, "  train_tsv: %s", p[6]);
-    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 0);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 0);
 
     snprintf(data, sizeof data, "  train_tsv: %s", p[7]);
-    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 2);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: %s:2: expected source<TAB>target, found no tab", p[7]);
     ck_assert_str_eq(line, expected);
 }
@@ -401,8 +372,8 @@ START_TEST(skipped_pairs_are_counted_and_the_rest_stay_aligned)
     write_file(tgt, "x\ny\nz\nq\nr\n");
     snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s\n  max_length: 3\n  max_line_bytes: 64",
              src, tgt);
-    ck_assert_int_eq(train_data(dir, data, line, sizeof line), 0);
-    snprintf(path, sizeof path, "%s/run_data/train.log", dir);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 0);
+    snprintf(path, sizeof path, "%s/run/train.log", dir);
     char *log = read_file(path);
     ck_assert_ptr_nonnull(strstr(log, "training data: read 5 pairs, kept 2; skipped: 1 empty, 1 too "
                                       "long, 1 over max_line_bytes\n"));
@@ -447,7 +418,7 @@ START_TEST(a_config_error_exits_2_and_writes_nothing)
              "training.optimizer: expected one of {adam,sgd,adadelta}, got \"adamw\"");
     ck_assert_str_eq(line, expected);
     snprintf(run, sizeof run, "%s/run", dir);
-    ck_assert(!exists(run));
+    ck_assert(!path_exists(run));
 }
 END_TEST
 

@@ -94,3 +94,36 @@ void load_checkpoint(Checkpoint *ck, const char *run_dir, const char *name)
     snprintf(path, sizeof path, "%s/checkpoints/%s", run_dir, name);
     ck_assert_msg(checkpoint_load(ck, path, 1, &err) == 0, "%s", err.msg);
 }
+
+/* dir/c.yaml: one step of a tiny model on the given data section (YAML lines), run
+ * directory dir/run (removed first). */
+void write_data_config(const char *dir, const char *data)
+{
+    char config[600], run[600], text[8192], clean[700];
+    snprintf(config, sizeof config, "%s/c.yaml", dir);
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(text, sizeof text,
+             "run_dir: %s\ndata:\n%s\nmodel:\n  embedding_size: 4\n  encoder_size: 4\n"
+             "  decoder_size: 8\n  attention_size: 4\n  readout_size: 8\n"
+             "training:\n  max_steps: 1\n  threads: 1\n", run, data);
+    write_file(config, text);
+    snprintf(clean, sizeof clean, "rm -rf '%s'", run);
+    ck_assert_int_eq(system(clean), 0);
+}
+
+/* Trains as write_data_config says; returns the exit code and the first line of stderr. A
+ * failed run must not have created its run directory. */
+int train_on_data(const char *dir, const char *data, char *line, size_t cap)
+{
+    char config[600], err_path[600], run[600];
+    snprintf(config, sizeof config, "%s/c.yaml", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    snprintf(run, sizeof run, "%s/run", dir);
+    write_data_config(dir, data);
+    const char *argv[] = {S2S, "train", config, NULL};
+    int rc = run_command(argv, NULL, err_path, NULL);
+    first_line(err_path, line, cap);
+    if (rc != 0)
+        ck_assert_msg(!path_exists(run), "the failed run (exit %d: %s) created %s", rc, line, run);
+    return rc;
+}

@@ -3,6 +3,7 @@
 #ifndef S2S_TEST_TINYRUN_H
 #define S2S_TEST_TINYRUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "checkpoint.h"
@@ -24,6 +25,12 @@ void write_tiny_setup(const char *dir);
  * exit code. */
 int train(const char *binary, const char *dir, const char *const *sets, const char *const *env,
           const char *err_name);
+/* dir/c.yaml: one step of a tiny model on the given data section (YAML lines under
+ * `data:`), run directory dir/run (removed first). */
+void write_data_config(const char *dir, const char *data);
+/* Trains as write_data_config says; returns the exit code and the first line of stderr
+ * (dir/err.txt). A failed run must not have created its run directory. */
+int train_on_data(const char *dir, const char *data, char *line, size_t cap);
 /* Loads run_dir/checkpoints/name with its training state; fails the test on error. */
 void load_checkpoint(Checkpoint *ck, const char *run_dir, const char *name);
 
