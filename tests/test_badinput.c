@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h> /* chmod */
 #include <unistd.h>
 
 #include "cli.h"
