@@ -99,6 +99,18 @@ static void pack_progress(Pack *p, const Progress *g)
     pack_f64(p, g->train_seconds);
 }
 
+/* A section of its own, so checkpoints without it (format 1 as first released) load. */
+static void pack_logs(Pack *p, const Progress *g)
+{
+    pack_i64(p, g->metrics_bytes);
+    pack_i64(p, g->alignments_bytes);
+    pack_f64(p, g->log_loss);
+    pack_i64(p, g->log_steps);
+    pack_i64(p, g->log_tokens);
+    pack_f64(p, g->log_seconds);
+    pack_i64(p, g->validated_step);
+}
+
 static void pack_optim(Pack *p, const Optimizer *o)
 {
     pack_i64(p, o->kind);
@@ -113,15 +125,17 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                     const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
                     const Optimizer *optim, const Progress *progress, Error *err)
 {
-    Pack p[6] = {{0}};
+    Pack p[7] = {{0}};
     pack_dims(&p[0], dims);
     pack_vocab(&p[1], src_vocab);
     pack_vocab(&p[2], tgt_vocab);
     pack_tensor_table(&p[3], params);
     if (optim)
         pack_optim(&p[4], optim);
-    if (progress)
+    if (progress) {
         pack_progress(&p[5], progress);
+        pack_logs(&p[6], progress);
+    }
     CkptWriter w;
     int rc = -1;
     if (ckpt_begin(&w, path, err) < 0)
@@ -140,14 +154,15 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                        ckpt_section(&w, "OPTB", optim->v, state, err) < 0)))
             goto fail;
     }
-    if (progress && ckpt_section(&w, "PROG", p[5].b, p[5].len, err) < 0)
+    if (progress && (ckpt_section(&w, "PROG", p[5].b, p[5].len, err) < 0 ||
+                     ckpt_section(&w, "LOGS", p[6].b, p[6].len, err) < 0))
         goto fail;
     rc = ckpt_commit(&w, err);
     goto done;
 fail:
     ckpt_abort(&w);
 done:
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < 7; k++)
         free(p[k].b);
     return rc;
 }
@@ -282,6 +297,24 @@ static int load_training(Checkpoint *ck, const CkptFile *f, const char *name, Er
         !isfinite(p->lr) || p->lr <= 0)
         return error_set(err, "checkpoint `%s`: bad training progress", name);
     ck->optim.lr = (float)p->lr;
+    p->metrics_bytes = p->alignments_bytes = -1;
+    p->validated_step = p->step;
+    const CkptSection *logs = ckpt_find(f, "LOGS");
+    if (logs) {
+        Unpack w = {logs->data, logs->len, 0, 0};
+        p->metrics_bytes = take_i64(&w);
+        p->alignments_bytes = take_i64(&w);
+        p->log_loss = take_f64(&w);
+        p->log_steps = take_i64(&w);
+        p->log_tokens = take_i64(&w);
+        p->log_seconds = take_f64(&w);
+        p->validated_step = take_i64(&w);
+        if (w.bad || w.at != w.len || p->metrics_bytes < -1 || p->alignments_bytes < -1 ||
+            !isfinite(p->log_loss) || p->log_steps < 0 || p->log_tokens < 0 ||
+            !isfinite(p->log_seconds) || p->log_seconds < 0 || p->validated_step < 0 ||
+            p->validated_step > p->step)
+            return error_set(err, "checkpoint `%s`: bad log positions", name);
+    }
     ck->has_training = 1;
     return 0;
 }

@@ -30,6 +30,14 @@ typedef struct {
     long validations;       /* validations done */
     long tokens;            /* target tokens trained on */
     double train_seconds;   /* training time so far, validation excluded */
+    /* The run's data logs when this was saved (rundir.h; -1: not recorded, as in the
+     * checkpoints of s2s before 0.2), and what the next log line averages over: the
+     * training loss, tokens and seconds since the last one. With these a resumed run
+     * writes exactly the records a run straight through does. */
+    long long metrics_bytes, alignments_bytes;
+    double log_loss, log_seconds;
+    long log_steps, log_tokens;
+    long validated_step;    /* the step the last validation scored (older checkpoints: step) */
 } Progress;
 
 typedef struct {

@@ -38,15 +38,6 @@ uint32_t crc32_update(uint32_t crc, const void *data, size_t n)
 
 /* ---- writing --------------------------------------------------------------------------- */
 
-/* In the fault-hook build, whether op must fail now (errno is then set). */
-static int injected_failure(FaultOp op)
-{
-    int code = fault_io_error(op);
-    if (code)
-        errno = code;
-    return code != 0;
-}
-
 /* In the fault-hook build, dies once the file holds the chosen number of bytes, with
  * exactly that many in it (a torn temporary file, as a kill -9 would leave). */
 static void kill_midway(CkptWriter *w, const void *data, size_t len)
@@ -54,8 +45,8 @@ static void kill_midway(CkptWriter *w, const void *data, size_t len)
     size_t budget = fault_kill_bytes();
     if (budget == SIZE_MAX || w->size + len <= budget)
         return;
-    fwrite(data, 1, budget > w->size ? budget - w->size : 0, w->f);
-    fflush(w->f);
+    fwrite(data, 1, budget > w->size ? budget - w->size : 0, w->file.f);
+    fflush(w->file.f);
     raise(SIGKILL);
 }
 
@@ -64,9 +55,12 @@ static int write_all(CkptWriter *w, const void *data, size_t len, Error *err)
     if (w->failed)
         return -1;
     kill_midway(w, data, len);
-    if (injected_failure(FAULT_WRITE) || (len && fwrite(data, 1, len, w->f) != len)) {
+    int code = fault_io_error(FAULT_WRITE);
+    if (code)
+        errno = code;
+    if (code || (len && fwrite(data, 1, len, w->file.f) != len)) {
         w->failed = 1;
-        return error_errno(err, "cannot write checkpoint", w->tmp_path);
+        return error_errno(err, "cannot write checkpoint", w->file.tmp_path);
     }
     w->size += len;
     return 0;
@@ -85,11 +79,9 @@ static void put_u64(unsigned char *p, uint64_t v)
 int ckpt_begin(CkptWriter *w, const char *path, Error *err)
 {
     memset(w, 0, sizeof *w);
-    snprintf(w->path, sizeof w->path, "%s", path);
-    snprintf(w->tmp_path, sizeof w->tmp_path, "%s.tmp.%ld", path, (long)getpid());
-    w->f = fopen(w->tmp_path, "wb");
-    if (!w->f)
-        return error_errno(err, "cannot create checkpoint", w->tmp_path);
+    if (atomicfile_begin(&w->file, path, "checkpoint", err) < 0)
+        return -1;
+    w->file.fault_hooks = 1; /* the tests' write faults aim at checkpoints */
     /* The header is written again with the real counts at commit. */
     unsigned char header[HEADER_SIZE] = {0};
     if (write_all(w, header, sizeof header, err) < 0) {
@@ -103,7 +95,7 @@ int ckpt_section(CkptWriter *w, const char *tag, const void *data, size_t len, E
 {
     if (w->n_sections >= CKPT_MAX_SECTIONS) {
         w->failed = 1;
-        return error_set(err, "checkpoint `%s`: too many sections", w->path);
+        return error_set(err, "checkpoint `%s`: too many sections", w->file.path);
     }
     unsigned char head[SECTION_HEAD] = {0};
     memcpy(head, tag, 4);
@@ -117,32 +109,12 @@ int ckpt_section(CkptWriter *w, const char *tag, const void *data, size_t len, E
     return 0;
 }
 
-/* fsync of the directory holding path, so the rename itself is durable. */
-static int sync_directory(const char *path, Error *err)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *(slash == dir ? slash + 1 : slash) = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    int fd = open(dir, O_RDONLY);
-    if (fd < 0)
-        return error_errno(err, "cannot open directory", dir);
-    int rc = injected_failure(FAULT_FSYNC) ? -1 : fsync(fd);
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    if (rc < 0 && errno != EINVAL) /* some file systems cannot sync directories */
-        return error_errno(err, "cannot sync directory", dir);
-    return 0;
-}
-
 int ckpt_commit(CkptWriter *w, Error *err)
 {
-    if (w->failed)
-        goto fail;
+    if (w->failed) {
+        ckpt_abort(w);
+        return -1;
+    }
     unsigned char header[HEADER_SIZE];
     memcpy(header, MAGIC, 8);
     put_u32(header + 8, CKPT_FORMAT_VERSION);
@@ -151,42 +123,18 @@ int ckpt_commit(CkptWriter *w, Error *err)
     put_u32(header + 20, w->n_sections);
     put_u64(header + 24, w->size);
     kill_midway(w, header, sizeof header); /* N = the whole file: before its header is final */
-    if (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(header, 1, sizeof header, w->f) != sizeof header ||
-        injected_failure(FAULT_FLUSH) || fflush(w->f) != 0) {
-        error_errno(err, "cannot write checkpoint", w->tmp_path);
-        goto fail;
+    if (fseek(w->file.f, 0, SEEK_SET) != 0 ||
+        fwrite(header, 1, sizeof header, w->file.f) != sizeof header) {
+        error_errno(err, "cannot write checkpoint", w->file.tmp_path);
+        ckpt_abort(w);
+        return -1;
     }
-    fault_kill_at("fsync");
-    if (injected_failure(FAULT_FSYNC) || fsync(fileno(w->f)) != 0) {
-        error_errno(err, "cannot sync checkpoint", w->tmp_path);
-        goto fail;
-    }
-    FILE *f = w->f;
-    w->f = NULL;
-    if (fclose(f) != 0 || injected_failure(FAULT_CLOSE)) {
-        error_errno(err, "cannot close checkpoint", w->tmp_path);
-        goto fail;
-    }
-    fault_kill_at("rename");
-    if (injected_failure(FAULT_RENAME) || rename(w->tmp_path, w->path) != 0) {
-        error_errno(err, "cannot rename checkpoint into place", w->path);
-        goto fail;
-    }
-    fault_kill_at("dirsync");
-    return sync_directory(w->path, err);
-fail:
-    ckpt_abort(w);
-    return -1;
+    return atomicfile_commit(&w->file, err);
 }
 
 void ckpt_abort(CkptWriter *w)
 {
-    if (w->f)
-        fclose(w->f);
-    w->f = NULL;
-    if (w->tmp_path[0])
-        unlink(w->tmp_path);
-    w->tmp_path[0] = '\0';
+    atomicfile_abort(&w->file);
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */

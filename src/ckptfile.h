@@ -1,9 +1,10 @@
 /* ckptfile.h: the checkpoint container: a header (magic, format version, endianness
  * marker, sizeof(float), section count, file size), then tagged sections, each with a
- * CRC32. Saving is atomic and durable: a temporary file in the same directory, every
- * write checked, fsync, rename over the final name, fsync of the directory; a crash at
- * any point leaves the old file or the new one, never a torn one. Loading checks the
- * header against the real file size before allocating, then every CRC. */
+ * CRC32. Saving is atomic and durable (atomicfile.h): every write checked, then fsync,
+ * rename over the final name, fsync of the directory; a crash at any point leaves the
+ * old file or the new one, never a torn one. Loading checks the header against the real
+ * file size before allocating, then every CRC. Readers skip sections they do not know,
+ * so a section added later does not need a new format version. */
 #ifndef S2S_CKPTFILE_H
 #define S2S_CKPTFILE_H
 
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "atomicfile.h"
 #include "error.h"
 
 #define CKPT_FORMAT_VERSION 1
@@ -21,8 +23,7 @@
 uint32_t crc32_update(uint32_t crc, const void *data, size_t n);
 
 typedef struct {
-    FILE *f;
-    char path[4096], tmp_path[4096];
+    AtomicFile file;
     uint32_t n_sections;
     uint64_t size;
     int failed;

@@ -61,7 +61,7 @@ int cmd_tokenize(int argc, char **argv)
             putchar('\n');
             continue;
         }
-        int n = tokenize_line(&tokens, line, (size_t)len, level, lowercase);
+        int n = tokenize_line(&tokens, line, (size_t)len, level, lowercase, 0);
         for (int k = 0; k < n; k++) {
             if (k > 0)
                 putchar(' ');

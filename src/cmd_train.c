@@ -9,6 +9,7 @@
 #include "checkpoint.h"
 #include "command.h"
 #include "corpus.h"
+#include "interrupt.h"
 #include "modelcheck.h"
 #include "train.h"
 #include "vocab.h"
@@ -24,19 +25,11 @@ static const char TRAIN_USAGE[] =
     "exactly where it stopped (settings that shape the model or the training must not\n"
     "change; stopping and logging settings may).\n"
     "\n"
-    "Exit codes: 0 done; 2 bad config, data or checkpoint; 3 cannot write; 4 diverged;\n"
-    "130/143 stopped by SIGINT/SIGTERM after saving checkpoints/last.ckpt.\n";
-
-static volatile sig_atomic_t signal_received, saving_checkpoint;
-
-/* First SIGINT/SIGTERM: finish the step, save, exit. A second one before saving has
- * started: exit at once, leaving the checkpoints as they are. */
-static void on_stop_signal(int sig)
-{
-    if (signal_received && !saving_checkpoint)
-        _exit(128 + sig);
-    signal_received = sig;
-}
+    "Exit codes: 0 done; 2 bad config, data or checkpoint; 3 cannot write (a full disk,\n"
+    "a file-size limit); 4 diverged; 130/143/129/141 stopped by SIGINT/SIGTERM/SIGHUP/\n"
+    "SIGPIPE once the step's work is done and checkpoints/last.ckpt is saved (a second\n"
+    "SIGINT or SIGTERM before the save begins exits at once, leaving the checkpoints as\n"
+    "they were).\n";
 
 int cmd_train(int argc, char **argv)
 {
@@ -45,20 +38,14 @@ int cmd_train(int argc, char **argv)
     int rc = cmd_load_config(&cfg, argc, argv, TRAIN_USAGE, &resume, NULL);
     if (rc)
         return rc < 0 ? EXIT_OK : rc;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    TrainSignals signals = {&signal_received, &saving_checkpoint};
+    interrupt_install();
     Error err;
-    int outcome = train_run(&cfg, resume, &signals, &err);
+    int outcome = train_run(&cfg, resume, &err);
     switch (outcome) {
     case TRAIN_OK:
         return EXIT_OK;
     case TRAIN_SIGNALLED:
-        return 128 + (int)signal_received;
+        return interrupt_exit_code();
     case TRAIN_IO_ERROR:
         return cmd_error(&err, EXIT_IO);
     case TRAIN_DIVERGED:

@@ -303,13 +303,13 @@ int cmd_translate(int argc, char **argv)
             fprintf(stderr, "s2s: warning: stdin:%ld:%zu: invalid UTF-8; wrote an empty line\n",
                     line_no, bad_at + 1);
         } else {
-            int n = tokenize_line(&tokens, line, len, level, cfg->data.lowercase);
+            int n = tokenize_line(&tokens, line, len, level, cfg->data.lowercase, (int)max_src);
             if (n == 0) {
                 fprintf(stderr, "s2s: warning: stdin:%ld: empty line; wrote an empty line\n", line_no);
             } else {
-                if (n > max_src) {
-                    fprintf(stderr, "s2s: warning: stdin:%ld: %d tokens, translated the first %ld "
-                            "(translate.max_source_length)\n", line_no, n, max_src);
+                if (n > max_src) { /* the tokenizer stops once past max_src */
+                    fprintf(stderr, "s2s: warning: stdin:%ld: more than %ld tokens, translated the "
+                            "first %ld (translate.max_source_length)\n", line_no, max_src, max_src);
                     n = (int)max_src;
                 }
                 p->ok = 1;

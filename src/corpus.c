@@ -89,8 +89,9 @@ typedef struct {
 static void add_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const char *src, size_t n_src,
                      const char *tgt, size_t n_tgt, long line_no, Vocab *sv, Vocab *tv, int counting)
 {
-    int ns = tokenize_line(&s->src, src, n_src, spec->level, spec->lowercase);
-    int nt = tokenize_line(&s->tgt, tgt, n_tgt, spec->level, spec->lowercase);
+    /* a side over max_length is dropped: its tokens past that are never made */
+    int ns = tokenize_line(&s->src, src, n_src, spec->level, spec->lowercase, (int)spec->max_length);
+    int nt = tokenize_line(&s->tgt, tgt, n_tgt, spec->level, spec->lowercase, (int)spec->max_length);
     if (ns == 0 || nt == 0) {
         c->counts.empty++;
         return;
@@ -127,6 +128,7 @@ static int read_two_files(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *
         linereader_close(&a);
         return -1;
     }
+    a.refuse_nul = b.refuse_nul = 1;
     int rc = -1;
     size_t max = (size_t)spec->max_line_bytes;
     for (;;) {
@@ -172,6 +174,7 @@ static int read_tsv(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *sv, Vo
     LineReader r;
     if (linereader_open(&r, spec->tsv_path, "corpus", err) < 0)
         return -1;
+    r.refuse_nul = 1;
     int rc = -1;
     for (;;) {
         size_t len;

@@ -86,13 +86,16 @@ static char *hyp_text(const Vocab *v, const int *ids, int n, TokenLevel level, i
     return s;
 }
 
-void evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
-              int natural, double max_output_ratio, long max_output_extra, EvalScores *out)
+int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
+             int natural, double max_output_ratio, long max_output_extra, EvalScores *out,
+             int (*stop)(void))
 {
     const Corpus *c = e->corpus;
     double loss_sum = 0;
     long tokens = 0;
     for (int first = 0; first < c->n; first += e->batch_size) {
+        if (stop && stop())
+            return -1;
         int count = c->n - first < e->batch_size ? c->n - first : e->batch_size;
         int max_src = 0;
         for (int k = 0; k < count; k++) {
@@ -127,6 +130,7 @@ void evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel 
     bleu_corpus(&b, (const char *const *)e->hyps, (const char *const *)c->refs, c->n, 0);
     out->bleu = b.score;
     out->exact = exact_match((const char *const *)e->hyps, (const char *const *)c->refs, c->n);
+    return 0;
 }
 
 void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *gold,

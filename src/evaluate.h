@@ -38,9 +38,12 @@ void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size
 void evaluator_free(Evaluator *e);
 
 /* Scores params on the corpus. Translations stop after ratio * (source tokens) + extra
- * words; they are left in e->hyps, as natural text or as tokens (natural 0). */
-void evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
-              int natural, double max_output_ratio, long max_output_extra, EvalScores *out);
+ * words; they are left in e->hyps, as natural text or as tokens (natural 0). With stop
+ * not NULL, it is asked between batches whether to give up (a signal arrived): then
+ * returns -1 and out and e->hyps are incomplete. Returns 0 otherwise. */
+int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
+             int natural, double max_output_ratio, long max_output_extra, EvalScores *out,
+             int (*stop)(void));
 
 /* Teacher-forced attention over the corpus: the hard (argmax) links' AER counts against
  * gold (skipped if gold is NULL), and the mean entropy of the attention rows (nats). */

@@ -37,8 +37,8 @@ int fault_inf_grad(long step)
 
 int fault_io_error(FaultOp op)
 {
-    static const char *const names[] = {"write", "flush", "fsync", "close", "rename"};
-    static long calls[5];
+    static const char *const names[] = {"write", "flush", "fsync", "close", "rename", "logwrite"};
+    static long calls[6];
     const char *spec = getenv("S2S_FAULT_IO");
     char name[16];
     long k = 0;
@@ -83,6 +83,17 @@ void fault_slow_step(void)
     struct timespec left = {ms / 1000, ms % 1000 * 1000000L};
     while (nanosleep(&left, &left) != 0 && errno == EINTR)
         continue;
+}
+
+void fault_signal_at(const char *phase, long step)
+{
+    const char *spec = getenv("S2S_FAULT_SIGNAL");
+    char name[16];
+    long at = 0;
+    int sig = SIGTERM;
+    if (spec && sscanf(spec, "%15[a-z]:%ld:%d", name, &at, &sig) >= 2 && !strcmp(name, phase) &&
+        at == step)
+        raise(sig);
 }
 #else
 /* ISO C wants a translation unit to declare something. */

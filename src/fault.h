@@ -6,7 +6,8 @@
  *   S2S_FAULT_INF_GRAD_STEPS=A-B  one gradient entry of those steps is +Inf
  *   S2S_FAULT_IO=op:k[:errno] the k-th (1-based) op of the durable writes fails with
  *                             errno (default ENOSPC); op is write, flush, fsync, close
- *                             or rename
+ *                             or rename, or logwrite: the k-th line appended to a run's
+ *                             log stops halfway and fails
  *   S2S_FAULT_KILL_BYTES=N    SIGKILL once N bytes of a checkpoint are in its file
  *                             (N = its size: all written, the header not yet final)
  *   S2S_FAULT_KILL_AT=stage   SIGKILL at a stage of the checkpoint commit: fsync,
@@ -14,14 +15,18 @@
  *   S2S_FAULT_ALLOC=k         the k-th allocation through mem.h fails ("k-": and
  *                             every one after it)
  *   S2S_FAULT_STEP_MS=ms      every training step takes ms milliseconds longer (so a
- *                             test's signals surely arrive in the middle of a step) */
+ *                             test's signals surely arrive in the middle of a step)
+ *   S2S_FAULT_SIGNAL=phase:step[:sig]  the process sends itself sig (a number; default
+ *                             SIGTERM) when training reaches phase at that step: batch,
+ *                             gradient, update, log, dump, validate, report, save (inside
+ *                             a checkpoint save) or test (the final test translation) */
 #ifndef S2S_FAULT_H
 #define S2S_FAULT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { FAULT_WRITE, FAULT_FLUSH, FAULT_FSYNC, FAULT_CLOSE, FAULT_RENAME } FaultOp;
+typedef enum { FAULT_WRITE, FAULT_FLUSH, FAULT_FSYNC, FAULT_CLOSE, FAULT_RENAME, FAULT_LOG_WRITE } FaultOp;
 
 #ifdef S2S_FAULT_HOOKS
 int fault_nan_loss(long step);
@@ -36,6 +41,8 @@ void fault_kill_at(const char *stage);
 int fault_alloc_fails(void);
 /* Sleeps S2S_FAULT_STEP_MS milliseconds, through signals. */
 void fault_slow_step(void);
+/* Raises S2S_FAULT_SIGNAL's signal if it names this phase and step. */
+void fault_signal_at(const char *phase, long step);
 #else
 static inline int fault_nan_loss(long step)
 {
@@ -66,6 +73,11 @@ static inline int fault_alloc_fails(void)
 }
 static inline void fault_slow_step(void)
 {
+}
+static inline void fault_signal_at(const char *phase, long step)
+{
+    (void)phase;
+    (void)step;
 }
 #endif
 

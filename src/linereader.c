@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interrupt.h"
 #include "mem.h"
 
 static void init(LineReader *r, int fd, const char *name, const char *what)
@@ -22,6 +23,7 @@ static void init(LineReader *r, int fd, const char *name, const char *what)
     r->line = NULL;
     r->line_cap = 0;
     r->line_no = 0;
+    r->refuse_nul = 0;
 }
 
 int linereader_open(LineReader *r, const char *path, const char *what, Error *err)
@@ -56,9 +58,12 @@ void linereader_close(LineReader *r)
 static long refill(LineReader *r, Error *err)
 {
     ssize_t got;
-    do
+    do {
+        if (interrupt_pending())
+            return error_set(err, "%s `%s`: reading stopped by signal %d", r->what, r->name,
+                             interrupt_pending());
         got = read(r->fd, r->block, sizeof r->block);
-    while (got < 0 && errno == EINTR);
+    } while (got < 0 && errno == EINTR);
     if (got < 0) {
         char msg[64];
         snprintf(msg, sizeof msg, "cannot read %s", r->what);
@@ -71,7 +76,8 @@ static long refill(LineReader *r, Error *err)
 
 int linereader_next(LineReader *r, size_t max_bytes, size_t *len, int *too_long, Error *err)
 {
-    size_t n = 0;
+    size_t n = 0;    /* bytes kept in r->line */
+    size_t seen = 0; /* bytes of the line read so far, kept or not */
     int got_any = 0;
     *too_long = 0;
     for (;;) {
@@ -92,18 +98,24 @@ int linereader_next(LineReader *r, size_t max_bytes, size_t *len, int *too_long,
         char *nl = memchr(start, '\n', avail);
         size_t take = nl ? (size_t)(nl - start) : avail;
         r->pos += take + (nl ? 1 : 0);
-        if (!*too_long) {
-            if (n + take > max_bytes + 1) { /* +1: room for a '\r' to strip */
-                *too_long = 1;
-            } else {
-                if (n + take + 1 > r->line_cap) {
-                    r->line_cap = (n + take + 1) * 2;
-                    r->line = xrealloc_array(r->line, r->line_cap, 1);
-                }
-                memcpy(r->line + n, start, take);
-                n += take;
-            }
+        if (!*too_long && n + take > max_bytes + 1) /* +1: room for a '\r' to strip */
+            *too_long = 1;
+        if (*too_long && r->refuse_nul) {
+            const char *nul = memchr(start, '\0', take);
+            if (nul)
+                return error_at(err, r->name, r->line_no + 1,
+                                (long)(seen + (size_t)(nul - start)) + 1,
+                                "NUL byte (expected UTF-8 text)");
         }
+        if (!*too_long) {
+            if (n + take + 1 > r->line_cap) {
+                r->line_cap = (n + take + 1) * 2;
+                r->line = xrealloc_array(r->line, r->line_cap, 1);
+            }
+            memcpy(r->line + n, start, take);
+            n += take;
+        }
+        seen += take;
         if (nl)
             break;
     }
@@ -116,7 +128,11 @@ int linereader_next(LineReader *r, size_t max_bytes, size_t *len, int *too_long,
     }
     if (n > 0 && r->line[n - 1] == '\r')
         n--;
-    if (n > max_bytes) {
+    if (n > max_bytes) { /* over by its last byte, which was no '\r' */
+        const char *nul = r->refuse_nul ? memchr(r->line, '\0', n) : NULL;
+        if (nul)
+            return error_at(err, r->name, r->line_no, (long)(nul - r->line) + 1,
+                            "NUL byte (expected UTF-8 text)");
         *too_long = 1;
         *len = 0;
         return 1;

@@ -1,5 +1,6 @@
 /* main.c: the s2s command line: parses the command, runs it, prints errors, and maps
  * failures to the exit codes of INTERFACE.md. The only file that exits. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,10 @@ static const char USAGE[] =
 
 int main(int argc, char **argv)
 {
+    /* A file-size limit (ulimit -f) is a write failure like a full disk: the write
+     * returns EFBIG and the command reports it (exit 3) and cleans up, instead of being
+     * killed mid-write with a temporary file left behind. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         fputs(USAGE, stderr);
         return EXIT_USAGE;

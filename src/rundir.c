@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
+
 static int make_dirs(const char *path)
 {
     char buf[4096];
@@ -32,28 +34,116 @@ void rundir_path(const RunDir *r, const char *name, char *out, size_t cap)
     snprintf(out, cap, "%s/%s", r->dir, name);
 }
 
-/* Removes checkpoints/<x>.tmp.<pid> files left by a killed run. */
+/* ---- what a run leaves -------------------------------------------------------------------- */
+
+/* The files a run writes, beside its checkpoints; a fresh start moves them aside. */
+static const char *const RUN_FILES[] = {"config.yaml", "train.log", "metrics.jsonl",
+                                        "alignments.jsonl", "test.hyp", "heatmaps"};
+enum { N_RUN_FILES = sizeof RUN_FILES / sizeof *RUN_FILES };
+
+/* Each folder of the run with the final names whose temporaries may be in it. */
+static const struct {
+    const char *folder;
+    const char *finals[3];
+} TEMPORARIES[] = {
+    {"checkpoints", {"last.ckpt", "best.ckpt", NULL}},
+    {".", {"config.yaml", "test.hyp", NULL}},
+    {"heatmaps", {"report.html", NULL}},
+};
+
+/* Removes the temporaries (atomicfile.h) a killed run left. */
 static void remove_stray_temporaries(const RunDir *r)
 {
-    char dir[2100];
-    rundir_path(r, "checkpoints", dir, sizeof dir);
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strstr(e->d_name, ".tmp."))
+    for (size_t f = 0; f < sizeof TEMPORARIES / sizeof *TEMPORARIES; f++) {
+        char dir[2100];
+        rundir_path(r, TEMPORARIES[f].folder, dir, sizeof dir);
+        DIR *d = opendir(dir);
+        if (!d)
             continue;
-        char path[4300];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
+        for (struct dirent *e; (e = readdir(d));) {
+            int ours = 0;
+            for (const char *const *name = TEMPORARIES[f].finals; *name && !ours; name++)
+                ours = atomicfile_is_temporary(e->d_name, *name);
+            if (!ours)
+                continue;
+            char path[4300];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
     }
-    closedir(d);
 }
 
-int rundir_open(RunDir *r, const char *dir, int resuming, Error *err)
+/* Whether there is something at path worth keeping: a directory, or a non-empty file. */
+static int holds_something(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    return !S_ISREG(st.st_mode) || st.st_size > 0;
+}
+
+/* A fresh start in a directory with the files of a run that saved no checkpoint (a
+ * double Ctrl-C, a failed write): moves them to NAME.old.N, N the first number free for
+ * all of them, so the new run's logs are its own and nothing is lost. */
+static int move_dead_run_aside(RunDir *r, char *note, size_t cap, Error *err)
+{
+    char path[2300], aside[2400], moved[512] = "";
+    int any = 0;
+    for (int k = 0; k < N_RUN_FILES; k++) {
+        rundir_path(r, RUN_FILES[k], path, sizeof path);
+        any |= holds_something(path);
+    }
+    if (!any)
+        return 0;
+    int n = 1;
+    for (int k = 0; k < N_RUN_FILES; k++) {
+        struct stat st;
+        snprintf(aside, sizeof aside, "%s/%s.old.%d", r->dir, RUN_FILES[k], n);
+        if (lstat(aside, &st) == 0) {
+            n++;
+            k = -1; /* that number is taken: check every name again with the next */
+        }
+    }
+    for (int k = 0; k < N_RUN_FILES; k++) {
+        rundir_path(r, RUN_FILES[k], path, sizeof path);
+        if (!holds_something(path))
+            continue;
+        snprintf(aside, sizeof aside, "%s/%s.old.%d", r->dir, RUN_FILES[k], n);
+        if (rename(path, aside) != 0)
+            return error_errno(err, "cannot move aside", path);
+        size_t used = strlen(moved);
+        snprintf(moved + used, sizeof moved - used, "%s%s", used ? ", " : "", RUN_FILES[k]);
+    }
+    snprintf(note, cap, "s2s: note: `%s` held files of an earlier run that saved no checkpoint; "
+             "moved them aside to NAME.old.%d: %s", r->dir, n, moved);
+    return 0;
+}
+
+/* Opens one log; says on stderr what had to be repaired. */
+static int open_log(RunDir *r, AppendLog *l, const char *name, long long keep, Error *err)
+{
+    char path[2200];
+    rundir_path(r, name, path, sizeof path);
+    AppendLogRepair fix;
+    if (appendlog_open(l, path, keep, &fix, err) < 0)
+        return -1;
+    if (fix.dropped_after_keep)
+        rundir_log(r, "s2s: note: %s: dropped %lld bytes written after the checkpoint (the "
+                   "steps about to be trained again)", name, fix.dropped_after_keep);
+    if (fix.shorter_than_keep)
+        rundir_log(r, "s2s: warning: %s is shorter than when the checkpoint was saved: "
+                   "records are missing from it", name);
+    if (fix.torn_tail)
+        rundir_log(r, "s2s: note: %s: cut off a last line without its newline (%lld bytes, "
+                   "left by a process that died while writing it)", name, fix.torn_tail);
+    return 0;
+}
+
+int rundir_open(RunDir *r, const char *dir, const RunMarks *resume, Error *err)
 {
     memset(r, 0, sizeof *r);
-    r->lock_fd = -1;
+    r->lock_fd = r->log.fd = r->metrics.fd = r->alignments.fd = -1;
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     r->tty = isatty(STDERR_FILENO);
     char path[2100];
@@ -63,7 +153,7 @@ int rundir_open(RunDir *r, const char *dir, int resuming, Error *err)
         return -2;
     }
     rundir_path(r, ".lock", path, sizeof path);
-    r->lock_fd = open(path, O_RDWR | O_CREAT, 0666);
+    r->lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (r->lock_fd < 0) {
         error_errno(err, "cannot create lock file", path);
         return -2;
@@ -84,23 +174,29 @@ int rundir_open(RunDir *r, const char *dir, int resuming, Error *err)
         error_errno(err, "cannot write lock file", path);
         return -2;
     }
-    rundir_path(r, "checkpoints/last.ckpt", path, sizeof path);
-    if (!resuming && access(path, F_OK) == 0)
-        return error_set(err, "run directory `%s` already holds a run (%s); continue it with "
-                         "--resume %s, or set another run_dir", dir, path, dir);
+    if (!resume) {
+        const char *names[] = {"last.ckpt", "best.ckpt"};
+        for (int k = 0; k < 2; k++) {
+            rundir_path(r, "checkpoints/", path, sizeof path);
+            strncat(path, names[k], sizeof path - strlen(path) - 1);
+            if (access(path, F_OK) == 0)
+                return error_set(err, "run directory `%s` already holds a run (%s); continue "
+                                 "it with --resume %s, or set another run_dir", dir, path, dir);
+        }
+    }
     remove_stray_temporaries(r);
-    rundir_path(r, "train.log", path, sizeof path);
-    r->log = fopen(path, "a");
-    if (!r->log) {
-        error_errno(err, "cannot open", path);
+    char moved[2600] = "";
+    if (!resume && move_dead_run_aside(r, moved, sizeof moved, err) < 0)
         return -2;
-    }
-    rundir_path(r, "metrics.jsonl", path, sizeof path);
-    r->metrics = fopen(path, "a");
-    if (!r->metrics) {
-        error_errno(err, "cannot open", path);
+    /* train.log first: the notes of the others go to it too */
+    if (open_log(r, &r->log, "train.log", -1, err) < 0)
         return -2;
-    }
+    if (moved[0])
+        rundir_log(r, "%s", moved);
+    if (open_log(r, &r->metrics, "metrics.jsonl", resume ? resume->metrics_bytes : -1, err) < 0 ||
+        open_log(r, &r->alignments, "alignments.jsonl", resume ? resume->alignments_bytes : -1,
+                 err) < 0)
+        return -2;
     return 0;
 }
 
@@ -108,34 +204,31 @@ void rundir_close(RunDir *r)
 {
     if (r->live_shown)
         fputc('\n', stderr);
-    if (r->log)
-        fclose(r->log);
-    if (r->metrics)
-        fclose(r->metrics);
+    appendlog_close(&r->log);
+    appendlog_close(&r->metrics);
+    appendlog_close(&r->alignments);
     if (r->lock_fd >= 0)
         close(r->lock_fd); /* releases the lock */
-    r->log = r->metrics = NULL;
     r->lock_fd = -1;
 }
 
 int rundir_write_config(RunDir *r, const char *yaml, Error *err)
 {
-    char path[2100], tmp[2200];
+    char path[2100];
     rundir_path(r, "config.yaml", path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return error_errno(err, "cannot write", tmp);
-    size_t len = strlen(yaml);
-    int ok = fwrite(yaml, 1, len, f) == len && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        error_errno(err, "cannot write", path);
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return atomicfile_write(path, "", yaml, strlen(yaml), err);
 }
+
+RunMarks rundir_marks(RunDir *r)
+{
+    /* a log that cannot be synced is no reason to lose the checkpoint: at worst a
+     * resume after a power cut finds the log shorter than recorded, and says so */
+    appendlog_sync(&r->metrics);
+    appendlog_sync(&r->alignments);
+    return (RunMarks){r->metrics.size, r->alignments.size};
+}
+
+/* ---- lines ---------------------------------------------------------------------------------- */
 
 static void clear_live(RunDir *r)
 {
@@ -143,6 +236,15 @@ static void clear_live(RunDir *r)
         fputs("\r\033[K", stderr);
         r->live_shown = 0;
     }
+}
+
+/* A line into train.log; a failure is said once on stderr. */
+static void log_line(RunDir *r, const char *line)
+{
+    if (r->log.fd < 0 || appendlog_line(&r->log, line, strlen(line)) == 0 || r->log.failed)
+        return;
+    r->log.failed = 1;
+    fprintf(stderr, "s2s: warning: cannot write %s/train.log: %s\n", r->dir, strerror(errno));
 }
 
 void rundir_log(RunDir *r, const char *fmt, ...)
@@ -153,23 +255,20 @@ void rundir_log(RunDir *r, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     clear_live(r);
+    /* stderr may be a closed pipe or terminal: its failures are ignored (SIGPIPE and
+     * SIGHUP are caught and stop the run at the next safe point) */
     fprintf(stderr, "%s\n", line);
-    if (r->log && (fprintf(r->log, "%s\n", line) < 0 || fflush(r->log) != 0) && !r->write_failed) {
-        r->write_failed = 1;
-        fprintf(stderr, "s2s: warning: cannot write %s/train.log: %s\n", r->dir, strerror(errno));
-    }
+    log_line(r, line);
 }
 
 void rundir_note(RunDir *r, const char *fmt, ...)
 {
-    if (!r->log)
-        return;
+    char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(r->log, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fputc('\n', r->log);
-    fflush(r->log);
+    log_line(r, line);
 }
 
 void rundir_live(RunDir *r, const char *fmt, ...)
@@ -188,9 +287,17 @@ void rundir_live(RunDir *r, const char *fmt, ...)
 
 void rundir_metrics(RunDir *r, const char *json)
 {
-    if (r->metrics && (fprintf(r->metrics, "%s\n", json) < 0 || fflush(r->metrics) != 0) &&
-        !r->write_failed) {
-        r->write_failed = 1;
-        fprintf(stderr, "s2s: warning: cannot write %s/metrics.jsonl: %s\n", r->dir, strerror(errno));
-    }
+    if (appendlog_line(&r->metrics, json, strlen(json)) == 0 || r->metrics_failed)
+        return;
+    r->metrics_failed = 1;
+    rundir_log(r, "s2s: warning: cannot write %s/metrics.jsonl: %s", r->dir, strerror(errno));
+}
+
+int rundir_alignments(RunDir *r, const char *line, size_t len, Error *err)
+{
+    if (appendlog_line(&r->alignments, line, len) == 0)
+        return 0;
+    char path[2200];
+    rundir_path(r, "alignments.jsonl", path, sizeof path);
+    return error_errno(err, "cannot write", path);
 }

@@ -234,7 +234,7 @@ static size_t normalize(Tokens *t, const char *line, size_t n, int lowercase)
     size_t kept = 0;
     for (size_t k = 0; k < len2; k++) {
         uint32_t c = t->work[k];
-        if (c == 0x200B || c == 0xAD)
+        if (c == 0x200B || c == 0xAD || c == 0xFEFF)
             continue;
         t->work[kept++] = (c == 0x2019 || c == 0x2018) ? '\'' : c;
     }
@@ -253,27 +253,26 @@ static size_t normalize(Tokens *t, const char *line, size_t n, int lowercase)
     return len3;
 }
 
-int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int lowercase)
+/* Steps 2-4 (or the character level) on normalized code points c[0..L), which begin
+ * at a whitespace boundary of the line. *pending_space: at character level, whether
+ * whitespace has been seen since the last token (it carries over between pieces). */
+static void split_chars(Tokens *t, const uint32_t *c, size_t L, TokenLevel level,
+                        int *pending_space)
 {
-    t->count = 0;
-    t->text_len = 0;
-    size_t L = normalize(t, line, n, lowercase);
-    const uint32_t *c = t->chars;
     if (level == LEVEL_CHAR) {
-        int pending_space = 0;
         for (size_t i = 0; i < L; i++) {
             if (char_is_space(c[i])) {
-                pending_space = t->count > 0;
+                *pending_space = t->count > 0;
                 continue;
             }
-            if (pending_space) {
+            if (*pending_space) {
                 const uint32_t space = 0x2581;
                 emit(t, &space, 1, 0);
-                pending_space = 0;
+                *pending_space = 0;
             }
             emit(t, c + i, 1, 0);
         }
-        return t->count;
+        return;
     }
     size_t word = 0; /* start of the current word */
     for (size_t i = 0; i <= L; i++) {
@@ -288,6 +287,47 @@ int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int l
                 emit(t, c + i, 1, 0);
             word = i + 1;
         }
+    }
+}
+
+/* Lines are tokenized in pieces of about this many bytes, so that a long line costs
+ * memory for one piece at a time and the tokenizer can stop once it has max_tokens. */
+#define PIECE_BYTES 65536
+
+/* Where the piece of line[at..n) ends: at the first whitespace character at least
+ * PIECE_BYTES in, or at n. Whitespace is a safe cut: no step of tokenize.h looks across
+ * it (NFC composes no whitespace; case mapping's contexts, like the final sigma, stop
+ * at it; words and runs of spaces end there). */
+static size_t piece_end(const char *line, size_t n, size_t at)
+{
+    if (n - at <= PIECE_BYTES)
+        return n;
+    size_t k = at + PIECE_BYTES;
+    while (k < n && is_continuation((unsigned char)line[k]))
+        k++;
+    while (k < n) {
+        ucs4_t c;
+        int len = u8_mbtouc(&c, (const uint8_t *)line + k, n - k);
+        if (char_is_space(c))
+            return k;
+        k += (size_t)len;
+    }
+    return n;
+}
+
+int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int lowercase,
+                  int max_tokens)
+{
+    t->count = 0;
+    t->text_len = 0;
+    int pending_space = 0;
+    for (size_t at = 0; at < n;) {
+        size_t end = piece_end(line, n, at);
+        size_t L = normalize(t, line + at, end - at, lowercase);
+        split_chars(t, t->chars, L, level, &pending_space);
+        if (max_tokens > 0 && t->count > max_tokens)
+            break;
+        at = end;
     }
     return t->count;
 }

@@ -3,8 +3,9 @@
  *
  * Word level follows ../shared/bench/torch_ref.py's tokenize(), so BLEU scores of s2s
  * and of the PyTorch baseline are computed on the same tokens:
- *   1. NFC; U+2019/U+2018 -> '; U+200B and U+00AD removed; lowercase if asked (full
- *      Unicode case mapping, like Python's str.lower()).
+ *   1. NFC; U+2019/U+2018 -> '; U+200B, U+00AD and U+FEFF (a byte-order mark, or a
+ *      zero-width no-break space) removed; lowercase if asked (full Unicode case
+ *      mapping, like Python's str.lower()).
  *   2. Each of ! ? ; : " ( ) ¿ ¡ « » … “ ” is a token of its own; so are . and , except
  *      between two digits (3.5 and 1,000 stay whole).
  *   3. Split on whitespace, Unicode's included: the no-break spaces French puts before
@@ -52,8 +53,11 @@ static inline const char *tokens_get(const Tokens *t, int k)
 }
 
 /* Tokenizes line[0..n), which must be valid UTF-8 without a line break. Returns the
- * number of tokens (0 for an empty or all-space line). */
-int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int lowercase);
+ * number of tokens (0 for an empty or all-space line). With max_tokens > 0 it may stop
+ * once it has more than max_tokens (a line that long is not used whole): the count is
+ * then over max_tokens but not the line's. */
+int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int lowercase,
+                  int max_tokens);
 void tokens_free(Tokens *t);
 
 /* Joins tokens back into text: word level with single spaces, character level by

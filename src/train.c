@@ -12,6 +12,7 @@
 
 #include "alignments.h"
 #include "alignread.h"
+#include "atomicfile.h"
 #include "heatmap.h"
 #include "batcher.h"
 #include "checkpoint.h"
@@ -19,6 +20,7 @@
 #include "evaluate.h"
 #include "gradient.h"
 #include "fault.h"
+#include "interrupt.h"
 #include "mem.h"
 #include "model.h"
 #include "optim.h"
@@ -28,7 +30,6 @@
 typedef struct {
     Config *cfg;
     char *config_yaml;
-    const TrainSignals *signals;
     Vocab src_vocab, tgt_vocab;
     Corpus train, valid, test;
     int has_valid, has_test;
@@ -42,7 +43,6 @@ typedef struct {
     Evaluator eval;
     Progress prog;
     RunDir run;
-    long last_validated;   /* step of the last validation */
     long last_saved;       /* step that checkpoints/last.ckpt holds (-1: none yet) */
     /* alignment dumps: the probe pairs of the validation set, and its gold links */
     GoldAlignments gold, test_gold; /* of the validation and the test pairs */
@@ -50,8 +50,8 @@ typedef struct {
     int *probes;           /* pair index in t->valid of each probe */
     Workspace probe_ws;
     Batch probe_batch;
-    FILE *align_file;
-    /* since the last log line */
+    /* since the last log line (saved in checkpoints: a resumed run's next line averages
+     * over the same steps as a straight run's) */
     double log_loss;
     long log_steps, log_tokens;
     double log_seconds, live_at;
@@ -201,6 +201,10 @@ static void init_model(Trainer *t, Checkpoint *ck)
         t->opt = ck->optim;
         memset(&ck->optim, 0, sizeof ck->optim);
         t->prog = ck->progress;
+        t->log_loss = t->prog.log_loss;
+        t->log_steps = t->prog.log_steps;
+        t->log_tokens = t->prog.log_tokens;
+        t->log_seconds = t->prog.log_seconds;
     } else {
         Pcg32 init;
         pcg32_seed(&init, (uint64_t)cfg->seed, RNG_STREAM_INIT);
@@ -241,7 +245,8 @@ static void init_model(Trainer *t, Checkpoint *ck)
         model_workspace_init(&t->probe_ws, &t->dims, t->n_probes, max_src + 1, max_tgt + 1, 0);
         batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
     }
-    t->last_validated = t->prog.step;
+    if (!ck)
+        t->prog.validated_step = 0;
     t->last_saved = ck ? t->prog.step : -1;
 }
 
@@ -266,8 +271,6 @@ static void trainer_free(Trainer *t)
     free(t->probes);
     model_workspace_free(&t->probe_ws);
     batch_free(&t->probe_batch);
-    if (t->align_file)
-        fclose(t->align_file);
     rundir_close(&t->run);
 }
 
@@ -279,14 +282,22 @@ static int save(Trainer *t, const char *name, Error *err)
     t->prog.next_batch = t->batcher.next;
     t->prog.rng_state = t->batcher.epoch_start.state;
     t->prog.rng_inc = t->batcher.epoch_start.inc;
+    RunMarks marks = rundir_marks(&t->run); /* the logs are durable before the checkpoint */
+    t->prog.metrics_bytes = marks.metrics_bytes;
+    t->prog.alignments_bytes = marks.alignments_bytes;
+    t->prog.log_loss = t->log_loss;
+    t->prog.log_steps = t->log_steps;
+    t->prog.log_tokens = t->log_tokens;
+    t->prog.log_seconds = t->log_seconds;
     char path[2200];
     snprintf(path, sizeof path, "checkpoints/%s", name);
     char full[4400];
     rundir_path(&t->run, path, full, sizeof full);
-    *t->signals->saving = 1;
+    interrupt_saving(1);
+    fault_signal_at("save", t->prog.step);
     int rc = checkpoint_save(full, t->config_yaml, &t->dims, &t->src_vocab, &t->tgt_vocab, &t->P,
                              &t->opt, &t->prog, err);
-    *t->signals->saving = 0;
+    interrupt_saving(0);
     if (rc == 0 && !strcmp(name, "last.ckpt"))
         t->last_saved = t->prog.step;
     return rc;
@@ -354,6 +365,7 @@ static void log_progress(Trainer *t, int line_due)
     } else {
         rundir_log(&t->run, "%s", line);
     }
+    fault_signal_at("log", t->prog.step);
     char json[512];
     snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"train_loss\":%.17g,\"lr\":%.6g,"
              "\"tokens_per_s\":%.1f,\"train_seconds\":%.3f}", t->prog.step, epoch, loss,
@@ -366,11 +378,28 @@ static void log_progress(Trainer *t, int line_due)
 
 /* ---- alignment dumps -------------------------------------------------------------------------- */
 
+/* One probe's record, as one line for alignments.jsonl (without its newline). */
+static int append_record(Trainer *t, long id, double epoch, const char *const *src_words,
+                         const char *const *tgt_words, const AttnMatrix *m, Error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return error_errno(err, "cannot format a record of", "alignments.jsonl");
+    align_write_json(f, t->prog.step, epoch, id, src_words, tgt_words, m);
+    int rc = fclose(f) == 0 ? rundir_alignments(&t->run, text, len - 1, err)
+                            : error_errno(err, "cannot format a record of", "alignments.jsonl");
+    free(text);
+    return rc;
+}
+
 /* Appends the probes' teacher-forced attention to alignments.jsonl (one line each,
- * flushed, so a kill never damages earlier lines) and logs the attention's entropy
+ * written whole, so a kill never leaves part of one) and logs the attention's entropy
  * over the validation set, with its AER when gold alignments are known. */
 static int dump_alignments(Trainer *t, Error *err)
 {
+    fault_signal_at("dump", t->prog.step);
     const Corpus *v = &t->valid;
     int n = t->n_probes, rc = 0;
     /* dumps are rare: their scratch is allocated here, not kept */
@@ -398,12 +427,7 @@ static int dump_alignments(Trainer *t, Error *err)
             tgt_words[i] = vocab_word(&t->tgt_vocab, b->tgt_out[i * b->batch_size + k]);
         AttnMatrix m = {t->probe_ws.alpha + k, nt, ns, (long)b->src_steps * b->batch_size,
                         b->batch_size};
-        if (align_write_json(t->align_file, t->prog.step, epoch, v->line_no[pair], src_words,
-                             tgt_words, &m) < 0) {
-            char path[2200];
-            rundir_path(&t->run, "alignments.jsonl", path, sizeof path);
-            rc = error_errno(err, "cannot write", path);
-        }
+        rc = append_record(t, v->line_no[pair], epoch, src_words, tgt_words, &m, err);
     }
     free(src);
     free(tgt);
@@ -441,6 +465,7 @@ static void update_report(Trainer *t)
     rundir_path(&t->run, "metrics.jsonl", metrics, sizeof metrics);
     rundir_path(&t->run, "heatmaps", dir, sizeof dir);
     snprintf(report, sizeof report, "%s/report.html", dir);
+    fault_signal_at("report", t->prog.step);
     AlignLog log;
     Error err;
     int rc = alignlog_read(&log, jsonl, &err);
@@ -459,19 +484,19 @@ static void update_report(Trainer *t)
 /* ---- validation ----------------------------------------------------------------------------- */
 
 /* Validates, keeps best.ckpt and last.ckpt, decays the learning rate on a plateau.
- * Sets *stop when early stopping says so. Returns 0 or -1 (a checkpoint could not be
- * written: err set). */
-static int validate(Trainer *t, int *stop, Error *err)
+ * Returns 0 or -1 (a checkpoint could not be written: err set). */
+static int validate(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
     EvalScores s;
     TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
     double t0 = now_seconds();
+    fault_signal_at("validate", t->prog.step);
+    /* not interrupted: a signal waits for the validation (its step's last work) */
     evaluate(&t->eval, &t->P, &t->tgt_vocab, level, cfg->translate.detokenize,
-             cfg->translate.max_output_ratio,
-             cfg->translate.max_output_extra, &s);
+             cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s, NULL);
     double seconds = now_seconds() - t0;
-    t->last_validated = t->prog.step;
+    t->prog.validated_step = t->prog.step;
     t->prog.validations++;
     int metric = cfg->training.early_stopping_metric;
     double score = metric == METRIC_BLEU ? s.bleu : metric == METRIC_LOSS ? -s.loss : s.exact;
@@ -510,18 +535,17 @@ static int validate(Trainer *t, int *stop, Error *err)
         update_report(t);
     if (save(t, "last.ckpt", err) < 0)
         return -1;
-    if (cfg->training.early_stopping > 0 && t->prog.stale >= cfg->training.early_stopping) {
+    if (cfg->training.early_stopping > 0 && t->prog.stale >= cfg->training.early_stopping)
         rundir_log(&t->run, "early stopping: no improvement in %ld validations (best at step %ld)",
                    t->prog.stale, t->prog.best_step);
-        *stop = 1;
-    }
     return 0;
 }
 
 /* ---- the test set -------------------------------------------------------------------------- */
 
 /* Translates the test set with the best weights (the last ones without validation),
- * writes RUN_DIR/test.hyp and logs the scores. */
+ * writes RUN_DIR/test.hyp and logs the scores. Returns 0, -1 (err set: the I/O failed)
+ * or 1: a signal stopped it (nothing written; a resume translates the test set). */
 static int test_best(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
@@ -541,8 +565,14 @@ static int test_best(Trainer *t, Error *err)
     TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
     evaluator_init(&e, &t->dims, &t->test, (int)cfg->training.batch_size,
                    cfg->translate.max_output_ratio, cfg->translate.max_output_extra);
-    evaluate(&e, P, &t->tgt_vocab, level, cfg->translate.detokenize, cfg->translate.max_output_ratio,
-             cfg->translate.max_output_extra, &s);
+    fault_signal_at("test", t->prog.step);
+    if (evaluate(&e, P, &t->tgt_vocab, level, cfg->translate.detokenize,
+                 cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s,
+                 interrupt_pending) < 0) {
+        evaluator_free(&e);
+        checkpoint_free(&best);
+        return 1;
+    }
     char aer_text[160] = "", aer_json[160] = "";
     if (t->has_test_gold && cfg->model.attention != ATTENTION_NONE) {
         AerCounts aer;
@@ -554,16 +584,16 @@ static int test_best(Trainer *t, Error *err)
                  "\"test_aer_recall\":%.6f", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
     }
     rundir_path(&t->run, "test.hyp", path, sizeof path);
-    FILE *f = fopen(path, "w");
-    int ok = f != NULL;
-    for (int k = 0; ok && k < t->test.n; k++)
-        ok = fprintf(f, "%s\n", e.hyps[k]) >= 0;
-    if (f)
-        ok = (fclose(f) == 0) && ok;
+    AtomicFile out;
+    int rc = atomicfile_begin(&out, path, "", err);
+    for (int k = 0; rc == 0 && k < t->test.n; k++)
+        fprintf(out.f, "%s\n", e.hyps[k]);
+    if (rc == 0)
+        rc = atomicfile_commit(&out, err); /* checks every write above */
     evaluator_free(&e);
     checkpoint_free(&best);
-    if (!ok)
-        return error_errno(err, "cannot write", path);
+    if (rc < 0)
+        return -1;
     rundir_log(&t->run, "test (%s.ckpt, %d pairs): test_loss=%.4f test_ppl=%.2f test_bleu=%.2f "
                "test_exact=%.2f%s; translations in %s", which, t->test.n, s.loss, s.ppl, s.bleu,
                s.exact, aer_text, path);
@@ -577,9 +607,13 @@ static int test_best(Trainer *t, Error *err)
 
 /* ---- the loop ----------------------------------------------------------------------------- */
 
+/* Why training is over, or NULL. Each rule reads only the saved state (progress,
+ * batcher), so a resumed run stops where the straight run does. */
 static const char *stop_reason(const Trainer *t)
 {
     const Config *cfg = t->cfg;
+    if (cfg->training.early_stopping > 0 && t->prog.stale >= cfg->training.early_stopping)
+        return "early stopping";
     if (cfg->training.max_steps > 0 && t->prog.step >= cfg->training.max_steps)
         return "reached training.max_steps";
     if (cfg->training.epochs > 0 && batcher_epoch_progress(&t->batcher) >= (double)cfg->training.epochs)
@@ -595,6 +629,7 @@ static int step(Trainer *t)
     const Config *cfg = t->cfg;
     double t0 = now_seconds();
     batcher_next(&t->batcher, &t->batch);
+    fault_signal_at("batch", t->prog.step + 1);
     batch_sort_by_target(&t->batch); /* lets the decoder skip ended sentences */
     /* Dropout's masks come from this step's own window of 2^32 draws on the dropout
      * stream, so a resumed run draws exactly what a run straight through does. */
@@ -606,6 +641,7 @@ static int step(Trainer *t)
     gradient_zero(&t->G);
     double loss = gradient_forward_backward(&t->G, &t->ws, &t->P, &t->batch);
     t->prog.step++;
+    fault_signal_at("gradient", t->prog.step);
     fault_slow_step();
     if (fault_nan_loss(t->prog.step))
         loss = NAN;
@@ -621,6 +657,7 @@ static int step(Trainer *t)
         t->prog.bad_steps = 0;
         gradient_clip(&t->G, cfg->training.clip_grad_norm);
         gradient_apply(&t->opt, &t->P, &t->G);
+        fault_signal_at("update", t->prog.step);
         t->log_loss += loss;
         t->log_steps++;
     }
@@ -665,26 +702,38 @@ static int dumps_due(const Trainer *t)
            t->prog.step % t->cfg->alignments.every == 0;
 }
 
+/* The end of training: the last validation and save if the last step had none, then
+ * the test set. */
+static int finish(Trainer *t, const char *reason, Error *err)
+{
+    if (t->has_valid && t->prog.validated_step != t->prog.step && validate(t, err) < 0)
+        return TRAIN_IO_ERROR;
+    if (t->last_saved != t->prog.step && save(t, "last.ckpt", err) < 0)
+        return TRAIN_IO_ERROR;
+    rundir_log(&t->run, "done: %s at step %ld, epoch %.3f, %.1fs of training%s", reason,
+               t->prog.step, batcher_epoch_progress(&t->batcher), t->prog.train_seconds,
+               t->has_valid ? "; best.ckpt is the best validation" : "");
+    int tested = t->has_test ? test_best(t, err) : 0;
+    if (tested < 0)
+        return TRAIN_IO_ERROR;
+    if (tested > 0) {
+        rundir_log(&t->run, "stopped by signal %d during the test translation; checkpoints/"
+                   "last.ckpt holds step %ld: --resume translates the test set",
+                   interrupt_pending(), t->prog.step);
+        return TRAIN_SIGNALLED;
+    }
+    return TRAIN_OK;
+}
+
 static int train_loop(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
-    int stop = 0;
     if (t->prog.step == 0 && dumps_due(t) && dump_alignments(t, err) < 0)
         return TRAIN_IO_ERROR;
     for (;;) {
-        const char *reason = stop ? "early stopping" : stop_reason(t);
-        if (reason) {
-            if (t->has_valid && t->last_validated != t->prog.step && validate(t, &stop, err) < 0)
-                return TRAIN_IO_ERROR;
-            if (t->last_saved != t->prog.step && save(t, "last.ckpt", err) < 0)
-                return TRAIN_IO_ERROR;
-            rundir_log(&t->run, "done: %s at step %ld, epoch %.3f, %.1fs of training%s", reason,
-                       t->prog.step, batcher_epoch_progress(&t->batcher), t->prog.train_seconds,
-                       t->has_valid ? "; best.ckpt is the best validation" : "");
-            if (t->has_test && test_best(t, err) < 0)
-                return TRAIN_IO_ERROR;
-            return TRAIN_OK;
-        }
+        const char *reason = stop_reason(t);
+        if (reason)
+            return finish(t, reason, err);
         if (step(t) && t->prog.bad_steps >= cfg->training.max_bad_steps)
             return error_set(err, "training diverged: %ld steps in a row had a non-finite loss "
                              "or gradient (the last at step %ld); lower training.learning_rate "
@@ -693,20 +742,23 @@ static int train_loop(Trainer *t, Error *err)
         log_progress(t, t->prog.step % cfg->training.log_every == 0);
         if (dumps_due(t) && dump_alignments(t, err) < 0)
             return TRAIN_IO_ERROR;
-        if (*t->signals->received) {
-            if (save(t, "last.ckpt", err) < 0)
-                return TRAIN_IO_ERROR;
-            rundir_log(&t->run, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt",
-                       (int)*t->signals->received, t->prog.step);
-            return TRAIN_SIGNALLED;
-        }
         if (t->prog.step % cfg->training.valid_every == 0) {
             if (t->has_valid) {
-                if (validate(t, &stop, err) < 0)
+                if (validate(t, err) < 0)
                     return TRAIN_IO_ERROR;
             } else if (save(t, "last.ckpt", err) < 0) {
                 return TRAIN_IO_ERROR;
             }
+        }
+        /* Only here, with all of the step's work done (its log line, dump, validation),
+         * is a signal acted on: the checkpoint then holds a state the straight run also
+         * passes through, and the resumed run goes on exactly as it would have. */
+        if (interrupt_pending()) {
+            if (t->last_saved != t->prog.step && save(t, "last.ckpt", err) < 0)
+                return TRAIN_IO_ERROR;
+            rundir_log(&t->run, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt",
+                       interrupt_pending(), t->prog.step);
+            return TRAIN_SIGNALLED;
         }
     }
 }
@@ -727,9 +779,9 @@ static void offer_best_checkpoint(const char *resume_dir, Error *err)
     checkpoint_free(&best);
 }
 
-int train_run(Config *cfg, const char *resume_dir, const TrainSignals *signals, Error *err)
+int train_run(Config *cfg, const char *resume_dir, Error *err)
 {
-    Trainer t = {.cfg = cfg, .signals = signals};
+    Trainer t = {.cfg = cfg};
     t.run.lock_fd = -1;
     Checkpoint ck = {0};
     int rc = TRAIN_BAD_INPUT;
@@ -744,10 +796,14 @@ int train_run(Config *cfg, const char *resume_dir, const TrainSignals *signals, 
             goto done;
         snprintf(cfg->run_dir, sizeof cfg->run_dir, "%s", resume_dir);
     }
-    if (read_data(&t, resume_dir ? &ck : NULL, err) < 0)
+    if (read_data(&t, resume_dir ? &ck : NULL, err) < 0) {
+        if (interrupt_pending()) /* the readers stop for a signal: nothing was written */
+            rc = TRAIN_SIGNALLED;
         goto done;
+    }
     t.config_yaml = config_to_yaml(cfg);
-    int opened = rundir_open(&t.run, cfg->run_dir, resume_dir != NULL, err);
+    RunMarks marks = {ck.progress.metrics_bytes, ck.progress.alignments_bytes};
+    int opened = rundir_open(&t.run, cfg->run_dir, resume_dir ? &marks : NULL, err);
     if (opened < 0) {
         rc = opened == -2 ? TRAIN_IO_ERROR : TRAIN_BAD_INPUT;
         goto done;
@@ -755,16 +811,6 @@ int train_run(Config *cfg, const char *resume_dir, const TrainSignals *signals, 
     if (rundir_write_config(&t.run, t.config_yaml, err) < 0) {
         rc = TRAIN_IO_ERROR;
         goto done;
-    }
-    if (t.n_probes) {
-        char path[2200];
-        rundir_path(&t.run, "alignments.jsonl", path, sizeof path);
-        t.align_file = fopen(path, "a");
-        if (!t.align_file) {
-            error_errno(err, "cannot write", path);
-            rc = TRAIN_IO_ERROR;
-            goto done;
-        }
     }
     /* threads 0: one for batches of up to 4 sentences, whose products are too small to
      * share out (measured: 1.3x faster at one sentence), else one per core */

@@ -5,8 +5,6 @@
 #ifndef S2S_TRAIN_H
 #define S2S_TRAIN_H
 
-#include <signal.h>
-
 #include "config.h"
 #include "error.h"
 
@@ -16,19 +14,14 @@ enum {
     TRAIN_BAD_INPUT = 2, /* config, corpus, checkpoint or run directory refused */
     TRAIN_IO_ERROR = 3,  /* writing failed; earlier files intact */
     TRAIN_DIVERGED = 4,  /* non-finite steps kept coming; last checkpoint untouched */
-    TRAIN_SIGNALLED = 5, /* stopped by SIGINT/SIGTERM after saving */
+    TRAIN_SIGNALLED = 5, /* stopped by a signal (interrupt.h) once everything was saved */
 };
 
-/* Set by main's signal handlers: the signal received (0: none), and whether a
- * checkpoint is being written (a second signal then waits for it). */
-typedef struct {
-    volatile sig_atomic_t *received;
-    volatile sig_atomic_t *saving;
-} TrainSignals;
-
 /* Trains as cfg (validated) says; with resume_dir, continues the run saved there
- * (its checkpoints/last.ckpt) exactly where it stopped. Returns a TRAIN_ outcome;
- * err is set for every outcome but TRAIN_OK and TRAIN_SIGNALLED. */
-int train_run(Config *cfg, const char *resume_dir, const TrainSignals *signals, Error *err);
+ * (its checkpoints/last.ckpt) exactly where it stopped. The signals of interrupt.h
+ * (installed by the caller) stop it at the next point where everything is saved.
+ * Returns a TRAIN_ outcome; err is set for every outcome but TRAIN_OK and
+ * TRAIN_SIGNALLED. */
+int train_run(Config *cfg, const char *resume_dir, Error *err);
 
 #endif

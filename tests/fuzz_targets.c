@@ -297,7 +297,7 @@ static void tokenize_lines(const uint8_t *data, size_t size, int lowercase)
         size_t n = end - at, bad_at = 0, bad_len = 0;
         if (utf8_validate(line, n, &bad_at, &bad_len) == 0) {
             for (int level = LEVEL_WORD; level <= LEVEL_CHAR; level++) {
-                int count = tokenize_line(&t, line, n, (TokenLevel)level, lowercase);
+                int count = tokenize_line(&t, line, n, (TokenLevel)level, lowercase, 0);
                 check_tokens(&t, count, (TokenLevel)level);
                 check_detokenize(&t, count, (TokenLevel)level);
             }

@@ -79,7 +79,7 @@ static void draw_many(const GenTask *task, int n, Links *out, char unlinked_src[
             strcat(line, j ? " " : "");
             strcat(line, p->src[j]);
         }
-        ck_assert_int_eq(tokenize_line(&tokens, line, strlen(line), LEVEL_WORD, 0), p->n_src);
+        ck_assert_int_eq(tokenize_line(&tokens, line, strlen(line), LEVEL_WORD, 0, 0), p->n_src);
         for (int j = 0; j < p->n_src; j++)
             ck_assert_str_eq(tokens_get(&tokens, j), p->src[j]);
         int src_linked[GEN_MAX_TOKENS] = {0}, tgt_linked[GEN_MAX_TOKENS] = {0};

@@ -10,7 +10,7 @@
 static void check_tokens(const char *line, TokenLevel level, int lowercase, const char *expected)
 {
     Tokens t = {0};
-    int n = tokenize_line(&t, line, strlen(line), level, lowercase);
+    int n = tokenize_line(&t, line, strlen(line), level, lowercase, 0);
     char joined[512] = "";
     for (int k = 0; k < n; k++) {
         if (k > 0)
@@ -72,7 +72,7 @@ static void check_text(const char *tokens, const char *expected)
     ck_assert_str_eq(out, expected);
     /* and back: the tokenizer gives the same tokens again */
     Tokens t = {0};
-    ck_assert_int_eq(tokenize_line(&t, out, strlen(out), LEVEL_WORD, 0), n);
+    ck_assert_int_eq(tokenize_line(&t, out, strlen(out), LEVEL_WORD, 0, 0), n);
     for (int k = 0; k < n; k++)
         ck_assert_str_eq(tokens_get(&t, k), words[k]);
     tokens_free(&t);
