@@ -31,6 +31,7 @@ int main(void)
     srunner_add_suite(runner, training_suite());
     srunner_add_suite(runner, checkpoint_suite());
     srunner_add_suite(runner, train_suite());
+    srunner_add_suite(runner, resume_suite());
     srunner_add_suite(runner, faults_suite());
     srunner_add_suite(runner, report_suite());
     srunner_add_suite(runner, translate_suite());

@@ -20,6 +20,7 @@ Suite *attention_suite(void);
 Suite *model_suite(void);
 Suite *training_suite(void);
 Suite *train_suite(void);
+Suite *resume_suite(void);
 Suite *checkpoint_suite(void);
 Suite *faults_suite(void);
 Suite *regress_suite(void);

@@ -95,6 +95,38 @@ void load_checkpoint(Checkpoint *ck, const char *run_dir, const char *name)
     ck_assert_msg(checkpoint_load(ck, path, 1, &err) == 0, "%s", err.msg);
 }
 
+void assert_same_training_state(const char *run_a, const char *run_b, const char *name)
+{
+    Checkpoint a, b;
+    load_checkpoint(&a, run_a, name);
+    load_checkpoint(&b, run_b, name);
+    ck_assert_uint_eq(a.params.n, b.params.n);
+    ck_assert_msg(!memcmp(a.params.mem, b.params.mem, sizeof(float) * a.params.n),
+                  "%s of %s and %s: the weights differ", name, run_a, run_b);
+    ck_assert_int_eq(a.optim.kind, b.optim.kind);
+    ck_assert_int_eq(a.optim.step, b.optim.step);
+    if (a.optim.m)
+        ck_assert_msg(!memcmp(a.optim.m, b.optim.m, sizeof(float) * a.params.n) &&
+                      !memcmp(a.optim.v, b.optim.v, sizeof(float) * a.params.n),
+                      "%s of %s and %s: the optimizer's moments differ", name, run_a, run_b);
+    Progress p = a.progress, q = b.progress;
+    p.train_seconds = q.train_seconds = p.log_seconds = q.log_seconds = 0;
+    p.metrics_bytes = q.metrics_bytes = 0;
+    ck_assert_msg(p.step == q.step && p.epoch == q.epoch && p.next_batch == q.next_batch &&
+                  p.rng_state == q.rng_state && p.rng_inc == q.rng_inc && p.lr == q.lr &&
+                  p.best_score == q.best_score && p.best_step == q.best_step &&
+                  p.stale == q.stale && p.plateau == q.plateau && p.bad_steps == q.bad_steps &&
+                  p.skipped_steps == q.skipped_steps && p.validations == q.validations &&
+                  p.tokens == q.tokens && p.alignments_bytes == q.alignments_bytes &&
+                  p.log_loss == q.log_loss && p.log_steps == q.log_steps &&
+                  p.log_tokens == q.log_tokens && p.validated_step == q.validated_step,
+                  "%s of %s and %s: the progress differs (step %ld and %ld, lr %g and %g, "
+                  "validations %ld and %ld)", name, run_a, run_b, p.step, q.step, p.lr, q.lr,
+                  p.validations, q.validations);
+    checkpoint_free(&a);
+    checkpoint_free(&b);
+}
+
 /* dir/c.yaml: one step of a tiny model on the given data section (YAML lines), run
  * directory dir/run (removed first). */
 void write_data_config(const char *dir, const char *data)

@@ -33,5 +33,9 @@ void write_data_config(const char *dir, const char *data);
 int train_on_data(const char *dir, const char *data, char *line, size_t cap);
 /* Loads run_dir/checkpoints/name with its training state; fails the test on error. */
 void load_checkpoint(Checkpoint *ck, const char *run_dir, const char *name);
+/* checkpoints/name of both run directories hold the same weights, optimizer state and
+ * progress, bit for bit (measured times and the length of metrics.jsonl, which holds
+ * them, aside). */
+void assert_same_training_state(const char *run_a, const char *run_b, const char *name);
 
 #endif
