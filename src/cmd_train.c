@@ -45,6 +45,8 @@ int cmd_train(int argc, char **argv)
     case TRAIN_OK:
         return EXIT_OK;
     case TRAIN_SIGNALLED:
+        if (err.msg[0])
+            fprintf(stderr, "s2s: %s\n", err.msg);
         return interrupt_exit_code();
     case TRAIN_IO_ERROR:
         return cmd_error(&err, EXIT_IO);

@@ -98,8 +98,13 @@ int linereader_next(LineReader *r, size_t max_bytes, size_t *len, int *too_long,
         char *nl = memchr(start, '\n', avail);
         size_t take = nl ? (size_t)(nl - start) : avail;
         r->pos += take + (nl ? 1 : 0);
-        if (!*too_long && n + take > max_bytes + 1) /* +1: room for a '\r' to strip */
+        if (!*too_long && n + take > max_bytes + 1) { /* +1: room for a '\r' to strip */
             *too_long = 1;
+            const char *nul = r->refuse_nul && n ? memchr(r->line, '\0', n) : NULL;
+            if (nul) /* in the part kept so far: the first NUL is there */
+                return error_at(err, r->name, r->line_no + 1, (long)(nul - r->line) + 1,
+                                "NUL byte (expected UTF-8 text)");
+        }
         if (*too_long && r->refuse_nul) {
             const char *nul = memchr(start, '\0', take);
             if (nul)

@@ -782,6 +782,7 @@ static void offer_best_checkpoint(const char *resume_dir, Error *err)
 int train_run(Config *cfg, const char *resume_dir, Error *err)
 {
     Trainer t = {.cfg = cfg};
+    err->msg[0] = '\0';
     t.run.lock_fd = -1;
     Checkpoint ck = {0};
     int rc = TRAIN_BAD_INPUT;
@@ -797,8 +798,11 @@ int train_run(Config *cfg, const char *resume_dir, Error *err)
         snprintf(cfg->run_dir, sizeof cfg->run_dir, "%s", resume_dir);
     }
     if (read_data(&t, resume_dir ? &ck : NULL, err) < 0) {
-        if (interrupt_pending()) /* the readers stop for a signal: nothing was written */
+        if (interrupt_pending()) { /* the readers stop for a signal; nothing is written yet */
+            size_t used = strlen(err->msg);
+            snprintf(err->msg + used, sizeof err->msg - used, "; nothing was written");
             rc = TRAIN_SIGNALLED;
+        }
         goto done;
     }
     t.config_yaml = config_to_yaml(cfg);

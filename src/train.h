@@ -20,8 +20,9 @@ enum {
 /* Trains as cfg (validated) says; with resume_dir, continues the run saved there
  * (its checkpoints/last.ckpt) exactly where it stopped. The signals of interrupt.h
  * (installed by the caller) stop it at the next point where everything is saved.
- * Returns a TRAIN_ outcome; err is set for every outcome but TRAIN_OK and
- * TRAIN_SIGNALLED. */
+ * Returns a TRAIN_ outcome; err is set for every outcome but TRAIN_OK, and for
+ * TRAIN_SIGNALLED only when the signal came before training began (it then says what
+ * was being read; the run's own log says the rest). */
 int train_run(Config *cfg, const char *resume_dir, Error *err);
 
 #endif

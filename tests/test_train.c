@@ -195,8 +195,9 @@ static int wait_for_text(const char *path, const char *text)
  * and every step's loss equal those of the run trained straight through. */
 static void check_stop_signal(int sig, int expected_exit)
 {
-    char dir[512], config[600], err_path[600], run[600], straight[600], set_dir[640];
-    scratch_dir(dir, sizeof dir, sig == SIGINT ? "sigint" : "sigterm");
+    char dir[512], config[600], err_path[600], run[600], straight[600], set_dir[640], name[32];
+    snprintf(name, sizeof name, "signal%d", sig);
+    scratch_dir(dir, sizeof dir, name);
     write_tiny_setup(dir);
     snprintf(config, sizeof config, "%s/tiny.yaml", dir);
     snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
@@ -241,6 +242,125 @@ END_TEST
 START_TEST(sigterm_saves_and_exits_143)
 {
     check_stop_signal(SIGTERM, 143);
+}
+END_TEST
+
+/* A closed terminal and a reader of the log that went away: the run saves like after
+ * SIGTERM, and exits as a shell reports those signals. */
+START_TEST(sighup_and_sigpipe_save_and_exit_129_and_141)
+{
+    check_stop_signal(SIGHUP, 129);
+    check_stop_signal(SIGPIPE, 141);
+}
+END_TEST
+
+/* `s2s train ... 2>&1 | head -c 200`: once head has gone, the next line written to
+ * stderr raises SIGPIPE (and fails, as every one after it does). The run still saves at
+ * the end of its step, says so in train.log, exits 141, and resumes to the straight
+ * run's weights and losses. */
+START_TEST(a_closed_stderr_pipe_stops_the_run_after_saving)
+{
+    char dir[512], config[600], cmd[3000], rc_path[600], run[600], straight[700], set_dir[720];
+    scratch_dir(dir, sizeof dir, "pipe");
+    write_tiny_setup(dir);
+    snprintf(config, sizeof config, "%s/tiny.yaml", dir);
+    snprintf(rc_path, sizeof rc_path, "%s/rc", dir);
+    /* 30 ms a step: head has long gone before the 60 steps are done */
+    snprintf(cmd, sizeof cmd, "S2S_FAULT_STEP_MS=30; export S2S_FAULT_STEP_MS; "
+             "('%s' train '%s' --set training.max_steps=60 2>&1; echo $? > '%s.tmp'; "
+             "mv '%s.tmp' '%s') | head -c 200 > /dev/null", S2S_FAULTS, config, rc_path, rc_path,
+             rc_path);
+    ck_assert_int_eq(system(cmd), 0);
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    for (int k = 0; k < 600 && !path_exists(rc_path); k++)
+        nanosleep(&pause, NULL);
+    char rc[32];
+    first_line(rc_path, rc, sizeof rc);
+    ck_assert_str_eq(rc, "141");
+    snprintf(run, sizeof run, "%s/run", dir);
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "last.ckpt");
+    ck_assert_int_lt(ck.progress.step, 60);
+    char path[700], said[96];
+    snprintf(path, sizeof path, "%s/train.log", run);
+    char *log = read_file(path);
+    snprintf(said, sizeof said, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt\n",
+             SIGPIPE, ck.progress.step);
+    ck_assert_msg(strstr(log, said) != NULL, "%s", log);
+    free(log);
+    checkpoint_free(&ck);
+    const char *resume[] = {S2S, "train", config, "--resume", run, "--set", "training.max_steps=60",
+                            NULL};
+    ck_assert_int_eq(run_command(resume, NULL, NULL, NULL), 0);
+    snprintf(straight, sizeof straight, "%s/straight", dir);
+    snprintf(set_dir, sizeof set_dir, "run_dir=%s", straight);
+    const char *sets[] = {set_dir, "training.max_steps=60", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    assert_same_weights(run, straight);
+    char *la = train_losses(run), *lb = train_losses(straight);
+    ck_assert_str_eq(la, lb);
+    free(la);
+    free(lb);
+}
+END_TEST
+
+/* Inputs that are not text, or never end: /dev/zero is refused at its first NUL byte
+ * wherever a corpus is read; an endless line of text is read until a signal comes, and
+ * the signal is honoured while reading (nothing is written). */
+START_TEST(inputs_without_newlines_are_refused_or_stopped_by_a_signal)
+{
+    char dir[512], data[2000], line[1024], fifo[600], cmd[1400], config[600], err_path[600];
+    scratch_dir(dir, sizeof dir, "nonewline");
+    write_tiny_setup(dir);
+    const char *nul = "s2s: error: /dev/zero:1:1: NUL byte (expected UTF-8 text)";
+    snprintf(data, sizeof data, "  train_src: /dev/zero\n  train_tgt: %s/train.tgt", dir);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
+    ck_assert_str_eq(line, nul);
+    snprintf(data, sizeof data, "  train_src: %s/train.src\n  train_tgt: %s/train.tgt\n"
+             "  test_src: /dev/zero\n  test_tgt: %s/valid.tgt", dir, dir, dir);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
+    ck_assert_str_eq(line, nul);
+    /* s2s align reads its pairs as a corpus too */
+    snprintf(data, sizeof data, "  train_src: %s/train.src\n  train_tgt: %s/train.tgt", dir, dir);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 0);
+    char model[700], tgt[700];
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(tgt, sizeof tgt, "%s/valid.tgt", dir);
+    snprintf(err_path, sizeof err_path, "%s/align.txt", dir);
+    const char *align[] = {S2S, "align", "--model", model, "--src", "/dev/zero", "--tgt", tgt, NULL};
+    ck_assert_int_eq(run_command(align, NULL, err_path, NULL), 2);
+    first_line(err_path, line, sizeof line);
+    ck_assert_str_eq(line, nul);
+
+    /* endless text on a pipe: SIGTERM, or a first SIGINT, stops the reading */
+    snprintf(fifo, sizeof fifo, "%s/endless", dir);
+    snprintf(cmd, sizeof cmd, "mkfifo '%s'", fifo);
+    ck_assert_int_eq(system(cmd), 0);
+    const int sigs[] = {SIGTERM, SIGINT};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "yes abc | tr -d '\\n' > '%s'", fifo);
+        const char *writer_argv[] = {"/bin/sh", "-c", cmd, NULL};
+        pid_t writer = start_command(writer_argv, NULL, NULL, NULL);
+        snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s/train.tgt", fifo, dir);
+        write_data_config(dir, data);
+        snprintf(config, sizeof config, "%s/c.yaml", dir);
+        snprintf(err_path, sizeof err_path, "%s/endless.txt", dir);
+        const char *argv[] = {S2S, "train", config, NULL};
+        pid_t pid = start_command(argv, NULL, err_path, NULL);
+        struct timespec pause = {0, 300 * 1000 * 1000};
+        nanosleep(&pause, NULL); /* reading by now: the lines are over a megabyte */
+        kill(pid, sigs[k]);
+        ck_assert_int_eq(wait_command(pid, 10), 128 + sigs[k]);
+        first_line(err_path, line, sizeof line);
+        char expected[900];
+        snprintf(expected, sizeof expected, "s2s: corpus `%s`: reading stopped by signal %d; "
+                 "nothing was written", fifo, sigs[k]);
+        ck_assert_str_eq(line, expected);
+        snprintf(cmd, sizeof cmd, "%s/run", dir);
+        ck_assert(!path_exists(cmd));
+        kill(writer, SIGTERM); /* the shell; its pipeline ends on the closed FIFO */
+        wait_command(writer, 10);
+    }
 }
 END_TEST
 
@@ -492,6 +612,9 @@ Suite *train_suite(void)
     tcase_add_test(tc, resume_refuses_changed_settings_and_fresh_runs_refuse_old_directories);
     tcase_add_test(tc, sigint_saves_and_exits_130);
     tcase_add_test(tc, sigterm_saves_and_exits_143);
+    tcase_add_test(tc, sighup_and_sigpipe_save_and_exit_129_and_141);
+    tcase_add_test(tc, a_closed_stderr_pipe_stops_the_run_after_saving);
+    tcase_add_test(tc, inputs_without_newlines_are_refused_or_stopped_by_a_signal);
     tcase_add_test(tc, a_nonfinite_step_is_skipped_without_changing_anything);
     tcase_add_test(tc, endless_nonfinite_steps_stop_with_exit_4);
     tcase_add_test(tc, corpus_errors_name_the_file_and_line);
