@@ -46,8 +46,8 @@ all: s2s
 
 # Installs the Debian packages when pkg-config cannot find the libraries.
 deps:
-	@{ pkg-config --exists $(PKGS) check && test -f /usr/include/unistr.h; } 2>/dev/null \
-	    || sh scripts/install-deps.sh
+	@{ pkg-config --exists $(PKGS) check && test -f /usr/include/unistr.h && \
+	   command -v strace; } >/dev/null 2>&1 || sh scripts/install-deps.sh
 
 $(PROG): $(B)/obj/main.o $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

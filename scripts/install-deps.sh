@@ -5,7 +5,7 @@
 set -eu
 
 PACKAGES="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev check
-libxml2-utils chromium clang libclang-rt-14-dev valgrind
+libxml2-utils chromium clang libclang-rt-14-dev valgrind strace
 python3-torch python3-yaml"
 
 missing=""

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "json.h"
 #include "mem.h"
 #include "textfile.h"
@@ -301,11 +302,10 @@ static const char REPORT_SCRIPT[] =
 int heatmap_report(const char *path, const AlignLog *log, const char *metrics_path,
                    const char *title, int max_frames, Error *err)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return error_errno(err, "cannot write", tmp);
+    AtomicFile out; /* a reader (the browser) sees the old report or the new one */
+    if (atomicfile_begin(&out, path, "", err) < 0)
+        return -1;
+    FILE *f = out.f;
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", f);
     xml_text(f, title);
     fprintf(f, "</title><style>%s</style></head>\n<body>\n<h1>", REPORT_STYLE);
@@ -367,11 +367,5 @@ int heatmap_report(const char *path, const AlignLog *log, const char *metrics_pa
     free(frames);
     free(shown);
     fprintf(f, "<script>%s</script>\n</body></html>\n", REPORT_SCRIPT);
-    int ok = !ferror(f);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return error_errno(err, "cannot write", path);
-    }
-    return 0;
+    return atomicfile_commit(&out, err); /* checks every write above */
 }

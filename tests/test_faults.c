@@ -4,6 +4,7 @@
  * allocation, an Inf gradient, a second signal, damaged checkpoints at the command line,
  * and two trainers on one run directory. Every case ends with the checkpoints of before the fault intact
  * (byte for byte) and a resume that works. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <check.h>
 #include <dirent.h>
 #include <signal.h>
@@ -308,6 +309,129 @@ START_TEST(a_file_size_limit_makes_the_save_fail_with_exit_3)
 }
 END_TEST
 
+/* ---- the system calls of a durable write ---------------------------------------------------- */
+
+/* What strace saw of one file descriptor. */
+typedef struct {
+    char path[600];
+    int open, synced, exclusive;
+} TracedFd;
+
+/* The directory of path (without its last component) into out. */
+static void dir_of_path(const char *path, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash)
+        *slash = '\0';
+}
+
+/* Every whole file a run writes -- config.yaml, both checkpoints, report.html,
+ * test.hyp -- goes through a temporary created exclusively without following links
+ * (O_EXCL|O_NOFOLLOW), fsynced, renamed into place, and then its directory fsynced; the
+ * data logs are fsynced before each checkpoint that records their lengths; the logs are
+ * opened to append without following links. Checked on the system calls themselves,
+ * traced by strace, so a commit without its real fsync cannot pass. */
+START_TEST(whole_files_go_through_exclusive_temporaries_synced_file_and_directory)
+{
+    char dir[512], config[600], trace[600], test_src[700], test_tgt[700];
+    scratch_dir(dir, sizeof dir, "strace");
+    write_tiny_setup(dir);
+    snprintf(config, sizeof config, "%s/tiny.yaml", dir);
+    snprintf(trace, sizeof trace, "%s/trace.txt", dir);
+    snprintf(test_src, sizeof test_src, "data.test_src=%s/valid.src", dir);
+    snprintf(test_tgt, sizeof test_tgt, "data.test_tgt=%s/valid.tgt", dir);
+    const char *argv[] = {"/usr/bin/strace", "-f", "-qq", "-o", trace, "-e",
+                          "trace=openat,fsync,close,rename", S2S, "train", config, "--set",
+                          test_src, "--set", test_tgt, NULL};
+    ck_assert_int_eq(run_command(argv, NULL, NULL, NULL), 0);
+    FILE *f = fopen(trace, "r");
+    ck_assert_ptr_nonnull(f);
+    static TracedFd fds[256]; /* zeroed */
+    TracedFd synced[64]; /* closed temporaries that had been fsynced */
+    int n_synced = 0, renames[5] = {0}, metrics_synced = 0, logs_opened = 0;
+    char pending_dir[600] = "", line[4096];
+    const char *finals[5] = {"/config.yaml", "/checkpoints/last.ckpt", "/checkpoints/best.ckpt",
+                             "/heatmaps/report.html", "/test.hyp"};
+    while (fgets(line, sizeof line, f)) {
+        char path[600], path2[600], flags[256];
+        int fd, ret;
+        const char *call = strchr(line, ' ');
+        ck_assert_ptr_nonnull(call);
+        call++;
+        if (sscanf(call, "openat(AT_FDCWD, \"%599[^\"]\", %255[^,)]%*[^=]= %d", path, flags, &fd) == 3 &&
+            fd >= 0 && fd < 256) {
+            fds[fd] = (TracedFd){.open = 1};
+            snprintf(fds[fd].path, sizeof fds[fd].path, "%s", path);
+            fds[fd].exclusive = strstr(flags, "O_EXCL") && strstr(flags, "O_NOFOLLOW");
+            if (strstr(path, ".tmp."))
+                ck_assert_msg(fds[fd].exclusive, "temporary opened without O_EXCL|O_NOFOLLOW: %s", line);
+            if ((strstr(path, ".jsonl") || strstr(path, "/train.log")) && !strstr(flags, "O_RDONLY")) {
+                ck_assert_msg(strstr(flags, "O_APPEND") && strstr(flags, "O_NOFOLLOW"), "%s", line);
+                logs_opened++;
+            }
+        } else if (sscanf(call, "fsync(%d) = %d", &fd, &ret) == 2 && ret == 0 && fd >= 0 && fd < 256) {
+            fds[fd].synced = 1;
+            if (pending_dir[0] && !strcmp(fds[fd].path, pending_dir))
+                pending_dir[0] = '\0';
+            if (strstr(fds[fd].path, "/metrics.jsonl"))
+                metrics_synced = 1;
+        } else if (sscanf(call, "close(%d) = %d", &fd, &ret) == 2 && fd >= 0 && fd < 256) {
+            if (fds[fd].open && fds[fd].synced && strstr(fds[fd].path, ".tmp.") && n_synced < 64)
+                synced[n_synced++] = fds[fd];
+            fds[fd].open = 0;
+        } else if (sscanf(call, "rename(\"%599[^\"]\", \"%599[^\"]\") = %d", path, path2, &ret) == 3 &&
+                   ret == 0) {
+            ck_assert_msg(!pending_dir[0], "renamed %s before the directory %s was synced", path,
+                          pending_dir);
+            int was_synced = 0;
+            for (int k = 0; k < n_synced; k++)
+                was_synced |= !strcmp(synced[k].path, path) && synced[k].exclusive;
+            ck_assert_msg(was_synced, "renamed %s into place without an fsync of it", path);
+            for (int k = 0; k < 5; k++)
+                if (strlen(path2) > strlen(finals[k]) &&
+                    !strcmp(path2 + strlen(path2) - strlen(finals[k]), finals[k]))
+                    renames[k]++;
+            if (strstr(path2, "/last.ckpt")) {
+                ck_assert_msg(metrics_synced, "last.ckpt renamed before metrics.jsonl was synced");
+                metrics_synced = 0;
+            }
+            dir_of_path(path2, pending_dir, sizeof pending_dir);
+        }
+    }
+    fclose(f);
+    ck_assert_msg(!pending_dir[0], "the directory %s was never synced after its rename", pending_dir);
+    for (int k = 0; k < 5; k++)
+        ck_assert_msg(renames[k] >= 1, "%s was never renamed into place", finals[k]);
+    ck_assert_int_eq(renames[4], 1);
+    ck_assert_int_eq(logs_opened, 3);
+}
+END_TEST
+
+/* Links planted where older s2s put its temporaries (FINAL.tmp.PID, a name anyone could
+ * guess) are never written through: they are cleaned at start, and the temporaries are
+ * created exclusively under names with a random part. */
+START_TEST(links_planted_at_temporary_names_are_never_followed)
+{
+    char dir[512], cmd[8000], victim[600], s2s[4096];
+    ck_assert_ptr_nonnull(realpath(S2S, s2s)); /* the shell runs it from the run's folder */
+    scratch_dir(dir, sizeof dir, "planted");
+    write_tiny_setup(dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    write_file(victim, "precious\n");
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p run/checkpoints run/heatmaps && for f in run/config.yaml "
+             "run/test.hyp run/checkpoints/last.ckpt run/checkpoints/best.ckpt "
+             "run/heatmaps/report.html; do ln -s '%s' \"$f.tmp.$$\" || exit 9; done && "
+             "exec '%s' train tiny.yaml --set data.test_src=valid.src --set data.test_tgt=valid.tgt "
+             "2> err.txt", dir, victim, s2s);
+    ck_assert_int_eq(system(cmd), 0);
+    char *text = read_file(victim);
+    ck_assert_str_eq(text, "precious\n");
+    free(text);
+}
+END_TEST
+
 /* ---- damaged checkpoints at the command line ----------------------------------------------- */
 
 /* `s2s translate --model model < dir/valid.src`: the exit code, the first stderr line
@@ -585,6 +709,8 @@ Suite *faults_suite(void)
     TCase *tc = tcase_create("faults");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, a_file_size_limit_makes_the_save_fail_with_exit_3);
+    tcase_add_test(tc, whole_files_go_through_exclusive_temporaries_synced_file_and_directory);
+    tcase_add_test(tc, links_planted_at_temporary_names_are_never_followed);
     tcase_add_test(tc, damaged_checkpoints_are_refused_and_an_intact_one_is_offered);
     tcase_add_test(tc, an_inf_gradient_is_skipped_like_a_nan_loss);
     tcase_add_test(tc, the_largest_learning_rate_never_writes_a_nonfinite_checkpoint);
