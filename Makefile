@@ -41,7 +41,7 @@ CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),$(B)/tests64/$(t).o,$(B)/tests/$(t).o))
 
-.PHONY: all test clean deps crosscheck demo bench asan valgrind
+.PHONY: all test clean deps crosscheck demo bench asan valgrind mutate
 all: s2s
 
 # Installs the Debian packages when pkg-config cannot find the libraries.
@@ -128,6 +128,12 @@ valgrind: $(TEST_BINS)
 # Training speed against the PyTorch baseline, side by side (README, issue 7).
 bench: s2s
 	/usr/bin/python3 scripts/bench.py --s2s ./s2s
+
+# Mutation testing (scripts/mutate.py, scripts/mutations.txt): puts each listed bug into
+# src/ in turn, builds in build/mutate and runs the suite; prints the survivors. Not part
+# of `make test` or CI (it takes a while: README).
+mutate:
+	/usr/bin/python3 scripts/mutate.py
 
 # Trains the toy-fr demo for about two minutes and shows the result (README).
 demo: s2s

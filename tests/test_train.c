@@ -569,6 +569,182 @@ START_TEST(plateau_decay_and_early_stopping_follow_the_validations)
 }
 END_TEST
 
+/* The weights of dir/RUN/checkpoints/last.ckpt minus those of dir/OTHER's, as an L2 norm. */
+static double weight_distance(const char *run_a, const char *run_b)
+{
+    Checkpoint a, b;
+    load_checkpoint(&a, run_a, "last.ckpt");
+    load_checkpoint(&b, run_b, "last.ckpt");
+    ck_assert_uint_eq(a.params.n, b.params.n);
+    double sum = 0;
+    for (size_t k = 0; k < a.params.n; k++) {
+        double d = (double)a.params.mem[k] - (double)b.params.mem[k];
+        sum += d * d;
+    }
+    checkpoint_free(&a);
+    checkpoint_free(&b);
+    return sqrt(sum);
+}
+
+/* Clipping rescales the gradient to the threshold: with plain SGD (learning rate 1) one
+ * step moves the weights by exactly the threshold, so two runs clipped at c and 2c
+ * from the same start end c apart (and would be equal without clipping: the gradient's
+ * norm is far above both). */
+START_TEST(clipping_scales_the_step_to_the_threshold)
+{
+    char dir[512], a[600], b[600], set_a[640], set_b[640];
+    scratch_dir(dir, sizeof dir, "clip");
+    write_tiny_setup(dir);
+    snprintf(a, sizeof a, "%s/clip1", dir);
+    snprintf(b, sizeof b, "%s/clip2", dir);
+    snprintf(set_a, sizeof set_a, "run_dir=%s", a);
+    snprintf(set_b, sizeof set_b, "run_dir=%s", b);
+    const char *sets_a[] = {set_a, "training.max_steps=1", "training.optimizer=sgd",
+                            "training.learning_rate=1", "training.clip_grad_norm=0.01", NULL};
+    const char *sets_b[] = {set_b, "training.max_steps=1", "training.optimizer=sgd",
+                            "training.learning_rate=1", "training.clip_grad_norm=0.02", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets_a, NULL, "a.txt"), 0);
+    ck_assert_int_eq(train(S2S, dir, sets_b, NULL, "b.txt"), 0);
+    double d = weight_distance(a, b);
+    printf("clipped at 0.01 and 0.02: weights %.6g apart\n", d);
+    ck_assert_double_eq_tol(d, 0.01, 1e-5);
+}
+END_TEST
+
+/* dir/one.yaml: one sentence pair, trained in batches of one with a learning rate so
+ * small that no float weight moves: every step sees the same model and the same batch,
+ * so its loss changes only with its dropout masks. */
+static void write_one_pair_setup(const char *dir, const char *dropout)
+{
+    char path[600], text[2400];
+    snprintf(path, sizeof path, "%s/one.src", dir);
+    write_file(path, "w1 w2 w3 w4\n");
+    snprintf(path, sizeof path, "%s/one.tgt", dir);
+    write_file(path, "w4 w3 w2 w1\n");
+    snprintf(path, sizeof path, "%s/one.yaml", dir);
+    snprintf(text, sizeof text,
+             "run_dir: %s/run-%s\ndata:\n  train_src: %s/one.src\n  train_tgt: %s/one.tgt\n"
+             "model:\n  embedding_size: 8\n  encoder_size: 8\n  decoder_size: 16\n"
+             "  attention_size: 8\n  readout_size: 16\n  embedding_dropout: %s\n"
+             "  readout_dropout: %s\ntraining:\n  batch_size: 1\n  max_steps: 8\n  log_every: 1\n"
+             "  threads: 1\n  optimizer: sgd\n  learning_rate: 1e-30\n  learning_rate_min: 0\n",
+             dir, dropout, dir, dir, dropout, dropout);
+    write_file(path, text);
+}
+
+/* The train_loss values of a run, in step order, into losses; returns their number. */
+static int read_losses(const char *run_dir, double *losses, int cap)
+{
+    char path[800];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", run_dir);
+    char *all = read_file(path);
+    int n = 0;
+    for (const char *at = all; (at = strstr(at, "\"train_loss\":")) && n < cap; at++)
+        losses[n++] = strtod(at + strlen("\"train_loss\":"), NULL);
+    free(all);
+    return n;
+}
+
+/* Every step draws its own dropout masks: without dropout the eight steps' losses are
+ * equal (nothing else changes), with it no two are. */
+START_TEST(each_step_draws_its_own_dropout_masks)
+{
+    char dir[512], config[600], run[700];
+    scratch_dir(dir, sizeof dir, "masks");
+    const char *rates[] = {"0", "0.5"};
+    for (int k = 0; k < 2; k++) {
+        write_one_pair_setup(dir, rates[k]);
+        snprintf(config, sizeof config, "%s/one.yaml", dir);
+        const char *argv[] = {S2S, "train", config, NULL};
+        ck_assert_int_eq(run_command(argv, NULL, NULL, NULL), 0);
+        snprintf(run, sizeof run, "%s/run-%s", dir, rates[k]);
+        double loss[8];
+        ck_assert_int_eq(read_losses(run, loss, 8), 8);
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < i; j++) {
+                if (k == 0)
+                    ck_assert_msg(loss[i] == loss[j], "without dropout, steps %d and %d: %.17g, %.17g",
+                                  j + 1, i + 1, loss[j], loss[i]);
+                else
+                    ck_assert_msg(loss[i] != loss[j], "steps %d and %d drew the same masks (%.17g)",
+                                  j + 1, i + 1, loss[i]);
+            }
+    }
+}
+END_TEST
+
+/* The AER and attention entropy logged at a dump are those of the model of that step
+ * over the validation pairs against their own gold links: the same numbers as s2s
+ * align computes from the checkpoint of that step. */
+START_TEST(training_aer_and_entropy_match_s2s_align_on_the_same_checkpoint)
+{
+    char dir[512], gold[640], config[600], model[700], src[600], tgt[600], forced[600], err_path[600];
+    scratch_dir(dir, sizeof dir, "aer");
+    write_tiny_setup(dir);
+    snprintf(gold, sizeof gold, "data.valid_align=%s/valid.align", dir);
+    const char *sets[] = {gold, "alignments.every=20", "training.learning_rate=0.05", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    char path[700];
+    snprintf(path, sizeof path, "%s/run/metrics.jsonl", dir);
+    char *m = read_file(path);
+    const char *rec = strstr(m, "{\"step\":20,\"epoch\":0.5263,\"aer\":");
+    ck_assert_ptr_nonnull(rec);
+    double aer = strtod(strstr(rec, "\"aer\":") + 6, NULL);
+    double precision = strtod(strstr(rec, "\"aer_precision\":") + 16, NULL);
+    double recall = strtod(strstr(rec, "\"aer_recall\":") + 13, NULL);
+    double entropy = strtod(strstr(rec, "\"attention_entropy\":") + 20, NULL);
+    free(m);
+
+    snprintf(config, sizeof config, "%s/tiny.yaml", dir);
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(src, sizeof src, "%s/valid.src", dir);
+    snprintf(tgt, sizeof tgt, "%s/valid.tgt", dir);
+    snprintf(gold, sizeof gold, "%s/valid.align", dir);
+    snprintf(forced, sizeof forced, "%s/forced.jsonl", dir);
+    snprintf(err_path, sizeof err_path, "%s/align.txt", dir);
+    const char *align[] = {S2S, "align", "--model", model, "--src", src, "--tgt", tgt, "--gold", gold,
+                           "--out", forced, NULL};
+    ck_assert_int_eq(run_command(align, NULL, err_path, NULL), 0);
+    char line[512], expected[512];
+    first_line(err_path, line, sizeof line);
+    snprintf(expected, sizeof expected, "AER = %.4f (precision %.4f, recall %.4f;", aer, precision,
+             recall);
+    ck_assert_msg(!strncmp(line, expected, strlen(expected)), "training logged %s\ns2s align: %s",
+                  expected, line);
+    /* the mean entropy (nats) of every attention row s2s align wrote */
+    char *rows = read_file(forced);
+    double sum = 0;
+    long n_rows = 0;
+    for (const char *w = rows; (w = strstr(w, "\"weights\":[")); ) {
+        w += strlen("\"weights\":[");
+        while (*w == '[') {
+            double h = 0;
+            const char *p = w + 1;
+            for (;;) {
+                char *end;
+                double a = strtod(p, &end);
+                if (a > 0)
+                    h -= a * log(a);
+                p = end;
+                if (*p != ',')
+                    break;
+                p++;
+            }
+            sum += h;
+            n_rows++;
+            w = p + 1; /* past ']' */
+            if (*w == ',')
+                w++;
+        }
+    }
+    free(rows);
+    ck_assert_int_gt(n_rows, 20);
+    printf("entropy: training %.6f, s2s align %.6f over %ld rows\n", entropy, sum / (double)n_rows,
+           n_rows);
+    ck_assert_double_eq_tol(sum / (double)n_rows, entropy, 2e-6);
+}
+END_TEST
+
 START_TEST(gradcheck_command_checks_the_configured_model)
 {
     char dir[512], path[600], out_path[600];
@@ -623,6 +799,9 @@ Suite *train_suite(void)
     tcase_add_test(tc, a_config_error_exits_2_and_writes_nothing);
     tcase_add_test(tc, plateau_decay_and_early_stopping_follow_the_validations);
     tcase_add_test(tc, gradcheck_command_checks_the_configured_model);
+    tcase_add_test(tc, clipping_scales_the_step_to_the_threshold);
+    tcase_add_test(tc, each_step_draws_its_own_dropout_masks);
+    tcase_add_test(tc, training_aer_and_entropy_match_s2s_align_on_the_same_checkpoint);
     suite_add_tcase(s, tc);
     return s;
 }

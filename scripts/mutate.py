@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Mutation testing of s2s: does the suite catch the bugs we fear?
+
+Applies each mutation of scripts/mutations.txt to src/ -- one small deliberate bug,
+given as an exact piece of code and its replacement -- builds the program and the
+tests in build/mutate, and runs the suite: first the suites the mutation names (most
+mutants die there in seconds), then, if it survived them, the whole of `make test`.
+The tree is restored after each mutant, whatever happens (Ctrl-C included). Prints one
+line per mutant and the survivors at the end; exits 1 if any survived, 2 if a mutation
+no longer applies (its code changed: update the list).
+
+    scripts/mutate.py                 # every mutation (make mutate)
+    scripts/mutate.py clip masks      # only those whose name contains one of these
+"""
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIST = os.path.join(ROOT, "scripts", "mutations.txt")
+BUILD = "build/mutate"
+
+
+def parse(path):
+    """The mutations: blocks of `key: value` lines separated by blank lines; `find:`
+    and `replace:` may continue on lines that start with `| `."""
+    mutations, block, key = [], {}, None
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    for raw in lines + [""]:
+        if raw.startswith("#"):
+            continue
+        if not raw.strip():
+            if block:
+                mutations.append(block)
+            block, key = {}, None
+            continue
+        if raw.startswith("| ") or raw == "|":
+            block[key] += "\n" + raw[2:]
+            continue
+        key, _, value = raw.partition(":")
+        block[key.strip()] = value[1:] if value.startswith(" ") else value
+    for m in mutations:
+        for need in ("name", "file", "find", "replace", "suites", "why"):
+            if need not in m:
+                sys.exit("mutations.txt: mutation %r has no `%s:`" % (m.get("name"), need))
+        # the edits: find/replace, and find2/replace2 for a bug that takes two
+        m["edits"] = [(m["find"], m["replace"])]
+        if "find2" in m:
+            m["edits"].append((m["find2"], m["replace2"]))
+    return mutations
+
+
+def run(cmd, env=None, timeout=1800):
+    full = dict(os.environ, **(env or {}))
+    p = subprocess.run(cmd, cwd=ROOT, env=full, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=timeout, shell=isinstance(cmd, str))
+    return p.returncode, p.stdout.decode("utf-8", "replace")
+
+
+def build():
+    return run(["make", "-s", "-j2", "B=" + BUILD, "PROG=%s/s2s" % BUILD,
+                "%s/s2s" % BUILD, "%s/s2s-faults" % BUILD, "%s/check_s2s" % BUILD])
+
+
+def suite_fails(name):
+    env = {"OPENBLAS_NUM_THREADS": "1", "S2S_BIN": "./%s/s2s" % BUILD,
+           "S2S_FAULTS_BIN": "./%s/s2s-faults" % BUILD, "CK_RUN_SUITE": name}
+    code, out = run(["./%s/check_s2s" % BUILD], env)
+    return code != 0
+
+
+def whole_suite_fails():
+    code, out = run(["make", "-s", "B=" + BUILD, "PROG=%s/s2s" % BUILD, "test"])
+    return code != 0
+
+
+def main():
+    wanted = sys.argv[1:]
+    mutations = [m for m in parse(LIST)
+                 if not wanted or any(w in m["name"] for w in wanted)]
+    code, out = build()
+    if code:
+        sys.exit("mutate: the unmutated tree does not build:\n" + out)
+    if whole_suite_fails():  # else a failure would be blamed on the mutants
+        sys.exit("mutate: make test fails on the unmutated tree; fix that first")
+    survivors, stale = [], []
+    started = time.time()
+    for k, m in enumerate(mutations, 1):
+        path = os.path.join(ROOT, m["file"])
+        with open(path, encoding="utf-8") as f:
+            original = f.read()
+        if any(original.count(find) != 1 for find, _ in m["edits"]):
+            print("%2d/%d %-34s NO LONGER APPLIES (its code is not in %s exactly once)"
+                  % (k, len(mutations), m["name"], m["file"]), flush=True)
+            stale.append(m)
+            continue
+        t0 = time.time()
+        try:
+            mutant = original
+            for find, replace in m["edits"]:
+                mutant = mutant.replace(find, replace)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(mutant)
+            code, out = build()
+            if code:
+                verdict = "DOES NOT BUILD"
+                stale.append(m)
+            else:
+                caught_by = next((s for s in m["suites"].split() if suite_fails(s)), None)
+                if caught_by is None and whole_suite_fails():
+                    caught_by = "make test"
+                verdict = "killed by %s" % caught_by if caught_by else "SURVIVED"
+                if not caught_by:
+                    survivors.append(m)
+        finally:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(original)
+        print("%2d/%d %-34s %-28s %4.0fs" % (k, len(mutations), m["name"], verdict,
+                                             time.time() - t0), flush=True)
+    build()  # leave build/mutate matching the tree
+    print("\n%d mutants, %d killed, %d survived, %d stale; %.0f minutes"
+          % (len(mutations), len(mutations) - len(survivors) - len(stale), len(survivors),
+             len(stale), (time.time() - started) / 60))
+    for m in survivors:
+        print("SURVIVOR %s (%s): %s" % (m["name"], m["file"], m["why"]))
+    for m in stale:
+        print("STALE    %s (%s): update scripts/mutations.txt" % (m["name"], m["file"]))
+    sys.exit(2 if stale else 1 if survivors else 0)
+
+
+if __name__ == "__main__":
+    main()
