@@ -34,6 +34,42 @@ static void require(int ok, const char *promise, const char *detail)
     abort();
 }
 
+/* ---- verdicts ---------------------------------------------------------------------------- */
+
+static char verdict[4096];
+
+const char *fuzz_verdict(void)
+{
+    return verdict;
+}
+
+/* Appends "; what: accepted[ detail]" or "; what: refused: message" to the verdict,
+ * with each of the memory files' paths (which vary) replaced by its role. */
+static void add_verdict(const char *what, int rc, const Error *err, const char *detail,
+                        const char *const *paths, const char *const *roles, int n_paths)
+{
+    char part[2048];
+    if (rc == 0)
+        snprintf(part, sizeof part, "%s: accepted%s%s", what, detail ? " " : "", detail ? detail : "");
+    else
+        snprintf(part, sizeof part, "%s: refused: %s", what, err->msg);
+    for (int k = 0; k < n_paths; k++)
+        for (char *at; (at = strstr(part, paths[k]));) {
+            size_t from = strlen(paths[k]), to = strlen(roles[k]);
+            memmove(at + to, at + from, strlen(at + from) + 1);
+            memcpy(at, roles[k], to);
+        }
+    size_t used = strlen(verdict);
+    if (used && used + 2 < sizeof verdict) {
+        memcpy(verdict + used, "; ", 3);
+        used += 2;
+    }
+    /* one line of ASCII whatever the input held: other bytes as \xHH */
+    for (const unsigned char *c = (const unsigned char *)part; *c && used + 5 < sizeof verdict; c++)
+        used += (size_t)(*c >= 0x20 && *c < 0x7f ? snprintf(verdict + used, 2, "%c", *c)
+                                                 : snprintf(verdict + used, 5, "\\x%02x", *c));
+}
+
 static int is_utf8(const char *s, size_t n)
 {
     size_t bad_at, bad_len;
@@ -74,27 +110,34 @@ static void config_set_lines(const uint8_t *data, size_t size)
     Config cfg;
     Error err;
     config_defaults(&cfg);
-    int ok = 1;
-    for (char *line = text; line && ok;) {
+    int rc = 0;
+    for (char *line = text; line && rc == 0;) {
         char *nl = strchr(line, '\n');
         if (nl)
             *nl = '\0';
-        ok = config_set(&cfg, line, &err) == 0;
+        rc = config_set(&cfg, line, &err);
         line = nl ? nl + 1 : NULL;
     }
-    if (ok && config_validate(&cfg, &err) == 0)
+    if (rc == 0)
+        rc = config_validate(&cfg, &err);
+    if (rc == 0)
         config_round_trip(&cfg);
+    add_verdict("as --set lines", rc, &err, NULL, NULL, NULL, 0);
     free(text);
 }
 
 int fuzz_config_one(const uint8_t *data, size_t size)
 {
+    verdict[0] = '\0';
     Config cfg;
     Error err;
     config_defaults(&cfg);
-    if (config_load_buffer(&cfg, (const char *)data, size, "fuzz.yaml", &err) == 0 &&
-        config_validate(&cfg, &err) == 0)
+    int rc = config_load_buffer(&cfg, (const char *)data, size, "fuzz.yaml", &err);
+    if (rc == 0)
+        rc = config_validate(&cfg, &err);
+    if (rc == 0)
         config_round_trip(&cfg);
+    add_verdict("as a file", rc, &err, NULL, NULL, NULL, 0);
     config_set_lines(data, size);
     return 0;
 }
@@ -211,17 +254,29 @@ static void check_corpus(const Corpus *c, const CorpusSpec *spec, int n_src, int
 /* Reads spec's files as training does: counting, building the vocabularies, mapping;
  * then again by looking words up in the built vocabularies (as validation data is
  * read), which must give the same ids. */
-static void corpus_train_read(const CorpusCase *cc)
+static void corpus_train_read(const CorpusCase *cc, const char *what)
 {
     Vocab src_counts, tgt_counts, src_vocab = {0}, tgt_vocab = {0};
     vocab_init(&src_counts);
     vocab_init(&tgt_counts);
     Corpus c, again = {0};
     Error err;
+    const char *paths[2], *roles[2];
+    int n_paths = 0;
+    if (cc->spec.tsv_path) {
+        paths[n_paths] = cc->spec.tsv_path, roles[n_paths++] = "TSV";
+    } else {
+        paths[n_paths] = cc->spec.src_path, roles[n_paths++] = "SOURCE";
+        paths[n_paths] = cc->spec.tgt_path, roles[n_paths++] = "TARGET";
+    }
     if (corpus_read(&c, &cc->spec, &src_counts, &tgt_counts, 1, "fuzz", &err) < 0) {
         require(!strstr(err.msg, "cannot open"), "the memory files open", err.msg);
+        add_verdict(what, -1, &err, NULL, paths, roles, n_paths);
         goto done;
     }
+    char kept[256];
+    corpus_describe(&c, kept, sizeof kept);
+    add_verdict(what, 0, &err, kept, paths, roles, n_paths);
     check_corpus(&c, &cc->spec, src_counts.size, tgt_counts.size);
     vocab_build(&src_vocab, &src_counts, cc->src_vocab_size, cc->min_freq);
     vocab_build(&tgt_vocab, &tgt_counts, 0, 1);
@@ -312,8 +367,11 @@ static void tokenize_lines(const uint8_t *data, size_t size, int lowercase)
 
 int fuzz_corpus_one(const uint8_t *data, size_t size)
 {
-    if (size < 2)
+    verdict[0] = '\0';
+    if (size < 2) {
+        snprintf(verdict, sizeof verdict, "no input: shorter than its two flag bytes");
         return 0;
+    }
     CorpusCase cc = corpus_case(data[0], data[1]);
     data += 2;
     size -= 2;
@@ -329,10 +387,10 @@ int fuzz_corpus_one(const uint8_t *data, size_t size)
     memfile_open(&tsv_file, cc.filler, 1, data, n_src);
     cc.spec.src_path = src_file.path;
     cc.spec.tgt_path = tgt_file.path;
-    corpus_train_read(&cc);
+    corpus_train_read(&cc, "as two files");
     cc.spec.src_path = cc.spec.tgt_path = NULL;
     cc.spec.tsv_path = tsv_file.path;
-    corpus_train_read(&cc);
+    corpus_train_read(&cc, "as TSV");
     memfile_close(&src_file);
     memfile_close(&tgt_file);
     memfile_close(&tsv_file);
@@ -387,7 +445,7 @@ static void check_checkpoint(const Checkpoint *ck, int with_training)
     require(!with_training || ck->has_training, "the training state is loaded", NULL);
 }
 
-static void ckpt_load(const uint8_t *data, size_t size)
+static void ckpt_load(const uint8_t *data, size_t size, const char *what)
 {
     for (int with_training = 0; with_training < 2; with_training++) {
         Checkpoint ck;
@@ -395,6 +453,11 @@ static void ckpt_load(const uint8_t *data, size_t size)
         int rc = checkpoint_load_bytes(&ck, data, size, "fuzz.ckpt", with_training, &err);
         if (rc == 0)
             check_checkpoint(&ck, with_training);
+        char part[128], detail[128] = "";
+        snprintf(part, sizeof part, "%s%s", what, with_training ? ", with its training state" : "");
+        if (rc == 0)
+            snprintf(detail, sizeof detail, "(step %ld, %zu weights)", ck.step, ck.params.n);
+        add_verdict(part, rc, &err, detail, NULL, NULL, 0);
         checkpoint_free(&ck);
         if (rc < 0) /* loading the training state too can only fail as well */
             break;
@@ -403,13 +466,14 @@ static void ckpt_load(const uint8_t *data, size_t size)
 
 int fuzz_ckpt_one(const uint8_t *data, size_t size)
 {
-    ckpt_load(data, size);
+    verdict[0] = '\0';
+    ckpt_load(data, size, "as it is");
     uint8_t *repaired = malloc(size ? size : 1);
     require(repaired != NULL, "memory for the copy", NULL);
     memcpy(repaired, data, size);
     ckpt_repair(repaired, size);
     if (memcmp(repaired, data, size))
-        ckpt_load(repaired, size);
+        ckpt_load(repaired, size, "with sizes and CRCs made right");
     free(repaired);
     return 0;
 }
@@ -461,11 +525,16 @@ static void check_record(const AlignRecord *r)
 
 int fuzz_align_one(const uint8_t *data, size_t size)
 {
+    verdict[0] = '\0';
     AlignLog log;
     Error err;
-    if (alignlog_parse(&log, (const char *)data, size, "fuzz.jsonl", &err) == 0)
+    int rc = alignlog_parse(&log, (const char *)data, size, "fuzz.jsonl", &err);
+    char detail[64];
+    snprintf(detail, sizeof detail, "(%d records)", rc == 0 ? log.n : 0);
+    if (rc == 0)
         for (int k = 0; k < log.n; k++)
             check_record(&log.records[k]);
+    add_verdict("alignments", rc, &err, detail, NULL, NULL, 0);
     alignlog_free(&log);
     return 0;
 }

@@ -12,6 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What the last target call made of its input, one line, for the regress suite to hold
+ * it to (tests/regress/verdicts.txt): each reading it did, "accepted" (with what it
+ * kept) or "refused: " and the error message, separated by "; ". */
+const char *fuzz_verdict(void);
+
 /* data is a YAML config: loaded over the defaults and validated; a config that passes
  * must survive config_to_yaml and loading back unchanged. Each line of the input is
  * also tried as a --set assignment. */

@@ -2,6 +2,11 @@
  * minimized, each named after its bug) and every fuzzing seed (tests/fuzz/seeds/
  * <target>/, and configs/ for the config target) replayed through the fuzz targets of
  * fuzz_targets.h, so a fixed bug stays fixed without running the fuzzers (`make fuzz`).
+ * Not crashing is not enough: what the code made of each input (accepted, with what it
+ * kept, or refused, with its message) must be the verdict tests/regress/verdicts.txt
+ * holds for it. After a deliberate change of messages, rewrite that file with
+ * `S2S_REGRESS_WRITE=tests/regress/verdicts.txt CK_RUN_SUITE=regress build/check_s2s`
+ * (from an empty file) and read the difference before committing it.
  * Paths are relative to the repository root, where `make test` runs. */
 #include <check.h>
 #include <dirent.h>
@@ -54,8 +59,44 @@ static unsigned char *read_bytes(const char *path, size_t *size)
     return exact;
 }
 
-/* Replays every regular file of dir through target; returns how many. The directory
- * must exist: a missing one would make the replay pass without testing anything. */
+#define VERDICTS "tests/regress/verdicts.txt"
+
+/* The verdict verdicts.txt holds for path (lines "PATH<TAB>VERDICT"), or NULL. */
+static char *expected_verdict(const char *path)
+{
+    FILE *f = fopen(VERDICTS, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", VERDICTS);
+    static char line[8192];
+    char *found = NULL;
+    size_t n = strlen(path);
+    while (!found && fgets(line, sizeof line, f))
+        if (!strncmp(line, path, n) && line[n] == '\t') {
+            line[strcspn(line, "\n")] = '\0';
+            found = line + n + 1;
+        }
+    fclose(f);
+    return found;
+}
+
+/* Holds the target's verdict on path to verdicts.txt's, or with S2S_REGRESS_WRITE
+ * appends it to that file instead. */
+static void check_verdict(const char *path)
+{
+    const char *out = getenv("S2S_REGRESS_WRITE");
+    if (out) {
+        FILE *f = fopen(out, "a");
+        ck_assert(f && fprintf(f, "%s\t%s\n", path, fuzz_verdict()) > 0 && fclose(f) == 0);
+        return;
+    }
+    const char *expected = expected_verdict(path);
+    ck_assert_msg(expected != NULL, "%s has no verdict in %s", path, VERDICTS);
+    ck_assert_msg(!strcmp(fuzz_verdict(), expected), "%s:\n  now:      %s\n  expected: %s", path,
+                  fuzz_verdict(), expected);
+}
+
+/* Replays every regular file of dir through target and checks its verdict; returns how
+ * many. The directory must exist: a missing one would make the replay pass without
+ * testing anything. */
 static int replay_dir(const char *dir, FuzzTarget target)
 {
     DIR *d = opendir(dir);
@@ -71,6 +112,7 @@ static int replay_dir(const char *dir, FuzzTarget target)
         unsigned char *data = read_bytes(path, &size);
         snprintf(replaying, sizeof replaying, "%s", path);
         target(data, size);
+        check_verdict(path);
         free(data);
         n++;
     }
