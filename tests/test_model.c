@@ -53,12 +53,16 @@ static double model_loss(void *ctx)
     return model_forward(&c->ws, &c->params, &c->batch);
 }
 
+/* The point of the finite-difference check below; the sorted-batch test compares its
+ * gradients with the unsorted ones at this very point. */
+#define FD_CHECKED_SEED 41
+
 /* Every variant (model_fixture.h): dropout with its masks fixed, as the workspace draws
  * the same ones at every forward pass. */
 START_TEST(model_backward_matches_finite_differences_for_every_parameter)
 {
     ModelCase c;
-    model_case_init_variant(&c, 41, _i);
+    model_case_init_variant(&c, FD_CHECKED_SEED, _i);
     model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     printf("whole model, %s, every element of every tensor (double):\n",
@@ -142,10 +146,15 @@ END_TEST
 START_TEST(sorted_batch_skips_ended_rows_with_the_same_gradients)
 {
     /* Sorted by target length, the decoder computes only the rows still in their
-     * sentence: the same loss and gradients as the unsorted batch, and still exact. Each
-     * variant without dropout. */
+     * sentence. It must compute the same function: the same loss and gradients as the
+     * unsorted batch, up to the rounding of sums taken in another order (1e-14 of the
+     * largest gradient; measured: under 4e-16). Those unsorted
+     * gradients are checked against finite differences, element by element, at this
+     * same point; comparing the two analytic results is the exact check, where a second
+     * finite-difference pass would only add its own rounding noise (which sat at 60% of
+     * the 1e-6 tolerance for gradients near 1e-7). Each variant without dropout. */
     ModelCase c;
-    model_case_init_variant(&c, 44, _i);
+    model_case_init_variant(&c, FD_CHECKED_SEED, _i);
     double unsorted = model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     double *expected = malloc(sizeof(double) * c.grads.n);
@@ -158,19 +167,25 @@ START_TEST(sorted_batch_skips_ended_rows_with_the_same_gradients)
         skipped += c.ws.B - c.ws.active[i];
     ck_assert_int_eq(skipped, 3 * 5 - (2 + 4 + 3 + 3)); /* targets of 2, 4, 3 words + </s> */
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
-    ck_assert_double_eq_tol(sorted, unsorted, 1e-14);
-    double worst = 0;
+    ck_assert_double_le(fabs(sorted - unsorted), 1e-14 * fabs(unsorted));
+    /* the scale of the terms whose sums the two orders round differently: the model's
+     * largest gradient (a tensor's own would not do: W_a's are tiny sums of large terms) */
+    double largest = 0, worst = 0;
     for (size_t k = 0; k < c.grads.n; k++)
-        worst = fmax(worst, fabs(c.grads.mem[k] - expected[k]));
-    ck_assert_double_le(worst, 1e-14);
-    printf("sorted batch (%d decoder rows skipped):\n", skipped);
-    double worst_fd = 0;
+        largest = fmax(largest, fabs(expected[k]));
     for (int t = 0; t < c.params.n_tensors; t++) {
-        const Tensor *x = &c.params.tensors[t];
-        worst_fd = fmax(worst_fd, gradcheck_tensor(x->name, x->data, c.grads.tensors[t].data,
-                                                   (size_t)x->rows * x->cols, model_loss, &c));
+        const Tensor *g = &c.grads.tensors[t];
+        size_t n = (size_t)g->rows * g->cols, at = (size_t)(g->data - c.grads.mem);
+        for (size_t k = 0; k < n; k++) {
+            double diff = fabs(g->data[k] - expected[at + k]);
+            ck_assert_msg(diff <= 1e-14 * largest, "%s[%zu]: sorted %.17g, unsorted %.17g",
+                          g->name, k, g->data[k], expected[at + k]);
+            worst = fmax(worst, diff / largest);
+        }
     }
-    ck_assert_double_le(worst_fd, GRADCHECK_TOLERANCE);
+    printf("sorted batch (%d decoder rows skipped), %s: loss %.17g vs %.17g, worst gradient "
+           "difference %.2e of the largest gradient\n", skipped, FIXTURE_VARIANTS[_i].name, sorted,
+           unsorted, worst);
     free(expected);
     model_case_free(&c);
 }
