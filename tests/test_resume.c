@@ -159,6 +159,44 @@ START_TEST(a_signal_at_any_phase_of_a_step_resumes_exactly_as_the_straight_run)
 }
 END_TEST
 
+/* The last step of a run that ends between two validations: the straight run validates
+ * it at the end (and picks best.ckpt by it); a run stopped in that step must do the
+ * same when resumed, though the step itself is done. */
+START_TEST(a_signal_in_a_last_step_without_validation_still_validates_it_on_resume)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir, "laststep");
+    write_resume_setup(dir);
+    const char *env_steps = "training.max_steps=12", *cases[] = {"update:12", "log:12"};
+    char config[600], set_dir[720], run_dir[700], err[700];
+    snprintf(config, sizeof config, "%s/resume.yaml", dir);
+    for (int k = -1; k < 2; k++) { /* the straight run, then one stopped per case */
+        snprintf(run_dir, sizeof run_dir, "%s/%s%d", dir, k < 0 ? "straight" : "run", k);
+        if (k < 0)
+            snprintf(run_dir, sizeof run_dir, "%s/straight", dir);
+        snprintf(set_dir, sizeof set_dir, "run_dir=%s", run_dir);
+        snprintf(err, sizeof err, "%s/err.txt", dir);
+        char env_signal[64];
+        snprintf(env_signal, sizeof env_signal, "S2S_FAULT_SIGNAL=%s", k < 0 ? "none:0" : cases[k]);
+        const char *env[] = {env_signal, NULL};
+        const char *argv[] = {S2S_FAULTS, "train", config, "--set", set_dir, "--set", env_steps, NULL};
+        ck_assert_int_eq(run_command(argv, NULL, err, env), k < 0 ? 0 : 128 + SIGTERM);
+        if (k < 0)
+            continue;
+        const char *resume[] = {S2S, "train", config, "--set", set_dir, "--set", env_steps,
+                                "--resume", run_dir, NULL};
+        ck_assert_int_eq(run_command(resume, NULL, err, NULL), 0);
+        char *log = read_file(err);
+        ck_assert_msg(strstr(log, "validation step=12 ") != NULL, "%s: no validation at step 12:\n%s",
+                      cases[k], log);
+        free(log);
+        char run[32];
+        snprintf(run, sizeof run, "run%d", k);
+        assert_same_as_straight(dir, run, cases[k]);
+    }
+}
+END_TEST
+
 /* ---- kill -9 and torn lines --------------------------------------------------------------------- */
 
 START_TEST(a_kill_after_the_last_save_drops_the_replayed_records_and_torn_lines)
@@ -313,6 +351,7 @@ Suite *resume_suite(void)
     TCase *tc = tcase_create("resume");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, a_signal_at_any_phase_of_a_step_resumes_exactly_as_the_straight_run);
+    tcase_add_test(tc, a_signal_in_a_last_step_without_validation_still_validates_it_on_resume);
     tcase_add_test(tc, a_kill_after_the_last_save_drops_the_replayed_records_and_torn_lines);
     tcase_add_test(tc, a_fresh_start_moves_a_dead_runs_files_aside);
     suite_add_tcase(s, tc);
