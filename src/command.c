@@ -1,21 +1,31 @@
 /* command.c: the helpers all commands share (see command.h). */
 #include "command.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "termtext.h"
+
+/* Prints "s2s: error: " and the message, escaped (see command.h). */
+static void print_error(const char *msg)
+{
+    char safe[4 * ERROR_MSG_MAX];
+    fprintf(stderr, "s2s: error: %s\n", termtext_escape(safe, sizeof safe, msg));
+}
+
 int cmd_usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "s2s: error: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
+    Error err;
+    error_set(&err, fmt, arg);
+    print_error(err.msg);
     return EXIT_USAGE;
 }
 
 int cmd_error(const Error *err, int code)
 {
-    fprintf(stderr, "s2s: error: %s\n", err->msg);
+    print_error(err->msg);
     return code;
 }
 

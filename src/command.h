@@ -11,7 +11,10 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_DIVERGED 
 
 /* Prints "s2s: error: " fmt (with one string argument) and returns EXIT_USAGE. */
 int cmd_usage_error(const char *fmt, const char *arg);
-/* Prints err's message as an s2s error and returns code. */
+/* Prints err's message as an s2s error and returns code. Both print messages whole on
+ * one line, with control characters and bytes that are not UTF-8 written as \xHH
+ * (termtext.h): what they quote (paths, words of a corpus or a vocabulary, arguments)
+ * comes from outside and must not act on the terminal. */
 int cmd_error(const Error *err, int code);
 /* Loads the CONFIG.yaml among argv with its --set overrides and validates it. With
  * resume / samples not NULL, --resume DIR / --samples N are accepted and stored.
