@@ -56,7 +56,10 @@ static void write_tokens(FILE *f, const char *const *tokens, int n)
 int align_write_json(FILE *f, long step, double epoch, long id, const char *const *src,
                      const char *const *tgt, const AttnMatrix *m)
 {
-    fprintf(f, "{\"step\":%ld,\"epoch\":%.4f,\"id\":%ld,\"src\":", step, epoch, id);
+    fprintf(f, "{\"step\":%ld,", step);
+    if (epoch >= 0)
+        fprintf(f, "\"epoch\":%.4f,", epoch);
+    fprintf(f, "\"id\":%ld,\"src\":", id);
     write_tokens(f, src, m->cols);
     fputs(",\"tgt\":", f);
     write_tokens(f, tgt, m->rows);
@@ -81,51 +84,61 @@ void align_format_links(const Link *links, int n, char *out, size_t cap)
         used += (size_t)snprintf(out + used, cap - used, "%s%d-%d", k ? " " : "", links[k].j, links[k].i);
 }
 
-int gold_read(GoldAlignments *g, const char *path, const Corpus *c, Error *err)
+int gold_read(GoldAlignments *g, const char *path, const Corpus *c, size_t max_line_bytes,
+              Error *err)
 {
     memset(g, 0, sizeof *g);
-    TextFile f;
-    if (textfile_read(&f, path, err) < 0) {
-        textfile_free(&f);
-        return -1;
-    }
     g->n = c->n;
     g->start = xcalloc((size_t)c->n + 1, sizeof(int));
     g->count = xcalloc((size_t)c->n + 1, sizeof(int));
-    int cap = 1024, used = 0, rc = 0;
+    int cap = 1024, used = 0;
     g->links = xmalloc_array((size_t)cap, sizeof(Link));
-    for (int k = 0; k < c->n && rc == 0; k++) {
-        long line = c->line_no[k];
-        if (line > f.n) {
-            rc = error_set(err, "`%s` has %d lines, but the corpus it aligns has a pair on line %ld",
-                           path, f.n, line);
+    /* line by line, each parsed as it comes: only the links are kept, and a file with
+     * more lines than its corpus is refused once it has one too many, so the memory
+     * stays that of the corpus whatever the file is */
+    TextReader t;
+    int rc = textreader_open(&t, path, "gold alignments", max_line_bytes, err);
+    t.limit_name = "data.max_line_bytes";
+    int k = 0; /* the next pair */
+    const char *text;
+    size_t len;
+    while (rc == 0 && (rc = textreader_next(&t, &text, &len, err)) == 1) {
+        rc = 0;
+        long line = t.in.line_no;
+        if (line > c->counts.lines) {
+            rc = error_set(err, "`%s` has more lines than the %ld of the corpus it aligns (its "
+                           "line %ld has no sentence pair)", path, c->counts.lines, line);
             break;
         }
+        if (k == c->n || c->line_no[k] != line)
+            continue; /* a line whose pair was skipped (empty, too long) */
         int room = c->src_len[k] * c->tgt_len[k] + 16, bad_at = 0;
         if (used + room > cap) {
             cap = (used + room) * 2;
             g->links = xrealloc_array(g->links, (size_t)cap, sizeof(Link));
         }
-        int n = pharaoh_parse(f.lines[line - 1], g->links + used, room, &bad_at);
+        int n = pharaoh_parse(text, g->links + used, room, &bad_at);
         if (n < 0) {
             rc = error_at(err, path, line, bad_at + 1, "expected links j-i or j?i (0-based source "
                           "and target token numbers) separated by spaces");
             break;
         }
-        for (int l = 0; l < n; l++) {
+        for (int l = 0; l < n && rc == 0; l++) {
             const Link *x = &g->links[used + l];
-            if (x->j >= c->src_len[k] || x->i >= c->tgt_len[k]) {
+            if (x->j >= c->src_len[k] || x->i >= c->tgt_len[k])
                 rc = error_at(err, path, line, 0, "link %d-%d is outside the pair (%d source and "
                               "%d target tokens)", x->j, x->i, c->src_len[k], c->tgt_len[k]);
-                break;
-            }
         }
         g->start[k] = used;
         g->count[k] = n;
         used += n;
+        k++;
     }
-    textfile_free(&f);
-    return rc;
+    if (rc == 0 && k < c->n)
+        rc = error_set(err, "`%s` has %ld lines, but the corpus it aligns has a pair on line %ld",
+                       path, t.in.line_no, c->line_no[k]);
+    textreader_close(&t);
+    return rc < 0 ? -1 : 0;
 }
 
 void gold_free(GoldAlignments *g)

@@ -2,7 +2,8 @@
  * per target word, or every weight above a threshold; </s> left out on both sides),
  * attention entropy, and the JSONL dump format of INTERFACE.md:
  *   {"step":..,"epoch":..,"id":..,"src":[..],"tgt":[..],"weights":[[..],..]}
- * with one row per target token (</s> included), one column per source token. */
+ * with one row per target token (</s> included), one column per source token ("epoch"
+ * only in training's dumps). */
 #ifndef S2S_ALIGNMENTS_H
 #define S2S_ALIGNMENTS_H
 
@@ -33,8 +34,10 @@ int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap);
 /* Sum over the rows of m of the entropy (in nats) of the row's distribution. */
 double align_entropy_sum(const AttnMatrix *m);
 
-/* One line of alignments.jsonl (and of `s2s align --out`). src and tgt are the tokens,
- * with "</s>" as the last of each. Returns 0, or -1 on a write error. */
+/* One line of alignments.jsonl (and of `s2s align --out`, `s2s translate
+ * --out-alignments`). src and tgt are the tokens, with "</s>" as the last of each. An
+ * epoch < 0 is none, and leaves the key out: outside training there is no epoch to tell
+ * (the step is then the model's). Returns 0, or -1 on a write error. */
 int align_write_json(FILE *f, long step, double epoch, long id, const char *const *src,
                      const char *const *tgt, const AttnMatrix *m);
 
@@ -49,10 +52,13 @@ typedef struct {
     int n;
 } GoldAlignments;
 
-/* Reads path for the pairs of c. Checks the line count and every link against the
- * pair's lengths. Returns 0, or -1 with err = "path:line:col: ...". gold_free is safe
- * either way. */
-int gold_read(GoldAlignments *g, const char *path, const Corpus *c, Error *err);
+/* Reads path for the pairs of c: one line per line of c's files (c->counts.lines), in
+ * memory bounded by c (lines over max_line_bytes, data.max_line_bytes, are refused, and
+ * so is a line past c's last). Checks every link against the pair's lengths. Returns 0,
+ * or -1 with err = "path:line:col: ..." (textfile.h's messages for lines that are not
+ * text). gold_free is safe either way. */
+int gold_read(GoldAlignments *g, const char *path, const Corpus *c, size_t max_line_bytes,
+              Error *err);
 void gold_free(GoldAlignments *g);
 
 #endif

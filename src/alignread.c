@@ -2,6 +2,7 @@
 #include "alignread.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +19,24 @@ static char **copy_tokens(const JsonValue *v, int *n)
     return out;
 }
 
-static int is_integer(const JsonValue *v)
+/* Whether v is a whole number from min to 1e15 (past that, doubles skip integers). */
+static int is_whole(const JsonValue *v, double min)
 {
-    return v && v->type == JSON_NUMBER && v->number == floor(v->number) && fabs(v->number) < 1e15;
+    return v && v->type == JSON_NUMBER && v->number == floor(v->number) && v->number >= min &&
+           v->number < 1e15;
+}
+
+/* What v is, for messages: its number, or its kind. */
+static const char *describe(const JsonValue *v, char *out, size_t cap)
+{
+    static const char *const KINDS[] = {"null", "a boolean", "a number", "a string", "a list",
+                                        "an object"};
+    if (!v)
+        return "nothing";
+    if (v->type != JSON_NUMBER)
+        return KINDS[v->type];
+    snprintf(out, cap, "%.17g", v->number);
+    return out;
 }
 
 static int token_list(const JsonValue *v)
@@ -41,8 +57,14 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
     const JsonValue *tgt = json_get(root, "tgt"), *w = json_get(root, "weights");
     if (!root || root->type != JSON_OBJECT)
         return error_at(err, name, line, 1, "expected a JSON object");
-    if (!is_integer(step) || !is_integer(id))
-        return error_at(err, name, line, 1, "expected integer \"step\" and \"id\"");
+    /* ids name files (heatmap-ID-STEP.svg) and lines: whole numbers, and positive */
+    char got[64];
+    if (!is_whole(step, 0))
+        return error_at(err, name, line, 1, "expected \"step\": a whole number >= 0 (the "
+                        "training step), got %s", describe(step, got, sizeof got));
+    if (!is_whole(id, 1))
+        return error_at(err, name, line, 1, "expected \"id\": a whole number >= 1 (the "
+                        "sentence's line in its file), got %s", describe(id, got, sizeof got));
     if (epoch && epoch->type != JSON_NUMBER)
         return error_at(err, name, line, 1, "\"epoch\" must be a number");
     if (!token_list(src) || !token_list(tgt))
@@ -71,6 +93,7 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
     r->step = (long)step->number;
     r->id = (long)id->number;
     r->epoch = epoch ? epoch->number : 0;
+    r->has_epoch = epoch != NULL;
     r->src = copy_tokens(src, &r->n_src);
     r->tgt = copy_tokens(tgt, &r->n_tgt);
     r->weights = xmalloc_array((size_t)r->n_src * (size_t)r->n_tgt, sizeof(float));
@@ -78,6 +101,23 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
         for (int j = 0; j < r->n_src; j++)
             r->weights[(size_t)i * r->n_src + j] = (float)w->items[i].items[j].number;
     return 0;
+}
+
+/* One line of the log: a record, or nothing for a blank line. */
+static int take_line(AlignLog *log, const char *text, size_t n, const char *name, long line,
+                     Error *err)
+{
+    size_t k = 0;
+    while (k < n && strchr(" \t\r", text[k]) && text[k])
+        k++;
+    if (k == n)
+        return 0;
+    JsonDoc doc;
+    int rc = json_parse(&doc, text, n, name, line, err);
+    if (rc == 0)
+        rc = take_record(log, doc.root, name, line, err);
+    json_free(&doc);
+    return rc;
 }
 
 int alignlog_parse(AlignLog *log, const char *text, size_t len, const char *name, Error *err)
@@ -89,18 +129,7 @@ int alignlog_parse(AlignLog *log, const char *text, size_t len, const char *name
         const char *nl = memchr(start, '\n', len - at);
         size_t n = nl ? (size_t)(nl - start) : len - at;
         at += n + (nl ? 1 : 0);
-        line++;
-        size_t k = 0;
-        while (k < n && strchr(" \t\r", start[k]) && start[k])
-            k++;
-        if (k == n)
-            continue;
-        JsonDoc doc;
-        int rc = json_parse(&doc, start, n, name, line, err);
-        if (rc == 0)
-            rc = take_record(log, doc.root, name, line, err);
-        json_free(&doc);
-        if (rc < 0)
+        if (take_line(log, start, n, name, ++line, err) < 0)
             return -1;
     }
     return 0;
@@ -109,26 +138,19 @@ int alignlog_parse(AlignLog *log, const char *text, size_t len, const char *name
 int alignlog_read(AlignLog *log, const char *path, Error *err)
 {
     memset(log, 0, sizeof *log);
-    TextFile f;
-    if (textfile_read(&f, path, err) < 0) {
-        textfile_free(&f);
-        return -1;
-    }
-    /* textfile splits lines with NULs; join them back for the line-wise parser */
-    size_t len = 0;
-    for (int k = 0; k < f.n; k++)
-        len += strlen(f.lines[k]) + 1;
-    char *text = xmalloc(len + 1), *p = text;
-    for (int k = 0; k < f.n; k++) {
-        size_t n = strlen(f.lines[k]);
-        memcpy(p, f.lines[k], n);
-        p[n] = '\n';
-        p += n + 1;
-    }
-    int rc = alignlog_parse(log, text, len, path, err);
-    free(text);
-    textfile_free(&f);
-    return rc;
+    /* line by line: only the records are kept, each line's text and JSON tree just
+     * while it is read */
+    TextReader t;
+    int got = textreader_open(&t, path, "alignments", ALIGNLOG_MAX_LINE_BYTES, err);
+    /* in training this is the run's own log, read for the report, which a signal waits
+     * for; `s2s heatmap` installs no handler, so a signal ends it as it always did */
+    t.in.finish_on_signal = 1;
+    const char *line;
+    size_t len;
+    while (got == 0 && (got = textreader_next(&t, &line, &len, err)) == 1)
+        got = take_line(log, line, len, path, t.in.line_no, err);
+    textreader_close(&t);
+    return got < 0 ? -1 : 0;
 }
 
 void alignlog_free(AlignLog *log)

@@ -10,12 +10,14 @@
 
 #include "alignments.h"
 #include "alignread.h"
+#include "atomicfile.h"
 #include "checkpoint.h"
 #include "command.h"
 #include "corpus.h"
 #include "heatmap.h"
 #include "mem.h"
 #include "model.h"
+#include "termtext.h"
 
 /* ---- s2s align ------------------------------------------------------------------------------ */
 
@@ -28,8 +30,10 @@ static const char ALIGN_USAGE[] =
     "source and target tokens): for each target word the source word it attends to most,\n"
     "or with --threshold every source word with a weight above P; </s> is left out.\n"
     "--out FILE writes the attention matrices as JSONL (the format of alignments.jsonl).\n"
-    "--gold FILE (links j-i sure, j?i possible) prints AER, precision and recall on stderr.\n"
-    "Tokenization and lowercasing are the model's.\n";
+    "--gold FILE (links j-i sure, j?i possible; one line per line of the corpus files)\n"
+    "prints AER, precision and recall on stderr.\n"
+    "Tokenization, lowercasing and data.max_line_bytes are the model's. An option's value\n"
+    "is the next argument: --out FILE, not --out=FILE.\n";
 
 enum { ALIGN_BATCH = 32 };
 
@@ -37,32 +41,42 @@ int cmd_align(int argc, char **argv)
 {
     const char *model = NULL, *src = NULL, *tgt = NULL, *gold_path = NULL, *out_path = NULL;
     float threshold = 0;
+    enum { HELP, MODEL, SRC, TGT, GOLD, OUT, THRESHOLD };
+    static const CmdOption OPTS[] = {
+        [HELP] = {"--help", 0}, [MODEL] = {"--model", 1}, [SRC] = {"--src", 1},
+        [TGT] = {"--tgt", 1}, [GOLD] = {"--gold", 1}, [OUT] = {"--out", 1},
+        [THRESHOLD] = {"--threshold", 1}, {NULL, 0}};
     for (int a = 0; a < argc; a++) {
-        const char *opt = argv[a];
-        if (!strcmp(opt, "--help")) {
+        const char *value = NULL;
+        char *end;
+        switch (cmd_option("align", OPTS, argc, argv, &a, &value)) {
+        case -2:
+            return EXIT_USAGE;
+        case -1:
+            return cmd_usage_error("align: unexpected argument `%s` (see s2s align --help)", argv[a]);
+        case HELP:
             fputs(ALIGN_USAGE, stdout);
             return EXIT_OK;
-        }
-        if (a + 1 == argc)
-            return cmd_usage_error("align: `%s` needs a value (see s2s align --help)", opt);
-        const char *value = argv[++a];
-        if (!strcmp(opt, "--model"))
+        case MODEL:
             model = value;
-        else if (!strcmp(opt, "--src"))
+            break;
+        case SRC:
             src = value;
-        else if (!strcmp(opt, "--tgt"))
+            break;
+        case TGT:
             tgt = value;
-        else if (!strcmp(opt, "--gold"))
+            break;
+        case GOLD:
             gold_path = value;
-        else if (!strcmp(opt, "--out"))
+            break;
+        case OUT:
             out_path = value;
-        else if (!strcmp(opt, "--threshold")) {
-            char *end;
+            break;
+        case THRESHOLD:
             threshold = strtof(value, &end);
-            if (*end || !(threshold > 0 && threshold < 1))
+            if (*end || end == value || !(threshold > 0 && threshold < 1))
                 return cmd_usage_error("--threshold: expected a number between 0 and 1, got `%s`", value);
-        } else {
-            return cmd_usage_error("align: unexpected argument `%s` (see s2s align --help)", opt);
+            break;
         }
     }
     if (!model || !src || !tgt)
@@ -90,7 +104,8 @@ int cmd_align(int argc, char **argv)
                        .max_line_bytes = ck.config.data.max_line_bytes};
     if (corpus_read(&c, &spec, &ck.src_vocab, &ck.tgt_vocab, 0, "alignment", &err) < 0)
         goto done;
-    if (gold_path && gold_read(&gold, gold_path, &c, &err) < 0)
+    if (gold_path &&
+        gold_read(&gold, gold_path, &c, (size_t)ck.config.data.max_line_bytes, &err) < 0)
         goto done;
     if (out_path && !(out = fopen(out_path, "w"))) {
         error_errno(&err, "cannot write", out_path);
@@ -135,7 +150,7 @@ int cmd_align(int argc, char **argv)
                     sw[j] = vocab_word(&ck.src_vocab, bt.src[j * count + k]);
                 for (int i = 0; i < m.rows; i++)
                     tw[i] = vocab_word(&ck.tgt_vocab, bt.tgt_out[i * count + k]);
-                if (align_write_json(out, ck.step, 0, c.line_no[pair], sw, tw, &m) < 0)
+                if (align_write_json(out, ck.step, -1, c.line_no[pair], sw, tw, &m) < 0)
                     break;
             }
         }
@@ -183,7 +198,16 @@ static const char HEATMAP_USAGE[] =
     "        (default: all steps)\n"
     "  txt   the matrices on stdout with shade blocks, in colour on a terminal\n"
     "        (default: last step)\n"
-    "DIR defaults to heatmaps/ beside ALIGNMENTS.jsonl.\n";
+    "DIR defaults to heatmaps/ beside ALIGNMENTS.jsonl; files are replaced whole (never\n"
+    "half written). Control characters in tokens are drawn as U+FFFD in text. An option's\n"
+    "value is the next argument: --step all, not --step=all.\n";
+
+/* "s2s heatmap: wrote WHAT" on stderr, the paths in what escaped (termtext.h). */
+static void say_wrote(const char *what)
+{
+    char safe[4 * 4200];
+    fprintf(stderr, "s2s heatmap: wrote %s\n", termtext_escape(safe, sizeof safe, what));
+}
 
 /* The directory of path ("." if none) into out. */
 static void dir_of(const char *path, char *out, size_t cap)
@@ -199,23 +223,31 @@ static void dir_of(const char *path, char *out, size_t cap)
 int cmd_heatmap(int argc, char **argv)
 {
     const char *input = NULL, *format = "svg", *step_arg = NULL, *out_dir = NULL;
+    enum { HELP, FORMAT, STEP, OUT };
+    static const CmdOption OPTS[] = {[HELP] = {"--help", 0}, [FORMAT] = {"--format", 1},
+                                     [STEP] = {"--step", 1}, [OUT] = {"--out", 1}, {NULL, 0}};
     for (int a = 0; a < argc; a++) {
-        if (!strcmp(argv[a], "--help")) {
+        const char *value = NULL;
+        switch (cmd_option("heatmap", OPTS, argc, argv, &a, &value)) {
+        case -2:
+            return EXIT_USAGE;
+        case -1:
+            if (input)
+                return cmd_usage_error("heatmap: one input only (got a second: `%s`)", argv[a]);
+            input = argv[a];
+            break;
+        case HELP:
             fputs(HEATMAP_USAGE, stdout);
             return EXIT_OK;
-        } else if ((!strcmp(argv[a], "--format") || !strcmp(argv[a], "--step") ||
-                    !strcmp(argv[a], "--out")) && a + 1 < argc) {
-            const char *opt = argv[a++];
-            if (!strcmp(opt, "--format"))
-                format = argv[a];
-            else if (!strcmp(opt, "--step"))
-                step_arg = argv[a];
-            else
-                out_dir = argv[a];
-        } else if (argv[a][0] == '-' || input) {
-            return cmd_usage_error("heatmap: unexpected argument `%s` (see s2s heatmap --help)", argv[a]);
-        } else {
-            input = argv[a];
+        case FORMAT:
+            format = value;
+            break;
+        case STEP:
+            step_arg = value;
+            break;
+        case OUT:
+            out_dir = value;
+            break;
         }
     }
     if (!input)
@@ -273,8 +305,10 @@ int cmd_heatmap(int argc, char **argv)
         int color = isatty(STDOUT_FILENO);
         for (int k = 0; k < log.n; k++)
             heatmap_txt(stdout, &log.records[k], color);
-        if (fflush(stdout) != 0)
-            rc = cmd_error(&(Error){"cannot write stdout"}, EXIT_IO);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            error_errno(&err, "cannot write", "stdout");
+            rc = cmd_error(&err, EXIT_IO);
+        }
     } else {
         char dir[4096], path[4400];
         if (out_dir)
@@ -292,25 +326,32 @@ int cmd_heatmap(int argc, char **argv)
             dir_of(input, metrics, sizeof metrics);
             strncat(metrics, "/metrics.jsonl", sizeof metrics - strlen(metrics) - 1);
             snprintf(path, sizeof path, "%s/report.html", dir);
-            if (heatmap_report(path, &log, access(metrics, R_OK) == 0 ? metrics : NULL,
-                               "s2s: attention during training", 60, &err) < 0)
-                rc = cmd_error(&err, EXIT_IO);
+            int written = heatmap_report(path, &log, metrics, "s2s: attention during training",
+                                         60, &err);
+            if (written < 0) /* -2: metrics.jsonl is no text */
+                rc = cmd_error(&err, written == -2 ? EXIT_USAGE : EXIT_IO);
             else
-                fprintf(stderr, "s2s heatmap: wrote %s\n", path);
+                say_wrote(path);
         } else {
             for (int k = 0; k < log.n && rc == EXIT_OK; k++) {
                 const AlignRecord *r = &log.records[k];
                 snprintf(path, sizeof path, "%s/heatmap-%ld-%ld.svg", dir, r->id, r->step);
-                FILE *f = fopen(path, "w");
-                if (f)
-                    heatmap_svg(f, r, "0", 1);
-                if (!f || ferror(f) || fclose(f) != 0) {
-                    error_errno(&err, "cannot write", path);
-                    rc = cmd_error(&err, EXIT_IO);
+                /* through a temporary: never half a file, nor a write through a link
+                 * planted at the name */
+                AtomicFile svg;
+                int failed = atomicfile_begin(&svg, path, "", &err) < 0;
+                if (!failed) {
+                    heatmap_svg(svg.f, r, "0", 1);
+                    failed = atomicfile_commit(&svg, &err) < 0; /* checks every write */
                 }
+                if (failed)
+                    rc = cmd_error(&err, EXIT_IO);
             }
-            if (rc == EXIT_OK)
-                fprintf(stderr, "s2s heatmap: wrote %d SVG files to %s\n", log.n, dir);
+            if (rc == EXIT_OK) {
+                char what[4200];
+                snprintf(what, sizeof what, "%d SVG files to %s", log.n, dir);
+                say_wrote(what);
+            }
         }
     }
     log.n = n_all;

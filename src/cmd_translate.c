@@ -22,19 +22,24 @@ static const char TRANSLATE_USAGE[] =
     "                     [--show-attention] [--unk-replace] < source.txt > translations.txt\n"
     "\n"
     "Translates stdin, one sentence a line, to stdout, one translation a line in the same\n"
-    "order (flushed per line when stdin is a terminal). Tokenization, lowercasing and\n"
+    "order (flushed per line when stdin is a terminal); a line that cannot be translated\n"
+    "gets an empty line and a warning on stderr. Tokenization, lowercasing and\n"
     "detokenization are the model's (its config's data and translate sections).\n"
     "  --beam N           hypotheses kept (1: greedy; default: translate.beam_size)\n"
     "  --alpha A          length normalisation ((5 + length) / 6)^A (default translate.alpha)\n"
     "  --n-best N         the N best translations: lines `index ||| translation ||| score`\n"
+    "                     (index: the 0-based input line; a line that cannot be translated\n"
+    "                     -- empty, not UTF-8, too long -- gets no entries)\n"
     "  --alignment hard   append ` ||| j-i ...`: for each target word the source word it\n"
     "                     attends to most (0-based tokens, </s> left out)\n"
     "  --alignment P      the same with every link above weight P (0 < P < 1)\n"
     "  --alignment soft   append ` ||| rows`: per target token (</s> too) its weights over\n"
     "                     the source tokens (</s> too), comma-separated; rows space-separated\n"
     "  --out-alignments F the attention matrices as JSONL (the format of alignments.jsonl)\n"
-    "  --show-attention   draw each sentence's attention on stderr\n"
-    "  --unk-replace      replace each <unk> by the source word it attends to most\n";
+    "  --show-attention   draw each sentence's attention on stderr (control characters\n"
+    "                     in words shown as U+FFFD)\n"
+    "  --unk-replace      replace each <unk> by the source word it attends to most\n"
+    "An option's value is the next argument: --beam 5, not --beam=5.\n";
 
 typedef struct {
     int beam, n_best, show, unk_replace;
@@ -121,12 +126,15 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
         r.tgt[i] = (char *)tgt_words[i];
     if (h->ended)
         r.tgt[h->len] = "</s>";
-    if (o->json)
-        align_write_json(o->json, r.step, 0, r.id, (const char *const *)r.src,
+    if (o->json) /* no epoch: the step is the model's */
+        align_write_json(o->json, r.step, -1, r.id, (const char *const *)r.src,
                          (const char *const *)r.tgt,
                          &(AttnMatrix){h->attention, r.n_tgt, h->src_len, h->src_len, 1});
-    if (o->show)
-        heatmap_txt(stderr, &r, isatty(STDERR_FILENO));
+    if (o->show) {
+        char title[96];
+        snprintf(title, sizeof title, "stdin line %ld (model of step %ld)", r.id, r.step);
+        heatmap_txt_titled(stderr, &r, title, isatty(STDERR_FILENO));
+    }
     free(r.src);
     free(r.tgt);
 }
@@ -184,52 +192,65 @@ static void flush_batch(Decoder *dec, const Options *o, Pending *pend, int n_pen
 
 static int parse_options(Options *o, const char **model, const char **json_path, int argc, char **argv)
 {
+    enum { HELP, SHOW, UNK, MODEL, JSON, BEAM, N_BEST, ALPHA, ALIGN };
+    static const CmdOption OPTS[] = {
+        [HELP] = {"--help", 0}, [SHOW] = {"--show-attention", 0}, [UNK] = {"--unk-replace", 0},
+        [MODEL] = {"--model", 1}, [JSON] = {"--out-alignments", 1}, [BEAM] = {"--beam", 1},
+        [N_BEST] = {"--n-best", 1}, [ALPHA] = {"--alpha", 1}, [ALIGN] = {"--alignment", 1},
+        {NULL, 0}};
     for (int a = 0; a < argc; a++) {
-        const char *opt = argv[a];
-        if (!strcmp(opt, "--help")) {
+        const char *value = NULL;
+        char *end;
+        int opt = cmd_option("translate", OPTS, argc, argv, &a, &value);
+        switch (opt) {
+        case -2:
+            return EXIT_USAGE;
+        case -1:
+            return cmd_usage_error("translate: unexpected argument `%s`: the input is stdin (see "
+                                   "s2s translate --help)", argv[a]);
+        case HELP:
             fputs(TRANSLATE_USAGE, stdout);
             return -1;
-        }
-        if (!strcmp(opt, "--show-attention")) {
+        case SHOW:
             o->show = 1;
-            continue;
-        }
-        if (!strcmp(opt, "--unk-replace")) {
+            break;
+        case UNK:
             o->unk_replace = 1;
-            continue;
-        }
-        if (a + 1 == argc)
-            return cmd_usage_error("translate: `%s` needs a value (see s2s translate --help)", opt);
-        const char *value = argv[++a];
-        char *end;
-        if (!strcmp(opt, "--model")) {
+            break;
+        case MODEL:
             *model = value;
-        } else if (!strcmp(opt, "--out-alignments")) {
+            break;
+        case JSON:
             *json_path = value;
-        } else if (!strcmp(opt, "--beam") || !strcmp(opt, "--n-best")) {
+            break;
+        case BEAM:
+        case N_BEST: {
+            int beam = opt == BEAM;
             long v = strtol(value, &end, 10);
-            if (*end || v < 1 || v > 100)
-                return cmd_usage_error(!strcmp(opt, "--beam") ? "--beam: expected 1 to 100, got `%s`"
-                                                             : "--n-best: expected 1 to 100, got `%s`", value);
-            *(!strcmp(opt, "--beam") ? &o->beam : &o->n_best) = (int)v;
-        } else if (!strcmp(opt, "--alpha")) {
+            if (*end || end == value || v < 1 || v > 100)
+                return cmd_usage_error(beam ? "--beam: expected 1 to 100, got `%s`"
+                                            : "--n-best: expected 1 to 100, got `%s`", value);
+            *(beam ? &o->beam : &o->n_best) = (int)v;
+            break;
+        }
+        case ALPHA:
             o->alpha = strtod(value, &end);
-            if (*end || !(o->alpha >= 0 && o->alpha <= 10))
+            if (*end || end == value || !(o->alpha >= 0 && o->alpha <= 10))
                 return cmd_usage_error("--alpha: expected a number from 0 to 10, got `%s`", value);
-        } else if (!strcmp(opt, "--alignment")) {
+            break;
+        case ALIGN:
             if (!strcmp(value, "hard"))
                 o->align = 1;
             else if (!strcmp(value, "soft"))
                 o->align = 2;
             else {
                 o->threshold = strtof(value, &end);
-                if (*end || !(o->threshold > 0 && o->threshold < 1))
+                if (*end || end == value || !(o->threshold > 0 && o->threshold < 1))
                     return cmd_usage_error("--alignment: expected soft, hard or a threshold between "
                                            "0 and 1, got `%s`", value);
                 o->align = 3;
             }
-        } else {
-            return cmd_usage_error("translate: unexpected argument `%s` (see s2s translate --help)", opt);
+            break;
         }
     }
     return 0;
@@ -290,6 +311,8 @@ int cmd_translate(int argc, char **argv)
     size_t len;
     int too_long, got;
     TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    /* what a line that cannot be translated gets (flush_batch): the warnings say so */
+    const char *skipped = o.n_best > 1 ? "no n-best entries for it" : "wrote an empty line";
     while ((got = linereader_next(&in, (size_t)cfg->data.max_line_bytes, &len, &too_long, &err)) == 1) {
         const long line_no = in.line_no;
         const char *line = in.line;
@@ -298,14 +321,14 @@ int cmd_translate(int argc, char **argv)
         size_t bad_at, bad_len;
         if (too_long) {
             fprintf(stderr, "s2s: warning: stdin:%ld: line longer than data.max_line_bytes (%ld); "
-                    "wrote an empty line\n", line_no, cfg->data.max_line_bytes);
+                    "%s\n", line_no, cfg->data.max_line_bytes, skipped);
         } else if (utf8_validate(line, len, &bad_at, &bad_len) < 0) {
-            fprintf(stderr, "s2s: warning: stdin:%ld:%zu: invalid UTF-8; wrote an empty line\n",
-                    line_no, bad_at + 1);
+            fprintf(stderr, "s2s: warning: stdin:%ld:%zu: %s; %s\n", line_no, bad_at + 1,
+                    line[bad_at] ? "invalid UTF-8" : "NUL byte", skipped);
         } else {
             int n = tokenize_line(&tokens, line, len, level, cfg->data.lowercase, (int)max_src);
             if (n == 0) {
-                fprintf(stderr, "s2s: warning: stdin:%ld: empty line; wrote an empty line\n", line_no);
+                fprintf(stderr, "s2s: warning: stdin:%ld: empty line; %s\n", line_no, skipped);
             } else {
                 if (n > max_src) { /* the tokenizer stops once past max_src */
                     fprintf(stderr, "s2s: warning: stdin:%ld: more than %ld tokens, translated the "

@@ -1,6 +1,7 @@
 /* heatmap.c: SVG, HTML and text renderings of attention matrices (see heatmap.h). */
 #include "heatmap.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "atomicfile.h"
 #include "json.h"
 #include "mem.h"
+#include "termtext.h"
 #include "textfile.h"
 #include "tokenize.h"
 
@@ -130,29 +132,54 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
     for (int k = 0; k < 3; k++)
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">%.1f</text>\n", sx + 20, top + grid_h * (1 - ticks[k]) + 4,
                 ticks[k]);
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">step %ld \xc2\xb7 epoch %.2f \xc2\xb7 "
-            "sentence %ld</text>\n", left, top + grid_h + 24, r->step, r->epoch, r->id);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">step %ld", left, top + grid_h + 24, r->step);
+    if (r->has_epoch)
+        fprintf(f, " \xc2\xb7 epoch %.2f", r->epoch);
+    fprintf(f, " \xc2\xb7 sentence %ld</text>\n", r->id);
     fputs("</svg>\n", f);
 }
 
 /* ---- text ------------------------------------------------------------------------------------ */
 
+/* "step N (epoch E), sentence ID", the epoch only when the record has one. */
+static void default_title(const AlignRecord *r, char *out, size_t cap)
+{
+    if (r->has_epoch)
+        snprintf(out, cap, "step %ld (epoch %.2f), sentence %ld", r->step, r->epoch, r->id);
+    else
+        snprintf(out, cap, "step %ld, sentence %ld", r->step, r->id);
+}
+
 void heatmap_txt(FILE *f, const AlignRecord *r, int color)
+{
+    heatmap_txt_titled(f, r, NULL, color);
+}
+
+void heatmap_txt_titled(FILE *f, const AlignRecord *r, const char *title, int color)
 {
     static const char *const SHADES[5] = {"\xc2\xb7", "\xe2\x96\x91", "\xe2\x96\x92", "\xe2\x96\x93",
                                           "\xe2\x96\x88"}; /* · ░ ▒ ▓ █ */
+    /* tokens through termtext: their control characters must not reach the terminal,
+     * and their widths are the columns they take there */
     int label = 1;
     for (int i = 0; i < r->n_tgt; i++)
-        label = chars(r->tgt[i]) > label ? chars(r->tgt[i]) : label;
+        label = termtext_width(r->tgt[i]) > label ? termtext_width(r->tgt[i]) : label;
     /* columns two characters wide, three from ten columns on (for their numbers) */
     int width = r->n_src > 10 ? 3 : 2;
-    fprintf(f, "step %ld (epoch %.2f), sentence %ld\n", r->step, r->epoch, r->id);
+    char own_title[128];
+    if (!title) {
+        default_title(r, own_title, sizeof own_title);
+        title = own_title;
+    }
+    termtext_put(f, title);
+    fputc('\n', f);
     fprintf(f, "%*s ", label, "");
     for (int j = 0; j < r->n_src; j++)
         fprintf(f, "%*d", width, j);
     fputc('\n', f);
     for (int i = 0; i < r->n_tgt; i++) {
-        fprintf(f, "%s%*s ", r->tgt[i], label - chars(r->tgt[i]), "");
+        termtext_put(f, r->tgt[i]);
+        fprintf(f, "%*s ", label - termtext_width(r->tgt[i]), "");
         for (int j = 0; j < r->n_src; j++) {
             double w = r->weights[(size_t)i * r->n_src + j];
             int shade = w < 0.05 ? 0 : w < 0.25 ? 1 : w < 0.5 ? 2 : w < 0.75 ? 3 : 4;
@@ -165,8 +192,10 @@ void heatmap_txt(FILE *f, const AlignRecord *r, int color)
         fputc('\n', f);
     }
     fprintf(f, "%*s ", label, "");
-    for (int j = 0; j < r->n_src; j++)
-        fprintf(f, "%s%d:%s", j ? "  " : "", j, r->src[j]);
+    for (int j = 0; j < r->n_src; j++) {
+        fprintf(f, "%s%d:", j ? "  " : "", j);
+        termtext_put(f, r->src[j]);
+    }
     fputs("\n\n", f);
 }
 
@@ -193,17 +222,31 @@ static void series_add(Series *s, double x, double y)
 
 enum { N_SERIES = 6 };
 
-static void read_curves(const char *path, Series *series)
+/* The longest line of metrics.jsonl read_curves takes (its records are under 1 KB). */
+#define METRICS_MAX_LINE_BYTES ((size_t)1 << 20)
+
+/* The series of metrics.jsonl at path (none if there is no such file). Lines that are
+ * no JSON object with the keys are passed over; a file that is no text (a NUL byte, a
+ * line over METRICS_MAX_LINE_BYTES, invalid UTF-8) is an error. Returns 0, or -1 with
+ * err set. */
+static int read_curves(const char *path, Series *series, Error *err)
 {
-    TextFile f;
-    Error err;
-    if (!path || textfile_read(&f, path, &err) < 0) {
-        textfile_free(&f);
-        return; /* no curves is not an error: the heatmaps still render */
+    if (!path)
+        return 0;
+    TextReader t;
+    if (textreader_open(&t, path, "metrics", METRICS_MAX_LINE_BYTES, err) < 0) {
+        int missing = errno == ENOENT;
+        textreader_close(&t);
+        return missing ? 0 : -1; /* no curves is not an error: the heatmaps still render */
     }
-    for (int k = 0; k < f.n; k++) {
+    t.in.finish_on_signal = 1; /* the run's own log, read by the report a signal waits for */
+    const char *line;
+    size_t len;
+    int rc;
+    while ((rc = textreader_next(&t, &line, &len, err)) == 1) {
         JsonDoc doc;
-        if (json_parse(&doc, f.lines[k], strlen(f.lines[k]), path, k + 1, &err) == 0) {
+        Error ignored;
+        if (json_parse(&doc, line, len, path, t.in.line_no, &ignored) == 0) {
             const JsonValue *step = json_get(doc.root, "step");
             for (int s = 0; s < N_SERIES && step && step->type == JSON_NUMBER; s++) {
                 const JsonValue *v = json_get(doc.root, series[s].key);
@@ -213,7 +256,8 @@ static void read_curves(const char *path, Series *series)
         }
         json_free(&doc);
     }
-    textfile_free(&f);
+    textreader_close(&t);
+    return rc;
 }
 
 /* A line chart of up to two series; with log_y, on a logarithmic value axis (for
@@ -302,16 +346,6 @@ static const char REPORT_SCRIPT[] =
 int heatmap_report(const char *path, const AlignLog *log, const char *metrics_path,
                    const char *title, int max_frames, Error *err)
 {
-    AtomicFile out; /* a reader (the browser) sees the old report or the new one */
-    if (atomicfile_begin(&out, path, "", err) < 0)
-        return -1;
-    FILE *f = out.f;
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", f);
-    xml_text(f, title);
-    fprintf(f, "</title><style>%s</style></head>\n<body>\n<h1>", REPORT_STYLE);
-    xml_text(f, title);
-    fputs("</h1>\n", f);
-
     static const char *const KEYS[N_SERIES][3] = {
         {"train_loss", "train", "#1f77b4"}, {"valid_loss", "valid", "#d62728"},
         {"valid_bleu", "valid BLEU", "#2ca02c"}, {"aer", "AER", "#9467bd"},
@@ -319,7 +353,23 @@ int heatmap_report(const char *path, const AlignLog *log, const char *metrics_pa
     Series s[N_SERIES];
     for (int k = 0; k < N_SERIES; k++)
         s[k] = (Series){.key = KEYS[k][0], .label = KEYS[k][1], .color = KEYS[k][2]};
-    read_curves(metrics_path, s);
+    AtomicFile out; /* a reader (the browser) sees the old report or the new one */
+    int rc = read_curves(metrics_path, s, err) < 0 ? -2 : 0;
+    if (rc == 0 && atomicfile_begin(&out, path, "", err) < 0)
+        rc = -1;
+    if (rc < 0) {
+        for (int k = 0; k < N_SERIES; k++) {
+            free(s[k].x);
+            free(s[k].y);
+        }
+        return rc;
+    }
+    FILE *f = out.f;
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", f);
+    xml_text(f, title);
+    fprintf(f, "</title><style>%s</style></head>\n<body>\n<h1>", REPORT_STYLE);
+    xml_text(f, title);
+    fputs("</h1>\n", f);
     fputs("<div class=\"curves\">\n", f);
     chart(f, "loss", &s[0], &s[1], 1);
     chart(f, "validation BLEU and exact match", &s[2], &s[5], 0);
@@ -358,7 +408,10 @@ int heatmap_report(const char *path, const AlignLog *log, const char *metrics_pa
             const AlignRecord *x = &log->records[shown[k]];
             char uid[32];
             snprintf(uid, sizeof uid, "%d", shown[k]);
-            fprintf(f, "<div class=\"frame\" data-label=\"step %ld (epoch %.2f)\">\n", x->step, x->epoch);
+            fprintf(f, "<div class=\"frame\" data-label=\"step %ld", x->step);
+            if (x->has_epoch)
+                fprintf(f, " (epoch %.2f)", x->epoch);
+            fputs("\">\n", f);
             heatmap_svg(f, x, uid, 0);
             fputs("</div>\n", f);
         }

@@ -1,7 +1,6 @@
 /* json.c: JSON string output and a strict recursive-descent reader (see json.h). */
 #include "json.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +42,24 @@ typedef struct {
     int depth;
 } Parser;
 
+/* size bytes (8-aligned) owned by doc: small ones (strings, the root) cut from chunks
+ * that grow from 1 KiB to 64 KiB, so a string costs its length, not a malloc each. */
 static void *doc_alloc(JsonDoc *doc, size_t size)
 {
-    Block *b = xmalloc(sizeof(Block) + size);
-    b->next = doc->blocks;
-    doc->blocks = b;
-    return b + 1;
+    size = (size + 7) & ~(size_t)7;
+    if (size > doc->free_left) {
+        doc->chunk = doc->chunk ? (doc->chunk < 65536 ? doc->chunk * 2 : 65536) : 1024;
+        size_t room = size > doc->chunk ? size : doc->chunk;
+        Block *b = xmalloc(sizeof(Block) + room);
+        b->next = doc->blocks;
+        doc->blocks = b;
+        doc->free_at = (char *)(b + 1);
+        doc->free_left = room;
+    }
+    void *out = doc->free_at;
+    doc->free_at += size;
+    doc->free_left -= size;
+    return out;
 }
 
 static int fail(Parser *p, const char *what)
@@ -202,55 +213,63 @@ static int parse_number(Parser *p, JsonValue *v)
     memcpy(buf, p->s + start, n);
     buf[n] = '\0';
     char *end;
-    errno = 0;
     v->number = strtod(buf, &end);
-    if (*end || errno == ERANGE || !isfinite(v->number) || buf[n - 1] == '.' || strstr(buf, ".e") ||
-        strstr(buf, ".E")) {
+    if (*end || buf[n - 1] == '.' || strstr(buf, ".e") || strstr(buf, ".E")) {
         p->at = start;
         return fail(p, "bad number");
+    }
+    /* Only overflow is out of range. strtod says ERANGE on underflow too, but the
+     * subnormal or zero it returns then is the nearest double: 1e-320 is a number. */
+    if (!isfinite(v->number)) {
+        p->at = start;
+        return fail(p, "number out of range");
     }
     v->type = JSON_NUMBER;
     return 0;
 }
 
-/* Elements of an array or members of an object, collected then copied into place. */
+/* Elements of an array or members of an object, collected in place: the block they
+ * grow in becomes one of the document's when they are complete (no copy, so a long
+ * array takes its size once, not twice). */
 static int parse_items(Parser *p, JsonValue *v, int object)
 {
     char close = object ? '}' : ']';
     p->at++;
-    int cap = 8, n = 0;
-    JsonValue *items = xmalloc_array((size_t)cap, sizeof(JsonValue));
+    size_t cap = 0, n = 0; /* nothing allocated for an empty one */
+    Block *block = NULL;
+    JsonValue *items = NULL;
     skip_space(p);
     if (p->at < p->len && p->s[p->at] == close) {
         p->at++;
     } else {
         for (;;) {
-            if (n == cap) {
-                cap *= 2;
-                items = xrealloc_array(items, (size_t)cap, sizeof(JsonValue));
+            if (n == cap) { /* cap <= the text's length: no overflow */
+                cap = cap ? cap * 2 : 1;
+                block = xrealloc_array(block, 1, sizeof(Block) + cap * sizeof(JsonValue));
+                items = (JsonValue *)(block + 1);
             }
             JsonValue *item = &items[n];
             memset(item, 0, sizeof *item);
             skip_space(p);
             if (object) {
                 if (p->at >= p->len || p->s[p->at] != '"') {
-                    free(items);
+                    free(block);
                     return fail(p, "expected a string key");
                 }
                 if (parse_string(p, &item->key) < 0) {
-                    free(items);
+                    free(block);
                     return -1;
                 }
                 skip_space(p);
                 if (p->at >= p->len || p->s[p->at] != ':') {
-                    free(items);
+                    free(block);
                     return fail(p, "expected ':'");
                 }
                 p->at++;
             }
             char *key = item->key;
             if (parse_value(p, item) < 0) {
-                free(items);
+                free(block);
                 return -1;
             }
             item->key = key;
@@ -264,15 +283,17 @@ static int parse_items(Parser *p, JsonValue *v, int object)
                 p->at++;
                 break;
             }
-            free(items);
+            free(block);
             return fail(p, object ? "expected ',' or '}'" : "expected ',' or ']'");
         }
     }
+    if (block) {
+        block->next = p->doc->blocks;
+        p->doc->blocks = block;
+    }
     v->type = object ? JSON_OBJECT : JSON_ARRAY;
-    v->n_items = n;
-    v->items = doc_alloc(p->doc, sizeof(JsonValue) * (size_t)(n ? n : 1));
-    memcpy(v->items, items, sizeof(JsonValue) * (size_t)n);
-    free(items);
+    v->n_items = (int)n;
+    v->items = items;
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /* json.h: the little JSON s2s needs: writing strings safely escaped, and a strict
  * reader (RFC 8259) for the alignment dumps, with the line and column of any error.
- * Values are a tree in one arena-like block owned by JsonDoc. */
+ * Values are a tree in blocks owned by JsonDoc. */
 #ifndef S2S_JSON_H
 #define S2S_JSON_H
 
@@ -14,19 +14,25 @@ void json_write_string(FILE *f, const char *s);
 
 typedef enum { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } JsonType;
 
+/* 24 bytes, and every allocation sized to fit (json.c): the parse of any text takes at
+ * most some 20 times its length ("[0],[0],..." is the worst; "0,0,..." takes 12). */
 typedef struct JsonValue JsonValue;
 struct JsonValue {
     JsonType type;
-    double number;     /* JSON_NUMBER, JSON_BOOL (0 or 1) */
-    char *string;      /* JSON_STRING; the key for object members */
-    char *key;         /* set on members of an object */
-    JsonValue *items;  /* JSON_ARRAY, JSON_OBJECT: the elements or members */
-    int n_items;
+    int n_items;           /* JSON_ARRAY, JSON_OBJECT */
+    char *key;             /* set on members of an object */
+    union {                /* which one: type says */
+        double number;     /* JSON_NUMBER, JSON_BOOL (0 or 1), JSON_NULL (0) */
+        char *string;      /* JSON_STRING */
+        JsonValue *items;  /* JSON_ARRAY, JSON_OBJECT: the elements or members */
+    };
 };
 
 typedef struct {
     JsonValue *root;
     void *blocks;      /* allocations, freed by json_free */
+    char *free_at;     /* the room left in the newest block for small allocations */
+    size_t free_left, chunk;
 } JsonDoc;
 
 /* Parses text[0..len) as one JSON value (whitespace around it allowed; nesting at most

@@ -24,6 +24,7 @@ static void init(LineReader *r, int fd, const char *name, const char *what)
     r->line_cap = 0;
     r->line_no = 0;
     r->refuse_nul = 0;
+    r->finish_on_signal = 0;
 }
 
 int linereader_open(LineReader *r, const char *path, const char *what, Error *err)
@@ -59,7 +60,7 @@ static long refill(LineReader *r, Error *err)
 {
     ssize_t got;
     do {
-        if (interrupt_pending())
+        if (interrupt_pending() && !r->finish_on_signal)
             return error_set(err, "%s `%s`: reading stopped by signal %d", r->what, r->name,
                              interrupt_pending());
         got = read(r->fd, r->block, sizeof r->block);

@@ -28,6 +28,8 @@ typedef struct {
     size_t line_cap;
     long line_no;          /* lines read so far */
     int refuse_nul;        /* a NUL byte in a line over the cap is an error */
+    int finish_on_signal;  /* a pending signal does not stop the reading: for the run's own
+                            * logs, read by the work a signal waits for (the report) */
 } LineReader;
 
 /* Opens path ("cannot open WHAT `path`: ..." on failure). Returns 0, or -1 with err set;

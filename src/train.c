@@ -169,7 +169,8 @@ static int read_data(Trainer *t, Checkpoint *ck, Error *err)
         if (corpus_read(&t->valid, &vspec, &t->src_vocab, &t->tgt_vocab, 0, "validation", err) < 0)
             return -1;
         if (cfg->data.valid_align[0]) {
-            if (gold_read(&t->gold, cfg->data.valid_align, &t->valid, err) < 0)
+            if (gold_read(&t->gold, cfg->data.valid_align, &t->valid,
+                          (size_t)cfg->data.max_line_bytes, err) < 0)
                 return -1;
             t->has_gold = 1;
         }
@@ -183,7 +184,8 @@ static int read_data(Trainer *t, Checkpoint *ck, Error *err)
         if (corpus_read(&t->test, &tspec, &t->src_vocab, &t->tgt_vocab, 0, "test", err) < 0)
             return -1;
         if (cfg->data.test_align[0]) { /* read now: a bad file must not wait for the end */
-            if (gold_read(&t->test_gold, cfg->data.test_align, &t->test, err) < 0)
+            if (gold_read(&t->test_gold, cfg->data.test_align, &t->test,
+                          (size_t)cfg->data.max_line_bytes, err) < 0)
                 return -1;
             t->has_test_gold = 1;
         }

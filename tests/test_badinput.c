@@ -544,7 +544,7 @@ START_TEST(translate_answers_each_invalid_utf8_line_with_an_empty_line_in_its_pl
                           "s2s: warning: stdin:4:1: invalid UTF-8; wrote an empty line\n"
                           "s2s: warning: stdin:5:4: invalid UTF-8; wrote an empty line\n"
                           "s2s: warning: stdin:6:1: invalid UTF-8; wrote an empty line\n"
-                          "s2s: warning: stdin:7:3: invalid UTF-8; wrote an empty line\n"
+                          "s2s: warning: stdin:7:3: NUL byte; wrote an empty line\n"
                           "s2s: warning: stdin:9:4: invalid UTF-8; wrote an empty line\n");
     free(out);
     free(expected);
