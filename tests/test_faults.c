@@ -341,7 +341,9 @@ START_TEST(whole_files_go_through_exclusive_temporaries_synced_file_and_director
     snprintf(trace, sizeof trace, "%s/trace.txt", dir);
     snprintf(test_src, sizeof test_src, "data.test_src=%s/valid.src", dir);
     snprintf(test_tgt, sizeof test_tgt, "data.test_tgt=%s/valid.tgt", dir);
-    const char *argv[] = {"/usr/bin/strace", "-f", "-qq", "-o", trace, "-e",
+    /* the main thread only (no -f): it does all the file work, and a trace of one
+     * thread has no calls interleaved and split in two ("<unfinished ...>") */
+    const char *argv[] = {"/usr/bin/strace", "-qq", "-o", trace, "-e",
                           "trace=openat,fsync,close,rename", S2S, "train", config, "--set",
                           test_src, "--set", test_tgt, NULL};
     ck_assert_int_eq(run_command(argv, NULL, NULL, NULL), 0);
@@ -356,9 +358,7 @@ START_TEST(whole_files_go_through_exclusive_temporaries_synced_file_and_director
     while (fgets(line, sizeof line, f)) {
         char path[600], path2[600], flags[256];
         int fd, ret;
-        const char *call = strchr(line, ' ');
-        ck_assert_ptr_nonnull(call);
-        call++;
+        const char *call = line;
         if (sscanf(call, "openat(AT_FDCWD, \"%599[^\"]\", %255[^,)]%*[^=]= %d", path, flags, &fd) == 3 &&
             fd >= 0 && fd < 256) {
             fds[fd] = (TracedFd){.open = 1};
