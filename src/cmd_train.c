@@ -11,6 +11,7 @@
 #include "corpus.h"
 #include "interrupt.h"
 #include "modelcheck.h"
+#include "termtext.h"
 #include "train.h"
 #include "vocab.h"
 
@@ -45,8 +46,10 @@ int cmd_train(int argc, char **argv)
     case TRAIN_OK:
         return EXIT_OK;
     case TRAIN_SIGNALLED:
-        if (err.msg[0])
-            fprintf(stderr, "s2s: %s\n", err.msg);
+        if (err.msg[0]) {
+            char safe[ERROR_MSG_MAX * 4];
+            fprintf(stderr, "s2s: %s\n", termtext_escape(safe, sizeof safe, err.msg));
+        }
         return interrupt_exit_code();
     case TRAIN_IO_ERROR:
         return cmd_error(&err, EXIT_IO);

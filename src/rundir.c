@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "atomicfile.h"
+#include "termtext.h"
 
 static int make_dirs(const char *path)
 {
@@ -244,7 +245,18 @@ static void log_line(RunDir *r, const char *line)
     if (r->log.fd < 0 || appendlog_line(&r->log, line, strlen(line)) == 0 || r->log.failed)
         return;
     r->log.failed = 1;
-    fprintf(stderr, "s2s: warning: cannot write %s/train.log: %s\n", r->dir, strerror(errno));
+    char dir[sizeof r->dir * 4];
+    fprintf(stderr, "s2s: warning: cannot write %s/train.log: %s\n",
+            termtext_escape(dir, sizeof dir, r->dir), strerror(errno));
+}
+
+/* A line formatted, with what it quotes from outside (paths, words) made safe for a
+ * terminal (termtext.h): train.log is read on one too. */
+static void format_line(char *line, size_t cap, const char *fmt, va_list ap)
+{
+    char raw[2048];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    termtext_escape(line, cap, raw);
 }
 
 void rundir_log(RunDir *r, const char *fmt, ...)
@@ -252,7 +264,7 @@ void rundir_log(RunDir *r, const char *fmt, ...)
     char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    format_line(line, sizeof line, fmt, ap);
     va_end(ap);
     clear_live(r);
     /* stderr may be a closed pipe or terminal: its failures are ignored (SIGPIPE and
@@ -266,7 +278,7 @@ void rundir_note(RunDir *r, const char *fmt, ...)
     char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    format_line(line, sizeof line, fmt, ap);
     va_end(ap);
     log_line(r, line);
 }

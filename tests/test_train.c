@@ -745,6 +745,32 @@ START_TEST(training_aer_and_entropy_match_s2s_align_on_the_same_checkpoint)
 }
 END_TEST
 
+/* A run directory (or any path from outside) holding terminal control sequences is
+ * quoted in the log as \xHH: neither stderr nor train.log lets a terminal act on it. */
+START_TEST(the_log_keeps_control_characters_off_the_terminal)
+{
+    char dir[512], set_dir[700], path[800];
+    scratch_dir(dir, sizeof dir, "logesc");
+    write_tiny_setup(dir);
+    snprintf(set_dir, sizeof set_dir, "run_dir=%s/run\033[2J\007", dir);
+    const char *sets[] = {set_dir, "training.max_steps=2", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, "err.txt"), 0);
+    snprintf(path, sizeof path, "%s/err.txt", dir);
+    char *err = read_file(path);
+    snprintf(path, sizeof path, "%s/run\033[2J\007/train.log", dir);
+    char *log = read_file(path);
+    const char *texts[] = {err, log};
+    for (int k = 0; k < 2; k++) {
+        ck_assert_ptr_nonnull(strstr(texts[k], "/run\\x1b[2J\\x07"));
+        for (const char *c = texts[k]; *c; c++)
+            ck_assert_msg(*c == '\n' || (unsigned char)*c >= 0x20, "a control byte 0x%02x",
+                          (unsigned char)*c);
+    }
+    free(err);
+    free(log);
+}
+END_TEST
+
 START_TEST(gradcheck_command_checks_the_configured_model)
 {
     char dir[512], path[600], out_path[600];
@@ -799,6 +825,7 @@ Suite *train_suite(void)
     tcase_add_test(tc, a_config_error_exits_2_and_writes_nothing);
     tcase_add_test(tc, plateau_decay_and_early_stopping_follow_the_validations);
     tcase_add_test(tc, gradcheck_command_checks_the_configured_model);
+    tcase_add_test(tc, the_log_keeps_control_characters_off_the_terminal);
     tcase_add_test(tc, clipping_scales_the_step_to_the_threshold);
     tcase_add_test(tc, each_step_draws_its_own_dropout_masks);
     tcase_add_test(tc, training_aer_and_entropy_match_s2s_align_on_the_same_checkpoint);
