@@ -346,7 +346,21 @@ START_TEST(whole_files_go_through_exclusive_temporaries_synced_file_and_director
     const char *argv[] = {"/usr/bin/strace", "-qq", "-o", trace, "-e",
                           "trace=openat,fsync,close,rename", S2S, "train", config, "--set",
                           test_src, "--set", test_tgt, NULL};
-    ck_assert_int_eq(run_command(argv, NULL, NULL, NULL), 0);
+    /* LeakSanitizer cannot run in a traced process (it exits 1 at the end, saying it
+     * "does not work under ptrace"): under `make asan` this one run checks addresses
+     * and undefined behaviour only; every untraced run still checks leaks. */
+    const char *asan = getenv("ASAN_OPTIONS");
+    char no_leaks[512];
+    snprintf(no_leaks, sizeof no_leaks, "ASAN_OPTIONS=%s%sdetect_leaks=0", asan ? asan : "",
+             asan && *asan ? ":" : "");
+    const char *env[] = {no_leaks, NULL};
+    char err[600];
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    int rc = run_command(argv, NULL, err, env);
+    if (rc != 0) {
+        char *text = read_file(err);
+        ck_abort_msg("strace s2s train exited %d: %s", rc, text);
+    }
     FILE *f = fopen(trace, "r");
     ck_assert_ptr_nonnull(f);
     static TracedFd fds[256]; /* zeroed */
