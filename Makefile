@@ -16,27 +16,31 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
+CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS   = $(PKG_LIBS) -lunistring -lm
 
 # Where objects and test binaries go, and the program the tests run.
 B       ?= build
 PROG    ?= s2s
 
-CORE    := ops gru lstm rnn_tanh cell attention rowgrad params model model_backward
+# The numerical core (src/nn), compiled as float and as double.
+CORE    := $(addprefix nn/,ops gru lstm rnn_tanh cell attention embedding_grad params model model_backward)
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
-F64_ONLY := gradcheck modelcheck
-SRCS    := $(wildcard src/*.c)
-LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/main.c $(F64_ONLY:%=src/%.c),$(SRCS)))
+F64_ONLY := nn/fdcheck nn/fdcheck_model
+SRCS    := $(wildcard src/*/*.c)
+LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/cli/main.c $(F64_ONLY:%=src/%.c),$(SRCS)))
 F64_OBJS := $(patsubst %,$(B)/f64/%.o,$(CORE) $(F64_ONLY))
-# The same program with the test-only fault hooks of src/fault.h compiled in.
-FAULT_OBJS := $(patsubst $(B)/obj/%,$(B)/fault/%,$(B)/obj/main.o $(LIB_OBJS))
+# The same program with the test-only fault hooks of src/base/fault.h compiled in.
+FAULT_OBJS := $(patsubst $(B)/obj/%,$(B)/fault/%,$(B)/obj/cli/main.o $(LIB_OBJS))
 # What the double core needs from the (precision-free) rest.
-F64_DEPS := $(patsubst %,$(B)/obj/%.o,batch mem rng)
+F64_DEPS := $(patsubst %,$(B)/obj/%.o,nn/batch base/mem base/rng)
 
 # Test files compiled against the double core (gradient checks in double precision).
-TESTS_F64 := test_ops test_cell test_attention test_model
-TEST_SRCS := $(wildcard tests/*.c)
+TESTS_F64 := $(addprefix nn/,test_ops test_cell test_attention test_model)
+# The suite's sources: every tests/*/*.c but the fuzzers' entry points (their readers,
+# fuzz_targets.c, are replayed by the suite) and the cross-check's dump program.
+TEST_SRCS := tests/check_main.c tests/fuzz/fuzz_targets.c \
+             $(filter-out tests/crosscheck/% tests/fuzz/fuzz_%.c,$(wildcard tests/*/*.c))
 CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),$(B)/tests64/$(t).o,$(B)/tests/$(t).o))
@@ -49,7 +53,7 @@ deps:
 	@{ pkg-config --exists $(PKGS) check && test -f /usr/include/unistr.h && \
 	   command -v strace; } >/dev/null 2>&1 || sh scripts/install-deps.sh
 
-$(PROG): $(B)/obj/main.o $(LIB_OBJS) $(F64_OBJS)
+$(PROG): $(B)/obj/cli/main.o $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/s2s-faults: $(FAULT_OBJS) $(F64_OBJS)
@@ -69,11 +73,11 @@ $(B)/f64/%.o: src/%.c | deps
 
 $(B)/tests/%.o: tests/%.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Isrc $(PKG_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -Itests $(PKG_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
 $(B)/tests64/%.o: tests/%.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE -Isrc $(PKG_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE -Itests $(PKG_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
 $(B)/check_s2s: $(TEST_OBJS) $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
@@ -86,17 +90,20 @@ $(B)/crosscheck_dump_f64: $(B)/tests64/crosscheck_dump.o $(F64_OBJS) $(F64_DEPS)
 
 $(B)/tests/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Isrc $(PKG_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE -Isrc $(PKG_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
-# The whole suite: unit tests (Check), then the PyTorch cross-check.
+# The whole suite: the layering of src/ (and that its check catches what it should),
+# the unit tests (Check), then the PyTorch cross-check.
 TEST_BINS = $(PROG) $(B)/s2s-faults $(B)/check_s2s
 TEST_ENV  = OPENBLAS_NUM_THREADS=1 S2S_BIN=./$(PROG) S2S_FAULTS_BIN=./$(B)/s2s-faults
 
 test: $(TEST_BINS)
+	sh scripts/check-layers.sh
+	sh scripts/check-layers.sh --self-test
 	$(TEST_ENV) ./$(B)/check_s2s
 	$(MAKE) --no-print-directory crosscheck
 
@@ -144,4 +151,4 @@ clean:
 
 include tests/fuzz/fuzz.mk
 
--include $(wildcard $(B)/*/*.d)
+-include $(wildcard $(B)/*/*.d $(B)/*/*/*.d)

@@ -122,12 +122,12 @@ run trained 600
 run trained-lstm-general 600 --set model.encoder_cell=lstm --set model.decoder_cell=lstm \
     --set model.attention=general --set model.embedding_dropout=0.1
 
-echo "checkpoint tests/data/ckpt-v1/reverse.ckpt"
-"$s2s" translate --model tests/data/ckpt-v1/reverse.ckpt --beam 1 \
-    < tests/data/ckpt-v1/input.txt > "$work/v1"
+echo "checkpoint ckpt-v1/reverse.ckpt"
+"$s2s" translate --model tests/fixtures/ckpt-v1/reverse.ckpt --beam 1 \
+    < tests/fixtures/ckpt-v1/input.txt > "$work/v1"
 hash greedy "$work/v1"
-"$s2s" translate --model tests/data/ckpt-v1/reverse.ckpt --beam 5 \
-    < tests/data/ckpt-v1/input.txt > "$work/v1"
+"$s2s" translate --model tests/fixtures/ckpt-v1/reverse.ckpt --beam 5 \
+    < tests/fixtures/ckpt-v1/input.txt > "$work/v1"
 hash beam5 "$work/v1"
 if [ -n "$models" ]; then
     for ckpt in "$models"/*.ckpt; do

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "suites.h"
-#include "tinyrun.h"
+#include "support/suites.h"
+#include "support/tinyrun.h"
 
 #include <cblas.h> /* openblas_set_num_threads */
 

@@ -1,6 +1,6 @@
 # fuzz.mk: `make fuzz`, included by the Makefile. Builds one libFuzzer binary per
 # reader of untrusted input (tests/fuzz/fuzz_*.c over the targets of
-# tests/fuzz_targets.c) with clang, AddressSanitizer and UBSan, and runs each for
+# tests/fuzz/fuzz_targets.c) with clang, AddressSanitizer and UBSan, and runs each for
 # FUZZ_SECONDS over a working corpus seeded from tests/fuzz/seeds/. A crash fails the
 # target; minimize it into tests/regress/<target>/, where `make test` replays it.
 # Everything goes to build/fuzz/ (the gcc build owns build/obj/).
@@ -10,11 +10,11 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := config corpus ckpt align
 # Instrumented for coverage everywhere; the fuzzer's main() only in the binaries.
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -g -O1 -fno-omit-frame-pointer \
+FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) -g -O1 -fno-omit-frame-pointer \
                 $(FUZZ_SAN) -MMD -MP $(PKG_CFLAGS)
 # What the fuzzers link from src/: all but the program's main and the double-only checks.
 FUZZ_LIB_OBJS := $(patsubst src/%.c,build/fuzz/obj/%.o,\
-                   $(filter-out src/main.c src/gradcheck.c src/modelcheck.c,$(SRCS)))
+                   $(filter-out src/cli/main.c src/nn/fdcheck.c src/nn/fdcheck_model.c,$(SRCS)))
 FUZZ_BINS    := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 # No input of at most a few KiB justifies more: a bigger allocation is a bug (say, a
 # size read from a damaged checkpoint and trusted).
@@ -32,9 +32,9 @@ build/fuzz/obj/%.o: src/%.c | deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-build/fuzz/obj/fuzz_targets.o: tests/fuzz_targets.c | deps
+build/fuzz/obj/fuzz_targets.o: tests/fuzz/fuzz_targets.c | deps
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Isrc -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 build/fuzz/obj/main_%.o: tests/fuzz/fuzz_%.c | deps
 	@mkdir -p $(@D)
@@ -68,4 +68,4 @@ $(FUZZ_TARGETS:%=fuzz-%): fuzz-%: build/fuzz/fuzz_%
 # The entry points' objects are kept (not intermediate files of a chain of rules).
 .SECONDARY: $(FUZZ_TARGETS:%=build/fuzz/obj/main_%.o)
 
--include $(wildcard build/fuzz/obj/*.d)
+-include $(wildcard build/fuzz/obj/*.d build/fuzz/obj/*/*.d)

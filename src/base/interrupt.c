@@ -1,0 +1,57 @@
+/* interrupt.c: signals recorded by their handlers, acted on at safe points (see
+ * interrupt.h). */
+#include "base/interrupt.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t received, saving_now;
+
+static void on_signal(int sig)
+{
+    if (sig == SIGHUP || sig == SIGPIPE) {
+        /* Their repeats say nothing new: the terminal or the pipe stays gone. Writes to
+         * it now fail with EIO/EPIPE, which the logger ignores. */
+        struct sigaction ignore;
+        memset(&ignore, 0, sizeof ignore);
+        ignore.sa_handler = SIG_IGN;
+        sigaction(sig, &ignore, NULL);
+        if (!received)
+            received = sig;
+        return;
+    }
+    /* SIGINT/SIGTERM: the second one before a save has begun means "now". */
+    if (received && !saving_now)
+        _exit(128 + sig);
+    if (!received)
+        received = sig;
+}
+
+void interrupt_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    /* No SA_RESTART: a read from a terminal or a pipe returns EINTR, so the reader
+     * gets to poll interrupt_pending() instead of waiting for more input. */
+    const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)
+        sigaction(signals[k], &sa, NULL);
+}
+
+int interrupt_pending(void)
+{
+    return received;
+}
+
+void interrupt_saving(int saving)
+{
+    saving_now = saving;
+}
+
+int interrupt_exit_code(void)
+{
+    return 128 + received;
+}

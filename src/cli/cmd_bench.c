@@ -1,0 +1,209 @@
+/* cmd_bench.c: `s2s bench`: training speed on synthetic data, the same sizes and
+ * length distribution as ../shared/bench/torch_ref.py (lengths uniform 5..20 words plus
+ * </s> on each side, tokens uniform over the non-special vocabulary), so `make bench`
+ * can compare the two side by side. A step is what a training step is: zero the
+ * gradients, forward, backward, clip-free Adam update. */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "nn/batch.h"
+#include "cli/command.h"
+#include "train/model_grad.h"
+#include "base/mem.h"
+#include "nn/model.h"
+#include "train/optim.h"
+#include "base/rng.h"
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static const char BENCH_USAGE[] =
+    "usage: s2s bench [--size S|M|L] [--batch B] [--steps N] [--warmup W] [--threads T]\n"
+    "                 [--seed S]\n"
+    "       s2s bench --sgemm-peak [--threads T]\n"
+    "\n"
+    "Times training steps on synthetic batches (lengths uniform 5..20 plus </s>, as\n"
+    "../shared/bench/torch_ref.py draws them) and prints target tokens per second, the\n"
+    "seconds per step and the peak resident memory, then a `RESULT {json}` line.\n"
+    "Sizes (m, n, p, a, l, V): S 64,64,128,64,128,1000; M 256,256,512,256,256,8000;\n"
+    "L 512,512,1024,512,512,16000. Defaults: S, batch 32, 200 steps after 20 warm-up\n"
+    "steps; threads: one up to batch 4, else one per core. --sgemm-peak measures the machine's matrix-product\n"
+    "speed instead: the best of five 2048 x 2048 x 2048 sgemm, in GFLOP/s.\n";
+
+/* The best of five large products: what the hardware does at its best right now. */
+static int sgemm_peak(void)
+{
+    const int n = 2048;
+    float *a = xmalloc_array((size_t)n * n, sizeof(float)), *b = xmalloc_array((size_t)n * n, sizeof(float));
+    float *c = xcalloc((size_t)n * n, sizeof(float));
+    for (size_t k = 0; k < (size_t)n * n; k++) {
+        a[k] = 1e-3f * (float)(k % 7);
+        b[k] = 1e-3f * (float)(k % 5);
+    }
+    double best = 1e30;
+    for (int r = 0; r < 5; r++) {
+        double t0 = now_seconds();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
+        double dt = now_seconds() - t0;
+        best = dt < best ? dt : best;
+    }
+    printf("RESULT {\"sgemm_gflops\": %.2f}\n", 2.0 * n * n * n / best / 1e9);
+    free(a);
+    free(b);
+    free(c);
+    return EXIT_OK;
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    const char *size = "S";
+    long batch = 32, steps = 200, warmup = 20, threads = 0, seed = 1;
+    int peak = 0;
+    for (int a = 0; a < argc; a++) {
+        if (!strcmp(argv[a], "--help")) {
+            fputs(BENCH_USAGE, stdout);
+            return EXIT_OK;
+        }
+        if (!strcmp(argv[a], "--sgemm-peak")) {
+            peak = 1;
+            continue;
+        }
+        if (a + 1 == argc)
+            return cmd_usage_error("bench: `%s` needs a value (see s2s bench --help)", argv[a]);
+        const char *opt = argv[a++], *value = argv[a];
+        if (!strcmp(opt, "--size")) {
+            size = value;
+            continue;
+        }
+        char *end;
+        long v = strtol(value, &end, 10);
+        if (*end || v < 0 || v > 100000)
+            return cmd_usage_error("bench: expected a number from 0 to 100000, got `%s`", value);
+        if (!strcmp(opt, "--batch"))
+            batch = v;
+        else if (!strcmp(opt, "--steps"))
+            steps = v;
+        else if (!strcmp(opt, "--warmup"))
+            warmup = v;
+        else if (!strcmp(opt, "--threads"))
+            threads = v;
+        else if (!strcmp(opt, "--seed"))
+            seed = v;
+        else
+            return cmd_usage_error("bench: unexpected argument `%s` (see s2s bench --help)", opt);
+    }
+    if (peak) {
+        if (threads > 0)
+            openblas_set_num_threads((int)threads);
+        return sgemm_peak();
+    }
+    Dims d;
+    if (!strcmp(size, "S"))
+        d = (Dims){1000, 1000, 64, 64, 128, 64, 128, .enc_layers = 1};
+    else if (!strcmp(size, "M"))
+        d = (Dims){8000, 8000, 256, 256, 512, 256, 256, .enc_layers = 1};
+    else if (!strcmp(size, "L"))
+        d = (Dims){16000, 16000, 512, 512, 1024, 512, 512, .enc_layers = 1};
+    else
+        return cmd_usage_error("--size: expected S, M or L, got `%s`", size);
+    if (batch < 1 || steps < 1)
+        return cmd_usage_error("%s", "bench: --batch and --steps must be at least 1");
+    /* as training does with training.threads 0: one BLAS thread for one sentence at a
+     * time, whose products are too small to share out */
+    openblas_set_num_threads(threads > 0 ? (int)threads : batch <= 4 ? 1 : openblas_get_num_procs());
+
+    /* every batch drawn before the clock starts, as torch_ref does */
+    enum { MIN_LEN = 5, MAX_LEN = 20 };
+    long total = warmup + steps;
+    Batch *batches = xmalloc_array((size_t)total, sizeof(Batch));
+    int (*words)[2][MAX_LEN] = xmalloc_array((size_t)batch, sizeof *words);
+    const int **src = xmalloc_array((size_t)batch, sizeof(int *)), **tgt = xmalloc_array((size_t)batch, sizeof(int *));
+    int *src_n = xmalloc_array((size_t)batch, sizeof(int)), *tgt_n = xmalloc_array((size_t)batch, sizeof(int));
+    Pcg32 rng;
+    pcg32_seed(&rng, (uint64_t)seed, RNG_STREAM_DATA);
+    for (long s = 0; s < total; s++) {
+        for (long b = 0; b < batch; b++) {
+            src_n[b] = MIN_LEN + (int)pcg32_below(&rng, MAX_LEN - MIN_LEN + 1);
+            tgt_n[b] = MIN_LEN + (int)pcg32_below(&rng, MAX_LEN - MIN_LEN + 1);
+            for (int k = 0; k < MAX_LEN; k++) {
+                words[b][0][k] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d.src_vocab - N_SPECIAL_TOKENS));
+                words[b][1][k] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d.tgt_vocab - N_SPECIAL_TOKENS));
+            }
+            src[b] = words[b][0];
+            tgt[b] = words[b][1];
+        }
+        batch_init(&batches[s], (int)batch, MAX_LEN + 1, MAX_LEN + 1);
+        batch_fill(&batches[s], (int)batch, src, src_n, tgt, tgt_n);
+        batch_sort_by_target(&batches[s]); /* as training does */
+    }
+    Params P;
+    params_alloc(&P, &d);
+    ModelGrad G;
+    model_grad_init(&G, &d, (int)batch, MAX_LEN + 1, MAX_LEN + 1);
+    Pcg32 init;
+    pcg32_seed(&init, (uint64_t)seed, RNG_STREAM_INIT);
+    params_init(&P, &init, 0.1f);
+    Workspace ws;
+    model_workspace_init(&ws, &d, (int)batch, MAX_LEN + 1, MAX_LEN + 1, 1);
+    Optimizer opt;
+    optim_init(&opt, OPTIM_ADAM, P.n, 1e-3f);
+    double *times = xmalloc_array((size_t)steps, sizeof(double)), first_loss = 0, loss = 0;
+    long tokens = 0;
+    for (long s = 0; s < total; s++) {
+        double t0 = now_seconds();
+        model_grad_zero(&G);
+        loss = model_grad_forward_backward(&G, &ws, &P, &batches[s]);
+        model_grad_apply(&opt, &P, &G);
+        double dt = now_seconds() - t0;
+        if (s == 0)
+            first_loss = loss;
+        if (s >= warmup) {
+            times[s - warmup] = dt;
+            tokens += batches[s].n_tgt_tokens;
+        }
+    }
+    double seconds = 0;
+    for (long s = 0; s < steps; s++)
+        seconds += times[s];
+    qsort(times, (size_t)steps, sizeof(double), by_double);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double rss_mib = (double)ru.ru_maxrss / 1024.0;
+    printf("s2s bench: size %s, batch %ld, %ld steps after %ld warm-up, %zu parameters\n", size,
+           batch, steps, warmup, P.n);
+    printf("target tokens/s      : %.1f\n", (double)tokens / seconds);
+    printf("s/step mean, median  : %.5f, %.5f\n", seconds / (double)steps, times[steps / 2]);
+    printf("peak RSS             : %.1f MiB\n", rss_mib);
+    printf("loss first, final    : %.4f, %.4f\n", first_loss, loss);
+    printf("RESULT {\"size\": \"%s\", \"batch\": %ld, \"steps\": %ld, \"tgt_tokens_per_s\": %.3f, "
+           "\"s_per_step_median\": %.6f, \"peak_rss_mib\": %.1f, \"final_loss\": %.6f}\n", size,
+           batch, steps, (double)tokens / seconds, times[steps / 2], rss_mib, loss);
+    for (long s = 0; s < total; s++)
+        batch_free(&batches[s]);
+    free(batches);
+    free(words);
+    free(src);
+    free(tgt);
+    free(src_n);
+    free(tgt_n);
+    free(times);
+    params_free(&P);
+    model_grad_free(&G);
+    model_workspace_free(&ws);
+    optim_free(&opt);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;
+}

@@ -1,0 +1,377 @@
+/* cmd_translate.c: `s2s translate`: stdin to stdout, one translation per input line in
+ * order, greedy or beam search, n-best lists, alignments (Marian's hard and soft
+ * formats, JSONL matrices, a terminal heatmap) and <unk> replacement. A bad input line
+ * never shifts the output: it gets an empty line and a warning with its number. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/links.h"
+#include "decode/beam.h"
+#include "train/checkpoint.h"
+#include "cli/command.h"
+#include "report/heatmap.h"
+#include "text/linereader.h"
+#include "base/mem.h"
+#include "text/tokenize.h"
+
+static const char TRANSLATE_USAGE[] =
+    "usage: s2s translate --model CKPT [--beam N] [--alpha A] [--n-best N]\n"
+    "                     [--alignment soft|hard|P] [--out-alignments FILE]\n"
+    "                     [--show-attention] [--unk-replace] < source.txt > translations.txt\n"
+    "\n"
+    "Translates stdin, one sentence a line, to stdout, one translation a line in the same\n"
+    "order (flushed per line when stdin is a terminal); a line that cannot be translated\n"
+    "gets an empty line and a warning on stderr. Tokenization, lowercasing and\n"
+    "detokenization are the model's (its config's data and translate sections).\n"
+    "  --beam N           hypotheses kept (1: greedy; default: translate.beam_size)\n"
+    "  --alpha A          length normalisation ((5 + length) / 6)^A (default translate.alpha)\n"
+    "  --n-best N         the N best translations: lines `index ||| translation ||| score`\n"
+    "                     (index: the 0-based input line; a line that cannot be translated\n"
+    "                     -- empty, not UTF-8, too long -- gets no entries)\n"
+    "  --alignment hard   append ` ||| j-i ...`: for each target word the source word it\n"
+    "                     attends to most (0-based tokens, </s> left out)\n"
+    "  --alignment P      the same with every link above weight P (0 < P < 1)\n"
+    "  --alignment soft   append ` ||| rows`: per target token (</s> too) its weights over\n"
+    "                     the source tokens (</s> too), comma-separated; rows space-separated\n"
+    "  --out-alignments F the attention matrices as JSONL (the format of alignments.jsonl)\n"
+    "  --show-attention   draw each sentence's attention on stderr (control characters\n"
+    "                     in words shown as U+FFFD)\n"
+    "  --unk-replace      replace each <unk> by the source word it attends to most\n"
+    "An option's value is the next argument: --beam 5, not --beam=5.\n";
+
+typedef struct {
+    int beam, n_best, show, unk_replace;
+    double alpha;
+    int align;          /* 0 none, 1 hard, 2 soft, 3 threshold */
+    float threshold;
+    FILE *json;
+    const Checkpoint *ck;
+} Options;
+
+/* One input line waiting in the batch. */
+typedef struct {
+    long line_no;
+    int ok;             /* 0: bad input, an empty output line */
+    int n;              /* source tokens (without </s>) */
+    int *ids;
+    char **words;       /* the source tokens as written (for <unk> replacement) */
+} Pending;
+
+enum { BATCH = 32 };
+
+static void free_pending(Pending *p)
+{
+    for (int k = 0; k < p->n; k++)
+        free(p->words[k]);
+    free(p->words);
+    free(p->ids);
+    memset(p, 0, sizeof *p);
+}
+
+/* Writes " ||| " and the alignment of h in the chosen format. */
+static void write_alignment(FILE *out, const Options *o, const Hypothesis *h)
+{
+    AttnMatrix m = {h->attention, h->len + h->ended, h->src_len, h->src_len, 1};
+    fputs(" ||| ", out);
+    if (o->align == 2) {
+        for (int i = 0; i < m.rows; i++)
+            for (int j = 0; j < m.cols; j++)
+                fprintf(out, "%s%.6g", j ? "," : i ? " " : "", (double)attn_at(&m, i, j));
+        return;
+    }
+    int cap = m.rows * m.cols + 1;
+    Link *links = xmalloc_array((size_t)cap, sizeof(Link));
+    int n = align_hard_links(&m, o->align == 3 ? o->threshold : 0, links, cap);
+    for (int k = 0; k < n; k++)
+        fprintf(out, "%s%d-%d", k ? " " : "", links[k].j, links[k].i);
+    free(links);
+}
+
+/* The words of h as text (with <unk> replaced if asked). Returns a malloc'd string. */
+static char *hypothesis_text(const Options *o, const Pending *p, const Hypothesis *h,
+                             const char **words)
+{
+    const Vocab *v = &o->ck->tgt_vocab;
+    for (int i = 0; i < h->len; i++) {
+        words[i] = vocab_word(v, h->tokens[i]);
+        if (o->unk_replace && h->tokens[i] == TOK_UNK && p->n > 0) {
+            const float *row = h->attention + (size_t)i * h->src_len;
+            int best = 0;
+            for (int j = 1; j < p->n; j++) /* the source </s> is not a word */
+                best = row[j] > row[best] ? j : best;
+            words[i] = p->words[best];
+        }
+    }
+    TokenLevel level = o->ck->config.data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    size_t (*join)(char *, size_t, const char *const *, int, TokenLevel) =
+        o->ck->config.translate.detokenize ? detokenize_text : detokenize;
+    size_t len = join(NULL, 0, words, h->len, level);
+    char *text = xmalloc(len + 1);
+    join(text, len + 1, words, h->len, level);
+    return text;
+}
+
+static void show(const Options *o, const Pending *p, const Hypothesis *h, const char **tgt_words)
+{
+    AlignRecord r = {.step = o->ck->step, .id = p->line_no, .n_src = h->src_len,
+                     .n_tgt = h->len + h->ended, .weights = h->attention};
+    r.src = xmalloc_array((size_t)h->src_len, sizeof(char *));
+    r.tgt = xmalloc_array((size_t)r.n_tgt + 1, sizeof(char *));
+    for (int j = 0; j < p->n; j++)
+        r.src[j] = p->words[j];
+    r.src[p->n] = "</s>";
+    for (int i = 0; i < h->len; i++)
+        r.tgt[i] = (char *)tgt_words[i];
+    if (h->ended)
+        r.tgt[h->len] = "</s>";
+    if (o->json) /* no epoch: the step is the model's */
+        align_write_json(o->json, r.step, -1, r.id, (const char *const *)r.src,
+                         (const char *const *)r.tgt,
+                         &(AttnMatrix){h->attention, r.n_tgt, h->src_len, h->src_len, 1});
+    if (o->show) {
+        char title[96];
+        snprintf(title, sizeof title, "stdin line %ld (model of step %ld)", r.id, r.step);
+        heatmap_txt_titled(stderr, &r, title, isatty(STDERR_FILENO));
+    }
+    free(r.src);
+    free(r.tgt);
+}
+
+/* Translates the pending lines and writes their output in order. */
+static void flush_batch(Decoder *dec, const Options *o, Pending *pend, int n_pend, Batch *bt,
+                        FILE *out)
+{
+    const int *src[BATCH];
+    int src_n[BATCH], max_out[BATCH], slot[BATCH], n = 0;
+    const Config *cfg = &o->ck->config;
+    for (int k = 0; k < n_pend; k++) {
+        if (!pend[k].ok)
+            continue;
+        slot[k] = n;
+        src[n] = pend[k].ids;
+        src_n[n] = pend[k].n;
+        max_out[n] = (int)(cfg->translate.max_output_ratio * (pend[k].n + 1)) + (int)cfg->translate.max_output_extra;
+        n++;
+    }
+    NBest results[BATCH];
+    if (n > 0) {
+        batch_fill(bt, n, src, src_n, NULL, NULL);
+        beam_search(dec, &o->ck->params, bt, o->beam, o->alpha, o->n_best, max_out, results);
+    }
+    for (int k = 0; k < n_pend; k++) {
+        Pending *p = &pend[k];
+        if (!p->ok) {
+            if (o->n_best <= 1)
+                fputc('\n', out);
+            continue;
+        }
+        NBest *nb = &results[slot[k]];
+        for (int h = 0; h < nb->n; h++) {
+            const Hypothesis *hyp = &nb->hyps[h];
+            const char **words = xmalloc_array((size_t)hyp->len + 1, sizeof(char *));
+            char *text = hypothesis_text(o, p, hyp, words);
+            if (o->n_best > 1)
+                fprintf(out, "%ld ||| %s ||| %.6f", p->line_no - 1, text, hyp->score);
+            else
+                fputs(text, out);
+            if (o->align)
+                write_alignment(out, o, hyp);
+            fputc('\n', out);
+            if (h == 0 && (o->show || o->json))
+                show(o, p, hyp, words);
+            free(text);
+            free(words);
+            if (o->n_best <= 1)
+                break;
+        }
+        nbest_free(nb);
+    }
+}
+
+static int parse_options(Options *o, const char **model, const char **json_path, int argc, char **argv)
+{
+    enum { HELP, SHOW, UNK, MODEL, JSON, BEAM, N_BEST, ALPHA, ALIGN };
+    static const CmdOption OPTS[] = {
+        [HELP] = {"--help", 0}, [SHOW] = {"--show-attention", 0}, [UNK] = {"--unk-replace", 0},
+        [MODEL] = {"--model", 1}, [JSON] = {"--out-alignments", 1}, [BEAM] = {"--beam", 1},
+        [N_BEST] = {"--n-best", 1}, [ALPHA] = {"--alpha", 1}, [ALIGN] = {"--alignment", 1},
+        {NULL, 0}};
+    for (int a = 0; a < argc; a++) {
+        const char *value = NULL;
+        char *end;
+        int opt = cmd_option("translate", OPTS, argc, argv, &a, &value);
+        switch (opt) {
+        case -2:
+            return EXIT_USAGE;
+        case -1:
+            return cmd_usage_error("translate: unexpected argument `%s`: the input is stdin (see "
+                                   "s2s translate --help)", argv[a]);
+        case HELP:
+            fputs(TRANSLATE_USAGE, stdout);
+            return -1;
+        case SHOW:
+            o->show = 1;
+            break;
+        case UNK:
+            o->unk_replace = 1;
+            break;
+        case MODEL:
+            *model = value;
+            break;
+        case JSON:
+            *json_path = value;
+            break;
+        case BEAM:
+        case N_BEST: {
+            int beam = opt == BEAM;
+            long v = strtol(value, &end, 10);
+            if (*end || end == value || v < 1 || v > 100)
+                return cmd_usage_error(beam ? "--beam: expected 1 to 100, got `%s`"
+                                            : "--n-best: expected 1 to 100, got `%s`", value);
+            *(beam ? &o->beam : &o->n_best) = (int)v;
+            break;
+        }
+        case ALPHA:
+            o->alpha = strtod(value, &end);
+            if (*end || end == value || !(o->alpha >= 0 && o->alpha <= 10))
+                return cmd_usage_error("--alpha: expected a number from 0 to 10, got `%s`", value);
+            break;
+        case ALIGN:
+            if (!strcmp(value, "hard"))
+                o->align = 1;
+            else if (!strcmp(value, "soft"))
+                o->align = 2;
+            else {
+                o->threshold = strtof(value, &end);
+                if (*end || end == value || !(o->threshold > 0 && o->threshold < 1))
+                    return cmd_usage_error("--alignment: expected soft, hard or a threshold between "
+                                           "0 and 1, got `%s`", value);
+                o->align = 3;
+            }
+            break;
+        }
+    }
+    return 0;
+}
+
+int cmd_translate(int argc, char **argv)
+{
+    Options o = {.beam = -1, .n_best = 1, .alpha = -1};
+    const char *model = NULL, *json_path = NULL;
+    int rc = parse_options(&o, &model, &json_path, argc, argv);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    if (!model)
+        return cmd_usage_error("%s", "translate needs --model CKPT (see s2s translate --help)");
+    Checkpoint ck;
+    Error err;
+    if (checkpoint_load(&ck, model, 0, &err) < 0) {
+        checkpoint_free(&ck);
+        return cmd_error(&err, EXIT_USAGE);
+    }
+    const Config *cfg = &ck.config;
+    o.ck = &ck;
+    if (o.beam < 0)
+        o.beam = (int)cfg->translate.beam_size;
+    if (o.alpha < 0)
+        o.alpha = cfg->translate.alpha;
+    if (ck.dims.score == SCORE_NONE && (o.align || o.show || o.unk_replace || json_path)) {
+        const char *opt = o.align ? "--alignment" : o.show ? "--show-attention"
+                        : o.unk_replace ? "--unk-replace" : "--out-alignments";
+        error_set(&err, "%s: the model `%s` has no attention (model.attention: none)", opt, model);
+        checkpoint_free(&ck);
+        return cmd_error(&err, EXIT_USAGE);
+    }
+    if (o.n_best > o.beam) {
+        checkpoint_free(&ck);
+        return cmd_usage_error("--n-best: at most --beam hypotheses (got more than %s)",
+                               o.beam == 1 ? "1" : "the beam");
+    }
+    if (json_path && !(o.json = fopen(json_path, "w"))) {
+        error_errno(&err, "cannot write", json_path);
+        checkpoint_free(&ck);
+        return cmd_error(&err, EXIT_IO);
+    }
+    int interactive = isatty(STDIN_FILENO);
+    int batch_size = interactive ? 1 : BATCH;
+    long max_src = cfg->translate.max_source_length;
+    Decoder dec;
+    decoder_init(&dec, &ck.dims, batch_size, (int)max_src + 1, o.beam);
+    Batch bt;
+    batch_init(&bt, batch_size, (int)max_src + 1, 0);
+    Pending pend[BATCH] = {0};
+    int n_pend = 0;
+    Tokens tokens = {0};
+    /* read(2) by blocks: a line typed on a terminal is translated at once, and a line
+     * over data.max_line_bytes is never held in memory */
+    LineReader in;
+    linereader_fd(&in, STDIN_FILENO, "stdin", "input");
+    size_t len;
+    int too_long, got;
+    TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    /* what a line that cannot be translated gets (flush_batch): the warnings say so */
+    const char *skipped = o.n_best > 1 ? "no n-best entries for it" : "wrote an empty line";
+    while ((got = linereader_next(&in, (size_t)cfg->data.max_line_bytes, &len, &too_long, &err)) == 1) {
+        const long line_no = in.line_no;
+        const char *line = in.line;
+        Pending *p = &pend[n_pend++];
+        p->line_no = line_no;
+        size_t bad_at, bad_len;
+        if (too_long) {
+            fprintf(stderr, "s2s: warning: stdin:%ld: line longer than data.max_line_bytes (%ld); "
+                    "%s\n", line_no, cfg->data.max_line_bytes, skipped);
+        } else if (utf8_validate(line, len, &bad_at, &bad_len) < 0) {
+            fprintf(stderr, "s2s: warning: stdin:%ld:%zu: %s; %s\n", line_no, bad_at + 1,
+                    line[bad_at] ? "invalid UTF-8" : "NUL byte", skipped);
+        } else {
+            int n = tokenize_line(&tokens, line, len, level, cfg->data.lowercase, (int)max_src);
+            if (n == 0) {
+                fprintf(stderr, "s2s: warning: stdin:%ld: empty line; %s\n", line_no, skipped);
+            } else {
+                if (n > max_src) { /* the tokenizer stops once past max_src */
+                    fprintf(stderr, "s2s: warning: stdin:%ld: more than %ld tokens, translated the "
+                            "first %ld (translate.max_source_length)\n", line_no, max_src, max_src);
+                    n = (int)max_src;
+                }
+                p->ok = 1;
+                p->n = n;
+                p->ids = xmalloc_array((size_t)n, sizeof(int));
+                p->words = xmalloc_array((size_t)n, sizeof(char *));
+                for (int k = 0; k < n; k++) {
+                    p->words[k] = xstrdup(tokens_get(&tokens, k));
+                    p->ids[k] = vocab_id(&ck.src_vocab, p->words[k]);
+                }
+            }
+        }
+        if (n_pend == batch_size) {
+            flush_batch(&dec, &o, pend, n_pend, &bt, stdout);
+            for (int k = 0; k < n_pend; k++)
+                free_pending(&pend[k]);
+            n_pend = 0;
+            if (interactive)
+                fflush(stdout);
+        }
+    }
+    if (n_pend) {
+        flush_batch(&dec, &o, pend, n_pend, &bt, stdout);
+        for (int k = 0; k < n_pend; k++)
+            free_pending(&pend[k]);
+    }
+    linereader_close(&in);
+    tokens_free(&tokens);
+    batch_free(&bt);
+    decoder_free(&dec);
+    checkpoint_free(&ck);
+    rc = got < 0 ? cmd_error(&err, EXIT_FAILED) : EXIT_OK; /* what was read is translated */
+    if (o.json && (ferror(o.json) | fclose(o.json))) {
+        error_errno(&err, "cannot write", json_path);
+        rc = cmd_error(&err, EXIT_IO);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        error_errno(&err, "cannot write", "stdout");
+        rc = cmd_error(&err, EXIT_IO);
+    }
+    return rc;
+}

@@ -1,0 +1,75 @@
+/* main.c: the s2s command line: parses the command, runs it, prints errors, and maps
+ * failures to the exit codes of INTERFACE.md. The only file that exits. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/command.h"
+
+#define S2S_VERSION "0.1.0"
+
+static const char USAGE[] =
+    "usage: s2s COMMAND [ARGS]\n"
+    "\n"
+    "s2s trains and runs RNN encoder-decoder translation models with Bahdanau\n"
+    "attention, and shows how their alignments form.\n"
+    "\n"
+    "commands:\n"
+    "  train      train a model: s2s train CONFIG.yaml [--set KEY=VALUE]... [--resume RUN_DIR]\n"
+    "  gradcheck  check every gradient of the configured model by finite differences\n"
+    "  corpus     write a synthetic corpus with gold alignments: s2s corpus NAME --out DIR\n"
+    "  translate  translate stdin with a trained model (greedy or beam search)\n"
+    "  align      teacher-forced attention of sentence pairs as alignments (and AER)\n"
+    "  heatmap    draw alignments.jsonl as SVG, an HTML report, or text\n"
+    "  eval       score translations: s2s eval --hyp FILE --ref FILE [--metric bleu|exact]\n"
+    "  bench      training speed on synthetic data (see make bench)\n"
+    "  config     print every config key with its default (--doc: as a Markdown table)\n"
+    "  tokenize   split stdin into tokens as training does, one line per line\n"
+    "\n"
+    "options:\n"
+    "  --help      show this help (s2s COMMAND --help for a command)\n"
+    "  --version   show the version\n";
+
+/* ---- dispatch ---------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    /* A file-size limit (ulimit -f) is a write failure like a full disk: the write
+     * returns EFBIG and the command reports it (exit 3) and cleans up, instead of being
+     * killed mid-write with a temporary file left behind. */
+    signal(SIGXFSZ, SIG_IGN);
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        fputs(USAGE, stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("s2s %s\n", S2S_VERSION);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "train"))
+        return cmd_train(argc - 2, argv + 2);
+    if (!strcmp(cmd, "gradcheck"))
+        return cmd_gradcheck(argc - 2, argv + 2);
+    if (!strcmp(cmd, "corpus"))
+        return cmd_corpus(argc - 2, argv + 2);
+    if (!strcmp(cmd, "translate"))
+        return cmd_translate(argc - 2, argv + 2);
+    if (!strcmp(cmd, "align"))
+        return cmd_align(argc - 2, argv + 2);
+    if (!strcmp(cmd, "heatmap"))
+        return cmd_heatmap(argc - 2, argv + 2);
+    if (!strcmp(cmd, "eval"))
+        return cmd_eval(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench"))
+        return cmd_bench(argc - 2, argv + 2);
+    if (!strcmp(cmd, "config"))
+        return cmd_config(argc - 2, argv + 2);
+    if (!strcmp(cmd, "tokenize"))
+        return cmd_tokenize(argc - 2, argv + 2);
+    return cmd_usage_error("unknown command `%s` (see s2s --help)", cmd);
+}

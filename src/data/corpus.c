@@ -1,0 +1,271 @@
+/* corpus.c: streaming parallel text into token ids (see corpus.h). Reads files; never
+ * writes any. */
+#include "data/corpus.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/linereader.h"
+#include "base/mem.h"
+
+/* ---- lines ---------------------------------------------------------------------------- */
+
+/* Counts the lines left in r (for the line-count mismatch message). */
+static long count_rest(LineReader *r, Error *err)
+{
+    size_t len;
+    int too_long, rc;
+    while ((rc = linereader_next(r, 0, &len, &too_long, err)) == 1)
+        ;
+    return rc < 0 ? -1 : r->line_no;
+}
+
+/* ---- one side of a pair ------------------------------------------------------------------- */
+
+static int check_utf8(const char *path, long line_no, const char *s, size_t n, Error *err)
+{
+    size_t at, bad_len;
+    if (utf8_validate(s, n, &at, &bad_len) == 0)
+        return 0;
+    if (s[at] == '\0')
+        return error_at(err, path, line_no, (long)at + 1, "NUL byte (expected UTF-8 text)");
+    char hex[32] = "";
+    for (size_t k = 0; k < bad_len; k++)
+        snprintf(hex + strlen(hex), sizeof hex - strlen(hex), "%s0x%02x", k ? " " : "",
+                 (unsigned char)s[at + k]);
+    return error_at(err, path, line_no, (long)at + 1, "invalid UTF-8 (%s)", hex);
+}
+
+static void push_id(Corpus *c, int id)
+{
+    if (c->n_ids == c->ids_cap) {
+        c->ids_cap = c->ids_cap * 2 + 1024;
+        c->ids = xrealloc_array(c->ids, c->ids_cap, sizeof(int));
+    }
+    c->ids[c->n_ids++] = id;
+}
+
+static void push_pair_slot(Corpus *c)
+{
+    if (c->n == c->pairs_cap) {
+        c->pairs_cap = c->pairs_cap * 2 + 256;
+        size_t cap = (size_t)c->pairs_cap;
+        c->src_start = xrealloc_array(c->src_start, cap, sizeof(int));
+        c->src_len = xrealloc_array(c->src_len, cap, sizeof(int));
+        c->tgt_start = xrealloc_array(c->tgt_start, cap, sizeof(int));
+        c->tgt_len = xrealloc_array(c->tgt_len, cap, sizeof(int));
+        c->line_no = xrealloc_array(c->line_no, cap, sizeof(long));
+        c->refs = xrealloc_array(c->refs, cap, sizeof(char *));
+    }
+}
+
+/* Tokens to ids: counted into v, or looked up in it. */
+static void store_tokens(Corpus *c, const Tokens *t, int n, Vocab *v, int counting)
+{
+    for (int k = 0; k < n; k++)
+        push_id(c, counting ? vocab_count(v, tokens_get(t, k)) : vocab_id(v, tokens_get(t, k)));
+}
+
+/* The target as text: its tokens detokenized, as translations are written. */
+static char *reference_text(const Tokens *t, int n, TokenLevel level, int natural)
+{
+    const char **words = xmalloc_array((size_t)n, sizeof(char *));
+    for (int k = 0; k < n; k++)
+        words[k] = tokens_get(t, k);
+    size_t len = (natural ? detokenize_text : detokenize)(NULL, 0, words, n, level);
+    char *s = xmalloc(len + 1);
+    (natural ? detokenize_text : detokenize)(s, len + 1, words, n, level);
+    free(words);
+    return s;
+}
+
+typedef struct {
+    Tokens src, tgt;
+} Scratch;
+
+/* Tokenizes one pair and keeps it unless a filter drops it. */
+static void add_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const char *src, size_t n_src,
+                     const char *tgt, size_t n_tgt, long line_no, Vocab *sv, Vocab *tv, int counting)
+{
+    /* a side over max_length is dropped: its tokens past that are never made */
+    int ns = tokenize_line(&s->src, src, n_src, spec->level, spec->lowercase, (int)spec->max_length);
+    int nt = tokenize_line(&s->tgt, tgt, n_tgt, spec->level, spec->lowercase, (int)spec->max_length);
+    if (ns == 0 || nt == 0) {
+        c->counts.empty++;
+        return;
+    }
+    if (spec->max_length > 0 && (ns > spec->max_length || nt > spec->max_length)) {
+        c->counts.too_long++;
+        return;
+    }
+    push_pair_slot(c);
+    int k = c->n++;
+    c->src_start[k] = (int)c->n_ids;
+    c->src_len[k] = ns;
+    store_tokens(c, &s->src, ns, sv, counting);
+    c->tgt_start[k] = (int)c->n_ids;
+    c->tgt_len[k] = nt;
+    store_tokens(c, &s->tgt, nt, tv, counting);
+    c->line_no[k] = line_no;
+    c->refs[k] = spec->keep_refs ? reference_text(&s->tgt, nt, spec->level, spec->natural) : NULL;
+    if (ns > c->max_src_len)
+        c->max_src_len = ns;
+    if (nt > c->max_tgt_len)
+        c->max_tgt_len = nt;
+}
+
+/* ---- the two layouts ------------------------------------------------------------------------ */
+
+static int read_two_files(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *sv, Vocab *tv,
+                          int counting, Error *err)
+{
+    LineReader a, b;
+    if (linereader_open(&a, spec->src_path, "corpus", err) < 0)
+        return -1;
+    if (linereader_open(&b, spec->tgt_path, "corpus", err) < 0) {
+        linereader_close(&a);
+        return -1;
+    }
+    a.refuse_nul = b.refuse_nul = 1;
+    int rc = -1;
+    size_t max = (size_t)spec->max_line_bytes;
+    for (;;) {
+        size_t la, lb;
+        int long_a, long_b;
+        int ra = linereader_next(&a, max, &la, &long_a, err);
+        if (ra < 0)
+            goto done;
+        int rb = linereader_next(&b, max, &lb, &long_b, err);
+        if (rb < 0)
+            goto done;
+        if (ra == 0 || rb == 0) {
+            if (ra == rb) {
+                rc = 0;
+                goto done;
+            }
+            long na = ra ? count_rest(&a, err) : a.line_no;
+            long nb = rb ? count_rest(&b, err) : b.line_no;
+            if (na >= 0 && nb >= 0)
+                error_set(err, "source `%s` has %ld lines, target `%s` has %ld", spec->src_path,
+                          na, spec->tgt_path, nb);
+            goto done;
+        }
+        c->counts.lines++;
+        if (long_a || long_b) {
+            c->counts.overlong_line++;
+            continue;
+        }
+        if (check_utf8(a.name, a.line_no, a.line, la, err) < 0 ||
+            check_utf8(b.name, b.line_no, b.line, lb, err) < 0)
+            goto done;
+        add_pair(c, s, spec, a.line, la, b.line, lb, a.line_no, sv, tv, counting);
+    }
+done:
+    linereader_close(&a);
+    linereader_close(&b);
+    return rc;
+}
+
+static int read_tsv(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *sv, Vocab *tv,
+                    int counting, Error *err)
+{
+    LineReader r;
+    if (linereader_open(&r, spec->tsv_path, "corpus", err) < 0)
+        return -1;
+    r.refuse_nul = 1;
+    int rc = -1;
+    for (;;) {
+        size_t len;
+        int too_long;
+        int got = linereader_next(&r, (size_t)spec->max_line_bytes, &len, &too_long, err);
+        if (got <= 0) {
+            rc = got;
+            break;
+        }
+        c->counts.lines++;
+        if (too_long) {
+            c->counts.overlong_line++;
+            continue;
+        }
+        if (check_utf8(r.name, r.line_no, r.line, len, err) < 0)
+            break;
+        char *tab = memchr(r.line, '\t', len);
+        if (!tab) {
+            error_at(err, r.name, r.line_no, 0, "expected source<TAB>target, found no tab");
+            break;
+        }
+        const char *first = r.line, *second = tab + 1;
+        size_t n_first = (size_t)(tab - r.line);
+        const char *end = memchr(second, '\t', len - n_first - 1); /* more columns: ignored */
+        size_t n_second = end ? (size_t)(end - second) : len - n_first - 1;
+        if (spec->tsv_reverse)
+            add_pair(c, s, spec, second, n_second, first, n_first, r.line_no, sv, tv, counting);
+        else
+            add_pair(c, s, spec, first, n_first, second, n_second, r.line_no, sv, tv, counting);
+    }
+    linereader_close(&r);
+    return rc;
+}
+
+int corpus_read(Corpus *c, const CorpusSpec *spec, Vocab *src_vocab, Vocab *tgt_vocab,
+                int counting, const char *name, Error *err)
+{
+    memset(c, 0, sizeof *c);
+    Scratch s = {0};
+    int rc = spec->tsv_path ? read_tsv(c, spec, &s, src_vocab, tgt_vocab, counting, err)
+                            : read_two_files(c, spec, &s, src_vocab, tgt_vocab, counting, err);
+    tokens_free(&s.src);
+    tokens_free(&s.tgt);
+    if (rc < 0)
+        return -1;
+    if (c->n == 0) {
+        char counts[256];
+        corpus_describe(c, counts, sizeof counts);
+        return error_set(err, "no usable sentence pairs in the %s corpus `%s` (%s)", name,
+                         spec->tsv_path ? spec->tsv_path : spec->src_path, counts);
+    }
+    return 0;
+}
+
+void corpus_free(Corpus *c)
+{
+    if (c->refs)
+        for (int k = 0; k < c->n; k++)
+            free(c->refs[k]);
+    free(c->refs);
+    free(c->src_start);
+    free(c->src_len);
+    free(c->tgt_start);
+    free(c->tgt_len);
+    free(c->line_no);
+    free(c->ids);
+    memset(c, 0, sizeof *c);
+}
+
+void corpus_remap(Corpus *c, const Vocab *src_counted, const Vocab *src_vocab,
+                  const Vocab *tgt_counted, const Vocab *tgt_vocab)
+{
+    int *src_map = xmalloc_array((size_t)src_counted->size + 1, sizeof(int));
+    int *tgt_map = xmalloc_array((size_t)tgt_counted->size + 1, sizeof(int));
+    for (int id = 0; id < src_counted->size; id++)
+        src_map[id] = vocab_id(src_vocab, vocab_word(src_counted, id));
+    for (int id = 0; id < tgt_counted->size; id++)
+        tgt_map[id] = vocab_id(tgt_vocab, vocab_word(tgt_counted, id));
+    for (int k = 0; k < c->n; k++) {
+        for (int j = 0; j < c->src_len[k]; j++)
+            c->ids[c->src_start[k] + j] = src_map[c->ids[c->src_start[k] + j]];
+        for (int i = 0; i < c->tgt_len[k]; i++)
+            c->ids[c->tgt_start[k] + i] = tgt_map[c->ids[c->tgt_start[k] + i]];
+    }
+    free(src_map);
+    free(tgt_map);
+}
+
+void corpus_describe(const Corpus *c, char *out, size_t cap)
+{
+    snprintf(out, cap, "read %ld pairs, kept %d; skipped: %ld empty, %ld too long, %ld over "
+             "max_line_bytes", c->counts.lines, c->n, c->counts.empty, c->counts.too_long,
+             c->counts.overlong_line);
+}

@@ -1,0 +1,65 @@
+/* corpus.h: reading parallel text: line-aligned source/target files or one TSV file.
+ * Strict UTF-8 (errors give file:line:byte), CRLF accepted, a final line without a
+ * newline counts, different line counts are an error naming both. Pairs with an empty
+ * side, more than max_length tokens or a line over max_line_bytes are skipped and
+ * counted; a corpus with no usable pair is an error with the breakdown. Lines over the
+ * byte cap are never held in memory. */
+#ifndef S2S_CORPUS_H
+#define S2S_CORPUS_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+#include "text/tokenize.h"
+#include "data/vocab.h"
+
+typedef struct {
+    const char *src_path, *tgt_path; /* line-aligned files, or: */
+    const char *tsv_path;            /* one source<TAB>target file */
+    int tsv_reverse;                 /* the TSV's second column is the source */
+    TokenLevel level;
+    int lowercase;
+    long max_length;                 /* tokens per side; 0: no limit */
+    long max_line_bytes;
+    int keep_refs;                   /* keep each target as detokenized text, for BLEU */
+    int natural;                     /* ... as natural text (detokenize_text) */
+} CorpusSpec;
+
+typedef struct {
+    long lines;         /* pairs read */
+    long empty;         /* skipped: a side without tokens */
+    long too_long;      /* skipped: more than max_length tokens on a side */
+    long overlong_line; /* skipped: a line over max_line_bytes */
+} CorpusCounts;
+
+typedef struct {
+    int n;                        /* pairs kept */
+    int *src_start, *src_len;     /* pair k's source ids: ids[src_start[k] ...] */
+    int *tgt_start, *tgt_len;
+    long *line_no;                /* line of each pair in its file(s) */
+    int *ids;
+    size_t n_ids, ids_cap;
+    char **refs;                  /* with keep_refs: each target, detokenized */
+    int max_src_len, max_tgt_len; /* in tokens, without </s> */
+    int pairs_cap;
+    CorpusCounts counts;
+} Corpus;
+
+/* Reads and tokenizes the corpus of spec. With counting, every word is counted into
+ * src_vocab / tgt_vocab (vocab_count) and the stored ids are those counters' ids, to
+ * be mapped with corpus_remap once the vocabularies are built; otherwise words are
+ * looked up in them (unknown words become <unk>). name says which corpus it is in
+ * messages ("training", "validation"). Returns 0, or -1 with err set; corpus_free is
+ * safe either way. */
+int corpus_read(Corpus *c, const CorpusSpec *spec, Vocab *src_vocab, Vocab *tgt_vocab,
+                int counting, const char *name, Error *err);
+void corpus_free(Corpus *c);
+
+/* Turns counter ids into ids of the built vocabularies. */
+void corpus_remap(Corpus *c, const Vocab *src_counted, const Vocab *src_vocab,
+                  const Vocab *tgt_counted, const Vocab *tgt_vocab);
+
+/* "read 1000 pairs; kept 990; skipped: 4 empty, 6 too long, 0 over max_line_bytes" */
+void corpus_describe(const Corpus *c, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,43 @@
+/* epochs.h: epochs of batches over a corpus. Each epoch shuffles the pairs (PCG32,
+ * the shuffle stream), sorts them by length within pools of bucket_batches batches so
+ * that a batch holds sentences of similar length (little padding), cuts the pools into
+ * batches and shuffles the batch order. The position (epoch, next batch, and the RNG
+ * state at the epoch's start) is all a checkpoint needs to continue exactly. */
+#ifndef S2S_EPOCHS_H
+#define S2S_EPOCHS_H
+
+#include "nn/batch.h"
+#include "data/corpus.h"
+#include "base/rng.h"
+
+typedef struct {
+    const Corpus *corpus;
+    int batch_size, pool_batches, shuffle;
+    Pcg32 rng;           /* the shuffle stream, after planning the current epoch */
+    Pcg32 epoch_start;   /* the shuffle stream as it was when the epoch was planned */
+    long epoch;          /* the current epoch, from 0 */
+    long next;           /* the next batch of this epoch */
+    int n_batches;
+    int *order;          /* (pairs) this epoch's order of the pairs */
+    int *batch_order;    /* (n_batches) order of the batches; batch b is order[b*size ...] */
+    const int **src, **tgt; /* scratch for batch_fill (batch_size each) */
+    int *src_n, *tgt_n;
+} Epochs;
+
+/* Sets up the first epoch from the seed's shuffle stream. epochs_free on a zeroed
+ * Epochs is safe. */
+void epochs_init(Epochs *b, const Corpus *c, int batch_size, int pool_batches, int shuffle,
+                  uint64_t seed);
+void epochs_free(Epochs *b);
+
+/* Fills out with the next batch, moving to the next epoch when this one is done. */
+void epochs_next(Epochs *b, Batch *out);
+
+/* Epochs done so far, with the fraction of the current one (for logs). */
+double epochs_progress(const Epochs *b);
+
+/* Continues from a saved position: the epoch, its next batch and the shuffle stream
+ * as it was at the epoch's start. */
+void epochs_restore(Epochs *b, long epoch, long next, uint64_t rng_state, uint64_t rng_inc);
+
+#endif

@@ -1,0 +1,240 @@
+/* beam.c: batched beam search with attention kept per hypothesis (see beam.h). The
+ * per-step work is the decoder step over all rows and a top-2k selection per sentence;
+ * the history of tokens, parents and attention rows is traced back at the end. */
+#include "decode/beam.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+
+typedef struct {
+    double score;
+    int row, token;
+} Candidate;
+
+/* A finished hypothesis, before tracing back: it ended (with </s> from `row` at step t)
+ * or was cut at the length limit (row `row` after step t). */
+typedef struct {
+    int t, row, ended;
+    double logprob, score;
+} Finished;
+
+typedef struct {
+    int rows, S, T;
+    int *token, *parent; /* (T, rows): chosen after each step */
+    float *att;          /* (T, rows, S): the attention each row used at each step */
+} History;
+
+static double length_penalty(int length, double alpha)
+{
+    return alpha > 0 ? pow((5.0 + length) / 6.0, alpha) : 1.0;
+}
+
+/* Keeps the `cap` best candidates in heap[0..*n), a min-heap by score. */
+static void heap_push(Candidate *heap, int *n, int cap, Candidate c)
+{
+    if (*n == cap) {
+        if (c.score <= heap[0].score)
+            return;
+        heap[0] = heap[--*n]; /* drop the worst, then insert below */
+        for (int i = 0;;) {   /* sift down */
+            int l = 2 * i + 1, r = l + 1, m = i;
+            if (l < *n && heap[l].score < heap[m].score)
+                m = l;
+            if (r < *n && heap[r].score < heap[m].score)
+                m = r;
+            if (m == i)
+                break;
+            Candidate tmp = heap[i];
+            heap[i] = heap[m];
+            heap[m] = tmp;
+            i = m;
+        }
+    }
+    int i = (*n)++;
+    heap[i] = c;
+    while (i > 0 && heap[(i - 1) / 2].score > heap[i].score) { /* sift up */
+        Candidate tmp = heap[i];
+        heap[i] = heap[(i - 1) / 2];
+        heap[(i - 1) / 2] = tmp;
+        i = (i - 1) / 2;
+    }
+}
+
+static int by_score_desc(const void *a, const void *b)
+{
+    const Candidate *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->row != y->row ? x->row - y->row : x->token - y->token; /* deterministic ties */
+}
+
+static int finished_desc(const void *a, const void *b)
+{
+    const Finished *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->row - y->row;
+}
+
+/* The words of row `row` after step t and the attention rows that produced them. */
+static void trace(const History *h, int t, int row, Hypothesis *out, int n_words)
+{
+    for (int step = t; step >= 0; step--) {
+        int parent = h->parent[step * h->rows + row];
+        out->tokens[step] = h->token[step * h->rows + row];
+        memcpy(out->attention + (size_t)step * out->src_len,
+               h->att + ((size_t)step * h->rows + parent) * h->S, sizeof(float) * (size_t)out->src_len);
+        row = parent;
+    }
+    assert(t + 1 == n_words);
+}
+
+static void make_hypothesis(const History *h, const Finished *f, int src_len, Hypothesis *out)
+{
+    int words = f->ended ? f->t : f->t + 1;
+    out->len = words;
+    out->ended = f->ended;
+    out->logprob = f->logprob;
+    out->score = f->score;
+    out->src_len = src_len;
+    out->tokens = xmalloc_array((size_t)words + 1, sizeof(int));
+    out->attention = xmalloc_array((size_t)(words + f->ended) * src_len + 1, sizeof(float));
+    if (f->ended) {
+        if (words > 0)
+            trace(h, f->t - 1, f->row, out, words);
+        /* the row that chose </s> attended like this at step t */
+        memcpy(out->attention + (size_t)words * src_len, h->att + ((size_t)f->t * h->rows + f->row) * h->S,
+               sizeof(float) * (size_t)src_len);
+    } else {
+        trace(h, f->t, f->row, out, words);
+    }
+}
+
+void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, double alpha,
+                 int n_best, const int *max_out, NBest *out)
+{
+    const int B = bt->batch_size, S = bt->src_steps, K = beam, rows = B * K;
+    const int V = dec->dims.tgt_vocab;
+    assert(rows <= dec->max_rows && n_best >= 1 && n_best <= K);
+    model_encode(&dec->enc, P, bt);
+    /* every hypothesis row attends over its sentence's annotations */
+    decoder_start(dec, bt, K);
+    int T = 1;
+    for (int b = 0; b < B; b++)
+        T = max_out[b] + 1 > T ? max_out[b] + 1 : T;
+    History h = {rows, S, T, xmalloc_array((size_t)T * rows, sizeof(int)),
+                 xmalloc_array((size_t)T * rows, sizeof(int)),
+                 xmalloc_array((size_t)T * rows * S, sizeof(float))};
+    double *score = xmalloc_array((size_t)rows, sizeof(double));
+    double *next_score = xmalloc_array((size_t)rows, sizeof(double));
+    int *next_token = xmalloc_array((size_t)rows, sizeof(int));
+    int *next_parent = xmalloc_array((size_t)rows, sizeof(int));
+    Candidate *heap = xmalloc_array((size_t)2 * K, sizeof(Candidate));
+    Finished *fin = xmalloc_array((size_t)B * 2 * K, sizeof(Finished));
+    int *n_fin = xcalloc((size_t)B, sizeof(int)), *done = xcalloc((size_t)B, sizeof(int));
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < K; k++)
+            score[b * K + k] = k == 0 ? 0 : -INFINITY; /* one start, not K copies of it */
+    int n_done = 0;
+    for (int t = 0; t < T && n_done < B; t++) {
+        decoder_step(dec, P, S, rows);
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < S; j++)
+                h.att[((size_t)t * rows + r) * S + j] = (float)dec->alpha[(size_t)j * rows + r];
+        for (int b = 0; b < B; b++) {
+            int base = b * K, live = 0;
+            for (int k = 0; k < K; k++) { /* defaults: a dead row */
+                next_score[base + k] = -INFINITY;
+                next_token[base + k] = TOK_PAD;
+                next_parent[base + k] = base + k;
+            }
+            if (done[b])
+                continue;
+            int n_heap = 0;
+            for (int k = 0; k < K; k++) {
+                int r = base + k;
+                if (score[r] == -INFINITY)
+                    continue;
+                const real *o = dec->logits + (size_t)r * V;
+                double max = o[0], sum = 0;
+                for (int v = 1; v < V; v++)
+                    max = o[v] > max ? o[v] : max;
+                for (int v = 0; v < V; v++)
+                    sum += exp((double)o[v] - max);
+                double lse = max + log(sum);
+                for (int v = 0; v < V; v++)
+                    if (v != TOK_PAD && v != TOK_BOS)
+                        heap_push(heap, &n_heap, 2 * K, (Candidate){score[r] + o[v] - lse, r, v});
+            }
+            qsort(heap, (size_t)n_heap, sizeof(Candidate), by_score_desc);
+            Finished *f = fin + (size_t)b * 2 * K;
+            for (int c = 0; c < n_heap && (live < K || n_fin[b] < K); c++) {
+                if (heap[c].token == TOK_EOS) {
+                    if (n_fin[b] < K)
+                        f[n_fin[b]++] = (Finished){t, heap[c].row, 1, heap[c].score,
+                                                   heap[c].score / length_penalty(t + 1, alpha)};
+                } else if (live < K) {
+                    next_score[base + live] = heap[c].score;
+                    next_token[base + live] = heap[c].token;
+                    next_parent[base + live] = heap[c].row;
+                    live++;
+                }
+            }
+            /* after this step the live hypotheses have t + 1 words */
+            if (n_fin[b] >= K || t + 1 >= max_out[b] || live == 0) {
+                for (int k = 0; k < live && n_fin[b] < 2 * K; k++) {
+                    if (n_fin[b] >= K && t + 1 < max_out[b])
+                        break;
+                    f[n_fin[b]++] = (Finished){t, base + k, 0, next_score[base + k],
+                                               next_score[base + k] / length_penalty(t + 1, alpha)};
+                }
+                done[b] = 1;
+                n_done++;
+            }
+        }
+        /* each surviving hypothesis continues from its parent's new state */
+        decoder_advance(dec, next_parent, rows);
+        for (int r = 0; r < rows; r++) {
+            int from = next_parent[r];
+            dec->prev[r] = next_token[r];
+            score[r] = next_score[r];
+            h.token[(size_t)t * rows + r] = next_token[r];
+            h.parent[(size_t)t * rows + r] = from;
+        }
+    }
+    for (int b = 0; b < B; b++) {
+        Finished *f = fin + (size_t)b * 2 * K;
+        qsort(f, (size_t)n_fin[b], sizeof(Finished), finished_desc);
+        int keep = n_fin[b] < n_best ? n_fin[b] : n_best;
+        out[b].n = keep;
+        out[b].hyps = xcalloc((size_t)(keep ? keep : 1), sizeof(Hypothesis));
+        for (int k = 0; k < keep; k++)
+            make_hypothesis(&h, &f[k], bt->src_len[b], &out[b].hyps[k]);
+    }
+    free(h.token);
+    free(h.parent);
+    free(h.att);
+    free(score);
+    free(next_score);
+    free(next_token);
+    free(next_parent);
+    free(heap);
+    free(fin);
+    free(n_fin);
+    free(done);
+}
+
+void nbest_free(NBest *nb)
+{
+    for (int k = 0; k < nb->n; k++) {
+        free(nb->hyps[k].tokens);
+        free(nb->hyps[k].attention);
+    }
+    free(nb->hyps);
+    nb->hyps = NULL;
+    nb->n = 0;
+}

@@ -1,0 +1,34 @@
+/* beam.h: beam search over a batch of sentences, hypotheses side by side in the
+ * decoder's rows, with the attention of every step carried along and traced back with
+ * the hypothesis it belongs to (so beam search, not only greedy decoding, has
+ * alignments). Scores are log-probabilities, normalised by the length penalty of Wu et
+ * al. 2016 (GNMT): ((5 + |Y|) / 6)^alpha, |Y| counting </s>. */
+#ifndef S2S_BEAM_H
+#define S2S_BEAM_H
+
+#include "decode/decode.h"
+
+typedef struct {
+    int *tokens;       /* the words, </s> not included */
+    int len;
+    int ended;         /* it ended with </s> (else it reached the length limit) */
+    double logprob;    /* sum of log-probabilities of its tokens, </s> included */
+    double score;      /* logprob over the length penalty: what the beam ranks by */
+    float *attention;  /* (len + ended) rows of src_len weights: one row per output step */
+    int src_len;       /* source positions, </s> included */
+} Hypothesis;
+
+typedef struct {
+    Hypothesis *hyps; /* best first */
+    int n;
+} NBest;
+
+/* Translates the source-only batch with beam (1: greedy) hypotheses per sentence; out[b]
+ * receives the n_best (<= beam) best finished hypotheses of sentence b, which stops after
+ * max_out[b] words at most. The decoder must have room for batch x beam rows.
+ * Allocates the hypotheses: nbest_free each out[b]. */
+void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, double alpha,
+                 int n_best, const int *max_out, NBest *out);
+void nbest_free(NBest *nb);
+
+#endif

@@ -1,0 +1,179 @@
+/* decode.c: step-by-step decoding (see decode.h), built from the same kernels as the
+ * training pass, so a decoded step computes exactly what a teacher-forced step does. */
+#include "decode/decode.h"
+
+#include <assert.h>
+#include <string.h>
+
+#include "nn/attention.h"
+#include "nn/ops.h"
+
+void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps, int max_beam)
+{
+    *dec = (Decoder){0};
+    dec->dims = *d;
+    dec->max_batch = max_batch;
+    dec->max_src_steps = max_src_steps;
+    dec->max_rows = max_batch * max_beam;
+    model_workspace_init(&dec->enc, d, max_batch, max_src_steps, 0, 0);
+    const size_t B = (size_t)dec->max_rows, SB = (size_t)max_src_steps * B;
+    const size_t m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
+    const size_t K = model_key_width(d), G = cell_gates(d->dec_cell), C = cell_cache_width(d->dec_cell);
+    /* Two passes over the same list: measure, then carve. */
+    for (int pass = 0; pass < 2; pass++) {
+        Arena *ar = &dec->arena;
+        if (pass == 1)
+            arena_init(ar, ar->used);
+#define TAKE(field, count) (dec->field = arena_alloc(ar, (count), sizeof(*dec->field)))
+        TAKE(H_rows, SB * 2 * n);
+        if (d->score == SCORE_DOT)
+            dec->keys_rows = dec->H_rows;
+        else
+            TAKE(keys_rows, SB * K);
+        TAKE(context_rows, d->score == SCORE_NONE ? B * 2 * n : 0);
+        TAKE(src_len_rows, B);
+        TAKE(state, B * p);
+        TAKE(next_state, B * p);
+        TAKE(cache, B * C * p);
+        TAKE(next_cache, B * C * p);
+        TAKE(query, B * a);
+        TAKE(att_pre, SB * a);
+        TAKE(scores, SB);
+        TAKE(alpha, SB);
+        TAKE(dec_in, B * (m + 2 * n));
+        TAKE(xg, B * G * p);
+        TAKE(ro_in, B * (p + 2 * n + m));
+        TAKE(ro_out, B * d->readout);
+        TAKE(logits, B * d->tgt_vocab);
+        TAKE(prev, B);
+        TAKE(done, B);
+#undef TAKE
+    }
+    /* a model without attention has no weights to show: rows of zeros */
+    memset(dec->alpha, 0, sizeof(real) * SB);
+}
+
+void decoder_free(Decoder *dec)
+{
+    model_workspace_free(&dec->enc);
+    arena_free(&dec->arena);
+    *dec = (Decoder){0};
+}
+
+void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
+{
+    const Dims *d = &dec->dims;
+    const int B = bt->batch_size, S = bt->src_steps, K = per_sentence, rows = B * K;
+    const size_t n = d->enc_hidden, p = d->dec_hidden, kw = model_key_width(d);
+    const size_t C = cell_cache_width(d->dec_cell);
+    const Workspace *enc = &dec->enc;
+    assert(rows <= dec->max_rows && S <= dec->max_src_steps);
+    for (int j = 0; j < S; j++)
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < K; k++) {
+                size_t to = (size_t)j * rows + (size_t)b * K + k, from = (size_t)j * B + b;
+                memcpy(dec->H_rows + to * 2 * n, enc->H + from * 2 * n, sizeof(real) * 2 * n);
+                if (kw && d->score != SCORE_DOT)
+                    memcpy(dec->keys_rows + to * kw, enc->keys + from * kw, sizeof(real) * kw);
+            }
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < K; k++) {
+            int r = b * K + k;
+            dec->src_len_rows[r] = bt->src_len[b];
+            memcpy(dec->state + (size_t)r * p, enc->states + (size_t)b * p, sizeof(real) * p);
+            if (d->score == SCORE_NONE)
+                memcpy(dec->context_rows + (size_t)r * 2 * n, enc->fixed_context + (size_t)b * 2 * n,
+                       sizeof(real) * 2 * n);
+            dec->prev[r] = TOK_BOS;
+        }
+    /* the LSTM's cell state starts at 0: it is read from the "previous" cache */
+    memset(dec->cache, 0, sizeof(real) * (size_t)rows * C * p);
+}
+
+void decoder_step(Decoder *dec, const Params *P, int S, int rows)
+{
+    const Dims *d = &dec->dims;
+    const int B = rows;
+    const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden;
+    const int Gp = cell_gates(d->dec_cell) * p;
+    const int in_width = m + 2 * n, ro_width = p + 2 * n + m;
+    assert(rows <= dec->max_rows);
+
+    embedding_forward(dec->dec_in, in_width, P->E_y, dec->prev, B, m);
+    model_attend(P, d, dec->dec_in + m, in_width, dec->alpha, dec->scores, dec->query,
+                 dec->att_pre, dec->state, dec->H_rows, dec->keys_rows, dec->context_rows,
+                 dec->src_len_rows, S, B, B);
+    linear_forward(dec->xg, dec->dec_in, P->dec.W_i, P->dec.b_i, B, in_width, Gp);
+    cell_step_forward(d->dec_cell, dec->next_state, dec->next_cache, dec->xg, Gp, dec->state, p,
+                      dec->cache, P->dec.W_h, P->dec.b_h, NULL, 0, B, p);
+    for (int b = 0; b < B; b++) {
+        real *x = dec->ro_in + (size_t)b * ro_width;
+        const real *in = dec->dec_in + (size_t)b * in_width;
+        memcpy(x, dec->next_state + (size_t)b * p, sizeof(real) * p);
+        memcpy(x + p, in + m, sizeof(real) * 2 * n);
+        memcpy(x + p + 2 * n, in, sizeof(real) * m);
+    }
+    linear_forward(dec->ro_out, dec->ro_in, P->W_t, P->b_t, B, ro_width, d->readout);
+    tanh_forward(dec->ro_out, dec->ro_out, (size_t)B * d->readout);
+    linear_forward(dec->logits, dec->ro_out, P->W_o, P->b_o, B, d->readout, d->tgt_vocab);
+}
+
+void decoder_advance(Decoder *dec, const int *from, int rows)
+{
+    const size_t p = dec->dims.dec_hidden, Cp = (size_t)cell_cache_width(dec->dims.dec_cell) * p;
+    if (!from) {
+        real *swap = dec->state;
+        dec->state = dec->next_state;
+        dec->next_state = swap;
+        swap = dec->cache;
+        dec->cache = dec->next_cache;
+        dec->next_cache = swap;
+        return;
+    }
+    for (int r = 0; r < rows; r++) {
+        memcpy(dec->state + (size_t)r * p, dec->next_state + (size_t)from[r] * p, sizeof(real) * p);
+        /* only the LSTM carries anything in its cache from one step to the next */
+        if (dec->dims.dec_cell == CELL_LSTM)
+            memcpy(dec->cache + (size_t)r * Cp, dec->next_cache + (size_t)from[r] * Cp,
+                   sizeof(real) * Cp);
+    }
+}
+
+void decode_greedy(Decoder *dec, const Params *P, const Batch *bt, int max_out, int *out,
+                   int *out_len)
+{
+    const int B = bt->batch_size, V = dec->dims.tgt_vocab;
+    assert(B <= dec->max_batch && bt->src_steps <= dec->max_src_steps);
+    model_encode(&dec->enc, P, bt);
+    decoder_start(dec, bt, 1);
+    int n_done = 0;
+    for (int b = 0; b < B; b++) {
+        out_len[b] = 0;
+        dec->done[b] = max_out <= 0;
+        n_done += dec->done[b];
+    }
+    while (n_done < B) {
+        decoder_step(dec, P, bt->src_steps, B);
+        for (int b = 0; b < B; b++) {
+            const real *o = dec->logits + (size_t)b * V;
+            int best = 0;
+            for (int v = 1; v < V; v++)
+                if (o[v] > o[best])
+                    best = v;
+            dec->prev[b] = best;
+            if (dec->done[b])
+                continue;
+            if (best == TOK_EOS) {
+                dec->done[b] = 1;
+                n_done++;
+                continue;
+            }
+            out[(size_t)b * max_out + out_len[b]++] = best;
+            if (out_len[b] == max_out) {
+                dec->done[b] = 1;
+                n_done++;
+            }
+        }
+        decoder_advance(dec, NULL, B);
+    }
+}

@@ -1,0 +1,63 @@
+/* decode.h: translation with a trained model, step by step with the same equations as
+ * training (MODEL.md): y_0 = <s>, and at every step the attention, the decoder GRU and
+ * the readout, feeding back the chosen word. Buffers are sized once, at decoder_init,
+ * for max_batch sentences of max_beam hypotheses each. Greedy decoding is here;
+ * beam search (beam.h) drives decoder_step. */
+#ifndef S2S_DECODE_H
+#define S2S_DECODE_H
+
+#include "nn/batch.h"
+#include "nn/model.h"
+
+typedef struct {
+    Dims dims;
+    int max_batch, max_src_steps, max_rows; /* rows: hypotheses decoded side by side */
+    Workspace enc;      /* forward-only workspace for the encoder */
+    Arena arena;
+    real *H_rows, *keys_rows; /* (S*rows, 2n), (S*rows, K): the encoder output per row
+                               * (keys_rows is H_rows for the dot score) */
+    real *context_rows; /* score none: (rows, 2n) the fixed context per row */
+    int *src_len_rows;  /* (rows) */
+    real *state, *next_state; /* (rows, p) s_{i-1}, s_i */
+    real *cache, *next_cache; /* (rows, C p) the cell's caches (the LSTM's cell state) */
+    real *query;        /* (rows, a) */
+    real *att_pre;      /* (S*rows, a) */
+    real *scores;       /* (S*rows) */
+    real *alpha;        /* (S*rows) attention of the current step, alpha[j * rows + r]
+                         * (all 0 for score none) */
+    real *dec_in;       /* (rows, m + 2n) [ey_{i-1} ; c_i] */
+    real *xg;           /* (rows, G p) */
+    real *ro_in;        /* (rows, p + 2n + m) */
+    real *ro_out;       /* (rows, l) */
+    real *logits;       /* (rows, V_y) */
+    int *prev;          /* (rows) y_{i-1} */
+    int *done;          /* (rows) */
+} Decoder;
+
+/* Sizes a decoder for up to max_batch sentences of up to max_src_steps positions
+ * (</s> included) and up to max_beam hypotheses each. decoder_free on a zeroed Decoder
+ * is safe. */
+void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps, int max_beam);
+void decoder_free(Decoder *dec);
+
+/* Row r of the decoder's rows gets the encoder's output of sentence r / per_sentence
+ * of the batch last encoded (dec->enc): annotations, keys, fixed context, source
+ * length, s_0 and a zero cell state. Then y_0 = <s> for every row. */
+void decoder_start(Decoder *dec, const Batch *batch, int per_sentence);
+
+/* One decoder step for `rows` hypotheses over what decoder_start laid out: from s_{i-1}
+ * (dec->state) and y_{i-1} (dec->prev) to s_i (dec->next_state), alpha_i (dec->alpha)
+ * and the logits o_i (dec->logits). */
+void decoder_step(Decoder *dec, const Params *P, int S, int rows);
+
+/* Row r continues from row from[r] of the step just taken: next_state and next_cache
+ * become state and cache, reordered (from NULL: every row from itself). */
+void decoder_advance(Decoder *dec, const int *from, int rows);
+
+/* Greedy decoding of a source-only batch. Writes sentence b's words (without </s>) to
+ * out[b * max_out ...] and their number to out_len[b]; a sentence stops at </s> or
+ * after max_out words. */
+void decode_greedy(Decoder *dec, const Params *P, const Batch *batch, int max_out, int *out,
+                   int *out_len);
+
+#endif

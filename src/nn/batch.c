@@ -1,0 +1,102 @@
+/* batch.c: padding sentence pairs into time-major id matrices (see batch.h). */
+#include "nn/batch.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+
+void batch_init(Batch *batch, int max_batch, int max_src_steps, int max_tgt_steps)
+{
+    assert(max_batch > 0 && max_src_steps > 0 && max_tgt_steps >= 0);
+    *batch = (Batch){0};
+    batch->max_batch = max_batch;
+    batch->max_src_steps = max_src_steps;
+    batch->max_tgt_steps = max_tgt_steps;
+    batch->src = xmalloc_array((size_t)max_batch * max_src_steps, sizeof(int));
+    batch->tgt_in = xmalloc_array((size_t)max_batch * max_tgt_steps, sizeof(int));
+    batch->tgt_out = xmalloc_array((size_t)max_batch * max_tgt_steps, sizeof(int));
+    batch->src_len = xmalloc_array((size_t)max_batch, sizeof(int));
+    batch->tgt_len = xmalloc_array((size_t)max_batch, sizeof(int));
+    int steps = max_src_steps > max_tgt_steps ? max_src_steps : max_tgt_steps;
+    batch->scratch = xmalloc_array((size_t)max_batch * (size_t)(steps + 2), sizeof(int));
+}
+
+void batch_free(Batch *batch)
+{
+    free(batch->src);
+    free(batch->tgt_in);
+    free(batch->tgt_out);
+    free(batch->src_len);
+    free(batch->tgt_len);
+    free(batch->scratch);
+    *batch = (Batch){0};
+}
+
+void batch_fill(Batch *batch, int n, const int *const *src, const int *src_n,
+                const int *const *tgt, const int *tgt_n)
+{
+    assert(n > 0 && n <= batch->max_batch);
+    int S = 0, T = 0;
+    for (int b = 0; b < n; b++) {
+        if (src_n[b] + 1 > S)
+            S = src_n[b] + 1;
+        if (tgt && tgt_n[b] + 1 > T)
+            T = tgt_n[b] + 1;
+    }
+    assert(S <= batch->max_src_steps && T <= batch->max_tgt_steps);
+    batch->batch_size = n;
+    batch->src_steps = S;
+    batch->tgt_steps = T;
+    batch->n_src_tokens = batch->n_tgt_tokens = 0;
+    for (int b = 0; b < n; b++) {
+        int len = src_n[b] + 1;
+        batch->src_len[b] = len;
+        batch->n_src_tokens += len;
+        for (int j = 0; j < S; j++)
+            batch->src[j * n + b] = j < len - 1 ? src[b][j] : j == len - 1 ? TOK_EOS : TOK_PAD;
+        if (!tgt) {
+            batch->tgt_len[b] = 0;
+            continue;
+        }
+        len = tgt_n[b] + 1;
+        batch->tgt_len[b] = len;
+        batch->n_tgt_tokens += len;
+        for (int i = 0; i < T; i++) {
+            batch->tgt_in[i * n + b] = i == 0 ? TOK_BOS : i < len ? tgt[b][i - 1] : TOK_PAD;
+            batch->tgt_out[i * n + b] = i < len - 1 ? tgt[b][i] : i == len - 1 ? TOK_EOS : TOK_PAD;
+        }
+    }
+}
+
+/* Applies the column permutation order to a (steps, B) matrix. */
+static void permute_columns(int *m, int steps, int B, const int *order, int *tmp)
+{
+    for (int t = 0; t < steps; t++) {
+        int *row = m + (size_t)t * B;
+        for (int b = 0; b < B; b++)
+            tmp[b] = row[order[b]];
+        memcpy(row, tmp, sizeof(int) * (size_t)B);
+    }
+}
+
+void batch_sort_by_target(Batch *batch)
+{
+    const int B = batch->batch_size;
+    int *order = batch->scratch, *tmp = batch->scratch + B;
+    /* insertion sort: stable, and batches are small */
+    for (int b = 0; b < B; b++) {
+        int k = b;
+        while (k > 0 && batch->tgt_len[order[k - 1]] < batch->tgt_len[b]) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = b;
+    }
+    permute_columns(batch->src, batch->src_steps, B, order, tmp);
+    permute_columns(batch->tgt_in, batch->tgt_steps, B, order, tmp);
+    permute_columns(batch->tgt_out, batch->tgt_steps, B, order, tmp);
+    permute_columns(batch->src_len, 1, B, order, tmp);
+    permute_columns(batch->tgt_len, 1, B, order, tmp);
+}

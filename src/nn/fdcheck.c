@@ -1,0 +1,77 @@
+/* fdcheck.c: the finite-difference helper of the gradient tests (see gradcheck.h). */
+#include "nn/fdcheck.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Sixth-order central differences with h = 1e-2: truncation error ~h^6 / 140 ~ 1e-14
+ * and rounding error ~(110 / 60h) * 1e-16 ~ 2e-14 (times the loss's size). A fourth-
+ * order stencil with h = 1e-3 left absolute errors of ~5e-13, too coarse for the
+ * attention weights, whose gradients can be as small as 1e-7. */
+#define FD_STEP 1e-2
+/* Below this size a gradient counts as zero, so an absolute error of 1e-13 on it is a
+ * relative error of 1e-6. */
+#define FD_FLOOR 1e-7
+
+double fdcheck_tensor(const char *name, real *x, const real *grad, size_t count,
+                        LossFn loss, void *ctx)
+{
+    return fdcheck_elements(name, x, grad, count, NULL, count, loss, ctx);
+}
+
+double fdcheck_elements(const char *name, real *x, const real *grad, size_t count,
+                          const size_t *which, size_t n_which, LossFn loss, void *ctx)
+{
+    double worst = 0, worst_abs = 0, max_grad = 0;
+    size_t worst_at = 0;
+    double worst_g = 0, worst_fd = 0;
+    for (size_t e = 0; e < n_which; e++) {
+        size_t k = which ? which[e] : e;
+        real saved = x[k];
+        double l[6];
+        const double offsets[6] = {3, 2, 1, -1, -2, -3};
+        for (int s = 0; s < 6; s++) {
+            x[k] = saved + (real)(offsets[s] * FD_STEP);
+            l[s] = loss(ctx);
+        }
+        x[k] = saved;
+        double fd = (l[0] - 9 * l[1] + 45 * l[2] - 45 * l[3] + 9 * l[4] - l[5]) / (60 * FD_STEP);
+        double g = grad[k];
+        double err = fabs(g - fd);
+        double scale = fmax(fmax(fabs(g), fabs(fd)), FD_FLOOR);
+        if (fabs(g) > max_grad)
+            max_grad = fabs(g);
+        if (err > worst_abs)
+            worst_abs = err;
+        if (err / scale > worst) {
+            worst = err / scale;
+            worst_at = k;
+            worst_g = g;
+            worst_fd = fd;
+        }
+    }
+    if (which)
+        printf("  %-16s %6zu of %-9zu", name, n_which, count);
+    else
+        printf("  %-16s %6zu", name, count);
+    printf("  max|g| %.3e  max abs err %.3e  worst rel err %.3e", max_grad, worst_abs, worst);
+    if (worst > GRADCHECK_TOLERANCE)
+        printf("  FAIL at [%zu]: analytic %.12g, numeric %.12g", worst_at, worst_g, worst_fd);
+    printf("\n");
+    fflush(stdout);
+    return worst;
+}
+
+void fill_uniform(real *x, size_t count, Pcg32 *rng, double lo, double hi)
+{
+    for (size_t k = 0; k < count; k++)
+        x[k] = (real)(lo + (hi - lo) * ((double)pcg32_next(rng) / 4294967296.0));
+}
+
+double weighted_sum(const real *out, const real *weights, size_t count)
+{
+    double sum = 0;
+    for (size_t k = 0; k < count; k++)
+        sum += (double)out[k] * weights[k];
+    return sum;
+}

@@ -1,0 +1,21 @@
+/* fdcheck_model.h: the engine of `s2s gradcheck`: a model of the given sizes in double
+ * precision, at a general point (every weight and bias uniform in [-0.5, 0.5], so no
+ * gradient is negligibly small), checked by finite differences on one batch. Built
+ * only in the double build; its interface has no floating-point types of the core. */
+#ifndef S2S_FDCHECK_MODEL_H
+#define S2S_FDCHECK_MODEL_H
+
+#include <stdint.h>
+
+#include "nn/batch.h"
+#include "nn/model.h"
+
+/* Checks every tensor: every element if samples is 0, else up to samples elements of
+ * each (those with a non-zero gradient first, chosen by a seeded PCG32, plus two
+ * whose gradient is zero). With dropout and label smoothing as reg says (NULL: none;
+ * its rng is seeded here), the masks the same at every evaluation. Prints a row per
+ * tensor to stdout and returns the worst relative error. */
+double fdcheck_model_run(const Dims *d, const Batch *bt, uint64_t seed, long samples,
+                      const Regularization *reg);
+
+#endif

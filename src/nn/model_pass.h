@@ -1,0 +1,21 @@
+/* model_pass.h: what the forward pass (model.c) and the backward pass
+ * (model_backward.c) of the model share. Internal to those two files. */
+#ifndef S2S_MODEL_PASS_H
+#define S2S_MODEL_PASS_H
+
+#include "nn/model.h"
+
+/* Everything up to the readout t_i (ws->ro_out, and ws->ro_dropped with readout
+ * dropout) of every real target position, with the regularization's masks. */
+void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt);
+
+/* The output layer and the loss, chunk by chunk; returns the summed cross-entropy. With
+ * G, also its backward: dW_o and db_o into G, d_ro_out (N, l) overwritten with the
+ * gradient of what the output layer read. */
+double model_output_layer(Params *G, Workspace *ws, const Params *P);
+
+/* Step i's additive-attention tanh layer (S*B, a): its own block when every step's is
+ * kept for backward, else the one block that backward fills again. */
+real *model_att_pre_step(const Workspace *ws, int i);
+
+#endif

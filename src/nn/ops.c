@@ -1,0 +1,170 @@
+/* ops.c: linear, embedding, tanh and softmax cross-entropy kernels (see ops.h).
+ * Implements the readout and loss of MODEL.md; borrowed buffers only. */
+#include "nn/ops.h"
+
+#include <assert.h>
+#include <string.h>
+
+void linear_forward(real *y, const real *x, const real *W, const real *b,
+                    int rows, int in, int out)
+{
+    if (rows == 0)
+        return;
+    /* y (rows, out) = x (rows, in) . W^T (in, out) */
+    matmul(CblasNoTrans, CblasTrans, rows, out, in,
+               1, x, in, W, in, 0, y, out);
+    if (b)
+        for (int r = 0; r < rows; r++)
+            for (int o = 0; o < out; o++)
+                y[(size_t)r * out + o] += b[o];
+}
+
+void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,
+                     const real *W, int rows, int in, int out)
+{
+    if (rows == 0)
+        return;
+    /* forward: y = x W^T + b */
+    if (dx) /* dx (rows, in) += dy (rows, out) . W (out, in) */
+        matmul(CblasNoTrans, CblasNoTrans, rows, in, out,
+                   1, dy, out, W, in, 1, dx, in);
+    /* dW (out, in) += dy^T (out, rows) . x (rows, in) */
+    matmul(CblasTrans, CblasNoTrans, out, in, rows,
+               1, dy, out, x, in, 1, dW, in);
+    if (db)
+        column_sums_add(db, dy, rows, out, out);
+}
+
+void hidden_projection_backward(real *dh_prev, int ld_dh, real *dW_h, real *db_h, const real *dhg,
+                                const real *h_prev, int ld_h, const real *W_h, int B, int H, int G)
+{
+    if (dW_h) {
+        column_sums_add(db_h, dhg, B, G, G);
+        /* dW_h (G, H) += dhg^T (G, B) . h_prev (B, H) */
+        if (h_prev)
+            matmul(CblasTrans, CblasNoTrans, G, H, B, 1, dhg, G, h_prev, ld_h, 1, dW_h, H);
+    }
+    /* dh_prev (B, H) += dhg (B, G) . W_h (G, H) */
+    if (dh_prev && h_prev)
+        matmul(CblasNoTrans, CblasNoTrans, B, H, G, 1, dhg, G, W_h, H, 1, dh_prev, ld_dh);
+}
+
+SIMD_CLONES void column_sums_add(real *sums, const real *m, int rows, int cols, int ld)
+{
+    for (int r = 0; r < rows; r++) {
+        const real *row = m + (size_t)r * ld;
+        for (int c = 0; c < cols; c++)
+            sums[c] += row[c];
+    }
+}
+
+void embedding_forward(real *out, int ld_out, const real *E, const int *ids, int n, int dim)
+{
+    for (int k = 0; k < n; k++)
+        memcpy(out + (size_t)k * ld_out, E + (size_t)ids[k] * dim, sizeof(real) * (size_t)dim);
+}
+
+void embedding_backward(real *dE, const real *dout, int ld_dout, const int *ids, int skip_id,
+                        int n, int dim)
+{
+    for (int k = 0; k < n; k++) {
+        if (ids[k] == skip_id)
+            continue;
+        real *row = dE + (size_t)ids[k] * dim;
+        const real *g = dout + (size_t)k * ld_dout;
+        for (int c = 0; c < dim; c++)
+            row[c] += g[c];
+    }
+}
+
+SIMD_CLONES void tanh_forward(real *y, const real *x, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        y[k] = r_tanh(x[k]);
+}
+
+SIMD_CLONES void tanh_backward(real *dx, const real *dy, const real *y, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        dx[k] = dy[k] * (1 - y[k] * y[k]);
+}
+
+/* Sum and maximum of n values in eight interleaved lanes: the compiler turns each into
+ * one vector operation (a plain loop is one long chain of dependent additions); the
+ * lanes are combined in a fixed order, so the result is the same on every run. */
+static real sum_lanes(const real *x, int n)
+{
+    real lane[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            lane[l] += x[i + l];
+    real sum = 0;
+    for (int l = 0; l < 8; l++)
+        sum += lane[l];
+    for (; i < n; i++)
+        sum += x[i];
+    return sum;
+}
+
+static real max_lanes(const real *x, int n)
+{
+    real lane[8];
+    for (int l = 0; l < 8; l++)
+        lane[l] = x[0];
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
+    real max = lane[0];
+    for (int l = 1; l < 8; l++)
+        max = lane[l] > max ? lane[l] : max;
+    for (; i < n; i++)
+        max = x[i] > max ? x[i] : max;
+    return max;
+}
+
+SIMD_CLONES double softmax_xent_forward(real *o_to_p, const int *targets, real smoothing,
+                                        int rows, int V)
+{
+    double loss = 0;
+    for (int r = 0; r < rows; r++) {
+        real *o = o_to_p + (size_t)r * V;
+        assert(targets[r] >= 0 && targets[r] < V);
+        real max = max_lanes(o, V), target = o[targets[r]];
+        /* label smoothing also weighs the mean logit: read it before o becomes p */
+        double mean = smoothing > 0 ? (double)sum_lanes(o, V) / V : 0;
+        for (int v = 0; v < V; v++)
+            o[v] = r_exp(o[v] - max);
+        real sum = sum_lanes(o, V);
+        /* loss_r = log sum_v exp(o_v) - o_target; smoothed, the target's share is
+         * 1 - eps and every word's eps / V: lse - (1 - eps) o_target - eps mean_v o_v */
+        if (smoothing > 0)
+            loss += (double)(max + r_log(sum)) - (1 - (double)smoothing) * target - smoothing * mean;
+        else
+            loss += (double)(max + r_log(sum)) - (double)target;
+        real inv = 1 / sum;
+        for (int v = 0; v < V; v++)
+            o[v] *= inv;
+    }
+    return loss;
+}
+
+SIMD_CLONES void softmax_xent_backward(real *dlogits, const real *probs, const int *targets,
+                                       real smoothing, real scale, int rows, int V)
+{
+    /* forward: loss_r = lse_r - (1 - eps) o[y_r] - eps mean(o), so
+     * dloss_r/do_v = softmax(o)_v - (1 - eps) [v == y_r] - eps / V */
+    const real uniform = scale * smoothing / V, target = scale * (1 - smoothing);
+    for (int r = 0; r < rows; r++) {
+        const real *pr = probs + (size_t)r * V;
+        real *d = dlogits + (size_t)r * V;
+        if (smoothing > 0)
+            for (int v = 0; v < V; v++)
+                d[v] = scale * pr[v] - uniform;
+        else
+            for (int v = 0; v < V; v++)
+                d[v] = scale * pr[v];
+        d[targets[r]] -= target;
+    }
+}

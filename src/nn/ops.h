@@ -1,0 +1,57 @@
+/* ops.h: stateless layer kernels as forward/backward pairs: linear (one BLAS gemm per
+ * product), embedding lookup, tanh, and the fused softmax + cross-entropy.
+ * Kernels never allocate, print or exit. Parameter gradients are always accumulated
+ * (+=); the trainer zeroes them once per step. Shapes use MODEL.md's letters. */
+#ifndef S2S_OPS_H
+#define S2S_OPS_H
+
+#include "nn/real.h"
+
+/* y (rows, out) = x (rows, in) W^T + b, with W (out, in) and b (out) or NULL.
+ * Overwrites y. */
+void linear_forward(real *y, const real *x, const real *W, const real *b,
+                    int rows, int in, int out);
+/* Accumulates dx (rows, in) += dy W (skipped if dx is NULL), dW (out, in) += dy^T x,
+ * db (out) += column sums of dy (skipped if db is NULL). */
+void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,
+                     const real *W, int rows, int in, int out);
+
+/* Backward of a recurrent cell's hidden projection hg (B, G) = h_prev (B, H, row stride
+ * ld_h) . W_h^T (H, G) + b_h, from its gradient dhg (B, G): accumulates db_h and dW_h
+ * (skipped if dW_h is NULL: a caller that keeps every step's dhg takes all steps in one
+ * product) and dh_prev (row stride ld_dh; skipped if NULL). h_prev NULL is the zero
+ * state: no dW_h, no dh_prev. */
+void hidden_projection_backward(real *dh_prev, int ld_dh, real *dW_h, real *db_h, const real *dhg,
+                                const real *h_prev, int ld_h, const real *W_h, int B, int H, int G);
+
+/* sums (cols) += column sums of m (rows, cols), row stride ld. */
+void column_sums_add(real *sums, const real *m, int rows, int cols, int ld);
+
+/* out[k] (dim, row stride ld_out) = E[ids[k]] for k < n. Overwrites out. */
+void embedding_forward(real *out, int ld_out, const real *E, const int *ids, int n, int dim);
+/* dE[ids[k]] += dout[k] (row stride ld_dout), except for rows whose id is skip_id
+ * (pass -1 to skip none): padding positions never train the <pad> embedding. */
+void embedding_backward(real *dE, const real *dout, int ld_dout, const int *ids, int skip_id,
+                        int n, int dim);
+
+/* y = tanh(x) for n values; y may alias x. */
+void tanh_forward(real *y, const real *x, size_t n);
+/* dx = dy * (1 - y^2) for n values, given y = tanh(x). Overwrites dx (which may alias
+ * dy): a tanh's input has exactly one consumer in the model, so nothing to accumulate. */
+void tanh_backward(real *dx, const real *dy, const real *y, size_t n);
+
+/* Softmax cross-entropy over rows of logits (rows, V) with one target id per row:
+ * replaces every row by its softmax (the largest buffer of the model is reused, and
+ * backward needs no second pass of exponentials) and returns the summed loss
+ * sum_r (log sum_v exp(o[r, v]) - o[r, target[r]]), accumulated in double. With label
+ * smoothing eps > 0 the target of row r is (1 - eps) onehot + eps / V (torch's
+ * cross_entropy with label_smoothing=eps): the loss is lse - (1 - eps) o_target -
+ * eps mean_v o_v. */
+double softmax_xent_forward(real *logits_to_probs, const int *targets, real smoothing,
+                            int rows, int V);
+/* dlogits = scale * (probs - (1 - eps) onehot(target) - eps / V), probs as
+ * softmax_xent_forward left them. Overwrites dlogits, which may alias probs. */
+void softmax_xent_backward(real *dlogits, const real *probs, const int *targets, real smoothing,
+                           real scale, int rows, int V);
+
+#endif

@@ -1,0 +1,147 @@
+/* real.h: the floating-point type of the numerical core (ops, gru, attention, model).
+ * The core is compiled twice: as float for training (the default) and, with
+ * -DS2S_REAL_DOUBLE, as double for the gradient checks, which need double precision
+ * to reach 1e-6 relative error. In the double build every public core symbol gets an
+ * _f64 suffix, so both builds can be linked into one test binary and compared. */
+#ifndef S2S_REAL_H
+#define S2S_REAL_H
+
+#include <math.h>
+#include <cblas.h>
+
+#include "nn/fastmath.h"
+
+#ifdef S2S_REAL_DOUBLE
+typedef double real;
+#define REAL_NAME "double"
+#define cblas_gemm cblas_dgemm
+#define cblas_gemv cblas_dgemv
+#define cblas_ger cblas_dger
+
+/* Core API renames for the double build (a missing line here is a duplicate-symbol
+ * link error, never a silent mix of the two builds). */
+#define linear_forward linear_forward_f64
+#define linear_backward linear_backward_f64
+#define embedding_forward embedding_forward_f64
+#define embedding_backward embedding_backward_f64
+#define tanh_forward tanh_forward_f64
+#define tanh_backward tanh_backward_f64
+#define column_sums_add column_sums_add_f64
+#define hidden_projection_backward hidden_projection_backward_f64
+#define softmax_xent_forward softmax_xent_forward_f64
+#define softmax_xent_backward softmax_xent_backward_f64
+#define gru_step_forward gru_step_forward_f64
+#define gru_step_backward gru_step_backward_f64
+#define lstm_step_forward lstm_step_forward_f64
+#define lstm_step_backward lstm_step_backward_f64
+#define rnn_tanh_step_forward rnn_tanh_step_forward_f64
+#define rnn_tanh_step_backward rnn_tanh_step_backward_f64
+#define cell_step_forward cell_step_forward_f64
+#define cell_step_backward cell_step_backward_f64
+#define cell_sequence_forward cell_sequence_forward_f64
+#define cell_sequence_backward cell_sequence_backward_f64
+#define cell_gates cell_gates_f64
+#define cell_cache_width cell_cache_width_f64
+#define cell_name cell_name_f64
+#define cell_sequence_scratch cell_sequence_scratch_f64
+#define score_name score_name_f64
+#define model_key_width model_key_width_f64
+#define model_set_regularization model_set_regularization_f64
+#define model_attend model_attend_f64
+#define model_forward_to_readout model_forward_to_readout_f64
+#define model_output_layer model_output_layer_f64
+#define model_att_pre_step model_att_pre_step_f64
+#define attn_additive_scores_forward attn_additive_scores_forward_f64
+#define attn_additive_scores_backward attn_additive_scores_backward_f64
+#define attn_dot_scores_forward attn_dot_scores_forward_f64
+#define attn_dot_scores_backward attn_dot_scores_backward_f64
+#define attn_softmax_forward attn_softmax_forward_f64
+#define attn_softmax_backward attn_softmax_backward_f64
+#define attn_context_forward attn_context_forward_f64
+#define attn_context_backward attn_context_backward_f64
+#define params_carve params_carve_f64
+#define params_init params_init_f64
+#define params_alloc params_alloc_f64
+#define params_free params_free_f64
+#define model_workspace_init model_workspace_init_f64
+#define model_workspace_free model_workspace_free_f64
+#define model_encode model_encode_f64
+#define model_forward model_forward_f64
+#define model_backward model_backward_f64
+#define model_backward_rows model_backward_rows_f64
+#define model_forward_backward model_forward_backward_f64
+#define params_carve_dense params_carve_dense_f64
+#define embedding_grad_init rowgrad_init_f64
+#define embedding_grad_free rowgrad_free_f64
+#define embedding_grad_clear rowgrad_clear_f64
+#define embedding_grad_add rowgrad_add_f64
+#define model_alignments model_alignments_f64
+#else
+typedef float real;
+#define REAL_NAME "float"
+#define cblas_gemm cblas_sgemm
+#define cblas_gemv cblas_sgemv
+#define cblas_ger cblas_sger
+#endif
+
+/* The maths functions of the real type (tgmath.h would do this too, but it clashes
+ * with the <complex.h> that OpenBLAS's cblas.h includes): libm in double, the
+ * vectorisable versions of fastmath.h in float. */
+static inline real r_exp(real x)
+{
+#ifdef S2S_REAL_DOUBLE
+    return exp(x);
+#else
+    return fast_expf(x);
+#endif
+}
+
+static inline real r_log(real x)
+{
+#ifdef S2S_REAL_DOUBLE
+    return log(x);
+#else
+    return logf(x);
+#endif
+}
+
+static inline real r_tanh(real x)
+{
+#ifdef S2S_REAL_DOUBLE
+    return tanh(x);
+#else
+    return fast_tanhf(x);
+#endif
+}
+
+static inline real r_sigmoid(real x)
+{
+    return (real)1 / ((real)1 + r_exp(-x));
+}
+
+/* C (M, N) = alpha op(A) (M, K) . op(B) (K, N) + beta C, all row-major: one BLAS call
+ * per product. A product with one row or one column (decoding or training one sentence
+ * at a time) goes to gemv, and one with K = 1 (a weight gradient of one sentence) to
+ * ger: gemm pays for packing its operands, which only big products repay. */
+static inline void matmul(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
+                          real alpha, const real *A, int lda, const real *B, int ldb, real beta,
+                          real *C, int ldc)
+{
+    if (M == 1) { /* c (N) = alpha op(B)^T a + beta c, a = op(A)'s only row */
+        int inc_a = ta == CblasNoTrans ? 1 : lda;
+        cblas_gemv(CblasRowMajor, tb == CblasNoTrans ? CblasTrans : CblasNoTrans,
+                   tb == CblasNoTrans ? K : N, tb == CblasNoTrans ? N : K, alpha, B, ldb, A, inc_a,
+                   beta, C, 1);
+    } else if (N == 1) { /* c (M) = alpha op(A) b + beta c, b = op(B)'s only column */
+        int inc_b = tb == CblasNoTrans ? ldb : 1;
+        cblas_gemv(CblasRowMajor, ta, ta == CblasNoTrans ? M : K, ta == CblasNoTrans ? K : M, alpha,
+                   A, lda, B, inc_b, beta, C, ldc);
+    } else if (K == 1 && beta == 1) { /* C += alpha x y^T: x = op(A)'s column, y = op(B)'s row */
+        cblas_ger(CblasRowMajor, M, N, alpha, A, ta == CblasNoTrans ? lda : 1, B,
+                  tb == CblasNoTrans ? 1 : ldb, C, ldc);
+    } else {
+        cblas_gemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+}
+
+#endif

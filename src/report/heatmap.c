@@ -1,0 +1,424 @@
+/* heatmap.c: SVG, HTML and text renderings of attention matrices (see heatmap.h). */
+#include "report/heatmap.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/atomicfile.h"
+#include "text/json.h"
+#include "base/mem.h"
+#include "text/termtext.h"
+#include "text/textfile.h"
+#include "text/tokenize.h"
+
+/* ---- colour ------------------------------------------------------------------------------ */
+
+/* viridis (matplotlib's default colour map) at ten even stops: perceptually uniform,
+ * readable in grey, and the map people know from seaborn heatmaps */
+static const unsigned char VIRIDIS[10][3] = {
+    {0x44, 0x01, 0x54}, {0x48, 0x28, 0x78}, {0x3e, 0x49, 0x89}, {0x31, 0x68, 0x8e}, {0x26, 0x82, 0x8e},
+    {0x1f, 0x9e, 0x89}, {0x35, 0xb7, 0x79}, {0x6e, 0xce, 0x58}, {0xb5, 0xde, 0x2b}, {0xfd, 0xe7, 0x25}};
+
+static void colour(double w, char *out)
+{
+    w = w < 0 ? 0 : w > 1 ? 1 : w;
+    double x = w * 9;
+    int k = (int)x < 9 ? (int)x : 8;
+    double t = x - k;
+    int rgb[3];
+    for (int c = 0; c < 3; c++)
+        rgb[c] = (int)lround(VIRIDIS[k][c] + t * (VIRIDIS[k + 1][c] - VIRIDIS[k][c]));
+    sprintf(out, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+}
+
+/* ---- SVG ---------------------------------------------------------------------------------- */
+
+/* s as XML text. The characters XML 1.0 forbids even as references (control characters
+ * but tab, line feed and carriage return; U+FFFE, U+FFFF), which tokens may hold, become
+ * U+FFFD: one of them would make the whole SVG unreadable. */
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == 0xEF && (unsigned char)s[1] == 0xBF &&
+            ((unsigned char)s[2] == 0xBE || (unsigned char)s[2] == 0xBF)) {
+            fputs("\xef\xbf\xbd", f);
+            s += 2;
+            continue;
+        }
+        switch (c) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default:
+            if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+                fputs("\xef\xbf\xbd", f);
+            else
+                fputc(c, f);
+        }
+    }
+}
+
+/* Display width of a token in characters (code points). */
+static int chars(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+enum { CELL = 24 };
+#define CHAR_W 7.8 /* a monospace character at 13px */
+
+void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
+{
+    int max_src = 1, max_tgt = 1;
+    for (int j = 0; j < r->n_src; j++)
+        max_src = chars(r->src[j]) > max_src ? chars(r->src[j]) : max_src;
+    for (int i = 0; i < r->n_tgt; i++)
+        max_tgt = chars(r->tgt[i]) > max_tgt ? chars(r->tgt[i]) : max_tgt;
+    /* source labels stand at -60 degrees above their columns */
+    double left = 12 + CHAR_W * max_tgt, top = 16 + CHAR_W * max_src * 0.87 + 8;
+    double grid_w = CELL * r->n_src, grid_h = CELL * r->n_tgt;
+    double width = left + grid_w + 90, height = top + grid_h + 36;
+    if (standalone)
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+    fprintf(f, "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+            "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans Mono, Menlo, "
+            "Consolas, monospace\" font-size=\"13\">\n", width, height, width, height);
+    fprintf(f, "<title>attention, step %ld, sentence %ld</title>\n", r->step, r->id);
+    fprintf(f, "<defs><linearGradient id=\"scale-%s\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">", uid);
+    for (int k = 0; k < 10; k++) {
+        char c[8];
+        colour(k / 9.0, c);
+        fprintf(f, "<stop offset=\"%.3f\" stop-color=\"%s\"/>", k / 9.0, c);
+    }
+    fputs("</linearGradient></defs>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", f);
+    for (int j = 0; j < r->n_src; j++) {
+        double x = left + CELL * (j + 0.5);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-60 %.1f %.1f)\">", x + 4, top - 6,
+                x + 4, top - 6);
+        xml_text(f, r->src[j]);
+        fputs("</text>\n", f);
+    }
+    for (int i = 0; i < r->n_tgt; i++) {
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, top + CELL * (i + 0.5) + 4);
+        xml_text(f, r->tgt[i]);
+        fputs("</text>\n", f);
+    }
+    for (int i = 0; i < r->n_tgt; i++)
+        for (int j = 0; j < r->n_src; j++) {
+            double w = r->weights[(size_t)i * r->n_src + j];
+            char c[8];
+            colour(w, c);
+            fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>",
+                    left + CELL * j, top + CELL * i, CELL, CELL, c);
+            xml_text(f, r->tgt[i]);
+            fputs(" \xe2\x86\x90 ", f); /* ← */
+            xml_text(f, r->src[j]);
+            fprintf(f, ": %.3f</title></rect>\n", w);
+        }
+    /* the colour scale */
+    double sx = left + grid_w + 24;
+    fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"%.0f\" fill=\"url(#scale-%s)\"/>\n",
+            sx, top, grid_h, uid);
+    const double ticks[3] = {0, 0.5, 1};
+    for (int k = 0; k < 3; k++)
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">%.1f</text>\n", sx + 20, top + grid_h * (1 - ticks[k]) + 4,
+                ticks[k]);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">step %ld", left, top + grid_h + 24, r->step);
+    if (r->has_epoch)
+        fprintf(f, " \xc2\xb7 epoch %.2f", r->epoch);
+    fprintf(f, " \xc2\xb7 sentence %ld</text>\n", r->id);
+    fputs("</svg>\n", f);
+}
+
+/* ---- text ------------------------------------------------------------------------------------ */
+
+/* "step N (epoch E), sentence ID", the epoch only when the record has one. */
+static void default_title(const AlignRecord *r, char *out, size_t cap)
+{
+    if (r->has_epoch)
+        snprintf(out, cap, "step %ld (epoch %.2f), sentence %ld", r->step, r->epoch, r->id);
+    else
+        snprintf(out, cap, "step %ld, sentence %ld", r->step, r->id);
+}
+
+void heatmap_txt(FILE *f, const AlignRecord *r, int color)
+{
+    heatmap_txt_titled(f, r, NULL, color);
+}
+
+void heatmap_txt_titled(FILE *f, const AlignRecord *r, const char *title, int color)
+{
+    static const char *const SHADES[5] = {"\xc2\xb7", "\xe2\x96\x91", "\xe2\x96\x92", "\xe2\x96\x93",
+                                          "\xe2\x96\x88"}; /* · ░ ▒ ▓ █ */
+    /* tokens through termtext: their control characters must not reach the terminal,
+     * and their widths are the columns they take there */
+    int label = 1;
+    for (int i = 0; i < r->n_tgt; i++)
+        label = termtext_width(r->tgt[i]) > label ? termtext_width(r->tgt[i]) : label;
+    /* columns two characters wide, three from ten columns on (for their numbers) */
+    int width = r->n_src > 10 ? 3 : 2;
+    char own_title[128];
+    if (!title) {
+        default_title(r, own_title, sizeof own_title);
+        title = own_title;
+    }
+    termtext_put(f, title);
+    fputc('\n', f);
+    fprintf(f, "%*s ", label, "");
+    for (int j = 0; j < r->n_src; j++)
+        fprintf(f, "%*d", width, j);
+    fputc('\n', f);
+    for (int i = 0; i < r->n_tgt; i++) {
+        termtext_put(f, r->tgt[i]);
+        fprintf(f, "%*s ", label - termtext_width(r->tgt[i]), "");
+        for (int j = 0; j < r->n_src; j++) {
+            double w = r->weights[(size_t)i * r->n_src + j];
+            int shade = w < 0.05 ? 0 : w < 0.25 ? 1 : w < 0.5 ? 2 : w < 0.75 ? 3 : 4;
+            if (color)
+                fprintf(f, "\033[38;5;%dm", 236 + (int)lround(w * 19)); /* grey ramp */
+            fprintf(f, "%*s%s", width - 1, "", SHADES[shade]);
+            if (color)
+                fputs("\033[0m", f);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "%*s ", label, "");
+    for (int j = 0; j < r->n_src; j++) {
+        fprintf(f, "%s%d:", j ? "  " : "", j);
+        termtext_put(f, r->src[j]);
+    }
+    fputs("\n\n", f);
+}
+
+/* ---- the report ------------------------------------------------------------------------------- */
+
+/* A series of (step, value) points from metrics.jsonl. */
+typedef struct {
+    const char *key, *label, *color;
+    double *x, *y;
+    int n, cap;
+} Series;
+
+static void series_add(Series *s, double x, double y)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap * 2 + 64;
+        s->x = xrealloc_array(s->x, (size_t)s->cap, sizeof(double));
+        s->y = xrealloc_array(s->y, (size_t)s->cap, sizeof(double));
+    }
+    s->x[s->n] = x;
+    s->y[s->n] = y;
+    s->n++;
+}
+
+enum { N_SERIES = 6 };
+
+/* The longest line of metrics.jsonl read_curves takes (its records are under 1 KB). */
+#define METRICS_MAX_LINE_BYTES ((size_t)1 << 20)
+
+/* The series of metrics.jsonl at path (none if there is no such file). Lines that are
+ * no JSON object with the keys are passed over; a file that is no text (a NUL byte, a
+ * line over METRICS_MAX_LINE_BYTES, invalid UTF-8) is an error. Returns 0, or -1 with
+ * err set. */
+static int read_curves(const char *path, Series *series, Error *err)
+{
+    if (!path)
+        return 0;
+    TextReader t;
+    if (textreader_open(&t, path, "metrics", METRICS_MAX_LINE_BYTES, err) < 0) {
+        int missing = errno == ENOENT;
+        textreader_close(&t);
+        return missing ? 0 : -1; /* no curves is not an error: the heatmaps still render */
+    }
+    t.in.finish_on_signal = 1; /* the run's own log, read by the report a signal waits for */
+    const char *line;
+    size_t len;
+    int rc;
+    while ((rc = textreader_next(&t, &line, &len, err)) == 1) {
+        JsonDoc doc;
+        Error ignored;
+        if (json_parse(&doc, line, len, path, t.in.line_no, &ignored) == 0) {
+            const JsonValue *step = json_get(doc.root, "step");
+            for (int s = 0; s < N_SERIES && step && step->type == JSON_NUMBER; s++) {
+                const JsonValue *v = json_get(doc.root, series[s].key);
+                if (v && v->type == JSON_NUMBER)
+                    series_add(&series[s], step->number, v->number);
+            }
+        }
+        json_free(&doc);
+    }
+    textreader_close(&t);
+    return rc;
+}
+
+/* A line chart of up to two series; with log_y, on a logarithmic value axis (for
+ * losses, which fall by orders of magnitude). */
+static void chart(FILE *f, const char *title, Series *a, Series *b, int log_y)
+{
+    const double W = 420, H = 230, L = 64, R = 14, T = 44, B = 34;
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    Series *all[2] = {a, b};
+    for (int s = 0; s < 2; s++)
+        for (int k = 0; all[s] && k < all[s]->n; k++) {
+            if (log_y && !(all[s]->y[k] > 0))
+                continue;
+            x0 = fmin(x0, all[s]->x[k]);
+            x1 = fmax(x1, all[s]->x[k]);
+            y0 = fmin(y0, all[s]->y[k]);
+            y1 = fmax(y1, all[s]->y[k]);
+        }
+    if (!isfinite(x0))
+        return;
+    if (x1 == x0)
+        x1 = x0 + 1;
+    double v0 = log_y ? log10(y0) : y0, v1 = log_y ? log10(y1) : y1;
+    if (v1 == v0)
+        v1 = v0 + 1;
+    fprintf(f, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "font-family=\"sans-serif\" font-size=\"12\"><rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>"
+            "<text x=\"%.0f\" y=\"16\" font-weight=\"bold\">", W, H, L);
+    xml_text(f, title);
+    fprintf(f, "%s</text><line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>"
+            "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>",
+            log_y ? " (log scale)" : "", L, H - B, W - R, H - B, L, T, L, H - B);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.3g</text>", L - 4, T + 4, y1);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.3g</text>", L - 4, H - B, y0);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%.0f</text>", L, H - B + 16, x0);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">step %.0f</text>", W - R, H - B + 16, x1);
+    double legend = L;
+    for (int s = 0; s < 2; s++) {
+        if (!all[s] || !all[s]->n)
+            continue;
+        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" points=\"", all[s]->color);
+        for (int k = 0; k < all[s]->n; k++) {
+            if (log_y && !(all[s]->y[k] > 0))
+                continue;
+            double v = log_y ? log10(all[s]->y[k]) : all[s]->y[k];
+            fprintf(f, "%.1f,%.1f ", L + (all[s]->x[k] - x0) / (x1 - x0) * (W - L - R),
+                    H - B - (v - v0) / (v1 - v0) * (H - T - B));
+        }
+        /* the legend: a line of its own under the title */
+        fprintf(f, "\"/><line x1=\"%.0f\" y1=\"30\" x2=\"%.0f\" y2=\"30\" stroke=\"%s\" stroke-width=\"2\"/>"
+                "<text x=\"%.0f\" y=\"34\" fill=\"%s\">%s</text>", legend, legend + 16, all[s]->color,
+                legend + 20, all[s]->color, all[s]->label);
+        legend += 40 + 7.5 * strlen(all[s]->label);
+    }
+    fputs("</svg>\n", f);
+}
+
+/* Indices of the frames to show for one probe: evenly spaced, first and last kept. */
+static int pick_frames(const int *frames, int n, int max, int *out)
+{
+    if (n <= max) {
+        memcpy(out, frames, sizeof(int) * (size_t)n);
+        return n;
+    }
+    for (int k = 0; k < max; k++)
+        out[k] = frames[(int)lround((double)k * (n - 1) / (max - 1))];
+    return max;
+}
+
+static const char REPORT_STYLE[] =
+    "body{font-family:sans-serif;margin:24px;color:#222;max-width:1200px}"
+    "h1{font-size:22px}h2{font-size:16px;margin-top:28px}"
+    ".curves{display:flex;flex-wrap:wrap;gap:12px}.frame{display:none}.frame.shown{display:block}"
+    ".controls{margin:6px 0}.controls input{width:360px;vertical-align:middle}"
+    ".sentence{font-family:monospace;color:#555}";
+
+static const char REPORT_SCRIPT[] =
+    "document.querySelectorAll('section.probe').forEach(function(sec){"
+    "var frames=sec.querySelectorAll('.frame'),slider=sec.querySelector('input'),"
+    "label=sec.querySelector('.step');"
+    "function show(k){frames.forEach(function(f,i){f.classList.toggle('shown',i==k);});"
+    "label.textContent=frames[k].dataset.label;}"
+    "slider.addEventListener('input',function(){show(+slider.value);});show(+slider.value);});"
+    "document.body.dataset.heatmaps=document.querySelectorAll('svg.heatmap').length;";
+
+int heatmap_report(const char *path, const AlignLog *log, const char *metrics_path,
+                   const char *title, int max_frames, Error *err)
+{
+    static const char *const KEYS[N_SERIES][3] = {
+        {"train_loss", "train", "#1f77b4"}, {"valid_loss", "valid", "#d62728"},
+        {"valid_bleu", "valid BLEU", "#2ca02c"}, {"aer", "AER", "#9467bd"},
+        {"attention_entropy", "entropy", "#ff7f0e"}, {"valid_exact", "exact %", "#8c564b"}};
+    Series s[N_SERIES];
+    for (int k = 0; k < N_SERIES; k++)
+        s[k] = (Series){.key = KEYS[k][0], .label = KEYS[k][1], .color = KEYS[k][2]};
+    AtomicFile out; /* a reader (the browser) sees the old report or the new one */
+    int rc = read_curves(metrics_path, s, err) < 0 ? -2 : 0;
+    if (rc == 0 && atomicfile_begin(&out, path, "", err) < 0)
+        rc = -1;
+    if (rc < 0) {
+        for (int k = 0; k < N_SERIES; k++) {
+            free(s[k].x);
+            free(s[k].y);
+        }
+        return rc;
+    }
+    FILE *f = out.f;
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", f);
+    xml_text(f, title);
+    fprintf(f, "</title><style>%s</style></head>\n<body>\n<h1>", REPORT_STYLE);
+    xml_text(f, title);
+    fputs("</h1>\n", f);
+    fputs("<div class=\"curves\">\n", f);
+    chart(f, "loss", &s[0], &s[1], 1);
+    chart(f, "validation BLEU and exact match", &s[2], &s[5], 0);
+    chart(f, "alignment error rate", &s[3], NULL, 0);
+    chart(f, "attention entropy (nats)", &s[4], NULL, 0);
+    fputs("</div>\n", f);
+    for (int k = 0; k < N_SERIES; k++) {
+        free(s[k].x);
+        free(s[k].y);
+    }
+
+    /* probes in order of first appearance, each with its frames in step order (the log
+     * is written in step order) */
+    int *frames = xmalloc_array((size_t)log->n + 1, sizeof(int));
+    int *shown = xmalloc_array((size_t)log->n + 1, sizeof(int));
+    for (int a = 0; a < log->n; a++) {
+        int first = 1;
+        for (int b = 0; b < a && first; b++)
+            first = log->records[b].id != log->records[a].id;
+        if (!first)
+            continue;
+        int n = 0;
+        for (int b = a; b < log->n; b++)
+            if (log->records[b].id == log->records[a].id)
+                frames[n++] = b;
+        int m = pick_frames(frames, n, max_frames, shown);
+        const AlignRecord *r = &log->records[a];
+        fprintf(f, "<section class=\"probe\"><h2>sentence %ld</h2><div class=\"sentence\">", r->id);
+        for (int j = 0; j + 1 < r->n_src; j++) {
+            xml_text(f, r->src[j]);
+            fputc(' ', f);
+        }
+        fprintf(f, "</div>\n<div class=\"controls\"><input type=\"range\" min=\"0\" max=\"%d\" "
+                "value=\"%d\"> <span class=\"step\"></span></div>\n", m - 1, m - 1);
+        for (int k = 0; k < m; k++) {
+            const AlignRecord *x = &log->records[shown[k]];
+            char uid[32];
+            snprintf(uid, sizeof uid, "%d", shown[k]);
+            fprintf(f, "<div class=\"frame\" data-label=\"step %ld", x->step);
+            if (x->has_epoch)
+                fprintf(f, " (epoch %.2f)", x->epoch);
+            fputs("\">\n", f);
+            heatmap_svg(f, x, uid, 0);
+            fputs("</div>\n", f);
+        }
+        fputs("</section>\n", f);
+    }
+    free(frames);
+    free(shown);
+    fprintf(f, "<script>%s</script>\n</body></html>\n", REPORT_SCRIPT);
+    return atomicfile_commit(&out, err); /* checks every write above */
+}

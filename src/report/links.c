@@ -1,0 +1,150 @@
+/* links.c: hard links, entropy and the JSONL dump of attention matrices (see
+ * alignments.h). */
+#include "report/links.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/json.h"
+#include "base/mem.h"
+#include "text/textfile.h"
+
+int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap)
+{
+    int n = 0;
+    for (int i = 0; i + 1 < m->rows; i++) {
+        if (threshold > 0) {
+            for (int j = 0; j + 1 < m->cols && n < cap; j++)
+                if (attn_at(m, i, j) > threshold)
+                    out[n++] = (Link){j, i, 0};
+            continue;
+        }
+        int best = 0;
+        for (int j = 1; j < m->cols; j++)
+            if (attn_at(m, i, j) > attn_at(m, i, best))
+                best = j;
+        if (best + 1 < m->cols && n < cap)
+            out[n++] = (Link){best, i, 0};
+    }
+    return n;
+}
+
+double align_entropy_sum(const AttnMatrix *m)
+{
+    double sum = 0;
+    for (int i = 0; i < m->rows; i++)
+        for (int j = 0; j < m->cols; j++) {
+            double w = attn_at(m, i, j);
+            if (w > 0)
+                sum -= w * log(w);
+        }
+    return sum;
+}
+
+static void write_tokens(FILE *f, const char *const *tokens, int n)
+{
+    fputc('[', f);
+    for (int k = 0; k < n; k++) {
+        if (k)
+            fputc(',', f);
+        json_write_string(f, tokens[k]);
+    }
+    fputc(']', f);
+}
+
+int align_write_json(FILE *f, long step, double epoch, long id, const char *const *src,
+                     const char *const *tgt, const AttnMatrix *m)
+{
+    fprintf(f, "{\"step\":%ld,", step);
+    if (epoch >= 0)
+        fprintf(f, "\"epoch\":%.4f,", epoch);
+    fprintf(f, "\"id\":%ld,\"src\":", id);
+    write_tokens(f, src, m->cols);
+    fputs(",\"tgt\":", f);
+    write_tokens(f, tgt, m->rows);
+    fputs(",\"weights\":[", f);
+    for (int i = 0; i < m->rows; i++) {
+        fputs(i ? ",[" : "[", f);
+        for (int j = 0; j < m->cols; j++)
+            /* 8 significant digits: the float itself, so rows still sum to 1 */
+            fprintf(f, "%s%.8g", j ? "," : "", (double)attn_at(m, i, j));
+        fputc(']', f);
+    }
+    fputs("]}\n", f);
+    return ferror(f) || fflush(f) != 0 ? -1 : 0;
+}
+
+void align_format_links(const Link *links, int n, char *out, size_t cap)
+{
+    size_t used = 0;
+    if (cap)
+        out[0] = '\0';
+    for (int k = 0; k < n && used < cap; k++)
+        used += (size_t)snprintf(out + used, cap - used, "%s%d-%d", k ? " " : "", links[k].j, links[k].i);
+}
+
+int gold_read(GoldAlignments *g, const char *path, const Corpus *c, size_t max_line_bytes,
+              Error *err)
+{
+    memset(g, 0, sizeof *g);
+    g->n = c->n;
+    g->start = xcalloc((size_t)c->n + 1, sizeof(int));
+    g->count = xcalloc((size_t)c->n + 1, sizeof(int));
+    int cap = 1024, used = 0;
+    g->links = xmalloc_array((size_t)cap, sizeof(Link));
+    /* line by line, each parsed as it comes: only the links are kept, and a file with
+     * more lines than its corpus is refused once it has one too many, so the memory
+     * stays that of the corpus whatever the file is */
+    TextReader t;
+    int rc = textreader_open(&t, path, "gold alignments", max_line_bytes, err);
+    t.limit_name = "data.max_line_bytes";
+    int k = 0; /* the next pair */
+    const char *text;
+    size_t len;
+    while (rc == 0 && (rc = textreader_next(&t, &text, &len, err)) == 1) {
+        rc = 0;
+        long line = t.in.line_no;
+        if (line > c->counts.lines) {
+            rc = error_set(err, "`%s` has more lines than the %ld of the corpus it aligns (its "
+                           "line %ld has no sentence pair)", path, c->counts.lines, line);
+            break;
+        }
+        if (k == c->n || c->line_no[k] != line)
+            continue; /* a line whose pair was skipped (empty, too long) */
+        int room = c->src_len[k] * c->tgt_len[k] + 16, bad_at = 0;
+        if (used + room > cap) {
+            cap = (used + room) * 2;
+            g->links = xrealloc_array(g->links, (size_t)cap, sizeof(Link));
+        }
+        int n = pharaoh_parse(text, g->links + used, room, &bad_at);
+        if (n < 0) {
+            rc = error_at(err, path, line, bad_at + 1, "expected links j-i or j?i (0-based source "
+                          "and target token numbers) separated by spaces");
+            break;
+        }
+        for (int l = 0; l < n && rc == 0; l++) {
+            const Link *x = &g->links[used + l];
+            if (x->j >= c->src_len[k] || x->i >= c->tgt_len[k])
+                rc = error_at(err, path, line, 0, "link %d-%d is outside the pair (%d source and "
+                              "%d target tokens)", x->j, x->i, c->src_len[k], c->tgt_len[k]);
+        }
+        g->start[k] = used;
+        g->count[k] = n;
+        used += n;
+        k++;
+    }
+    if (rc == 0 && k < c->n)
+        rc = error_set(err, "`%s` has %ld lines, but the corpus it aligns has a pair on line %ld",
+                       path, t.in.line_no, c->line_no[k]);
+    textreader_close(&t);
+    return rc < 0 ? -1 : 0;
+}
+
+void gold_free(GoldAlignments *g)
+{
+    free(g->links);
+    free(g->start);
+    free(g->count);
+    memset(g, 0, sizeof *g);
+}

@@ -1,0 +1,64 @@
+/* links.h: attention matrices as alignments: hard links from the weights (argmax
+ * per target word, or every weight above a threshold; </s> left out on both sides),
+ * attention entropy, and the JSONL dump format of INTERFACE.md:
+ *   {"step":..,"epoch":..,"id":..,"src":[..],"tgt":[..],"weights":[[..],..]}
+ * with one row per target token (</s> included), one column per source token ("epoch"
+ * only in training's dumps). */
+#ifndef S2S_LINKS_H
+#define S2S_LINKS_H
+
+#include <stdio.h>
+
+#include "data/corpus.h"
+#include "base/error.h"
+#include "report/metrics.h"
+
+/* The weights of one sentence: rows (target tokens, </s> included) of cols (source
+ * tokens, </s> included) values; weight(i, j) = w[i * row_stride + j * col_stride]. */
+typedef struct {
+    const float *w;
+    int rows, cols;
+    long row_stride, col_stride;
+} AttnMatrix;
+
+static inline float attn_at(const AttnMatrix *m, int i, int j)
+{
+    return m->w[(long)i * m->row_stride + (long)j * m->col_stride];
+}
+
+/* Hard links of m: for every target word (the </s> row excluded), the source word it
+ * attends to most, or with threshold > 0 every source word above it; links to the
+ * source </s> are left out. Returns the number of links written (at most cap). */
+int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap);
+
+/* Sum over the rows of m of the entropy (in nats) of the row's distribution. */
+double align_entropy_sum(const AttnMatrix *m);
+
+/* One line of alignments.jsonl (and of `s2s align --out`, `s2s translate
+ * --out-alignments`). src and tgt are the tokens, with "</s>" as the last of each. An
+ * epoch < 0 is none, and leaves the key out: outside training there is no epoch to tell
+ * (the step is then the model's). Returns 0, or -1 on a write error. */
+int align_write_json(FILE *f, long step, double epoch, long id, const char *const *src,
+                     const char *const *tgt, const AttnMatrix *m);
+
+/* Pharaoh text of links: "j-i j-i ...". */
+void align_format_links(const Link *links, int n, char *out, size_t cap);
+
+/* Gold alignments of a corpus's pairs, read from a Pharaoh file line-aligned with the
+ * corpus's files (pair k is line c->line_no[k]). */
+typedef struct {
+    Link *links;
+    int *start, *count; /* pair k: links[start[k] .. start[k] + count[k]) */
+    int n;
+} GoldAlignments;
+
+/* Reads path for the pairs of c: one line per line of c's files (c->counts.lines), in
+ * memory bounded by c (lines over max_line_bytes, data.max_line_bytes, are refused, and
+ * so is a line past c's last). Checks every link against the pair's lengths. Returns 0,
+ * or -1 with err = "path:line:col: ..." (textfile.h's messages for lines that are not
+ * text). gold_free is safe either way. */
+int gold_read(GoldAlignments *g, const char *path, const Corpus *c, size_t max_line_bytes,
+              Error *err);
+void gold_free(GoldAlignments *g);
+
+#endif

@@ -1,0 +1,71 @@
+/* checkpoint.h: what an s2s checkpoint holds, on top of the container of ckptfile.h:
+ * the effective config, the model sizes, both vocabularies, the tensor table and the
+ * weights; for resuming also the optimizer state and the training progress (step,
+ * data position, RNG state, learning rate, best score, counters). Loading checks every
+ * section against the others and that every weight is finite. */
+#ifndef S2S_CHECKPOINT_H
+#define S2S_CHECKPOINT_H
+
+#include <stdint.h>
+
+#include "train/config.h"
+#include "base/error.h"
+#include "nn/model.h"
+#include "train/optim.h"
+#include "data/vocab.h"
+
+/* Where training stands; everything needed to continue as if never stopped. */
+typedef struct {
+    long step;              /* updates done */
+    long epoch;             /* the current epoch, from 0 */
+    long next_batch;        /* the next batch of this epoch */
+    uint64_t rng_state, rng_inc; /* the shuffle stream as it was when this epoch began */
+    double lr;              /* the current learning rate */
+    double best_score;      /* best validation score so far, higher is better */
+    long best_step;         /* step of best_score (0: none yet) */
+    long stale;             /* validations since the best (early stopping) */
+    long plateau;           /* validations without improvement since the last decay */
+    long bad_steps;         /* non-finite steps in a row */
+    long skipped_steps;     /* non-finite steps in all */
+    long validations;       /* validations done */
+    long tokens;            /* target tokens trained on */
+    double train_seconds;   /* training time so far, validation excluded */
+    /* The run's data logs when this was saved (rundir.h; -1: not recorded, as in the
+     * checkpoints of s2s before 0.2), and what the next log line averages over: the
+     * training loss, tokens and seconds since the last one. With these a resumed run
+     * writes exactly the records a run straight through does. */
+    long long metrics_bytes, alignments_bytes;
+    double log_loss, log_seconds;
+    long log_steps, log_tokens;
+    long validated_step;    /* the step the last validation scored (older checkpoints: step) */
+} Progress;
+
+typedef struct {
+    Config config;          /* from the stored effective config */
+    char *config_yaml;
+    Dims dims;
+    Vocab src_vocab, tgt_vocab;
+    Params params;
+    int has_training;       /* optimizer and progress were loaded */
+    long step;              /* the training step it was saved at (0 if unknown) */
+    Optimizer optim;
+    Progress progress;
+} Checkpoint;
+
+/* Saves atomically to path. optim and progress may be NULL (a model-only file). */
+int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
+                    const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
+                    const Optimizer *optim, const Progress *progress, Error *err);
+
+/* Loads path; with with_training, also the optimizer and progress (an error if the
+ * file has none). checkpoint_free is safe after a failure. */
+int checkpoint_load(Checkpoint *ck, const char *path, int with_training, Error *err);
+/* The same from bytes in memory (name for messages). */
+int checkpoint_load_bytes(Checkpoint *ck, const void *bytes, size_t size, const char *name,
+                          int with_training, Error *err);
+void checkpoint_free(Checkpoint *ck);
+
+/* Dims of a config plus vocabulary sizes. */
+Dims checkpoint_dims(const Config *cfg, int src_vocab, int tgt_vocab);
+
+#endif

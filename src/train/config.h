@@ -1,0 +1,140 @@
+/* config.h: the training configuration: YAML (libyaml) -> Config of plain values, with
+ * defaults, --set overrides, validation, and writing the effective config back.
+ *
+ * Every key is described once, in the schema of config.c (type, default, range, doc),
+ * which drives parsing, validation, the written config and configs/README.md's table.
+ * Errors are one line, FILE:LINE:COL: ... (1-based), and nothing is written to disk
+ * before everything is valid. */
+#ifndef S2S_CONFIG_H
+#define S2S_CONFIG_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+
+#define CONFIG_STR_MAX 1024
+#define CONFIG_MAX_KEYS 96
+#define CONFIG_MAX_LIST 32
+
+/* A list of integers, e.g. alignments.lines: [3, 17, 42]. */
+typedef struct {
+    long v[CONFIG_MAX_LIST];
+    int n;
+} ConfigIntList;
+
+/* Choice lists, in the order of the enum values below. */
+typedef enum { OPTIMIZER_ADAM, OPTIMIZER_SGD, OPTIMIZER_ADADELTA } ConfigOptimizer;
+typedef enum { SCHEDULING_NONE, SCHEDULING_PLATEAU } ConfigScheduling;
+typedef enum { METRIC_BLEU, METRIC_LOSS, METRIC_EXACT } ConfigMetric;
+typedef enum {
+    ATTENTION_ADDITIVE, ATTENTION_DOT, ATTENTION_GENERAL, ATTENTION_SCALED_DOT, ATTENTION_NONE
+} ConfigAttention;
+typedef enum { CONFIG_CELL_GRU, CONFIG_CELL_LSTM, CONFIG_CELL_RNN } ConfigCell;
+typedef enum { CONFIG_LEVEL_WORD, CONFIG_LEVEL_CHAR } ConfigLevel;
+
+typedef struct {
+    char name[CONFIG_STR_MAX];
+    long seed;
+    char run_dir[CONFIG_STR_MAX]; /* after validation never empty: runs/<name> by default */
+    struct {
+        char train_src[CONFIG_STR_MAX], train_tgt[CONFIG_STR_MAX], train_tsv[CONFIG_STR_MAX];
+        char valid_src[CONFIG_STR_MAX], valid_tgt[CONFIG_STR_MAX], valid_tsv[CONFIG_STR_MAX];
+        char test_src[CONFIG_STR_MAX], test_tgt[CONFIG_STR_MAX], test_tsv[CONFIG_STR_MAX];
+        char valid_align[CONFIG_STR_MAX], test_align[CONFIG_STR_MAX];
+        int tsv_reverse;
+        int level;          /* ConfigLevel */
+        int lowercase;
+        long max_length;
+        long max_line_bytes;
+        long src_vocab_size, tgt_vocab_size;
+        long src_min_freq, tgt_min_freq;
+    } data;
+    struct {
+        long embedding_size, encoder_size, decoder_size, attention_size, readout_size;
+        int attention;      /* ConfigAttention */
+        int encoder_cell, decoder_cell; /* ConfigCell */
+        long encoder_layers;
+        double embedding_dropout, readout_dropout;
+        double init_range;
+    } model;
+    struct {
+        int optimizer;      /* ConfigOptimizer */
+        double learning_rate;
+        double adam_beta1, adam_beta2, adam_eps;
+        double adadelta_rho, adadelta_eps;
+        double clip_grad_norm;
+        double label_smoothing;
+        long batch_size;
+        long bucket_batches;
+        int shuffle;
+        long max_steps, epochs;
+        double max_time;
+        int scheduling;     /* ConfigScheduling */
+        long patience;
+        double decrease_factor, learning_rate_min;
+        long early_stopping;
+        int early_stopping_metric; /* ConfigMetric */
+        long valid_every, log_every;
+        long max_bad_steps;
+        long threads;
+    } training;
+    struct {
+        long every;          /* dump every this many steps (and at step 0); 0: never */
+        long probes;         /* the first this many validation pairs, unless lines */
+        ConfigIntList lines; /* 1-based lines of the validation files */
+    } alignments;
+    struct {
+        long beam_size;
+        double alpha;
+        int detokenize;
+        long max_source_length;
+        double max_output_ratio;
+        long max_output_extra;
+    } translate;
+    /* Where each key got its value, for messages: line 0 is the default, line -1 a
+     * --set override. */
+    struct {
+        char file[CONFIG_STR_MAX];
+        int line[CONFIG_MAX_KEYS], col[CONFIG_MAX_KEYS];
+    } origin;
+} Config;
+
+/* Fills cfg with every default. */
+void config_defaults(Config *cfg);
+
+/* Reads path (YAML) over the defaults in cfg. Returns 0, or -1 with err set. */
+int config_load(Config *cfg, const char *path, Error *err);
+/* The same from memory; name is the file name used in messages. */
+int config_load_buffer(Config *cfg, const char *text, size_t len, const char *name, Error *err);
+
+/* Applies one --set override "section.key=value" (value as in YAML). */
+int config_set(Config *cfg, const char *assignment, Error *err);
+
+/* Checks cross-field rules and fills derived values (run_dir). Errors point at the
+ * line of the key concerned when it came from the file named at load. */
+int config_validate(Config *cfg, Error *err);
+
+/* Writes the effective config as YAML that config_load reads back to the same
+ * values. Returns a malloc'd string. */
+char *config_to_yaml(const Config *cfg);
+
+/* Number of schema keys, and key k's dotted path. */
+int config_n_keys(void);
+const char *config_key_path(int k);
+/* The row of configs/README.md's table for key k:
+ * "| `path` | type | default | range | description |". Returns a malloc'd string. */
+char *config_key_doc_row(int k);
+/* 1 if key k may differ between a checkpoint and the config that resumes it (logging,
+ * stopping, paths of the run); 0 if it must match. */
+int config_key_free_on_resume(int k);
+/* Key k's type as messages name it: "integer", "number", "boolean", "string", "choice"
+ * or "list of integers". */
+const char *config_key_type(int k);
+/* The range allowed for key k (for a list: for each entry): min to max, above min but not
+ * at it when *min_exclusive, max HUGE_VAL when there is no upper limit. Returns 0, or -1
+ * for a key that is not a number or a list of numbers. */
+int config_key_range(int k, double *min, double *max, int *min_exclusive);
+/* The value of key k as YAML text into buf. */
+void config_key_value(const Config *cfg, int k, char *buf, size_t cap);
+
+#endif

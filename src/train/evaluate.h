@@ -1,0 +1,53 @@
+/* evaluate.h: validation of a model on a corpus: the teacher-forced loss (token mean,
+ * perplexity) and greedy translations scored with BLEU and exact match. Buffers are
+ * sized once for the corpus; batches follow source length to keep padding low. */
+#ifndef S2S_EVALUATE_H
+#define S2S_EVALUATE_H
+
+#include "report/links.h"
+#include "nn/batch.h"
+#include "data/corpus.h"
+#include "decode/decode.h"
+#include "nn/model.h"
+#include "text/tokenize.h"
+#include "data/vocab.h"
+
+typedef struct {
+    double loss, ppl, bleu, exact;
+    long tokens; /* target tokens scored */
+} EvalScores;
+
+typedef struct {
+    const Corpus *corpus;
+    int batch_size;
+    Workspace ws;
+    Decoder dec;
+    Batch batch, sources;
+    int *order;           /* pairs by source length */
+    int *out, *out_len;   /* decoded ids */
+    int max_out;
+    char **hyps;          /* (pairs) the translations of the last evaluate, as text */
+    int n_hyps;           /* pairs, kept here: the corpus may be freed first */
+    const int **src, **tgt;
+    int *src_n, *tgt_n;
+} Evaluator;
+
+/* Sizes everything for corpus c (which must outlive the evaluator). */
+void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size,
+                    double max_output_ratio, long max_output_extra);
+void evaluator_free(Evaluator *e);
+
+/* Scores params on the corpus. Translations stop after ratio * (source tokens) + extra
+ * words; they are left in e->hyps, as natural text or as tokens (natural 0). With stop
+ * not NULL, it is asked between batches whether to give up (a signal arrived): then
+ * returns -1 and out and e->hyps are incomplete. Returns 0 otherwise. */
+int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
+             int natural, double max_output_ratio, long max_output_extra, EvalScores *out,
+             int (*stop)(void));
+
+/* Teacher-forced attention over the corpus: the hard (argmax) links' AER counts against
+ * gold (skipped if gold is NULL), and the mean entropy of the attention rows (nats). */
+void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *gold,
+                         AerCounts *aer, double *mean_entropy);
+
+#endif

@@ -1,0 +1,28 @@
+/* trainer.h: `s2s train`: reads the data, builds the vocabularies and the model (or
+ * restores them from a run directory), and runs the training loop: batches, steps,
+ * non-finite guard, clipping, optimizer, logging, validation, learning-rate plateau
+ * decay, early stopping, and atomic checkpoints (last.ckpt, best.ckpt). */
+#ifndef S2S_TRAINER_H
+#define S2S_TRAINER_H
+
+#include "train/config.h"
+#include "base/error.h"
+
+/* Outcomes; main turns them into INTERFACE.md's exit codes. */
+enum {
+    TRAIN_OK = 0,
+    TRAIN_BAD_INPUT = 2, /* config, corpus, checkpoint or run directory refused */
+    TRAIN_IO_ERROR = 3,  /* writing failed; earlier files intact */
+    TRAIN_DIVERGED = 4,  /* non-finite steps kept coming; last checkpoint untouched */
+    TRAIN_SIGNALLED = 5, /* stopped by a signal (interrupt.h) once everything was saved */
+};
+
+/* Trains as cfg (validated) says; with resume_dir, continues the run saved there
+ * (its checkpoints/last.ckpt) exactly where it stopped. The signals of interrupt.h
+ * (installed by the caller) stop it at the next point where everything is saved.
+ * Returns a TRAIN_ outcome; err is set for every outcome but TRAIN_OK, and for
+ * TRAIN_SIGNALLED only when the signal came before training began (it then says what
+ * was being read; the run's own log says the rest). */
+int train_run(Config *cfg, const char *resume_dir, Error *err);
+
+#endif

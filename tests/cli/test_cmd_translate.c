@@ -1,0 +1,397 @@
+/* test_cmd_translate.c: `s2s translate` end to end: beam 1 equals greedy, n-best lists
+ * sorted by score, bad input lines keep their place (CRLF and a last line without a
+ * newline translated as their LF forms), <unk> replacement, the output formats, the
+ * drawing of --show-attention (no control character of the input reaches the
+ * terminal), the options' rule and messages, a full stdout and a file-size limit. That
+ * beam search's alignments equal the teacher-forced ones of `s2s align` on the same
+ * output is test_variants.c's, for every variant. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "report/alignlog.h"
+#include "decode/beam.h"
+#include "train/checkpoint.h"
+#include "support/cli.h"
+#include "support/suites.h"
+#include "support/tinyrun.h"
+#include "text/tokenize.h"
+
+/* Trains the tiny reversal model once per test (80 steps, a few seconds). */
+static void tiny_model(char *dir, size_t cap, const char *name, const char *const *extra)
+{
+    scratch_dir(dir, cap, name);
+    write_tiny_setup(dir);
+    const char *sets[8] = {"training.max_steps=80", "training.valid_every=40", NULL};
+    for (int k = 0; extra && extra[k]; k++)
+        sets[2 + k] = extra[k];
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+START_TEST(beam_of_one_is_greedy_decoding)
+{
+    char dir[512];
+    tiny_model(dir, sizeof dir, "beam1", NULL);
+    char run[600];
+    snprintf(run, sizeof run, "%s/run", dir);
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "last.ckpt");
+    /* twenty sources of the validation set */
+    Batch bt;
+    batch_init(&bt, 20, 8, 0);
+    const int *src[20];
+    int src_n[20], ids[20][7], max_out[20];
+    for (int b = 0; b < 20; b++) {
+        src_n[b] = 2 + b % 5;
+        for (int j = 0; j < src_n[b]; j++)
+            ids[b][j] = N_SPECIAL_TOKENS + (b * 7 + j * 3) % (ck.src_vocab.size - N_SPECIAL_TOKENS);
+        src[b] = ids[b];
+        max_out[b] = 12;
+    }
+    batch_fill(&bt, 20, src, src_n, NULL, NULL);
+    Decoder dec;
+    decoder_init(&dec, &ck.dims, 20, 8, 1);
+    int out[20 * 12], out_len[20];
+    decode_greedy(&dec, &ck.params, &bt, 12, out, out_len);
+    NBest nb[20];
+    beam_search(&dec, &ck.params, &bt, 1, 0, 1, max_out, nb);
+    for (int b = 0; b < 20; b++) {
+        ck_assert_int_eq(nb[b].n, 1);
+        ck_assert_int_eq(nb[b].hyps[0].len, out_len[b]);
+        for (int i = 0; i < out_len[b]; i++)
+            ck_assert_int_eq(nb[b].hyps[0].tokens[i], out[b * 12 + i]);
+        nbest_free(&nb[b]);
+    }
+    decoder_free(&dec);
+    batch_free(&bt);
+    checkpoint_free(&ck);
+}
+END_TEST
+
+START_TEST(nbest_lists_are_sorted_by_score)
+{
+    char dir[512], src[700], out[700], err[700], model[700];
+    tiny_model(dir, sizeof dir, "nbest", NULL);
+    snprintf(src, sizeof src, "%s/valid.src", dir);
+    snprintf(out, sizeof out, "%s/nbest.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s translate --model %s --beam 5 --n-best 5 --alpha 0 < %s > %s 2> %s",
+             S2S, model, src, out, err);
+    ck_assert_int_eq(system(cmd), 0);
+    char *text = read_file(out);
+    ck_assert_int_eq(count_lines(text), 20 * 5);
+    long prev_index = -1;
+    double prev_score = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        long index = atol(line);
+        char *last = strrchr(line, '|');
+        double score = atof(last + 1);
+        if (index == prev_index)
+            ck_assert_double_le(score, prev_score + 1e-12);
+        else
+            ck_assert_int_eq(index, prev_index + 1);
+        prev_index = index;
+        prev_score = score;
+    }
+    free(text);
+}
+END_TEST
+
+/* Writes len bytes of data to path (NUL bytes included). */
+static void write_bytes(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert(f != NULL && fwrite(data, 1, len, f) == len && fclose(f) == 0);
+}
+
+/* `s2s translate --model MODEL OPTIONS < dir/NAME.in > dir/NAME.out 2> dir/NAME.err`,
+ * which must exit 0. */
+static void translate_file(const char *dir, const char *model, const char *name,
+                           const char *options)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s translate --model %s %s < %s/%s.in > %s/%s.out 2> %s/%s.err",
+             S2S, model, options, dir, name, dir, name, dir, name);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *output_of(const char *dir, const char *name, const char *ext)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
+    return read_file(path);
+}
+
+/* Line 2 empty, 3 not UTF-8, 4 blank, 5 ending in CRLF, 6 holding a NUL byte, 7 without
+ * a final newline; the reference has the same sentences with LF endings, line 7 ended. */
+static const char BAD_LINES[] = "w1 w2 w3\n\nbad \xc3\x28 byte\n   \nw4 w5\r\nnul\0byte\nw6";
+static const char LF_LINES[] = "w1 w2 w3\n\nbad \xc3\x28 byte\n   \nw4 w5\nnul\0byte\nw6\n";
+
+START_TEST(bad_input_lines_keep_their_place)
+{
+    char dir[512], path[700], model[700];
+    tiny_model(dir, sizeof dir, "badlines", NULL);
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(path, sizeof path, "%s/bad.in", dir);
+    write_bytes(path, BAD_LINES, sizeof BAD_LINES - 1);
+    snprintf(path, sizeof path, "%s/lf.in", dir);
+    write_bytes(path, LF_LINES, sizeof LF_LINES - 1);
+    translate_file(dir, model, "bad", "--beam 3 --alignment soft");
+    translate_file(dir, model, "lf", "--beam 3 --alignment soft");
+    char *text = output_of(dir, "bad", "out");
+    ck_assert_int_eq(count_lines(text), 7);
+    char *lines[7], *p = text;
+    for (int k = 0; k < 7; k++) {
+        lines[k] = p;
+        p = strchr(p, '\n');
+        *p++ = '\0';
+    }
+    for (int k = 1; k <= 5; k += k == 3 ? 2 : 1) /* lines 2, 3, 4 and 6 */
+        ck_assert_str_eq(lines[k], "");
+    /* soft alignments: rows of weights over the source tokens (the words and </s>) */
+    const int n_src[7] = {4, 0, 0, 0, 3, 0, 2};
+    for (int k = 0; k < 7; k++) {
+        if (!n_src[k])
+            continue;
+        char *rows = strstr(lines[k], " ||| ");
+        ck_assert_msg(rows != NULL, "line %d: %s", k + 1, lines[k]);
+        int n_rows = 0;
+        char *save;
+        for (char *row = strtok_r(rows + 5, " ", &save); row; row = strtok_r(NULL, " ", &save)) {
+            double sum = 0;
+            int n = 0;
+            for (char *w = row; w; w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL, n++)
+                sum += atof(w);
+            ck_assert_int_eq(n, n_src[k]);
+            ck_assert_double_eq_tol(sum, 1, 1e-4);
+            n_rows++;
+        }
+        ck_assert_int_ge(n_rows, 1);
+    }
+    free(text);
+    /* the CRLF line and the last line without its newline: translated exactly as the same
+     * sentences with LF endings (the same batch, so the same numbers) */
+    char *bad = output_of(dir, "bad", "out"), *lf = output_of(dir, "lf", "out");
+    ck_assert_str_eq(bad, lf);
+    free(bad);
+    free(lf);
+    char *warnings = output_of(dir, "bad", "err");
+    ck_assert_str_eq(warnings, "s2s: warning: stdin:2: empty line; wrote an empty line\n"
+                               "s2s: warning: stdin:3:5: invalid UTF-8; wrote an empty line\n"
+                               "s2s: warning: stdin:4: empty line; wrote an empty line\n"
+                               "s2s: warning: stdin:6:4: NUL byte; wrote an empty line\n");
+    free(warnings);
+    /* n-best lists: a bad line gets no entries, and the warnings say so */
+    translate_file(dir, model, "bad", "--beam 3 --n-best 2");
+    text = output_of(dir, "bad", "out");
+    ck_assert_int_eq(count_lines(text), 3 * 2);
+    int entries[7] = {0};
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        entries[atoi(line)]++;
+    const int expected_entries[7] = {2, 0, 0, 0, 2, 0, 2};
+    for (int k = 0; k < 7; k++)
+        ck_assert_msg(entries[k] == expected_entries[k], "index %d: %d entries", k, entries[k]);
+    free(text);
+    warnings = output_of(dir, "bad", "err");
+    ck_assert_str_eq(warnings, "s2s: warning: stdin:2: empty line; no n-best entries for it\n"
+                               "s2s: warning: stdin:3:5: invalid UTF-8; no n-best entries for it\n"
+                               "s2s: warning: stdin:4: empty line; no n-best entries for it\n"
+                               "s2s: warning: stdin:6:4: NUL byte; no n-best entries for it\n");
+    free(warnings);
+}
+END_TEST
+
+START_TEST(show_attention_keeps_control_characters_off_the_terminal)
+{
+    char dir[512], path[700], model[700];
+    tiny_model(dir, sizeof dir, "showattention", NULL);
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(path, sizeof path, "%s/hostile.in", dir);
+    write_file(path, "w1 \033[2J\a w2\nw3 \xc2\x9b" "5m w4\n");
+    translate_file(dir, model, "hostile", "--show-attention");
+    char *drawing = output_of(dir, "hostile", "err");
+    size_t bad_at, bad_len, n = strlen(drawing);
+    ck_assert(utf8_validate(drawing, n, &bad_at, &bad_len) == 0);
+    for (size_t k = 0; k < n; k++) {
+        unsigned char c = (unsigned char)drawing[k];
+        ck_assert_msg(c >= 0x20 || c == '\n', "control byte 0x%02x at %zu:\n%s", c, k, drawing);
+        ck_assert_msg(c != 0x7f && !(c == 0xc2 && (unsigned char)drawing[k + 1] <= 0x9f),
+                      "DEL or C1 at %zu:\n%s", k, drawing);
+    }
+    /* the translation's own title: no training epoch to claim */
+    const char *title = "stdin line 1 (model of step 80)\n";
+    ck_assert_int_eq(strncmp(drawing, title, strlen(title)), 0);
+    ck_assert_ptr_nonnull(strstr(drawing, "\nstdin line 2 (model of step 80)\n"));
+    ck_assert_ptr_null(strstr(drawing, "epoch"));
+    ck_assert_ptr_nonnull(strstr(drawing, " 0:w1  1:\xef\xbf\xbd[2J\xef\xbf\xbd  2:w2  3:</s>\n\n"));
+    ck_assert_ptr_nonnull(strstr(drawing, " 0:w3  1:\xef\xbf\xbd" "5m  2:w4  3:</s>\n\n"));
+    free(drawing);
+}
+END_TEST
+
+START_TEST(options_follow_one_rule_and_say_what_is_wrong)
+{
+    char dir[512], err[700];
+    scratch_dir(dir, sizeof dir, "translateoptions");
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    const struct {
+        const char *argv[5];
+        const char *said;
+    } cases[] = {
+        /* an unknown option is unknown, last or not */
+        {{"--model", "m.ckpt", "--frobnicate"}, "translate: unknown option `--frobnicate` (see s2s "
+                                                "translate --help)"},
+        {{"--frobnicate", "--model", "m.ckpt"}, "translate: unknown option `--frobnicate` (see s2s "
+                                                "translate --help)"},
+        {{"--model", "m.ckpt", "--show-attention=1"}, "translate: `--show-attention` takes no value "
+                                                      "(got `--show-attention=1`; see s2s translate --help)"},
+        {{"--model", "m.ckpt", "--beam=5"}, "translate: write `--beam 5`: an option's value is the "
+                                            "next argument, not after '=' (see s2s translate --help)"},
+        {{"--model", "m.ckpt", "--beam"}, "translate: `--beam` needs a value (see s2s translate --help)"},
+        {{"--model", "m.ckpt", "in.txt"}, "translate: unexpected argument `in.txt`: the input is "
+                                          "stdin (see s2s translate --help)"},
+        {{"--model", "m.ckpt", "--beam", ""}, "--beam: expected 1 to 100, got ``"},
+        /* what a message quotes from outside is escaped: it cannot act on the terminal */
+        {{"--model", "m\033[2J\a\xc2\x9b.ckpt"}, "cannot open checkpoint `m\\x1b[2J\\x07\\xc2\\x9b"
+                                                  ".ckpt`: No such file or directory"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *argv[8] = {S2S, "translate"};
+        for (int k = 0; cases[c].argv[k]; k++)
+            argv[2 + k] = cases[c].argv[k];
+        ck_assert_int_eq(run_command(argv, NULL, err, NULL), 2);
+        char *said = read_file(err);
+        char expected[512];
+        snprintf(expected, sizeof expected, "s2s: error: %s\n", cases[c].said);
+        ck_assert_str_eq(said, expected);
+        free(said);
+    }
+    /* --help documents the rule */
+    const char *help[] = {S2S, "translate", "--help", NULL};
+    char out[700];
+    snprintf(out, sizeof out, "%s/help.txt", dir);
+    ck_assert_int_eq(run_command(help, out, err, NULL), 0);
+    char *text = read_file(out);
+    ck_assert_ptr_nonnull(strstr(text, "An option's value is the next argument: --beam 5, not --beam=5.\n"));
+    free(text);
+}
+END_TEST
+
+START_TEST(unknown_words_are_replaced_from_the_source)
+{
+    /* a target vocabulary of one word: most target words are <unk>, and so are outputs */
+    char dir[512], in[700], out[700], model[700], cmd[4096];
+    tiny_model(dir, sizeof dir, "unk", (const char *[]){"data.tgt_vocab_size=5",
+                                                       "training.max_steps=200", NULL});
+    snprintf(in, sizeof in, "%s/valid.src", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(cmd, sizeof cmd, "%s translate --model %s --beam 1 < %s > %s.plain", S2S, model, in, out);
+    ck_assert_int_eq(system(cmd), 0);
+    char plain_path[800];
+    snprintf(plain_path, sizeof plain_path, "%s.plain", out);
+    char *plain = read_file(plain_path);
+    ck_assert_ptr_nonnull(strstr(plain, "<unk>"));
+    free(plain);
+    snprintf(cmd, sizeof cmd, "%s translate --model %s --beam 1 --unk-replace < %s > %s", S2S, model, in, out);
+    ck_assert_int_eq(system(cmd), 0);
+    char *text = read_file(out), *sources = read_file(in);
+    ck_assert_ptr_null(strstr(text, "<unk>"));
+    /* every output word is the one known target word or a word of its own source line */
+    char run[600];
+    snprintf(run, sizeof run, "%s/run", dir);
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "last.ckpt");
+    ck_assert_int_eq(ck.tgt_vocab.size, 5);
+    char known[64];
+    snprintf(known, sizeof known, "%s", vocab_word(&ck.tgt_vocab, N_SPECIAL_TOKENS));
+    checkpoint_free(&ck);
+    int replaced = 0;
+    char *save_a, *save_b;
+    for (char *line = strtok_r(text, "\n", &save_a), *srcl = strtok_r(sources, "\n", &save_b); line;
+         line = strtok_r(NULL, "\n", &save_a), srcl = strtok_r(NULL, "\n", &save_b)) {
+        char padded[256];
+        snprintf(padded, sizeof padded, " %s ", srcl);
+        for (char *save_w, *w = strtok_r(line, " ", &save_w); w; w = strtok_r(NULL, " ", &save_w)) {
+            char key[64];
+            snprintf(key, sizeof key, " %s ", w);
+            int from_source = strstr(padded, key) != NULL;
+            ck_assert_msg(from_source || !strcmp(w, known), "`%s` is neither `%s` nor from `%s`", w,
+                          known, srcl);
+            replaced += from_source && strcmp(w, known);
+        }
+    }
+    ck_assert_int_gt(replaced, 10);
+    free(text);
+    free(sources);
+}
+END_TEST
+
+START_TEST(translate_to_a_full_disk_exits_3)
+{
+    char dir[512], in[700], model[700], cmd[4096], err[700];
+    tiny_model(dir, sizeof dir, "full", NULL);
+    snprintf(in, sizeof in, "%s/valid.src", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(cmd, sizeof cmd, "%s translate --model %s < %s > /dev/full 2> %s", S2S, model, in, err);
+    int status = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(status), 3);
+    char line[512];
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "s2s: error: cannot write `stdout`: No space left on device");
+}
+END_TEST
+
+START_TEST(a_file_size_limit_makes_translate_exit_3)
+{
+    /* SIGXFSZ at its default disposition, as a shell leaves it (no trap): s2s must not die
+     * of it, but report the write error */
+    char dir[512], in[700], err[700], cmd[4096], line[512];
+    tiny_model(dir, sizeof dir, "fsize", NULL);
+    snprintf(in, sizeof in, "%s/many.in", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    FILE *f = fopen(in, "w");
+    ck_assert(f != NULL);
+    for (int k = 0; k < 1000; k++) /* 1000 lines out: over the 512 bytes allowed */
+        fputs("w1 w2 w3 w4\n", f);
+    ck_assert_int_eq(fclose(f), 0);
+    snprintf(cmd, sizeof cmd, "ulimit -f 1 && exec %s translate --model %s/run/checkpoints/last.ckpt "
+             "< %s > %s/out.txt 2> %s", S2S, dir, in, dir, err);
+    int status = system(cmd);
+    ck_assert_msg(WIFEXITED(status), "killed by signal %d", WTERMSIG(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 3);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "s2s: error: cannot write `stdout`: File too large");
+}
+END_TEST
+
+Suite *translate_suite(void)
+{
+    Suite *s = suite_create("translate");
+    TCase *tc = tcase_create("translate");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, beam_of_one_is_greedy_decoding);
+    tcase_add_test(tc, nbest_lists_are_sorted_by_score);
+    tcase_add_test(tc, bad_input_lines_keep_their_place);
+    tcase_add_test(tc, unknown_words_are_replaced_from_the_source);
+    tcase_add_test(tc, translate_to_a_full_disk_exits_3);
+    tcase_add_test(tc, show_attention_keeps_control_characters_off_the_terminal);
+    tcase_add_test(tc, options_follow_one_rule_and_say_what_is_wrong);
+    tcase_add_test(tc, a_file_size_limit_makes_translate_exit_3);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,195 @@
+/* test_data.c: vocabularies (order, limits, lookups) and the batcher (every pair once
+ * per epoch, length buckets, determinism from the seed, exact restore). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/batch.h"
+#include "data/epochs.h"
+#include "data/corpus.h"
+#include "support/suites.h"
+#include "data/vocab.h"
+
+START_TEST(vocabulary_orders_by_frequency_then_first_occurrence)
+{
+    Vocab counts, v;
+    vocab_init(&counts);
+    const char *words[] = {"b", "a", "c", "a", "d", "c", "a", "<unk>", "e"};
+    for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+        vocab_count(&counts, words[k]);
+    vocab_build(&v, &counts, 0, 1);
+    const char *expected[] = {"<pad>", "<unk>", "<s>", "</s>", "a", "c", "b", "d", "e"};
+    ck_assert_int_eq(v.size, 9);
+    for (int k = 0; k < 9; k++)
+        ck_assert_str_eq(vocab_word(&v, k), expected[k]);
+    ck_assert_int_eq(vocab_id(&v, "c"), 5);
+    ck_assert_int_eq(vocab_id(&v, "zzz"), TOK_UNK);
+    ck_assert_int_eq(vocab_id(&v, "<unk>"), TOK_UNK);
+    vocab_free(&v);
+
+    vocab_build(&v, &counts, 6, 1); /* the specials count towards max_size */
+    ck_assert_int_eq(v.size, 6);
+    ck_assert_str_eq(vocab_word(&v, 5), "c");
+    vocab_free(&v);
+    vocab_build(&v, &counts, 0, 2);
+    ck_assert_int_eq(v.size, 6); /* a (3) and c (2) */
+    vocab_free(&v);
+    vocab_free(&counts);
+}
+END_TEST
+
+START_TEST(vocabulary_from_a_list_checks_it)
+{
+    Vocab v;
+    const char *good[] = {"<pad>", "<unk>", "<s>", "</s>", "x"};
+    ck_assert_int_eq(vocab_from_list(&v, good, 5), 0);
+    ck_assert_int_eq(vocab_id(&v, "x"), 4);
+    vocab_free(&v);
+    const char *repeated[] = {"<pad>", "<unk>", "<s>", "</s>", "x", "x"};
+    ck_assert_int_eq(vocab_from_list(&v, repeated, 6), -1);
+    vocab_free(&v);
+    const char *misplaced[] = {"<unk>", "<pad>", "<s>", "</s>"};
+    ck_assert_int_eq(vocab_from_list(&v, misplaced, 4), -1);
+    vocab_free(&v);
+}
+END_TEST
+
+START_TEST(vocabulary_survives_growth)
+{
+    Vocab v;
+    vocab_init(&v);
+    char word[32];
+    for (int k = 0; k < 5000; k++) {
+        snprintf(word, sizeof word, "w%d", k);
+        ck_assert_int_eq(vocab_count(&v, word), k);
+    }
+    for (int k = 0; k < 5000; k += 7) {
+        snprintf(word, sizeof word, "w%d", k);
+        ck_assert_int_eq(vocab_find(&v, word), k);
+    }
+    vocab_free(&v);
+}
+END_TEST
+
+/* A corpus of n pairs whose lengths are (k % 9 + 1, k % 5 + 1), built in memory. */
+static void make_corpus(Corpus *c, int n)
+{
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    c->src_start = malloc(sizeof(int) * (size_t)n);
+    c->src_len = malloc(sizeof(int) * (size_t)n);
+    c->tgt_start = malloc(sizeof(int) * (size_t)n);
+    c->tgt_len = malloc(sizeof(int) * (size_t)n);
+    c->ids = malloc(sizeof(int) * (size_t)n * 20);
+    for (int k = 0; k < n; k++) {
+        c->src_start[k] = (int)c->n_ids;
+        c->src_len[k] = k % 9 + 1;
+        for (int j = 0; j < c->src_len[k]; j++)
+            c->ids[c->n_ids++] = 4 + k % 50; /* the pair's own mark */
+        c->tgt_start[k] = (int)c->n_ids;
+        c->tgt_len[k] = k % 5 + 1;
+        for (int i = 0; i < c->tgt_len[k]; i++)
+            c->ids[c->n_ids++] = 4;
+        if (c->src_len[k] > c->max_src_len)
+            c->max_src_len = c->src_len[k];
+        if (c->tgt_len[k] > c->max_tgt_len)
+            c->max_tgt_len = c->tgt_len[k];
+    }
+}
+
+/* Sequence of (batch size, first source id, source length) over `batches` batches. */
+static void record(Epochs *b, Batch *bt, int batches, int *out)
+{
+    for (int k = 0; k < batches; k++) {
+        epochs_next(b, bt);
+        out[3 * k] = bt->batch_size;
+        out[3 * k + 1] = bt->src[0];
+        out[3 * k + 2] = bt->src_steps;
+    }
+}
+
+/* Source padding positions of one epoch; checks that every pair came once. */
+static int epoch_padding(const Corpus *c, int pool_batches)
+{
+    Epochs b;
+    Batch bt;
+    epochs_init(&b, c, 32, pool_batches, 1, 5);
+    batch_init(&bt, 32, c->max_src_len + 1, c->max_tgt_len + 1);
+    int *seen = calloc((size_t)c->n, sizeof(int)), padding = 0;
+    for (int k = 0; k < b.n_batches; k++) {
+        epochs_next(&b, &bt);
+        padding += bt.src_steps * bt.batch_size - bt.n_src_tokens;
+        for (int u = 0; u < bt.batch_size; u++)
+            seen[bt.src[u] - 4]++; /* the pair's mark, see make_corpus */
+    }
+    for (int k = 0; k < 50 && k < c->n; k++) /* marks repeat every 50 pairs */
+        ck_assert_int_eq(seen[k], (c->n - k + 49) / 50);
+    ck_assert_int_eq(b.epoch, 0);
+    epochs_next(&b, &bt);
+    ck_assert_int_eq(b.epoch, 1);
+    free(seen);
+    batch_free(&bt);
+    epochs_free(&b);
+    return padding;
+}
+
+START_TEST(batcher_covers_each_pair_once_per_epoch_in_length_buckets)
+{
+    Corpus c;
+    make_corpus(&c, 1000);
+    int unsorted = epoch_padding(&c, 1), bucketed = epoch_padding(&c, 4);
+    printf("source padding in one epoch: %d positions without buckets, %d with pools of 4 batches\n",
+           unsorted, bucketed);
+    ck_assert_int_lt(2 * bucketed, unsorted);
+    corpus_free(&c);
+}
+END_TEST
+
+START_TEST(batcher_is_deterministic_and_restores_exactly)
+{
+    Corpus c;
+    make_corpus(&c, 200);
+    Batch bt;
+    batch_init(&bt, 16, c.max_src_len + 1, c.max_tgt_len + 1);
+    enum { N = 40 }; /* 13 batches an epoch: three epoch boundaries */
+    int a[3 * N], b[3 * N], d[3 * N];
+    Epochs x, y;
+    epochs_init(&x, &c, 16, 3, 1, 77);
+    record(&x, &bt, N, a);
+    epochs_free(&x);
+    epochs_init(&x, &c, 16, 3, 1, 77);
+    record(&x, &bt, N, b);
+    ck_assert(memcmp(a, b, sizeof a) == 0);
+    /* another seed, another order */
+    epochs_init(&y, &c, 16, 3, 1, 78);
+    record(&y, &bt, N, d);
+    ck_assert(memcmp(a, d, sizeof a) != 0);
+    epochs_free(&y);
+    /* stop after 17 batches, restore a fresh batcher from the position, continue */
+    epochs_free(&x);
+    epochs_init(&x, &c, 16, 3, 1, 77);
+    record(&x, &bt, 17, b);
+    epochs_init(&y, &c, 16, 3, 1, 12345);
+    epochs_restore(&y, x.epoch, x.next, x.epoch_start.state, x.epoch_start.inc);
+    record(&y, &bt, N - 17, b + 3 * 17);
+    ck_assert(memcmp(a, b, sizeof a) == 0);
+    epochs_free(&x);
+    epochs_free(&y);
+    batch_free(&bt);
+    corpus_free(&c);
+}
+END_TEST
+
+Suite *data_suite(void)
+{
+    Suite *s = suite_create("data");
+    TCase *tc = tcase_create("data");
+    tcase_add_test(tc, vocabulary_orders_by_frequency_then_first_occurrence);
+    tcase_add_test(tc, vocabulary_from_a_list_checks_it);
+    tcase_add_test(tc, vocabulary_survives_growth);
+    tcase_add_test(tc, batcher_covers_each_pair_once_per_epoch_in_length_buckets);
+    tcase_add_test(tc, batcher_is_deterministic_and_restores_exactly);
+    suite_add_tcase(s, tc);
+    return s;
+}

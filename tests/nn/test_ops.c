@@ -1,0 +1,202 @@
+/* test_ops.c: finite-difference checks of the linear, embedding, tanh and softmax
+ * cross-entropy kernels, in double. Loss of each check: L = sum(out * R), R random. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "nn/fdcheck.h"
+#include "nn/ops.h"
+#include "support/suites.h"
+
+enum { ROWS = 3, IN = 4, OUT = 5 };
+
+typedef struct {
+    real x[ROWS * IN], W[OUT * IN], b[OUT], y[ROWS * OUT], R[ROWS * OUT];
+} LinearCase;
+
+static double linear_loss(void *ctx)
+{
+    LinearCase *c = ctx;
+    linear_forward(c->y, c->x, c->W, c->b, ROWS, IN, OUT);
+    return weighted_sum(c->y, c->R, ROWS * OUT);
+}
+
+START_TEST(linear_backward_matches_finite_differences)
+{
+    LinearCase c;
+    Pcg32 rng;
+    pcg32_seed(&rng, 11, 1);
+    fill_uniform(c.x, ROWS * IN, &rng, -1, 1);
+    fill_uniform(c.W, OUT * IN, &rng, -1, 1);
+    fill_uniform(c.b, OUT, &rng, -1, 1);
+    fill_uniform(c.R, ROWS * OUT, &rng, -1, 1);
+    real dx[ROWS * IN] = {0}, dW[OUT * IN] = {0}, db[OUT] = {0};
+    linear_loss(&c);
+    linear_backward(dx, dW, db, c.R, c.x, c.W, ROWS, IN, OUT);
+    printf("linear:\n");
+    ck_assert_double_le(fdcheck_tensor("x", c.x, dx, ROWS * IN, linear_loss, &c), GRADCHECK_TOLERANCE);
+    ck_assert_double_le(fdcheck_tensor("W", c.W, dW, OUT * IN, linear_loss, &c), GRADCHECK_TOLERANCE);
+    ck_assert_double_le(fdcheck_tensor("b", c.b, db, OUT, linear_loss, &c), GRADCHECK_TOLERANCE);
+}
+END_TEST
+
+enum { VOCAB = 5, DIM = 3, N_IDS = 5, LD = DIM + 2 };
+
+typedef struct {
+    real E[VOCAB * DIM], out[N_IDS * LD], R[N_IDS * LD];
+    int ids[N_IDS];
+} EmbeddingCase;
+
+static double embedding_loss(void *ctx)
+{
+    EmbeddingCase *c = ctx;
+    embedding_forward(c->out, LD, c->E, c->ids, N_IDS, DIM);
+    double sum = 0;
+    for (int k = 0; k < N_IDS; k++)
+        sum += weighted_sum(c->out + k * LD, c->R + k * LD, DIM);
+    return sum;
+}
+
+START_TEST(embedding_backward_matches_finite_differences)
+{
+    /* id 1 twice: its row must collect both gradients; row 2 is never looked up. */
+    EmbeddingCase c = {.ids = {1, 3, 1, 0, 4}};
+    Pcg32 rng;
+    pcg32_seed(&rng, 12, 1);
+    fill_uniform(c.E, VOCAB * DIM, &rng, -1, 1);
+    fill_uniform(c.R, N_IDS * LD, &rng, -1, 1);
+    real dE[VOCAB * DIM] = {0};
+    embedding_backward(dE, c.R, LD, c.ids, -1, N_IDS, DIM);
+    printf("embedding:\n");
+    ck_assert_double_le(fdcheck_tensor("E", c.E, dE, VOCAB * DIM, embedding_loss, &c), GRADCHECK_TOLERANCE);
+    for (int k = 0; k < DIM; k++)
+        ck_assert(dE[2 * DIM + k] == 0);
+}
+END_TEST
+
+START_TEST(embedding_backward_skips_padding_rows)
+{
+    const int ids[3] = {0, 2, 0};
+    real dout[3 * DIM], dE[VOCAB * DIM] = {0};
+    for (int k = 0; k < 3 * DIM; k++)
+        dout[k] = (real)(k + 1);
+    embedding_backward(dE, dout, DIM, ids, 0, 3, DIM);
+    for (int k = 0; k < DIM; k++) {
+        ck_assert(dE[0 * DIM + k] == 0);
+        ck_assert(dE[2 * DIM + k] == dout[DIM + k]);
+    }
+}
+END_TEST
+
+enum { N_TANH = 7 };
+
+typedef struct {
+    real x[N_TANH], y[N_TANH], R[N_TANH];
+} TanhCase;
+
+static double tanh_loss(void *ctx)
+{
+    TanhCase *c = ctx;
+    tanh_forward(c->y, c->x, N_TANH);
+    return weighted_sum(c->y, c->R, N_TANH);
+}
+
+START_TEST(tanh_backward_matches_finite_differences)
+{
+    TanhCase c;
+    Pcg32 rng;
+    pcg32_seed(&rng, 13, 1);
+    fill_uniform(c.x, N_TANH, &rng, -2, 2);
+    fill_uniform(c.R, N_TANH, &rng, -1, 1);
+    real dx[N_TANH];
+    tanh_loss(&c);
+    tanh_backward(dx, c.R, c.y, N_TANH);
+    printf("tanh:\n");
+    ck_assert_double_le(fdcheck_tensor("x", c.x, dx, N_TANH, tanh_loss, &c), GRADCHECK_TOLERANCE);
+}
+END_TEST
+
+enum { XENT_ROWS = 4, XENT_V = 6 };
+
+typedef struct {
+    real logits[XENT_ROWS * XENT_V], probs[XENT_ROWS * XENT_V];
+    int targets[XENT_ROWS];
+    real smoothing;
+} XentCase;
+
+static double xent_loss(void *ctx)
+{
+    XentCase *c = ctx;
+    memcpy(c->probs, c->logits, sizeof c->probs);
+    return softmax_xent_forward(c->probs, c->targets, c->smoothing, XENT_ROWS, XENT_V);
+}
+
+/* Without and with label smoothing. */
+START_TEST(softmax_xent_backward_matches_finite_differences)
+{
+    XentCase c = {.targets = {0, 5, 2, 2}, .smoothing = _i ? 0.1 : 0};
+    Pcg32 rng;
+    pcg32_seed(&rng, 14, 1);
+    fill_uniform(c.logits, XENT_ROWS * XENT_V, &rng, -3, 3);
+    real d[XENT_ROWS * XENT_V];
+    xent_loss(&c);
+    softmax_xent_backward(d, c.probs, c.targets, c.smoothing, 1, XENT_ROWS, XENT_V);
+    printf("softmax cross-entropy, label smoothing %g:\n", c.smoothing);
+    ck_assert_double_le(fdcheck_tensor("logits", c.logits, d, XENT_ROWS * XENT_V, xent_loss, &c),
+                        GRADCHECK_TOLERANCE);
+}
+END_TEST
+
+START_TEST(softmax_xent_is_stable_for_large_logits)
+{
+    /* exp(1000) overflows a double; the max shift must keep the result exact. */
+    real logits[3] = {1000, 998, 990};
+    int target = 1;
+    double loss = softmax_xent_forward(logits, &target, 0, 1, 3);
+    double expected = 2 + log(1 + exp(-2.0) + exp(-10.0));
+    ck_assert_double_eq_tol(loss, expected, 1e-12);
+    ck_assert_double_eq_tol(logits[0] + logits[1] + logits[2], 1, 1e-15); /* now the softmax */
+}
+END_TEST
+
+/* The smoothed loss is its definition: (1 - eps) of the target's -log p and eps of the
+ * mean -log p over the vocabulary, computed here from the probabilities. */
+START_TEST(label_smoothing_mixes_the_target_with_the_uniform_distribution)
+{
+    const real eps = 0.2;
+    real logits[2 * 5] = {1.5, -0.5, 0.25, 3, -2, 0, 0.5, 0.5, -1, 2};
+    const int targets[2] = {3, 1};
+    real probs[2 * 5];
+    memcpy(probs, logits, sizeof probs);
+    double smoothed = softmax_xent_forward(probs, targets, eps, 2, 5);
+    double expected = 0;
+    for (int r = 0; r < 2; r++) {
+        double mean_nll = 0;
+        for (int v = 0; v < 5; v++)
+            mean_nll -= log(probs[r * 5 + v]) / 5;
+        expected += (1 - eps) * -log(probs[r * 5 + targets[r]]) + eps * mean_nll;
+    }
+    ck_assert_double_eq_tol(smoothed, expected, 1e-13);
+    /* a certain model pays for its certainty: the loss grows as the target's logit
+     * grows far past the others, instead of falling to 0 */
+    real peaked[5] = {0, 0, 0, 40, 0}, flatter[5] = {0, 0, 0, 8, 0};
+    const int three = 3;
+    ck_assert_double_gt(softmax_xent_forward(peaked, &three, eps, 1, 5),
+                        softmax_xent_forward(flatter, &three, eps, 1, 5));
+}
+END_TEST
+
+Suite *ops_suite(void)
+{
+    Suite *s = suite_create("ops");
+    TCase *tc = tcase_create("gradients");
+    tcase_add_test(tc, linear_backward_matches_finite_differences);
+    tcase_add_test(tc, embedding_backward_matches_finite_differences);
+    tcase_add_test(tc, embedding_backward_skips_padding_rows);
+    tcase_add_test(tc, tanh_backward_matches_finite_differences);
+    tcase_add_loop_test(tc, softmax_xent_backward_matches_finite_differences, 0, 2);
+    tcase_add_test(tc, label_smoothing_mixes_the_target_with_the_uniform_distribution);
+    tcase_add_test(tc, softmax_xent_is_stable_for_large_logits);
+    suite_add_tcase(s, tc);
+    return s;
+}

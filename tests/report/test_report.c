@@ -1,0 +1,353 @@
+/* test_report.c: watching attention learn, end to end: alignment dumps during
+ * training (every row a distribution), AER in metrics.jsonl, the HTML report opened in
+ * headless Chromium (and written even when a signal lands while it is made), the `s2s
+ * align` and `s2s heatmap` commands, and gold alignments read in memory bounded by
+ * their corpus (/dev/zero, an 80 MB line, more lines than the corpus). */
+#include <check.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/alignlog.h"
+#include "support/cli.h"
+#include "report/metrics.h"
+#include "support/suites.h"
+#include "support/tinyrun.h"
+
+/* Trains the tiny setup with alignment dumps every 5 steps on validation lines 2 and 5. */
+static void train_with_dumps(char *dir, size_t cap)
+{
+    scratch_dir(dir, cap, "report");
+    write_tiny_setup(dir);
+    char gold[700];
+    snprintf(gold, sizeof gold, "data.valid_align=%s/valid.align", dir);
+    const char *sets[] = {gold, "alignments.every=5", "alignments.lines=[2, 5]", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+}
+
+START_TEST(training_dumps_alignments_and_aer)
+{
+    char dir[512], path[700];
+    train_with_dumps(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/run/alignments.jsonl", dir);
+    AlignLog log;
+    Error err;
+    ck_assert_msg(alignlog_read(&log, path, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(log.n, 2 * 5); /* steps 0, 5, 10, 15, 20 */
+    for (int k = 0; k < log.n; k++) {
+        const AlignRecord *r = &log.records[k];
+        ck_assert_int_eq(r->step, 5 * (k / 2));
+        ck_assert_int_eq(r->id, k % 2 ? 5 : 2);
+        ck_assert_str_eq(r->src[r->n_src - 1], "</s>");
+        ck_assert_str_eq(r->tgt[r->n_tgt - 1], "</s>");
+        for (int i = 0; i < r->n_tgt; i++) {
+            double sum = 0;
+            for (int j = 0; j < r->n_src; j++)
+                sum += r->weights[i * r->n_src + j];
+            ck_assert_double_eq_tol(sum, 1, 1e-5);
+        }
+    }
+    alignlog_free(&log);
+    snprintf(path, sizeof path, "%s/run/metrics.jsonl", dir);
+    char *m = read_file(path);
+    ck_assert_ptr_nonnull(strstr(m, "{\"step\":0,\"epoch\":0.0000,\"aer\":"));
+    ck_assert_ptr_nonnull(strstr(m, "{\"step\":20,\"epoch\":"));
+    ck_assert_ptr_nonnull(strstr(m, "\"attention_entropy\":"));
+    free(m);
+}
+END_TEST
+
+START_TEST(report_opens_in_headless_chromium_with_every_heatmap)
+{
+    char dir[512], report[700], out[700], profile[700], url[800];
+    train_with_dumps(dir, sizeof dir);
+    snprintf(report, sizeof report, "%s/run/heatmaps/report.html", dir);
+    snprintf(out, sizeof out, "%s/dom.html", dir);
+    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", dir);
+    snprintf(url, sizeof url, "file://%s", report);
+    /* the report is rewritten at each validation (steps 10 and 20): it holds the dumps of
+     * steps 0 to 20, five per sentence */
+    const char *argv[] = {"/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                          "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update",
+                          "--disable-sync", profile, "--dump-dom", url, NULL};
+    ck_assert_int_eq(run_command(argv, out, NULL, NULL), 0);
+    char *dom = read_file(out);
+    ck_assert_msg(strstr(dom, "data-heatmaps=\"10\"") != NULL, "the DOM Chromium rendered does not "
+                  "show 10 heatmaps");
+    ck_assert_ptr_nonnull(strstr(dom, "class=\"chart\""));
+    free(dom);
+}
+END_TEST
+
+START_TEST(align_command_writes_links_matrices_and_aer)
+{
+    char dir[512], model[700], src[700], tgt[700], gold[700], jsonl[700], out[700], err_path[700];
+    train_with_dumps(dir, sizeof dir);
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(src, sizeof src, "%s/valid.src", dir);
+    snprintf(tgt, sizeof tgt, "%s/valid.tgt", dir);
+    snprintf(gold, sizeof gold, "%s/valid.align", dir);
+    snprintf(jsonl, sizeof jsonl, "%s/forced.jsonl", dir);
+    snprintf(out, sizeof out, "%s/links.txt", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    const char *argv[] = {S2S, "align", "--model", model, "--src", src, "--tgt", tgt, "--gold", gold,
+                          "--out", jsonl, NULL};
+    ck_assert_int_eq(run_command(argv, out, err_path, NULL), 0);
+    /* recompute the AER from the printed links: the two must agree */
+    char *links = read_file(out), *golds = read_file(gold);
+    AerCounts c = {0};
+    int lines = 0;
+    Link a[64], g[64];
+    int bad;
+    /* line by line, empty lines included (a sentence may have no link) */
+    for (char *la = links, *lb = golds; *lb; lines++) {
+        char *ea = strchr(la, '\n'), *eb = strchr(lb, '\n');
+        ck_assert(ea && eb);
+        *ea = *eb = '\0';
+        int na = pharaoh_parse(la, a, 64, &bad), ng = pharaoh_parse(lb, g, 64, &bad);
+        ck_assert(na >= 0 && ng >= 0);
+        aer_add(&c, a, na, g, ng);
+        la = ea + 1;
+        lb = eb + 1;
+    }
+    ck_assert_int_eq(lines, 20);
+    char want[128];
+    snprintf(want, sizeof want, "AER = %.4f (precision %.4f, recall %.4f; 20 pairs", aer_rate(&c),
+             aer_precision(&c), aer_recall(&c));
+    char *said = read_file(err_path);
+    ck_assert_msg(strstr(said, want) != NULL, "stderr: %s, expected: %s", said, want);
+    free(said);
+    free(links);
+    free(golds);
+    AlignLog log;
+    Error err;
+    ck_assert_msg(alignlog_read(&log, jsonl, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(log.n, 20);
+    ck_assert_int_eq(log.records[0].step, 20);
+    /* outside training there is no epoch to tell: the records claim none */
+    ck_assert_int_eq(log.records[0].has_epoch, 0);
+    alignlog_free(&log);
+    char *text = read_file(jsonl);
+    const char *start = "{\"step\":20,\"id\":1,\"src\":[";
+    ck_assert_int_eq(strncmp(text, start, strlen(start)), 0);
+    ck_assert_ptr_null(strstr(text, "epoch"));
+    free(text);
+    const char *txt[] = {S2S, "heatmap", jsonl, "--format", "txt", NULL};
+    ck_assert_int_eq(run_command(txt, out, err_path, NULL), 0);
+    text = read_file(out);
+    start = "step 20, sentence 1\n";
+    ck_assert_int_eq(strncmp(text, start, strlen(start)), 0);
+    ck_assert_ptr_null(strstr(text, "epoch"));
+    free(text);
+}
+END_TEST
+
+START_TEST(heatmap_command_draws_svg_text_and_html)
+{
+    char dir[512], jsonl[700], out[700], err_path[700], svg_dir[700], path[800], cmd[900];
+    train_with_dumps(dir, sizeof dir);
+    snprintf(jsonl, sizeof jsonl, "%s/run/alignments.jsonl", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    snprintf(svg_dir, sizeof svg_dir, "%s/svg", dir);
+    const char *svg[] = {S2S, "heatmap", jsonl, "--out", svg_dir, NULL};
+    ck_assert_int_eq(run_command(svg, out, err_path, NULL), 0);
+    for (int id = 2; id <= 5; id += 3) { /* the last step of each sentence */
+        snprintf(path, sizeof path, "%s/heatmap-%d-20.svg", svg_dir, id);
+        snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", path);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    const char *all[] = {S2S, "heatmap", jsonl, "--out", svg_dir, "--step", "all", NULL};
+    ck_assert_int_eq(run_command(all, out, err_path, NULL), 0);
+    snprintf(path, sizeof path, "%s/heatmap-5-10.svg", svg_dir);
+    char *s = read_file(path);
+    ck_assert_ptr_nonnull(strstr(s, "<svg class=\"heatmap\""));
+    free(s);
+    const char *txt[] = {S2S, "heatmap", jsonl, "--format", "txt", "--step", "0", NULL};
+    ck_assert_int_eq(run_command(txt, out, err_path, NULL), 0);
+    s = read_file(out);
+    ck_assert_ptr_nonnull(strstr(s, "step 0 (epoch 0.00), sentence 2\n"));
+    ck_assert_ptr_nonnull(strstr(s, "</s>"));
+    ck_assert_ptr_null(strstr(s, "\033[")); /* no colour off a terminal */
+    free(s);
+    const char *missing[] = {S2S, "heatmap", jsonl, "--format", "txt", "--step", "7", NULL};
+    ck_assert_int_eq(run_command(missing, out, err_path, NULL), 2);
+    char line[1024], expected[1400];
+    first_line(err_path, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: `%s` has no attention matrices of step 7", jsonl);
+    ck_assert_str_eq(line, expected);
+    snprintf(path, sizeof path, "%s/broken.jsonl", dir);
+    write_file(path, "{\"step\":1,\"id\":1,\"src\":[\"a\"],\"tgt\":[\"b\"],\"weights\":[[1]]}\n{\"step\":2,\n");
+    const char *broken[] = {S2S, "heatmap", path, NULL};
+    ck_assert_int_eq(run_command(broken, out, err_path, NULL), 2);
+    first_line(err_path, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: %s:2:11: expected a string key", path);
+    ck_assert_str_eq(line, expected);
+}
+END_TEST
+
+
+START_TEST(a_signal_while_the_report_is_made_waits_for_it)
+{
+    /* SIGTERM at the report of step 10's validation: the run saves and stops, and the
+     * report it leaves shows step 10 (its reading of the run's own logs finishes) */
+    char dir[512], report[700];
+    scratch_dir(dir, sizeof dir, "reportsignal");
+    write_tiny_setup(dir);
+    char gold[700];
+    snprintf(gold, sizeof gold, "data.valid_align=%s/valid.align", dir);
+    const char *sets[] = {gold, "alignments.every=5", "alignments.lines=[2, 5]", NULL};
+    char signal_env[64];
+    snprintf(signal_env, sizeof signal_env, "S2S_FAULT_SIGNAL=report:10:%d", SIGTERM);
+    const char *env[] = {signal_env, NULL};
+    ck_assert_int_eq(train(S2S_FAULTS, dir, sets, env, NULL), 128 + SIGTERM);
+    snprintf(report, sizeof report, "%s/run/heatmaps/report.html", dir);
+    char *html = read_file(report);
+    ck_assert_ptr_nonnull(strstr(html, "data-label=\"step 10 (epoch "));
+    ck_assert_ptr_nonnull(strstr(html, "<polyline")); /* the curves of metrics.jsonl */
+    free(html);
+    char path[700];
+    snprintf(path, sizeof path, "%s/run/train.log", dir);
+    char *log = read_file(path);
+    ck_assert_ptr_null(strstr(log, "report not updated"));
+    free(log);
+}
+END_TEST
+
+/* ---- gold alignments in bounded memory ------------------------------------------------------------ */
+
+/* See test_align.c: under a memory tool an address-space limit measures the tool. */
+static int under_memory_tool(void)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    return getenv("ASAN_OPTIONS") != NULL || (preload && strstr(preload, "valgrind"));
+}
+
+/* Runs argv under an address-space limit of 512 MiB (none under a memory tool) and a
+ * time limit of 60 s; returns the exit code, the peak memory in KiB and the first line
+ * of stderr (err_path). */
+static int run_limited(const char *const *argv, const char *err_path, long *rss_kib, char *line,
+                       size_t cap)
+{
+    RunOptions opt = {.timeout = 60,
+                      .max_address_space = under_memory_tool() ? 0 : (size_t)512 << 20};
+    int rc = run_command_with(argv, NULL, err_path, &opt, rss_kib);
+    first_line(err_path, line, cap);
+    return rc;
+}
+
+/* path: 20 lines of links, one of them (line 3) of mib MiB. */
+static void write_gold_with_a_huge_line(const char *path, int mib)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    static char chunk[1 << 20];
+    for (size_t k = 0; k < sizeof chunk; k += 4)
+        memcpy(chunk + k, "0-0 ", 4);
+    for (int line = 1; line <= 20; line++) {
+        for (int k = 0; line == 3 && k < mib; k++)
+            ck_assert_uint_eq(fwrite(chunk, 1, sizeof chunk, f), sizeof chunk);
+        fputs("0-0\n", f);
+    }
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(align_reads_gold_alignments_in_memory_bounded_by_the_corpus)
+{
+    char dir[512], model[700], src[700], tgt[700], gold[700], err[700], line[1400], expected[1400];
+    long rss_kib;
+    train_with_dumps(dir, sizeof dir);
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(src, sizeof src, "%s/valid.src", dir);
+    snprintf(tgt, sizeof tgt, "%s/valid.tgt", dir);
+    snprintf(gold, sizeof gold, "%s/gold.align", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    const char *zero[] = {S2S, "align", "--model", model, "--src", src, "--tgt", tgt, "--gold",
+                          "/dev/zero", NULL};
+    ck_assert_int_eq(run_limited(zero, err, &rss_kib, line, sizeof line), 2);
+    ck_assert_str_eq(line, "s2s: error: /dev/zero:1:1: NUL byte (expected UTF-8 text)");
+    const char *argv[] = {S2S, "align", "--model", model, "--src", src, "--tgt", tgt, "--gold",
+                          gold, NULL};
+    write_gold_with_a_huge_line(gold, 80);
+    ck_assert_int_eq(run_limited(argv, err, &rss_kib, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: %s:3: line longer than data.max_line_bytes "
+             "(1048576 bytes)", gold);
+    ck_assert_str_eq(line, expected);
+    printf("peak memory of s2s align on a gold file with an 80 MB line: %ld KiB\n", rss_kib);
+    if (!under_memory_tool())
+        ck_assert_int_lt(rss_kib, 40 * 1024L);
+    /* more lines than the corpus: refused at the first one too many, whatever follows */
+    char valid_path[700];
+    snprintf(valid_path, sizeof valid_path, "%s/valid.align", dir);
+    char *valid = read_file(valid_path);
+    FILE *f = fopen(gold, "w");
+    ck_assert(f != NULL);
+    fputs(valid, f);
+    for (int k = 0; k < 1000; k++)
+        fputs("0-0\n", f);
+    ck_assert_int_eq(fclose(f), 0);
+    free(valid);
+    ck_assert_int_eq(run_limited(argv, err, &rss_kib, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: `%s` has more lines than the 20 of the corpus "
+             "it aligns (its line 21 has no sentence pair)", gold);
+    ck_assert_str_eq(line, expected);
+    unlink(gold);
+}
+END_TEST
+
+START_TEST(training_reads_gold_alignments_in_bounded_memory)
+{
+    char dir[512], config[700], err[700], data[4800], line[1400], expected[1400], gold[700];
+    long rss_kib;
+    scratch_dir(dir, sizeof dir, "goldtrain");
+    write_tiny_setup(dir);
+    snprintf(config, sizeof config, "%s/c.yaml", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    snprintf(gold, sizeof gold, "%s/gold.align", dir);
+    write_gold_with_a_huge_line(gold, 80);
+    const char *keys[] = {"valid_align", "test_align"};
+    const char *files[] = {"/dev/zero", gold};
+    for (int k = 0; k < 2; k++)
+        for (int which = 0; which < 2; which++) {
+            snprintf(data, sizeof data,
+                     "  train_src: %s/train.src\n  train_tgt: %s/train.tgt\n"
+                     "  valid_src: %s/valid.src\n  valid_tgt: %s/valid.tgt\n"
+                     "  test_src: %s/valid.src\n  test_tgt: %s/valid.tgt\n  %s: %s",
+                     dir, dir, dir, dir, dir, dir, keys[k], files[which]);
+            write_data_config(dir, data);
+            const char *argv[] = {S2S, "train", config, NULL};
+            ck_assert_int_eq(run_limited(argv, err, &rss_kib, line, sizeof line), 2);
+            if (which == 0)
+                snprintf(expected, sizeof expected, "s2s: error: /dev/zero:1:1: NUL byte (expected "
+                         "UTF-8 text)");
+            else
+                snprintf(expected, sizeof expected, "s2s: error: %s:3: line longer than "
+                         "data.max_line_bytes (1048576 bytes)", gold);
+            ck_assert_msg(!strcmp(line, expected), "data.%s: %s: `%s`, expected `%s`", keys[k],
+                          files[which], line, expected);
+            if (!under_memory_tool())
+                ck_assert_int_lt(rss_kib, 40 * 1024L);
+        }
+    unlink(gold);
+}
+END_TEST
+
+Suite *report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("report");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, training_dumps_alignments_and_aer);
+    tcase_add_test(tc, report_opens_in_headless_chromium_with_every_heatmap);
+    tcase_add_test(tc, align_command_writes_links_matrices_and_aer);
+    tcase_add_test(tc, heatmap_command_draws_svg_text_and_html);
+    tcase_add_test(tc, a_signal_while_the_report_is_made_waits_for_it);
+    tcase_add_test(tc, align_reads_gold_alignments_in_memory_bounded_by_the_corpus);
+    tcase_add_test(tc, training_reads_gold_alignments_in_bounded_memory);
+    suite_add_tcase(s, tc);
+    return s;
+}

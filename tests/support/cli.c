@@ -1,0 +1,172 @@
+/* cli.c: running commands from tests (see cli.h). */
+#define _DEFAULT_SOURCE /* wait4, which reports the peak memory of one child */
+#include "support/cli.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+void scratch_dir(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "/tmp/s2s-test-%s-%ld", name, (long)getpid());
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(mkdir(out, 0777), 0);
+}
+
+static void redirect(int fd, const char *path)
+{
+    int f = open(path ? path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (f < 0)
+        _exit(126);
+    dup2(f, fd);
+    close(f);
+}
+
+/* Forks and execs argv as opt says. In the child, a failed setup step exits 126. */
+static pid_t spawn(const char *const *argv, const char *out_path, const char *err_path,
+                   const RunOptions *opt)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        redirect(STDOUT_FILENO, out_path);
+        redirect(STDERR_FILENO, err_path);
+        int in = open(opt->in_path ? opt->in_path : "/dev/null", O_RDONLY);
+        if (in < 0 || dup2(in, STDIN_FILENO) < 0)
+            _exit(126);
+        close(in);
+        if (opt->cwd && chdir(opt->cwd) != 0)
+            _exit(126);
+        if (opt->max_address_space) {
+            struct rlimit limit = {opt->max_address_space, opt->max_address_space};
+            if (setrlimit(RLIMIT_AS, &limit) != 0)
+                _exit(126);
+        }
+        for (const char *const *e = opt->env; e && *e; e++) {
+            char name[256];
+            const char *eq = strchr(*e, '=');
+            snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+            setenv(name, eq + 1, 1);
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+pid_t start_command(const char *const *argv, const char *out_path, const char *err_path,
+                    const char *const *env)
+{
+    return spawn(argv, out_path, err_path, &(RunOptions){.env = env});
+}
+
+static int decode_status(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + WTERMSIG(status);
+}
+
+int wait_command(pid_t pid, double seconds)
+{
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    for (double waited = 0; waited < seconds; waited += 0.02) {
+        int status;
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return decode_status(status);
+        nanosleep(&pause, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+int run_command_with(const char *const *argv, const char *out_path, const char *err_path,
+                     const RunOptions *opt, long *max_rss_kib)
+{
+    pid_t pid = spawn(argv, out_path, err_path, opt);
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    struct rusage usage;
+    int status;
+    for (double waited = 0;; waited += 0.005) {
+        pid_t r = wait4(pid, &status, opt->timeout > 0 ? WNOHANG : 0, &usage);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            ck_abort_msg("wait4: %s", strerror(errno));
+        if (opt->timeout > 0 && waited >= opt->timeout) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -1;
+        }
+        if (r == 0)
+            nanosleep(&pause, NULL);
+    }
+    if (max_rss_kib)
+        *max_rss_kib = usage.ru_maxrss;
+    return decode_status(status);
+}
+
+int run_command(const char *const *argv, const char *out_path, const char *err_path,
+                const char *const *env)
+{
+    pid_t pid = start_command(argv, out_path, err_path, env);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return decode_status(status);
+}
+
+int path_exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = '\0';
+    fclose(f);
+    return s;
+}
+
+void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+void first_line(const char *path, char *out, size_t cap)
+{
+    char *s = read_file(path);
+    char *nl = strchr(s, '\n');
+    if (nl)
+        *nl = '\0';
+    snprintf(out, cap, "%s", s);
+    free(s);
+}

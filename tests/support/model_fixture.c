@@ -1,0 +1,62 @@
+/* model_fixture.c: the fixture batch shared by the model tests (see model_fixture.h). */
+#include "support/model_fixture.h"
+
+static const int SRC0[] = {4, 5, 6, 7}, SRC1[] = {8}, SRC2[] = {5, 4, 4};
+static const int TGT0[] = {4, 5}, TGT1[] = {6, 7, 4, 6}, TGT2[] = {7, 5, 7};
+static const int *const SRCS[] = {SRC0, SRC1, SRC2}, *const TGTS[] = {TGT0, TGT1, TGT2};
+static const int SRC_N[] = {4, 1, 3}, TGT_N[] = {2, 4, 3};
+
+Dims fixture_dims(void)
+{
+    return (Dims){.src_vocab = 9, .tgt_vocab = 8, .emb = 3, .enc_hidden = 4,
+                  .dec_hidden = 5, .attn = 5, .readout = 4, .enc_layers = 1};
+}
+
+const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS] = {
+    {"additive attention, GRU", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0},
+    {"dot attention", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0},
+    {"general attention", SCORE_GENERAL, CELL_GRU, CELL_GRU, 1, 0, 0, 0},
+    {"scaled_dot attention", SCORE_SCALED_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0},
+    {"no attention", SCORE_NONE, CELL_GRU, CELL_GRU, 1, 0, 0, 0},
+    {"LSTM encoder and decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0},
+    {"tanh RNN encoder and decoder", SCORE_ADDITIVE, CELL_RNN, CELL_RNN, 1, 0, 0, 0},
+    {"2 LSTM encoder layers, GRU decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_GRU, 2, 0, 0, 0},
+    {"3 GRU encoder layers, LSTM decoder, scaled_dot", SCORE_SCALED_DOT, CELL_GRU, CELL_LSTM, 3, 0, 0, 0},
+    {"label smoothing 0.1", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0.1},
+    {"embedding dropout 0.3, readout dropout 0.4", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0.3, 0.4, 0},
+    {"general, RNN/LSTM, 2 layers, dropout, smoothing", SCORE_GENERAL, CELL_RNN, CELL_LSTM, 2, 0.2, 0.3, 0.2},
+};
+
+Dims fixture_variant_dims(int v)
+{
+    const ModelVariant *x = &FIXTURE_VARIANTS[v];
+    Dims d = fixture_dims();
+    d.score = x->score;
+    d.enc_cell = x->enc_cell;
+    d.dec_cell = x->dec_cell;
+    d.enc_layers = x->enc_layers;
+    if (x->score == SCORE_DOT)
+        d.dec_hidden = 2 * d.enc_hidden;
+    return d;
+}
+
+Regularization fixture_variant_regularization(int v, uint64_t seed)
+{
+    const ModelVariant *x = &FIXTURE_VARIANTS[v];
+    Regularization r = {x->embedding_dropout, x->readout_dropout, x->label_smoothing, {0, 0}};
+    pcg32_seed(&r.rng, seed, RNG_STREAM_DROPOUT);
+    return r;
+}
+
+void fixture_batch(Batch *bt)
+{
+    batch_init(bt, 3, 5, 5);
+    batch_fill(bt, 3, (const int *const *)SRCS, SRC_N, (const int *const *)TGTS, TGT_N);
+}
+
+void fixture_single(Batch *bt, int b)
+{
+    batch_init(bt, 1, 5, 5);
+    batch_fill(bt, 1, (const int *const *)&SRCS[b], &SRC_N[b], (const int *const *)&TGTS[b],
+               &TGT_N[b]);
+}

@@ -1,0 +1,46 @@
+/* model_fixture.h: the tiny model and batch shared by the model tests in both
+ * precisions, and the bridge from the float tests to the double build. Only
+ * precision-free types cross it. */
+#ifndef S2S_TEST_MODEL_FIXTURE_H
+#define S2S_TEST_MODEL_FIXTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nn/batch.h"
+#include "nn/model.h"
+
+/* The gradient-check sizes of STYLE.md: m=3, n=4, p=5, a=5, l=4, V_x=9, V_y=8. */
+Dims fixture_dims(void);
+/* The variants every whole-model check runs over: the default, each attention score,
+ * each cell, deeper encoders, and training's label smoothing and dropout. The ones
+ * with dropout come last (from FIXTURE_FIRST_DROPOUT): their masks depend on a batch's
+ * layout, so checks that compare layouts leave them out. */
+typedef struct {
+    const char *name;
+    ScoreKind score;
+    CellKind enc_cell, dec_cell;
+    int enc_layers;
+    double embedding_dropout, readout_dropout, label_smoothing;
+} ModelVariant;
+
+enum { FIXTURE_N_VARIANTS = 12, FIXTURE_FIRST_DROPOUT = 10 };
+extern const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS];
+/* fixture_dims with variant v's architecture (for dot, p = 2n = 8). */
+Dims fixture_variant_dims(int v);
+/* Variant v's regularization, its masks drawn from a stream of seed. */
+Regularization fixture_variant_regularization(int v, uint64_t seed);
+
+/* Three pairs whose lengths differ on both sides (so the batch has source and target
+ * padding in different places): sources of 4, 1, 3 words, targets of 2, 4, 3.
+ * Allocates the batch (batch_free it). */
+void fixture_batch(Batch *bt);
+/* Sentence b of the fixture alone, as a batch of one. */
+void fixture_single(Batch *bt, int b);
+
+/* Computed by the double build: the loss of batch under params (n doubles, in
+ * Params tensor order) and its gradient into grads (n doubles). */
+double model_loss_and_gradients_f64(const Dims *d, const Batch *bt, const double *params,
+                                    double *grads, size_t n);
+
+#endif

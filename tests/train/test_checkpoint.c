@@ -1,0 +1,317 @@
+/* test_checkpoint.c: the checkpoint container and contents: CRC-32's published check
+ * value, a save/load round trip, refusal (never a crash) of damaged, foreign and
+ * impossible files, and the frozen checkpoint of format version 1. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/checkpoint.h"
+#include "train/sectionfile.h"
+#include "support/cli.h"
+#include "base/rng.h"
+#include "support/suites.h"
+#include "support/tinyrun.h"
+
+START_TEST(crc32_matches_the_published_check_value)
+{
+    /* The CRC-32/ISO-HDLC check value of "123456789" (e.g. the CRC catalogue of
+     * Greg Cook, reveng.sourceforge.io): 0xCBF43926. */
+    ck_assert_uint_eq(crc32_update(0, "123456789", 9), 0xCBF43926u);
+    ck_assert_uint_eq(crc32_update(crc32_update(0, "1234", 4), "56789", 5), 0xCBF43926u);
+}
+END_TEST
+
+/* A valid config (the defaults and a training corpus) with `model` as given, and the
+ * vocabularies of one word ("hello") it goes with. */
+static void small_config(Config *cfg, Vocab *counts, Vocab *src, Vocab *tgt)
+{
+    snprintf(cfg->data.train_src, sizeof cfg->data.train_src, "a");
+    snprintf(cfg->data.train_tgt, sizeof cfg->data.train_tgt, "b");
+    cfg->training.scheduling = SCHEDULING_NONE;
+    Error err;
+    ck_assert_msg(config_validate(cfg, &err) == 0, "%s", err.msg);
+    vocab_init(counts);
+    vocab_count(counts, "hello");
+    vocab_build(src, counts, 0, 1);
+    vocab_build(tgt, counts, 0, 1);
+}
+
+/* A small model-only checkpoint in dir/x.ckpt; returns its bytes. */
+static char *make_checkpoint(const char *dir, size_t *size)
+{
+    Config cfg;
+    config_defaults(&cfg);
+    Vocab counts, src, tgt;
+    small_config(&cfg, &counts, &src, &tgt);
+    Error err;
+    char *yaml = config_to_yaml(&cfg);
+    Dims d = {src.size, tgt.size, 3, 4, 5, 6, 7, .enc_layers = 1};
+    Params p;
+    params_alloc(&p, &d);
+    for (size_t k = 0; k < p.n; k++)
+        p.mem[k] = (float)k / 7;
+    Optimizer opt;
+    optim_init(&opt, OPTIM_ADAM, p.n, 0.001f);
+    opt.m[3] = 1.5f;
+    Progress prog = {.step = 42, .lr = 0.001, .best_score = 12.5, .rng_state = 7, .rng_inc = 9};
+    char path[600];
+    snprintf(path, sizeof path, "%s/x.ckpt", dir);
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, &opt, &prog, &err) == 0, "%s", err.msg);
+    Checkpoint ck;
+    ck_assert_msg(checkpoint_load(&ck, path, 1, &err) == 0, "%s", err.msg);
+    ck_assert(memcmp(ck.params.mem, p.mem, sizeof(float) * p.n) == 0);
+    ck_assert_int_eq(ck.progress.step, 42);
+    ck_assert_double_eq(ck.progress.best_score, 12.5);
+    ck_assert_float_eq(ck.optim.m[3], 1.5f);
+    ck_assert_str_eq(vocab_word(&ck.src_vocab, 4), "hello");
+    ck_assert_str_eq(ck.config.data.train_src, "a");
+    checkpoint_free(&ck);
+    optim_free(&opt);
+    params_free(&p);
+    vocab_free(&counts);
+    vocab_free(&src);
+    vocab_free(&tgt);
+    free(yaml);
+    char *bytes = read_file(path);
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    *size = (size_t)ftell(f);
+    fclose(f);
+    return bytes;
+}
+
+/* Saves a GRU, additive model of (3, 4, 5, 6, 7) with vocabularies of 5 words, under a
+ * config that says decoder_cell and attention, with the model's source vocabulary size
+ * recorded as 5 + extra_src; returns the message of loading it back ("" if it loads). */
+static const char *mismatch_error(const char *dir, ConfigCell decoder_cell,
+                                  ConfigAttention attention, int extra_src)
+{
+    static Error err;
+    Config cfg;
+    config_defaults(&cfg);
+    cfg.model.decoder_cell = decoder_cell;
+    cfg.model.attention = attention;
+    cfg.model.encoder_size = 4; /* the sizes of Dims below: dot is valid */
+    cfg.model.decoder_size = 8;
+    Vocab counts, src, tgt;
+    small_config(&cfg, &counts, &src, &tgt);
+    char *yaml = config_to_yaml(&cfg);
+    Dims d = {src.size, tgt.size, 3, 4, 8, 6, 7, .enc_layers = 1};
+    Params p;
+    params_alloc(&p, &d);
+    d.src_vocab += extra_src;
+    char path[600];
+    snprintf(path, sizeof path, "%s/mismatch.ckpt", dir);
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, &err) == 0, "%s", err.msg);
+    Checkpoint ck;
+    err.msg[0] = '\0';
+    checkpoint_load(&ck, path, 0, &err);
+    checkpoint_free(&ck);
+    params_free(&p);
+    vocab_free(&counts);
+    vocab_free(&src);
+    vocab_free(&tgt);
+    free(yaml);
+    return err.msg;
+}
+
+/* The config stored in a checkpoint says which tensors the model has: weights of
+ * another architecture or vocabularies of another size are refused, naming the first
+ * tensor that differs and both shapes. */
+START_TEST(weights_of_another_architecture_are_refused_with_both_shapes)
+{
+    char dir[512], expected[1400];
+    scratch_dir(dir, sizeof dir, "mismatch");
+    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_ADDITIVE, 0), "");
+    /* tensors: E_x E_y, 4 per encoder direction, W_s b_s, W_a U_a b_a v_a, dec.W_i (17th) */
+    snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: tensor 17 is dec.W_i "
+             "(24 x 11), this model expects dec.W_i (32 x 11)", dir);
+    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_LSTM, ATTENTION_ADDITIVE, 0), expected);
+    snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: tensor 13 is W_a (6 x 8), "
+             "this model expects W_g (8 x 8)", dir);
+    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_GENERAL, 0), expected);
+    snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: tensor 13 is W_a (6 x 8), "
+             "this model expects dec.W_i (24 x 11)", dir);
+    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_DOT, 0), expected);
+    snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: vocabularies of 5 and 5 "
+             "words for a model of 6 and 5", dir);
+    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_ADDITIVE, 1), expected);
+}
+END_TEST
+
+static const char *load_error(const char *bytes, size_t size)
+{
+    static Error err;
+    Checkpoint ck;
+    err.msg[0] = '\0';
+    int rc = checkpoint_load_bytes(&ck, bytes, size, "x.ckpt", 1, &err);
+    checkpoint_free(&ck);
+    return rc == 0 ? "" : err.msg;
+}
+
+START_TEST(checkpoint_round_trips_and_refuses_damage)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir, "ckpt");
+    size_t size;
+    char *good = make_checkpoint(dir, &size);
+    ck_assert_str_eq(load_error(good, size), "");
+    char *bad = malloc(size);
+
+    memcpy(bad, good, size);
+    bad[0] = 'X';
+    ck_assert_str_eq(load_error(bad, size), "`x.ckpt` is not an s2s checkpoint (bad magic)");
+    memcpy(bad, good, size);
+    bad[8] = 2;
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt` has format version 2; this s2s reads version 1");
+    char expected[256];
+    snprintf(expected, sizeof expected, "checkpoint `x.ckpt` is truncated or padded: %zu bytes, its header says %zu",
+             size - 1, size);
+    ck_assert_str_eq(load_error(good, size - 1), expected);
+    ck_assert_str_eq(load_error(good, 10), "checkpoint `x.ckpt` is truncated: 10 bytes, shorter than its header");
+    ck_assert_str_eq(load_error(good, 0), "`x.ckpt` is not an s2s checkpoint (bad magic)");
+    memcpy(bad, good, size);
+    bad[size - 100] ^= 1; /* inside the last section */
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt`: CRC mismatch in section PROG (the file is damaged)");
+    /* every truncation and every flipped byte is refused with a message */
+    for (size_t cut = 0; cut < size; cut += 1 + cut / 16)
+        ck_assert_str_ne(load_error(good, cut), "");
+    for (size_t at = 0; at < size; at += 1 + at / 64) {
+        memcpy(bad, good, size);
+        bad[at] ^= 0x5a;
+        ck_assert_msg(strcmp(load_error(bad, size), "") != 0, "flipped byte %zu accepted", at);
+    }
+    free(bad);
+    free(good);
+}
+END_TEST
+
+/* Byte offset of section tag's data in a checkpoint's bytes (walking the section heads:
+ * tag 4, reserved 4, length 8; data; CRC 4), and its length. */
+static size_t find_section(const char *bytes, size_t size, const char *tag, uint64_t *len)
+{
+    for (size_t at = 32; at + 16 <= size;) {
+        memcpy(len, bytes + at + 8, 8);
+        if (!memcmp(bytes + at, tag, 4))
+            return at + 16;
+        at += 16 + *len + 4;
+    }
+    ck_abort_msg("no section %s", tag);
+    return 0;
+}
+
+START_TEST(checkpoint_refuses_other_versions_platforms_and_impossible_sizes)
+{
+    char dir[512], path[700];
+    scratch_dir(dir, sizeof dir, "ckptforeign");
+    size_t size;
+    char *good = make_checkpoint(dir, &size);
+    char *bad = malloc(size);
+    uint32_t u32;
+    uint64_t u64;
+
+    memcpy(bad, good, size);
+    u32 = 0;
+    memcpy(bad + 8, &u32, 4);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt` has format version 0; this s2s reads version 1");
+    u32 = 0x04030201u; /* the marker as the other byte order reads it */
+    memcpy(bad, good, size);
+    memcpy(bad + 12, &u32, 4);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt` was written on a machine of the other byte order");
+    memcpy(bad, good, size);
+    u32 = 8;
+    memcpy(bad + 16, &u32, 4);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt` stores 8-byte floats; this s2s uses 4");
+    /* sizes that would ask for exabytes: refused before anything is allocated */
+    memcpy(bad, good, size);
+    u64 = (uint64_t)1 << 62;
+    memcpy(bad + 24, &u64, 8);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "checkpoint `x.ckpt` is truncated or padded: %zu bytes, its "
+             "header says 4611686018427387904", size);
+    ck_assert_str_eq(load_error(bad, size), expected);
+    memcpy(bad, good, size);
+    memcpy(bad + 32 + 8, &u64, 8);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt`: section CONF runs past the end of the file");
+    memcpy(bad, good, size);
+    u32 = 1u << 30;
+    memcpy(bad + 20, &u32, 4);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt`: 1073741824 sections (at most 32)");
+
+    /* a NaN weight under a correct CRC */
+    memcpy(bad, good, size);
+    uint64_t len;
+    size_t parm = find_section(bad, size, "PARM", &len);
+    float nan = NAN;
+    memcpy(bad + parm + 8, &nan, 4);
+    u32 = crc32_update(0, bad + parm, len);
+    memcpy(bad + parm + len, &u32, 4);
+    ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt`: non-finite weight in E_x");
+
+    /* random garbage, with and without the magic */
+    Pcg32 rng;
+    pcg32_seed(&rng, 77, 5);
+    for (int round = 0; round < 200; round++) {
+        size_t n = pcg32_below(&rng, (uint32_t)size);
+        for (size_t k = 0; k < n; k++)
+            bad[k] = (char)pcg32_next(&rng);
+        if (round % 2)
+            memcpy(bad, good, n < 32 ? n : 32);
+        ck_assert_str_ne(load_error(bad, n), "");
+    }
+
+    /* not a file at all */
+    Checkpoint ck;
+    Error err;
+    ck_assert_int_eq(checkpoint_load(&ck, dir, 1, &err), -1);
+    snprintf(expected, sizeof expected, "checkpoint `%s` is not a regular file", dir);
+    ck_assert_str_eq(err.msg, expected);
+    snprintf(path, sizeof path, "%s/missing.ckpt", dir);
+    ck_assert_int_eq(checkpoint_load(&ck, path, 1, &err), -1);
+    snprintf(expected, sizeof expected, "cannot open checkpoint `%s`: No such file or directory", path);
+    ck_assert_str_eq(err.msg, expected);
+    free(bad);
+    free(good);
+}
+END_TEST
+
+START_TEST(format_v1_golden_checkpoint_still_translates)
+{
+    /* tests/fixtures/ckpt-v1/README.md: written by the first s2s; its translations are the
+     * sources reversed, as the model learned */
+    Checkpoint ck;
+    Error err;
+    ck_assert_msg(checkpoint_load(&ck, "tests/fixtures/ckpt-v1/reverse.ckpt", 1, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(ck.progress.step, 1500);
+    ck_assert_ptr_nonnull(ck.optim.m);
+    checkpoint_free(&ck);
+    char dir[512], out[700], cmd[2000];
+    scratch_dir(dir, sizeof dir, "golden");
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' translate --model tests/fixtures/ckpt-v1/reverse.ckpt "
+             "< tests/fixtures/ckpt-v1/input.txt > '%s'", S2S, out);
+    ck_assert_int_eq(system(cmd), 0);
+    char *got = read_file(out), *expected = read_file("tests/fixtures/ckpt-v1/expected.txt");
+    ck_assert_int_gt(strlen(expected), 100);
+    ck_assert_str_eq(got, expected);
+    free(got);
+    free(expected);
+}
+END_TEST
+
+Suite *checkpoint_suite(void)
+{
+    Suite *s = suite_create("checkpoint");
+    TCase *tc = tcase_create("format");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, crc32_matches_the_published_check_value);
+    tcase_add_test(tc, checkpoint_round_trips_and_refuses_damage);
+    tcase_add_test(tc, weights_of_another_architecture_are_refused_with_both_shapes);
+    tcase_add_test(tc, checkpoint_refuses_other_versions_platforms_and_impossible_sizes);
+    tcase_add_test(tc, format_v1_golden_checkpoint_still_translates);
+    suite_add_tcase(s, tc);
+    return s;
+}
