@@ -96,8 +96,11 @@ static int close_split(SplitFiles *f, const char *dir, Error *err)
     int ok = 1;
     FILE *all[3] = {f->src, f->tgt, f->align};
     for (int k = 0; k < 3; k++)
-        if (all[k])
-            ok = (ferror(all[k]) == 0) & (fclose(all[k]) == 0) & ok;
+        if (all[k]) {
+            int clean = ferror(all[k]) == 0; /* asked before fclose, which is always called */
+            if (fclose(all[k]) != 0 || !clean)
+                ok = 0;
+        }
     memset(f, 0, sizeof *f);
     if (!ok)
         return error_errno(err, "cannot write the corpus in", dir);

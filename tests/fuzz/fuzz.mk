@@ -34,7 +34,7 @@ build/fuzz/obj/%.o: src/%.c | deps
 
 build/fuzz/obj/fuzz_targets.o: tests/fuzz/fuzz_targets.c | deps
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Itests -c -o $@ $<
 
 build/fuzz/obj/main_%.o: tests/fuzz/fuzz_%.c | deps
 	@mkdir -p $(@D)
