@@ -9,7 +9,7 @@ PKGS    := openblas yaml-0.1
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # -fno-trapping-math only tells the compiler that no floating-point exception handler
 # watches (none does), so it may if-convert the branch-free maths of fastmath.h into
-# SIMD code; results stay IEEE, bit for bit. (Never -ffast-math: see STYLE.md.)
+# SIMD code; results stay IEEE, bit for bit. (Never -ffast-math: the finite-difference checks need IEEE arithmetic.)
 OPT     ?= -O3 -g -fno-trapping-math -fno-math-errno
 # Recursively expanded, so pkg-config runs after `deps` has installed what is missing.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
@@ -96,18 +96,20 @@ $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
-# The whole suite: the layering of src/ (and that its check catches what it should),
-# the unit tests (Check), then the PyTorch cross-check.
+# The whole suite: nothing outside the repository named, the layering of src/ (and
+# that its check catches what it should), the unit tests (Check), then the PyTorch
+# cross-check.
 TEST_BINS = $(PROG) $(B)/s2s-faults $(B)/check_s2s
 TEST_ENV  = OPENBLAS_NUM_THREADS=1 S2S_BIN=./$(PROG) S2S_FAULTS_BIN=./$(B)/s2s-faults
 
 test: $(TEST_BINS)
+	sh scripts/check-standalone.sh
 	sh scripts/check-layers.sh
 	sh scripts/check-layers.sh --self-test
 	$(TEST_ENV) ./$(B)/check_s2s
 	$(MAKE) --no-print-directory crosscheck
 
-# The C model against the same model in PyTorch (../shared/bench/torch_ref.py).
+# The C model against the same model in PyTorch (scripts/torch_reference.py).
 crosscheck: $(CROSSCHECK_DUMPS) $(PROG)
 	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py --s2s ./$(PROG) \
 	    $(addprefix --dump ,$(CROSSCHECK_DUMPS))

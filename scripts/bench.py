@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make bench: training speed of s2s against the PyTorch baseline, side by side.
 
-For each size and batch, runs `s2s bench` and ../shared/bench/torch_ref.py on the same
+For each size and batch, runs `s2s bench` and scripts/torch_reference.py bench on the same
 sizes and the same synthetic length distribution (uniform 5..20 words plus </s>),
 alternating the two, ROUNDS times, and prints the medians: target tokens per second,
 the ratio s2s/torch, the peak resident memory of each, and s2s's fraction of the
@@ -19,10 +19,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.environ.get("S2S_SHARED", os.path.join(HERE, "..", "..", "shared"))
 PEAK_FLOPS = 190e9
 FLOPS_PER_TOKEN = {"S": 2.16e6, "M": 3.25e7, "L": 1.30e8}
-TORCH_MEASURED = {"S/1": 898, "S/32": 10.0e3, "S/64": 13.6e3, "M/32": 1.64e3, "L/32": 428}
 # (size, batch, timed steps, warm-up steps, target: (times torch, fraction of limit))
 CONFIGS = [
     ("S", 1, 300, 20, (10, 0)),
@@ -47,7 +45,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated SIZE/BATCH, e.g. S/32,M/32")
     args = ap.parse_args()
-    torch_ref = os.path.join(SHARED, "bench", "torch_ref.py")
+    reference = os.path.join(HERE, "torch_reference.py")
     only = set(filter(None, args.only.split(",")))
     peaks = [run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"]]
     rows = []
@@ -60,7 +58,8 @@ def main():
             common = ["--size", size, "--batch", str(batch), "--steps", str(steps),
                       "--warmup", str(warmup)]
             ours.append(run([args.s2s, "bench"] + common + ["--seed", str(r + 1)]))
-            theirs.append(run(["/usr/bin/python3", torch_ref, "--json", "--seed", str(r + 1)] + common))
+            theirs.append(run(["/usr/bin/python3", reference, "bench", "--json", "--seed", str(r + 1)]
+                              + common))
             print("  %s round %d: s2s %.0f, torch %.0f target tokens/s" % (
                 name, r + 1, ours[-1]["tgt_tokens_per_s"], theirs[-1]["tgt_tokens_per_s"]),
                 file=sys.stderr, flush=True)

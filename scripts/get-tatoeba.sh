@@ -9,8 +9,8 @@
 #   scripts/get-tatoeba.sh --out DIR       write somewhere else
 #
 # The data is CC-BY 2.0 FR (Tatoeba, tatoeba.org, via www.manythings.org/anki). It is
-# never committed to this repository. A fresh download is a later export than the one
-# in ../shared (2017-09-29), so its splits and scores differ from ours.
+# never committed to this repository. The scores in the README come from the export of
+# 2017-09-29; a fresh download is a later export, so its splits and scores differ.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Make the Tatoeba small set from an English<TAB>French pair file.
 
-The rule is the one ../shared/corpora/tatoeba-eng-fra/README.md documents, written
-here from that description:
+The rule (written here from the description that came with the team's copy of the
+data, the 2017-09-29 export):
   * both sides normalised as the PyTorch seq2seq tutorial does (lowercase, strip,
     accents removed, a space before . ! ?, every run of other characters than
     a-z A-Z ! ? turned into one space);

@@ -5,7 +5,7 @@
  * program polls interrupt_pending() where stopping loses nothing -- the training loop
  * once a step's work (its validation included) is done, the readers of input between
  * blocks, the test translation between batches -- then saves and exits with 128 + the
- * signal's number (INTERFACE.md). A second SIGINT or SIGTERM before a save has begun
+ * signal's number (cli/INTERFACE.md). A second SIGINT or SIGTERM before a save has begun
  * exits at once; repeats of SIGHUP and SIGPIPE are ignored (a broken stderr raises a
  * SIGPIPE at every line written to it, and must not stop the save).
  *

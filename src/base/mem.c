@@ -9,7 +9,7 @@
 
 #include "base/fault.h"
 
-/* Exit code 1 (INTERFACE.md: a failure that is not the input's fault), not abort():
+/* Exit code 1 (cli/INTERFACE.md: a failure that is not the input's fault), not abort():
  * running out of memory is an outcome to report, not a crash to debug. */
 static void die_out_of_memory(size_t size)
 {

@@ -1,5 +1,5 @@
 /* cmd_bench.c: `s2s bench`: training speed on synthetic data, the same sizes and
- * length distribution as ../shared/bench/torch_ref.py (lengths uniform 5..20 words plus
+ * length distribution as scripts/torch_reference.py bench (lengths uniform 5..20 words plus
  * </s> on each side, tokens uniform over the non-special vocabulary), so `make bench`
  * can compare the two side by side. A step is what a training step is: zero the
  * gradients, forward, backward, clip-free Adam update. */
@@ -31,7 +31,7 @@ static const char BENCH_USAGE[] =
     "       s2s bench --sgemm-peak [--threads T]\n"
     "\n"
     "Times training steps on synthetic batches (lengths uniform 5..20 plus </s>, as\n"
-    "../shared/bench/torch_ref.py draws them) and prints target tokens per second, the\n"
+    "the PyTorch baseline draws them) and prints target tokens per second, the\n"
     "seconds per step and the peak resident memory, then a `RESULT {json}` line.\n"
     "Sizes (m, n, p, a, l, V): S 64,64,128,64,128,1000; M 256,256,512,256,256,8000;\n"
     "L 512,512,1024,512,512,16000. Defaults: S, batch 32, 200 steps after 20 warm-up\n"
@@ -126,7 +126,7 @@ int cmd_bench(int argc, char **argv)
      * time, whose products are too small to share out */
     openblas_set_num_threads(threads > 0 ? (int)threads : batch <= 4 ? 1 : openblas_get_num_procs());
 
-    /* every batch drawn before the clock starts, as torch_ref does */
+    /* every batch drawn before the clock starts, as the PyTorch baseline does */
     enum { MIN_LEN = 5, MAX_LEN = 20 };
     long total = warmup + steps;
     Batch *batches = xmalloc_array((size_t)total, sizeof(Batch));

@@ -1,4 +1,4 @@
-/* command.h: what the s2s commands share: exit codes (INTERFACE.md), one-line error
+/* command.h: what the s2s commands share: exit codes (cli/INTERFACE.md), one-line error
  * printing, loading CONFIG.yaml with --set overrides, and the commands themselves
  * (cmd_train.c, cmd_tools.c, cmd_align.c); main.c dispatches to them. */
 #ifndef S2S_COMMAND_H

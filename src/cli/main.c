@@ -1,5 +1,5 @@
 /* main.c: the s2s command line: parses the command, runs it, prints errors, and maps
- * failures to the exit codes of INTERFACE.md. The only file that exits. */
+ * failures to the exit codes of cli/INTERFACE.md. The only file that exits. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* decode.h: translation with a trained model, step by step with the same equations as
- * training (MODEL.md): y_0 = <s>, and at every step the attention, the decoder GRU and
+ * training (nn/MODEL.md): y_0 = <s>, and at every step the attention, the decoder GRU and
  * the readout, feeding back the chosen word. Buffers are sized once, at decoder_init,
  * for max_batch sentences of max_beam hypotheses each. Greedy decoding is here;
  * beam search (beam.h) drives decoder_step. */

@@ -1,4 +1,4 @@
-/* alignlog.h: reading alignments.jsonl (INTERFACE.md) back: every record checked
+/* alignlog.h: reading alignments.jsonl (cli/INTERFACE.md) back: every record checked
  * (shapes, weights finite and in [0, 1]), errors with file:line:col. Used by
  * `s2s heatmap` and the training report. */
 #ifndef S2S_ALIGNLOG_H

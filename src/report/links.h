@@ -1,6 +1,6 @@
 /* links.h: attention matrices as alignments: hard links from the weights (argmax
  * per target word, or every weight above a threshold; </s> left out on both sides),
- * attention entropy, and the JSONL dump format of INTERFACE.md:
+ * attention entropy, and the JSONL dump format of cli/INTERFACE.md:
  *   {"step":..,"epoch":..,"id":..,"src":[..],"tgt":[..],"weights":[[..],..]}
  * with one row per target token (</s> included), one column per source token ("epoch"
  * only in training's dumps). */

@@ -1,6 +1,6 @@
 /* tokenize.c: UTF-8 validation and word/character tokenization (see tokenize.h).
  * Unicode normalisation (NFC) and case mapping are libunistring's; the splitting
- * rules are ours, written to give the same tokens as torch_ref.py's tokenize(). */
+ * rules are ours (tokenize.h), which scripts/torch_reference.py restates in Python. */
 #include "text/tokenize.h"
 
 #include <stdlib.h>

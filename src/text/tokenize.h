@@ -1,8 +1,9 @@
 /* tokenize.h: strict UTF-8 validation and the tokenizer shared by training and
  * translation, so that a sentence is split the same way wherever it comes from.
  *
- * Word level follows ../shared/bench/torch_ref.py's tokenize(), so BLEU scores of s2s
- * and of the PyTorch baseline are computed on the same tokens:
+ * Word level follows the rules below, which scripts/torch_reference.py's tokenize()
+ * states again in Python (make crosscheck compares the two), so BLEU scores of s2s and
+ * of the PyTorch baseline are computed on the same tokens:
  *   1. NFC; U+2019/U+2018 -> '; U+200B, U+00AD and U+FEFF (a byte-order mark, or a
  *      zero-width no-break space) removed; lowercase if asked (full Unicode case
  *      mapping, like Python's str.lower()).

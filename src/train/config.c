@@ -69,7 +69,7 @@ static const KeySpec KEYS[] = {
     {"model.decoder_size", T_INT, OFF(model.decoder_size), "128", 1, 8192, NULL, 0, "p: decoder units"},
     {"model.attention_size", T_INT, OFF(model.attention_size), "64", 1, 8192, NULL, 0, "a: attention layer size (additive and scaled_dot)"},
     {"model.readout_size", T_INT, OFF(model.readout_size), "128", 1, 8192, NULL, 0, "l: readout layer size"},
-    {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, "additive|dot|general|scaled_dot|none", 0, "attention score (MODEL.md): v_a.tanh(W_a s + U_a h), s.h (needs decoder_size = 2 encoder_size), s.W_g h, W_q s.W_k h / sqrt(a), or none: a fixed context [fwd_h_S; bwd_h_1]"},
+    {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, "additive|dot|general|scaled_dot|none", 0, "attention score (src/nn/MODEL.md): v_a.tanh(W_a s + U_a h), s.h (needs decoder_size = 2 encoder_size), s.W_g h, W_q s.W_k h / sqrt(a), or none: a fixed context [fwd_h_S; bwd_h_1]"},
     {"model.encoder_cell", T_ENUM, OFF(model.encoder_cell), "gru", 0, 0, "gru|lstm|rnn", 0, "encoder cell, in torch.nn's gate layout (rnn: tanh)"},
     {"model.decoder_cell", T_ENUM, OFF(model.decoder_cell), "gru", 0, 0, "gru|lstm|rnn", 0, "decoder cell (an LSTM decoder starts from cell state 0)"},
     {"model.encoder_layers", T_INT, OFF(model.encoder_layers), "1", 1, 4, NULL, 0, "stacked bidirectional encoder layers; each above the first reads [fwd_h; bwd_h] of the one below"},
@@ -866,7 +866,7 @@ int config_validate(Config *cfg, Error *err)
         return key_error(cfg, err, "training.learning_rate_min",
                          "training.learning_rate_min (%g) is above training.learning_rate (%g)",
                          T->learning_rate_min, T->learning_rate);
-    /* s_{i-1} . h_j needs the two to be the same size: p = 2n (MODEL.md) */
+    /* s_{i-1} . h_j needs the two to be the same size: p = 2n (nn/MODEL.md) */
     if (cfg->model.attention == ATTENTION_DOT && cfg->model.decoder_size != 2 * cfg->model.encoder_size)
         return key_error(cfg, err, "model.attention", "model.attention: dot needs model.decoder_size "
                          "= 2 x model.encoder_size (s_{i-1} . h_j), got %ld and %ld",

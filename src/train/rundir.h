@@ -1,4 +1,4 @@
-/* rundir.h: the run directory of a training run (INTERFACE.md): creating it, locking
+/* rundir.h: the run directory of a training run (cli/INTERFACE.md): creating it, locking
  * it against a second trainer, the effective config.yaml, and its three logs: train.log
  * (everything printed to stderr), metrics.jsonl and alignments.jsonl (one JSON object a
  * line). On a terminal, progress is one live line that is rewritten in place; off a

@@ -8,7 +8,7 @@
 #include "train/config.h"
 #include "base/error.h"
 
-/* Outcomes; main turns them into INTERFACE.md's exit codes. */
+/* Outcomes; main turns them into cli/INTERFACE.md's exit codes. */
 enum {
     TRAIN_OK = 0,
     TRAIN_BAD_INPUT = 2, /* config, corpus, checkpoint or run directory refused */

@@ -1,5 +1,5 @@
 /* test_rng.c: PCG32 against the published output of the reference pcg32 demo
- * (../shared/SEED-VECTORS.md section 3), and the helpers built on it. */
+ * (tests/fixtures/README.md), and the helpers built on it. */
 #include <check.h>
 #include <stdlib.h>
 

@@ -1,6 +1,7 @@
-/* test_badinput.c: the bad-input rows of ../shared/RELIABILITY.md §3 end to end, through
- * the s2s binary: malformed configs, missing and unreadable corpora, line counts that
- * differ, invalid UTF-8, empty corpora and 10 MB lines, in training and in translation.
+/* test_badinput.c: the bad-input rows of the fault matrix (README, "Reliability") end to
+ * end, through the s2s binary: malformed configs, missing and unreadable corpora, line
+ * counts that differ, invalid UTF-8, empty corpora and 10 MB lines, in training and in
+ * translation.
  * Every error exits 2 with its exact message and leaves nothing on disk; the huge line
  * runs under an address-space limit and its peak memory is measured. The loader's own
  * tables are in test_config.c, the UTF-8 validator's in test_tokenize.c. */

@@ -347,8 +347,12 @@ START_TEST(inputs_without_newlines_are_refused_or_stopped_by_a_signal)
         snprintf(err_path, sizeof err_path, "%s/endless.txt", dir);
         const char *argv[] = {S2S, "train", config, NULL};
         pid_t pid = start_command(argv, NULL, err_path, NULL);
-        struct timespec pause = {0, 300 * 1000 * 1000};
-        nanosleep(&pause, NULL); /* reading by now: the lines are over a megabyte */
+        /* the signal must find s2s reading, not starting (valgrind takes seconds to
+         * start it): once the FIFO is open its handlers are set, and the line it reads
+         * never ends */
+        ck_assert_int_eq(wait_for_open_file(pid, fifo, 60), 0);
+        struct timespec pause = {0, 100 * 1000 * 1000};
+        nanosleep(&pause, NULL);
         kill(pid, sigs[k]);
         ck_assert_int_eq(wait_command(pid, 10), 128 + sigs[k]);
         first_line(err_path, line, sizeof line);

@@ -1,6 +1,6 @@
 /* test_attention.c: the attention kernel in double: finite-difference checks of the
  * additive and dot-product scores, masked softmax and context; and the two classic
- * worked examples of ../shared/SEED-VECTORS.md through the same kernel. */
+ * worked examples of tests/fixtures/README.md through the same kernel. */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -83,7 +83,7 @@ END_TEST
 
 START_TEST(dot_score_example_matches_seed_vectors)
 {
-    /* SEED-VECTORS.md section 2: s = [5, 1, 20] against four annotations. */
+    /* tests/fixtures/README.md, example 2: s = [5, 1, 20] against four annotations. */
     const real s[3] = {5, 1, 20};
     const real h[4 * 3] = {3, 12, 45, 59, 2, 5, 1, 43, 5, 4, 3, 45.3};
     real e[4], alpha[4], c[3];
@@ -104,7 +104,7 @@ END_TEST
 
 START_TEST(qkv_example_matches_seed_vectors)
 {
-    /* SEED-VECTORS.md section 1: four words, W_Q/W_K/W_V given there; scaled dot
+    /* tests/fixtures/README.md, example 1: four words, W_Q/W_K/W_V given there; scaled dot
      * product over d = 3. Each query row is one decoder step with B = 1. */
     const real Q[4 * 3] = {2, 0, 2, 2, 0, 0, 4, 0, 2, 2, 1, 2};
     const real K[4 * 3] = {2, 2, 2, 0, 2, 1, 2, 4, 3, 0, 1, 1};

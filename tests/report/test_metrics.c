@@ -1,5 +1,5 @@
 /* test_metrics.c: BLEU against the scores sacreBLEU 2.6.0 printed for the cases in
- * ../shared/metrics/ (default 13a tokenization and exp smoothing, and -lc), and the
+ * tests/fixtures/sacrebleu/ (default 13a tokenization and exp smoothing, and -lc), and the
  * 13a tokenizer on hand-checked lines. */
 #include <check.h>
 #include <math.h>
@@ -43,24 +43,21 @@ static void free_lines(char **lines, int n)
     free(lines);
 }
 
-static const char *shared_dir(void)
-{
-    const char *dir = getenv("S2S_SHARED");
-    return dir ? dir : "../shared";
-}
+/* The sacreBLEU cases (tests/fixtures/README.md); tests run from the top folder. */
+#define SACREBLEU "tests/fixtures/sacrebleu"
 
 /* Compares BLEU on one case with the line sacreBLEU printed for it. */
 static void check_case(const char *name, int lowercase)
 {
     char path[512], want_tag[64];
-    snprintf(path, sizeof path, "%s/metrics/%s/hyp.txt", shared_dir(), name);
+    snprintf(path, sizeof path, SACREBLEU "/%s/hyp.txt", name);
     char **hyp, **ref;
     int n_hyp = read_lines(path, &hyp);
-    snprintf(path, sizeof path, "%s/metrics/%s/ref.txt", shared_dir(), name);
+    snprintf(path, sizeof path, SACREBLEU "/%s/ref.txt", name);
     int n_ref = read_lines(path, &ref);
     ck_assert_int_eq(n_hyp, n_ref);
 
-    snprintf(path, sizeof path, "%s/metrics/%s/expected.txt", shared_dir(), name);
+    snprintf(path, sizeof path, SACREBLEU "/%s/expected.txt", name);
     char **expected;
     int n_expected = read_lines(path, &expected);
     snprintf(want_tag, sizeof want_tag, "BLEU|nrefs:1|case:%s|", lowercase ? "lc" : "mixed");
@@ -141,8 +138,8 @@ START_TEST(eval_command_prints_sacrebleu_lines_and_refuses_bad_input)
 {
     char dir[512], hyp[700], ref[700], out[600], err[600], line[1024], expected[2048];
     scratch_dir(dir, sizeof dir, "eval");
-    snprintf(hyp, sizeof hyp, "%s/metrics/perturbed-en/hyp.txt", shared_dir());
-    snprintf(ref, sizeof ref, "%s/metrics/perturbed-en/ref.txt", shared_dir());
+    snprintf(hyp, sizeof hyp, SACREBLEU "/perturbed-en/hyp.txt");
+    snprintf(ref, sizeof ref, SACREBLEU "/perturbed-en/ref.txt");
     snprintf(out, sizeof out, "%s/out.txt", dir);
     snprintf(err, sizeof err, "%s/err.txt", dir);
     const char *argv[] = {S2S, "eval", "--hyp", hyp, "--ref", ref, "--metric", "bleu",
@@ -177,13 +174,13 @@ START_TEST(eval_command_prints_sacrebleu_lines_and_refuses_bad_input)
 END_TEST
 
 /* Each group of --by-length scores exactly as s2s eval scores that group's lines alone
- * (the sacreBLEU-exact scorer, on ../shared's 300 pairs; sources of 1 to 9 words). */
+ * (the sacreBLEU-exact scorer, on the 300 pairs of tests/fixtures/sacrebleu/perturbed-en; sources of 1 to 9 words). */
 START_TEST(eval_by_length_scores_each_group_as_its_lines_alone)
 {
     char dir[512], hyp[700], ref[700], src[700], out[600], err[600];
     scratch_dir(dir, sizeof dir, "bylength");
-    snprintf(hyp, sizeof hyp, "%s/metrics/perturbed-en/hyp.txt", shared_dir());
-    snprintf(ref, sizeof ref, "%s/metrics/perturbed-en/ref.txt", shared_dir());
+    snprintf(hyp, sizeof hyp, SACREBLEU "/perturbed-en/hyp.txt");
+    snprintf(ref, sizeof ref, SACREBLEU "/perturbed-en/ref.txt");
     snprintf(src, sizeof src, "%s/src.txt", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
     snprintf(err, sizeof err, "%s/err.txt", dir);

@@ -3,6 +3,7 @@
 #include "support/cli.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -93,6 +94,32 @@ int wait_command(pid_t pid, double seconds)
     }
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    return -1;
+}
+
+int wait_for_open_file(pid_t pid, const char *path, double seconds)
+{
+    char dir[64], link[64 + 256], target[4096];
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+    for (double waited = 0; waited < seconds; waited += 0.005) {
+        DIR *d = opendir(dir);
+        if (!d)
+            return -1; /* the process is gone */
+        for (struct dirent *e; (e = readdir(d));) {
+            snprintf(link, sizeof link, "%s/%s", dir, e->d_name);
+            ssize_t n = readlink(link, target, sizeof target - 1);
+            if (n > 0) {
+                target[n] = '\0';
+                if (!strcmp(target, path)) {
+                    closedir(d);
+                    return 0;
+                }
+            }
+        }
+        closedir(d);
+        nanosleep(&pause, NULL);
+    }
     return -1;
 }
 

@@ -22,6 +22,11 @@ pid_t start_command(const char *const *argv, const char *out_path, const char *e
  * (the child is then killed). */
 int wait_command(pid_t pid, double seconds);
 
+/* Waits at most seconds until process pid has the file at path (absolute, no links)
+ * open: a test's way to know a child is past its start, whatever slows it (valgrind).
+ * Returns 0, or -1 if the time ran out or the process is gone. */
+int wait_for_open_file(pid_t pid, const char *path, double seconds);
+
 /* What run_command_with changes for the child; zeroed fields change nothing. */
 typedef struct {
     const char *const *env;   /* extra "K=V" entries, NULL-terminated */

@@ -10,7 +10,7 @@
 #include "nn/batch.h"
 #include "nn/model.h"
 
-/* The gradient-check sizes of STYLE.md: m=3, n=4, p=5, a=5, l=4, V_x=9, V_y=8. */
+/* The gradient-check sizes: m=3, n=4, p=5, a=5, l=4, V_x=9, V_y=8. */
 Dims fixture_dims(void);
 /* The variants every whole-model check runs over: the default, each attention score,
  * each cell, deeper encoders, and training's label smoothing and dropout. The ones

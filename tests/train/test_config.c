@@ -220,7 +220,7 @@ START_TEST(config_errors_name_the_file_on_disk)
 }
 END_TEST
 
-/* ---- the bad-input rows of ../shared/RELIABILITY.md §3, as tables --------------------- */
+/* ---- the bad-input rows of the fault matrix (README, "Reliability"), as tables --- */
 
 /* Parses text[0..len) as c.yaml without validating it; returns the error ("" if none). */
 static const char *parse_n(const char *text, size_t len)

@@ -1,9 +1,9 @@
-/* test_faults.c: the fault rows of ../shared/RELIABILITY.md §3, looped deterministically
- * with the hooks of src/base/fault.h (build/s2s-faults): kill -9 at every stage of a
- * checkpoint write, write/sync/rename errors, a file size limit, out of memory at each
- * allocation, an Inf gradient, a second signal, damaged checkpoints at the command line,
- * and two trainers on one run directory. Every case ends with the checkpoints of before the fault intact
- * (byte for byte) and a resume that works. */
+/* test_faults.c: the fault rows of the fault matrix (README, "Reliability"), looped
+ * deterministically with the hooks of src/base/fault.h (build/s2s-faults): kill -9 at
+ * every stage of a checkpoint write, write/sync/rename errors, a file size limit, out of
+ * memory at each allocation, an Inf gradient, a second signal, damaged checkpoints at the
+ * command line, and two trainers on one run directory. Every case ends with the
+ * checkpoints of before the fault intact (byte for byte) and a resume that works. */
 #define _DEFAULT_SOURCE /* realpath */
 #include <check.h>
 #include <dirent.h>

@@ -1,0 +1,370 @@
+#!/usr/bin/python3
+"""torch_reference.py: the s2s model written in PyTorch, from src/nn/MODEL.md.
+
+Two users:
+  - scripts/crosscheck.py imports it: the C pass's weights are loaded into Seq2Seq in
+    float64 and autograd recomputes the loss and every gradient;
+  - scripts/bench.py runs it as the speed baseline: what a user would train instead
+    (torch.nn's GRU/LSTM/RNN over packed sequences, Adam), timed on the same synthetic
+    batches as `s2s bench`.
+
+  torch_reference.py bench --size S --batch 32 --steps 100 --warmup 10 [--seed 1] [--json]
+  torch_reference.py tokenize [--lowercase] < text       # the word tokenizer, one line a line
+  torch_reference.py selfcheck                           # autograd vs finite differences
+
+The model's parameters are torch.nn modules; c_tensors() names each by the C tensor it
+holds (E_x, enc_fwd.W_i, ..., b_o), so weights move between the two by name.
+Only dependencies: Debian's python3-torch (PyTorch 1.13).
+"""
+import os
+import sys
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "bench":
+    # OpenBLAS reads its thread count once, when torch loads it. On the 2-core bench
+    # machine torch is fastest with 1 thread of its own and 2 OpenBLAS threads (2 of
+    # its own next to OpenBLAS's 2 was up to 3x slower): the setting a user would find.
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["OPENBLAS_NUM_THREADS"] = "2"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import random  # noqa: E402
+import resource  # noqa: E402
+import time  # noqa: E402
+import unicodedata  # noqa: E402
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence  # noqa: E402
+
+# s2s's special token ids (src/nn/batch.h), the same on both sides.
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+
+SCORES = ("additive", "dot", "general", "scaled_dot", "none")
+CELLS = {"gru": (nn.GRU, nn.GRUCell), "lstm": (nn.LSTM, nn.LSTMCell), "rnn": (nn.RNN, nn.RNNCell)}
+
+
+class Seq2Seq(nn.Module):
+    """RNNsearch and its variants (src/nn/MODEL.md): a bidirectional recurrent encoder
+    of `layers` layers, s_0 = tanh(W_s bwd_h_1 + b_s), one of five attention scores, a
+    recurrent decoder on [ey_{i-1} ; c_i], the readout tanh(W_t [s_i ; c_i ; ey_{i-1}] +
+    b_t) and the output layer. Sizes as in MODEL.md: vx, vy, m, n, p, a, l."""
+
+    def __init__(self, vx, vy, m, n, p, a, l, score="additive", enc_cell="gru",
+                 dec_cell="gru", layers=1):
+        super().__init__()
+        assert score in SCORES and enc_cell in CELLS and dec_cell in CELLS
+        self.n, self.score, self.dec_cell = n, score, dec_cell
+        self.E_x = nn.Embedding(vx, m)
+        self.E_y = nn.Embedding(vy, m)
+        self.encoder = CELLS[enc_cell][0](m, n, num_layers=layers, bidirectional=True)
+        self.W_s = nn.Linear(n, p)
+        d_h = 2 * n
+        if score == "additive":
+            self.W_a = nn.Linear(p, a, bias=False)
+            self.U_a = nn.Linear(d_h, a)              # its bias is b_a
+            self.v_a = nn.Parameter(torch.zeros(a))
+        elif score == "general":
+            self.W_g = nn.Linear(d_h, p, bias=False)
+        elif score == "scaled_dot":
+            self.W_q = nn.Linear(p, a, bias=False)
+            self.W_k = nn.Linear(d_h, a, bias=False)
+        elif score == "dot":
+            assert p == d_h, "the dot score needs p = 2n"
+        self.decoder = CELLS[dec_cell][1](m + d_h, p)
+        self.W_t = nn.Linear(p + d_h + m, l)
+        self.W_o = nn.Linear(l, vy)
+
+    def c_tensors(self):
+        """{C tensor name: parameter}, for every parameter of this variant."""
+        names = {"E_x": self.E_x.weight, "E_y": self.E_y.weight,
+                 "W_s": self.W_s.weight, "b_s": self.W_s.bias,
+                 "dec.W_i": self.decoder.weight_ih, "dec.W_h": self.decoder.weight_hh,
+                 "dec.b_i": self.decoder.bias_ih, "dec.b_h": self.decoder.bias_hh,
+                 "W_t": self.W_t.weight, "b_t": self.W_t.bias,
+                 "W_o": self.W_o.weight, "b_o": self.W_o.bias}
+        for layer in range(self.encoder.num_layers):
+            suffix = "_l%d" % layer if layer else ""
+            for side, torch_side in (("fwd", ""), ("bwd", "_reverse")):
+                for c_part, torch_part in (("W_i", "weight_ih"), ("W_h", "weight_hh"),
+                                           ("b_i", "bias_ih"), ("b_h", "bias_hh")):
+                    names["enc_%s%s.%s" % (side, suffix, c_part)] = getattr(
+                        self.encoder, "%s_l%d%s" % (torch_part, layer, torch_side))
+        if self.score == "additive":
+            names.update({"W_a": self.W_a.weight, "U_a": self.U_a.weight, "b_a": self.U_a.bias,
+                          "v_a": self.v_a})
+        elif self.score == "general":
+            names["W_g"] = self.W_g.weight
+        elif self.score == "scaled_dot":
+            names.update({"W_q": self.W_q.weight, "W_k": self.W_k.weight})
+        assert len(names) == len(list(self.parameters()))
+        return names
+
+    def init_uniform(self, scale=0.1):
+        """MODEL.md's initialisation in distribution (not in values: s2s draws from
+        PCG32): weights uniform in [-scale, scale], biases 0."""
+        with torch.no_grad():
+            for name, w in self.c_tensors().items():
+                if name.split(".")[-1].startswith("b_"):
+                    w.zero_()
+                else:
+                    w.uniform_(-scale, scale)
+
+    def encode(self, src, src_len, mask_x=None):
+        """src (S, B), src_len (B) -> annotations H (S, B, 2n), 0 at padding."""
+        ex = self.E_x(src)
+        if mask_x is not None:                         # embedding dropout
+            ex = ex * mask_x
+        packed = pack_padded_sequence(ex, src_len, enforce_sorted=False)
+        H, _ = pad_packed_sequence(self.encoder(packed)[0], total_length=src.size(0))
+        return H
+
+    def scores(self, s_prev, H, keys):
+        """e (S, B) of one decoder step: s_prev (B, p), keys from source_keys()."""
+        if self.score == "additive":
+            return torch.tanh(keys + self.W_a(s_prev)) @ self.v_a
+        if self.score == "dot":
+            return torch.einsum("sbk,bk->sb", H, s_prev)
+        if self.score == "general":
+            return torch.einsum("sbk,bk->sb", keys, s_prev)
+        q = self.W_q(s_prev)                           # scaled_dot
+        return torch.einsum("sbk,bk->sb", keys, q) / keys.size(2) ** 0.5
+
+    def source_keys(self, H):
+        """The part of the score that depends on h_j only: once per batch."""
+        return {"additive": lambda: self.U_a(H), "general": lambda: self.W_g(H),
+                "scaled_dot": lambda: self.W_k(H)}.get(self.score, lambda: None)()
+
+    def fixed_context(self, H, src_len):
+        """Score none: [fwd_h at the last real position ; bwd_h at the first] (B, 2n)."""
+        last = H[src_len - 1, torch.arange(H.size(1)), :self.n]
+        return torch.cat([last, H[0, :, self.n:]], dim=1)
+
+    def loss(self, src, src_len, tgt_in, tgt_out, masks=None, smoothing=0.0):
+        """Token-mean cross-entropy over the real target tokens (label-smoothed as
+        torch's cross_entropy does it). masks: the C pass's dropout masks, mask_x
+        (S, B, m), mask_y (T, B, m) and mask_t (N, l), each optional."""
+        masks = masks or {}
+        S = src.size(0)
+        real_src = torch.arange(S).unsqueeze(1) < src_len.unsqueeze(0)   # (S, B)
+        H = self.encode(src, src_len, masks.get("mask_x"))
+        s = torch.tanh(self.W_s(H[0, :, self.n:]))     # from bwd_h_1
+        cell = torch.zeros_like(s)                     # an LSTM decoder's c_0
+        keys = self.source_keys(H)
+        fixed = self.fixed_context(H, src_len) if self.score == "none" else None
+        ey = self.E_y(tgt_in)
+        if "mask_y" in masks:
+            ey = ey * masks["mask_y"]
+        states, contexts = [], []
+        for i in range(tgt_in.size(0)):
+            if fixed is not None:
+                c = fixed
+            else:
+                e = self.scores(s, H, keys).masked_fill(~real_src, float("-inf"))
+                c = torch.einsum("sb,sbk->bk", torch.softmax(e, dim=0), H)
+            x = torch.cat([ey[i], c], dim=1)
+            if self.dec_cell == "lstm":
+                s, cell = self.decoder(x, (s, cell))
+            else:
+                s = self.decoder(x, s)
+            states.append(s)
+            contexts.append(c)
+        real = tgt_out != PAD                          # the loss's positions, (T, B)
+        ro_in = torch.cat([torch.stack(states)[real], torch.stack(contexts)[real], ey[real]], 1)
+        t = torch.tanh(self.W_t(ro_in))
+        if "mask_t" in masks:
+            t = t * masks["mask_t"]
+        return F.cross_entropy(self.W_o(t), tgt_out[real], label_smoothing=smoothing)
+
+
+def pad_batch(pairs):
+    """Sentence pairs of ids (without </s>) -> (src, src_len, tgt_in, tgt_out), time-major,
+    as s2s's batches: source + </s>, decoder input <s> + target, output target + </s>."""
+    S = 1 + max(len(x) for x, _ in pairs)
+    T = 1 + max(len(y) for _, y in pairs)
+    src = torch.full((S, len(pairs)), PAD, dtype=torch.long)
+    tgt_in = torch.full((T, len(pairs)), PAD, dtype=torch.long)
+    tgt_out = torch.full((T, len(pairs)), PAD, dtype=torch.long)
+    for b, (x, y) in enumerate(pairs):
+        src[:len(x) + 1, b] = torch.tensor(list(x) + [EOS])
+        tgt_in[:len(y) + 1, b] = torch.tensor([BOS] + list(y))
+        tgt_out[:len(y) + 1, b] = torch.tensor(list(y) + [EOS])
+    src_len = torch.tensor([len(x) + 1 for x, _ in pairs])
+    return src, src_len, tgt_in, tgt_out
+
+
+# ---- the word tokenizer (src/text/tokenize.h), for crosscheck.py's comparison --------
+
+SPLIT_OFF = set('!?;:"()¿¡«»…“”')
+ELISIONS = {"c", "d", "j", "l", "m", "n", "s", "t", "qu", "jusqu", "lorsqu", "puisqu", "quoiqu"}
+
+
+def split_apostrophes(word):
+    """Cuts a word at its apostrophes: after an elision the apostrophe stays left
+    (j'ai -> j' ai), between two other letters or digits it starts the next piece
+    (don't -> don 't), anywhere else it is a token of its own."""
+    pieces, lead, rest = [], "", word
+    while rest:
+        k = rest.find("'")
+        if k < 0:
+            pieces.append(lead + rest)
+            break
+        left, right = rest[:k], rest[k + 1:]
+        if left and right and left[-1].isalnum() and right[0].isalnum():
+            if left.lower() in ELISIONS:
+                pieces.append(lead + left + "'")
+                lead = ""
+            else:
+                pieces.append(lead + left)
+                lead = "'"
+        else:
+            if left:
+                pieces.append(lead + left)
+            pieces.append("'")
+            lead = ""
+        rest = right
+    return pieces
+
+
+def tokenize(line, lowercase=False):
+    """One line -> its word tokens, by the rules of src/text/tokenize.h."""
+    line = unicodedata.normalize("NFC", line)
+    line = line.replace("\u2019", "'").replace("\u2018", "'")
+    for gone in ("\u200b", "\u00ad", "\ufeff"):
+        line = line.replace(gone, "")
+    if lowercase:
+        line = line.lower()
+    spaced = "".join(" %s " % ch if ch in SPLIT_OFF else ch for ch in line)
+    out = []
+    for k, ch in enumerate(spaced):
+        if ch in ".,":
+            between_digits = (0 < k < len(spaced) - 1 and spaced[k - 1].isdecimal() and
+                              spaced[k + 1].isdecimal())
+            out.append(ch if between_digits else " %s " % ch)
+        else:
+            out.append(ch)
+    return [piece for word in "".join(out).split() for piece in split_apostrophes(word)]
+
+
+# ---- the speed baseline ------------------------------------------------------------
+
+# (m, n, p, a, l, V) of `s2s bench --size`: the sizes make bench compares at.
+SIZES = {"S": (64, 64, 128, 64, 128, 1000), "M": (256, 256, 512, 256, 256, 8000),
+         "L": (512, 512, 1024, 512, 512, 16000)}
+
+
+def synthetic_batches(count, batch, vocab, rng, shortest=5, longest=20):
+    """Random sentence pairs: each side's length uniform in [shortest, longest] words
+    (then </s>), words uniform over the vocabulary's non-special ids."""
+    def sentence():
+        return [rng.randrange(4, vocab) for _ in range(rng.randint(shortest, longest))]
+    return [pad_batch([(sentence(), sentence()) for _ in range(batch)]) for _ in range(count)]
+
+
+def bench(args):
+    """Trains with Adam (lr 1e-3) on synthetic batches made before the clock starts;
+    times each step after the warm-up; prints tokens per second and peak memory."""
+    torch.manual_seed(args.seed)
+    m, n, p, a, l, V = SIZES[args.size]
+    model = Seq2Seq(V, V, m, n, p, a, l)
+    model.init_uniform(0.1)
+    adam = torch.optim.Adam(model.parameters(), lr=1e-3)
+    batches = synthetic_batches(args.warmup + args.steps, args.batch, V,
+                                random.Random(args.seed))
+    seconds, tokens, losses = 0.0, 0, []
+    for step, (src, src_len, tgt_in, tgt_out) in enumerate(batches):
+        start = time.perf_counter()
+        adam.zero_grad(set_to_none=True)
+        loss = model.loss(src, src_len, tgt_in, tgt_out)
+        loss.backward()
+        adam.step()
+        losses.append(loss.item())                     # waits for the step to finish
+        if step >= args.warmup:
+            seconds += time.perf_counter() - start
+            tokens += int((tgt_out != PAD).sum())
+    result = {"size": args.size, "batch": args.batch, "steps": args.steps,
+              "tgt_tokens_per_s": tokens / seconds,
+              "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+              "first_loss": losses[0], "final_loss": losses[-1],
+              "torch": torch.__version__, "torch_threads": torch.get_num_threads()}
+    print("torch %s: size %s, batch %d: %.0f target tokens/s over %d steps, peak RSS %.0f MiB,"
+          " loss %.3f -> %.3f" % (torch.__version__, args.size, args.batch,
+                                  result["tgt_tokens_per_s"], args.steps,
+                                  result["peak_rss_mib"], losses[0], losses[-1]))
+    if args.json:
+        print("RESULT " + json.dumps(result))
+
+
+# ---- the reference checks itself ---------------------------------------------------
+
+def selfcheck():
+    """Autograd's gradients of every variant's loss against central finite differences
+    in float64, on a tiny padded batch; exits 1 on a relative error above 1e-6."""
+    rng = random.Random(7)
+    torch.manual_seed(7)
+    pairs = [([rng.randrange(4, 9) for _ in range(k)], [rng.randrange(4, 8) for _ in range(j)])
+             for k, j in ((3, 2), (1, 4), (2, 1))]
+    batch = pad_batch(pairs)
+    worst_all = 0.0
+    for score in SCORES:
+        for cell in CELLS:
+            model = Seq2Seq(9, 8, 3, 2, 4, 5, 4, score, cell, cell, 2).double()
+            model.init_uniform(0.5)
+            with torch.no_grad():
+                for w in model.parameters():           # biases too: a general point
+                    w.uniform_(-0.5, 0.5)
+            params = list(model.parameters())
+            model.zero_grad()
+            model.loss(*batch, smoothing=0.1).backward()
+            worst, h = 0.0, 1e-5  # round-off (1e-11) and truncation (h^2) balance here
+            with torch.no_grad():
+                for w in params:
+                    flat, grad = w.view(-1), w.grad.view(-1)
+                    for k in range(flat.numel()):
+                        keep = flat[k].item()
+                        flat[k] = keep + h
+                        up = model.loss(*batch, smoothing=0.1).item()
+                        flat[k] = keep - h
+                        down = model.loss(*batch, smoothing=0.1).item()
+                        flat[k] = keep
+                        fd = (up - down) / (2 * h)
+                        err = abs(fd - grad[k].item()) / max(abs(fd), abs(grad[k].item()), 1e-3)
+                        worst = max(worst, err)
+            print("selfcheck %-10s %-4s: %d parameters, worst relative error %.1e"
+                  % (score, cell, sum(w.numel() for w in params), worst))
+            worst_all = max(worst_all, worst)
+    print("selfcheck %s (tolerance 1e-6)" % ("PASSED" if worst_all < 1e-6 else "FAILED"))
+    return 0 if worst_all < 1e-6 else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="mode", required=True)
+    b = sub.add_parser("bench", help="the speed baseline on synthetic batches")
+    b.add_argument("--size", choices=sorted(SIZES), default="S")
+    b.add_argument("--batch", type=int, default=32)
+    b.add_argument("--steps", type=int, default=100)
+    b.add_argument("--warmup", type=int, default=10)
+    b.add_argument("--seed", type=int, default=1)
+    b.add_argument("--json", action="store_true", help="also print a RESULT {json} line")
+    t = sub.add_parser("tokenize", help="stdin to tokens, one line a line")
+    t.add_argument("--lowercase", action="store_true")
+    sub.add_parser("selfcheck", help="the reference's gradients by finite differences")
+    args = ap.parse_args()
+    if args.mode == "bench":
+        bench(args)
+    elif args.mode == "tokenize":
+        # lines end at \n only (text mode would also cut at \r, which s2s keeps inside a line)
+        lines = sys.stdin.buffer.read().decode("utf-8").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        for line in lines:
+            print(" ".join(tokenize(line[:-1] if line.endswith("\r") else line, args.lowercase)))
+    else:
+        return selfcheck()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
