@@ -93,13 +93,13 @@ int cmd_align(int argc, char **argv)
     memset(&c, 0, sizeof c);
     if (checkpoint_load(&ck, model, 0, &err) < 0)
         goto done;
-    if (ck.dims.score == SCORE_NONE) {
+    if (!model_has_alignments(&ck.dims)) {
         error_set(&err, "%s: the model has no attention (model.attention: none), so no "
                   "alignments", model);
         goto done;
     }
     CorpusSpec spec = {.src_path = src, .tgt_path = tgt,
-                       .level = ck.config.data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD,
+                       .level = ck.config.data.level,
                        .lowercase = ck.config.data.lowercase, .max_length = 0,
                        .max_line_bytes = ck.config.data.max_line_bytes};
     if (corpus_read(&c, &spec, &ck.src_vocab, &ck.tgt_vocab, 0, "alignment", &err) < 0)

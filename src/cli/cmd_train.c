@@ -86,7 +86,7 @@ int cmd_gradcheck(int argc, char **argv)
         .tgt_path = cfg.data.train_tgt[0] ? cfg.data.train_tgt : NULL,
         .tsv_path = cfg.data.train_tsv[0] ? cfg.data.train_tsv : NULL,
         .tsv_reverse = cfg.data.tsv_reverse,
-        .level = cfg.data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD,
+        .level = cfg.data.level,
         .lowercase = cfg.data.lowercase, .max_length = cfg.data.max_length,
         .max_line_bytes = cfg.data.max_line_bytes};
     Vocab src_counts, tgt_counts, src_vocab, tgt_vocab;
@@ -115,12 +115,12 @@ int cmd_gradcheck(int argc, char **argv)
     Batch bt;
     batch_init(&bt, n, GRADCHECK_MAX_WORDS + 1, GRADCHECK_MAX_WORDS + 1);
     batch_fill(&bt, n, src, src_n, tgt, tgt_n);
-    Dims d = checkpoint_dims(&cfg, src_vocab.size, tgt_vocab.size);
+    Dims d = config_model_dims(&cfg, src_vocab.size, tgt_vocab.size);
     Regularization reg = {cfg.model.embedding_dropout, cfg.model.readout_dropout,
                           cfg.training.label_smoothing, {0, 0}};
-    printf("model: %s encoder (%d layer%s), %s decoder, attention %s; embedding dropout %g, "
-           "readout dropout %g, label smoothing %g\n", cell_name(d.enc_cell), d.enc_layers,
-           d.enc_layers > 1 ? "s" : "", cell_name(d.dec_cell), score_name(d.score),
+    char model[160];
+    model_describe(&d, model, sizeof model);
+    printf("model: %s; embedding dropout %g, readout dropout %g, label smoothing %g\n", model,
            reg.embedding_dropout, reg.readout_dropout, reg.label_smoothing);
     double worst = fdcheck_model_run(&d, &bt, (uint64_t)cfg.seed, samples, &reg);
     batch_free(&bt);

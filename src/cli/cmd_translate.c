@@ -104,7 +104,7 @@ static char *hypothesis_text(const Options *o, const Pending *p, const Hypothesi
             words[i] = p->words[best];
         }
     }
-    TokenLevel level = o->ck->config.data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    TokenLevel level = o->ck->config.data.level;
     size_t (*join)(char *, size_t, const char *const *, int, TokenLevel) =
         o->ck->config.translate.detokenize ? detokenize_text : detokenize;
     size_t len = join(NULL, 0, words, h->len, level);
@@ -277,7 +277,7 @@ int cmd_translate(int argc, char **argv)
         o.beam = (int)cfg->translate.beam_size;
     if (o.alpha < 0)
         o.alpha = cfg->translate.alpha;
-    if (ck.dims.score == SCORE_NONE && (o.align || o.show || o.unk_replace || json_path)) {
+    if (!model_has_alignments(&ck.dims) && (o.align || o.show || o.unk_replace || json_path)) {
         const char *opt = o.align ? "--alignment" : o.show ? "--show-attention"
                         : o.unk_replace ? "--unk-replace" : "--out-alignments";
         error_set(&err, "%s: the model `%s` has no attention (model.attention: none)", opt, model);
@@ -310,7 +310,7 @@ int cmd_translate(int argc, char **argv)
     linereader_fd(&in, STDIN_FILENO, "stdin", "input");
     size_t len;
     int too_long, got;
-    TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    TokenLevel level = cfg->data.level;
     /* what a line that cannot be translated gets (flush_batch): the warnings say so */
     const char *skipped = o.n_best > 1 ? "no n-best entries for it" : "wrote an empty line";
     while ((got = linereader_next(&in, (size_t)cfg->data.max_line_bytes, &len, &too_long, &err)) == 1) {

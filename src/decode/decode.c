@@ -5,7 +5,6 @@
 #include <assert.h>
 #include <string.h>
 
-#include "nn/attention.h"
 #include "nn/ops.h"
 
 void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps, int max_beam)
@@ -16,33 +15,32 @@ void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps,
     dec->max_src_steps = max_src_steps;
     dec->max_rows = max_batch * max_beam;
     model_workspace_init(&dec->enc, d, max_batch, max_src_steps, 0, 0);
+    const AttnDims ad = model_attn_dims(d);
     const size_t B = (size_t)dec->max_rows, SB = (size_t)max_src_steps * B;
-    const size_t m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
-    const size_t K = model_key_width(d), G = cell_gates(d->dec_cell), C = cell_cache_width(d->dec_cell);
+    const size_t m = d->emb, d_h = model_annotation_width(d), p = d->dec_hidden;
+    const size_t K = attn_key_width(&ad), Q = attn_query_width(&ad), A = attn_pre_width(&ad);
+    const size_t G = cell_gates(d->dec_cell), C = cell_cache_width(d->dec_cell);
     /* Two passes over the same list: measure, then carve. */
     for (int pass = 0; pass < 2; pass++) {
         Arena *ar = &dec->arena;
         if (pass == 1)
             arena_init(ar, ar->used);
-#define TAKE(field, count) (dec->field = arena_alloc(ar, (count), sizeof(*dec->field)))
-        TAKE(H_rows, SB * 2 * n);
-        if (d->score == SCORE_DOT)
-            dec->keys_rows = dec->H_rows;
-        else
-            TAKE(keys_rows, SB * K);
-        TAKE(context_rows, d->score == SCORE_NONE ? B * 2 * n : 0);
+#define TAKE(field, count) (dec->field = (count) > 0 ? arena_alloc(ar, (count), sizeof(*dec->field)) : NULL)
+        TAKE(H_rows, SB * d_h);
+        TAKE(keys_rows, SB * K);
+        TAKE(summary_rows, attn_has_weights(&ad) ? 0 : B * d_h);
         TAKE(src_len_rows, B);
         TAKE(state, B * p);
         TAKE(next_state, B * p);
         TAKE(cache, B * C * p);
         TAKE(next_cache, B * C * p);
-        TAKE(query, B * a);
-        TAKE(att_pre, SB * a);
+        TAKE(query, B * Q);
+        TAKE(att_pre, SB * A);
         TAKE(scores, SB);
         TAKE(alpha, SB);
-        TAKE(dec_in, B * (m + 2 * n));
+        TAKE(dec_in, B * (m + d_h));
         TAKE(xg, B * G * p);
-        TAKE(ro_in, B * (p + 2 * n + m));
+        TAKE(ro_in, B * (p + d_h + m));
         TAKE(ro_out, B * d->readout);
         TAKE(logits, B * d->tgt_vocab);
         TAKE(prev, B);
@@ -63,8 +61,9 @@ void decoder_free(Decoder *dec)
 void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
 {
     const Dims *d = &dec->dims;
+    const AttnDims ad = model_attn_dims(d);
     const int B = bt->batch_size, S = bt->src_steps, K = per_sentence, rows = B * K;
-    const size_t n = d->enc_hidden, p = d->dec_hidden, kw = model_key_width(d);
+    const size_t d_h = model_annotation_width(d), p = d->dec_hidden, kw = attn_key_width(&ad);
     const size_t C = cell_cache_width(d->dec_cell);
     const Workspace *enc = &dec->enc;
     assert(rows <= dec->max_rows && S <= dec->max_src_steps);
@@ -72,8 +71,8 @@ void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
         for (int b = 0; b < B; b++)
             for (int k = 0; k < K; k++) {
                 size_t to = (size_t)j * rows + (size_t)b * K + k, from = (size_t)j * B + b;
-                memcpy(dec->H_rows + to * 2 * n, enc->H + from * 2 * n, sizeof(real) * 2 * n);
-                if (kw && d->score != SCORE_DOT)
+                memcpy(dec->H_rows + to * d_h, enc->enc.H + from * d_h, sizeof(real) * d_h);
+                if (kw)
                     memcpy(dec->keys_rows + to * kw, enc->keys + from * kw, sizeof(real) * kw);
             }
     for (int b = 0; b < B; b++)
@@ -81,9 +80,9 @@ void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
             int r = b * K + k;
             dec->src_len_rows[r] = bt->src_len[b];
             memcpy(dec->state + (size_t)r * p, enc->states + (size_t)b * p, sizeof(real) * p);
-            if (d->score == SCORE_NONE)
-                memcpy(dec->context_rows + (size_t)r * 2 * n, enc->fixed_context + (size_t)b * 2 * n,
-                       sizeof(real) * 2 * n);
+            if (dec->summary_rows)
+                memcpy(dec->summary_rows + (size_t)r * d_h, enc->enc.summary + (size_t)b * d_h,
+                       sizeof(real) * d_h);
             dec->prev[r] = TOK_BOS;
         }
     /* the LSTM's cell state starts at 0: it is read from the "previous" cache */
@@ -93,25 +92,27 @@ void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
 void decoder_step(Decoder *dec, const Params *P, int S, int rows)
 {
     const Dims *d = &dec->dims;
+    const AttnDims ad = model_attn_dims(d);
     const int B = rows;
-    const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden;
+    const int m = d->emb, d_h = model_annotation_width(d), p = d->dec_hidden;
     const int Gp = cell_gates(d->dec_cell) * p;
-    const int in_width = m + 2 * n, ro_width = p + 2 * n + m;
+    const int in_width = m + d_h, ro_width = p + d_h + m;
     assert(rows <= dec->max_rows);
 
     embedding_forward(dec->dec_in, in_width, P->E_y, dec->prev, B, m);
-    model_attend(P, d, dec->dec_in + m, in_width, dec->alpha, dec->scores, dec->query,
-                 dec->att_pre, dec->state, dec->H_rows, dec->keys_rows, dec->context_rows,
-                 dec->src_len_rows, S, B, B);
+    AttnStep step = {dec->dec_in + m, in_width, dec->alpha, dec->scores, dec->query, dec->att_pre};
+    const AttnInput in = {dec->state, dec->H_rows, dec->keys_rows, dec->summary_rows,
+                          dec->src_len_rows, S, B, B};
+    attn_step_forward(&step, &P->att, &ad, &in);
     linear_forward(dec->xg, dec->dec_in, P->dec.W_i, P->dec.b_i, B, in_width, Gp);
     cell_step_forward(d->dec_cell, dec->next_state, dec->next_cache, dec->xg, Gp, dec->state, p,
                       dec->cache, P->dec.W_h, P->dec.b_h, NULL, 0, B, p);
     for (int b = 0; b < B; b++) {
         real *x = dec->ro_in + (size_t)b * ro_width;
-        const real *in = dec->dec_in + (size_t)b * in_width;
+        const real *from = dec->dec_in + (size_t)b * in_width;
         memcpy(x, dec->next_state + (size_t)b * p, sizeof(real) * p);
-        memcpy(x + p, in + m, sizeof(real) * 2 * n);
-        memcpy(x + p + 2 * n, in, sizeof(real) * m);
+        memcpy(x + p, from + m, sizeof(real) * d_h);
+        memcpy(x + p + d_h, from, sizeof(real) * m);
     }
     linear_forward(dec->ro_out, dec->ro_in, P->W_t, P->b_t, B, ro_width, d->readout);
     tanh_forward(dec->ro_out, dec->ro_out, (size_t)B * d->readout);

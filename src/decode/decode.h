@@ -14,20 +14,21 @@ typedef struct {
     int max_batch, max_src_steps, max_rows; /* rows: hypotheses decoded side by side */
     Workspace enc;      /* forward-only workspace for the encoder */
     Arena arena;
-    real *H_rows, *keys_rows; /* (S*rows, 2n), (S*rows, K): the encoder output per row
-                               * (keys_rows is H_rows for the dot score) */
-    real *context_rows; /* score none: (rows, 2n) the fixed context per row */
+    real *H_rows;       /* (S*rows, d_h) the encoder's annotations, per row */
+    real *keys_rows;    /* (S*rows, K) the attention's keys per row (NULL when K = 0) */
+    real *summary_rows; /* (rows, d_h) the fixed context of a model without attention
+                         * weights (NULL otherwise) */
     int *src_len_rows;  /* (rows) */
     real *state, *next_state; /* (rows, p) s_{i-1}, s_i */
     real *cache, *next_cache; /* (rows, C p) the cell's caches (the LSTM's cell state) */
-    real *query;        /* (rows, a) */
-    real *att_pre;      /* (S*rows, a) */
+    real *query;        /* (rows, attention query width) */
+    real *att_pre;      /* (S*rows, attention pre width) */
     real *scores;       /* (S*rows) */
     real *alpha;        /* (S*rows) attention of the current step, alpha[j * rows + r]
                          * (all 0 for score none) */
-    real *dec_in;       /* (rows, m + 2n) [ey_{i-1} ; c_i] */
+    real *dec_in;       /* (rows, m + d_h) [ey_{i-1} ; c_i] */
     real *xg;           /* (rows, G p) */
-    real *ro_in;        /* (rows, p + 2n + m) */
+    real *ro_in;        /* (rows, p + d_h + m) */
     real *ro_out;       /* (rows, l) */
     real *logits;       /* (rows, V_y) */
     int *prev;          /* (rows) y_{i-1} */

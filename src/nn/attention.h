@@ -1,51 +1,106 @@
-/* attention.h: the attention kernel of MODEL.md for one decoder step over a batch:
- * scores -> masked softmax -> weighted sum of values, each a forward/backward pair.
- * The pieces work on any given queries, keys and values (a test drives them with the
- * classic worked examples), so the model and the score variants share them.
+/* attention.h: the attention of nn/MODEL.md behind one interface for every score:
+ * which tensors a score has (it carves them), what it computes once per batch (the
+ * keys: the part of the score that depends on h_j alone), and one decoder step forward
+ * and backward, from s_{i-1} to the weights alpha_i and the context c_i. The model,
+ * greedy decoding and beam search call only these; no score is named outside
+ * attention.c. Built from the kernels of attn_kernels.h.
  *
- * Layout: source-side matrices are position-major, (S, B, width): row j * B + b is
- * position j of sentence b, as the encoder writes them. Scores and weights are (S, B).
- * len (B) gives each sentence's real positions; NULL means all S are real. Padded
- * positions get weight exactly 0 and never receive a gradient. */
+ * Layouts as in attn_kernels.h: source-side matrices are (S, B, width), row j * B + b;
+ * len (B) gives each row's real positions, and a row of length 0 is left out of a step
+ * (sorted batches stop computing ended sentences). */
 #ifndef S2S_ATTENTION_H
 #define S2S_ATTENTION_H
 
 #include "nn/real.h"
+#include "nn/tensor.h"
 
-/* Additive (Bahdanau) scores: e[j,b] = v_a . tanh(keys[j,b] + q[b]), where the caller
- * computed q = W_a s_{i-1} (B, A) and keys = U_a h_j + b_a (S*B, A) once per batch.
- * Writes e (S*B) and pre (S*B, A) = the tanh, saved for backward. */
-void attn_additive_scores_forward(real *e, real *pre, const real *q, const real *keys,
-                                  const real *v_a, const int *len, int S, int B, int A);
-/* Accumulates dq (B, A), dkeys (S*B, A), dv_a (A) from de (S*B). */
-void attn_additive_scores_backward(real *dq, real *dkeys, real *dv_a, const real *de,
-                                   const real *pre, const real *v_a, const int *len,
-                                   int S, int B, int A);
+/* The score e_ij (config model.attention). */
+typedef enum { SCORE_ADDITIVE, SCORE_DOT, SCORE_GENERAL, SCORE_SCALED_DOT, SCORE_NONE } ScoreKind;
+#define N_SCORES 5
 
-/* Dot-product scores: e[j,b] = scale * q[b] . keys[j,b], q (B, D), keys (S*B, D) with
- * row stride ld_keys. scale 1 is Luong's dot, 1/sqrt(D) the scaled dot product. */
-void attn_dot_scores_forward(real *e, const real *q, const real *keys, int ld_keys,
-                             real scale, const int *len, int S, int B, int D);
-/* Accumulates dq (B, D) and dkeys (stride ld_keys; skipped if NULL) from de. */
-void attn_dot_scores_backward(real *dq, real *dkeys, const real *de, const real *q,
-                              const real *keys, int ld_keys, real scale, const int *len,
-                              int S, int B, int D);
+/* The scores' names in ScoreKind order, NULL-terminated: the one list that the config,
+ * the log and the checks use. */
+extern const char *const score_names[N_SCORES + 1];
 
-/* alpha[., b] = softmax of e[., b] over the real positions j < len[b] (the maximum is
- * taken over real positions only); alpha = 0 at padding. Overwrites alpha (S*B). */
-void attn_softmax_forward(real *alpha, const real *e, const int *len, int S, int B);
-/* de = alpha * (dalpha - sum_j alpha_j dalpha_j), 0 at padding. Overwrites de (S*B). */
-void attn_softmax_backward(real *de, const real *dalpha, const real *alpha, const int *len,
-                           int S, int B);
+typedef struct {
+    ScoreKind score;
+    int query_width; /* p: the decoder state s_{i-1} */
+    int value_width; /* d_h: the annotations h_j, and the context */
+    int attn;        /* a: the additive and scaled dot scores' width */
+} AttnDims;
 
-/* c[b] = sum_j alpha[j,b] values[j,b]: c (B, D) with row stride ld_c, values (S*B, D)
- * with row stride ld_v. Overwrites c, except rows of length 0 (rows left out). */
-void attn_context_forward(real *c, int ld_c, const real *alpha, const real *values, int ld_v,
-                          const int *len, int S, int B, int D);
-/* Overwrites dalpha (S*B) with dc[b] . values[j,b]; accumulates dvalues (stride ld_v)
- * += alpha[j,b] dc[b]. dc has row stride ld_c. */
-void attn_context_backward(real *dalpha, real *dvalues, const real *dc, int ld_c,
-                           const real *alpha, const real *values, int ld_v, const int *len,
-                           int S, int B, int D);
+/* A score's tensors; those it does not have stay NULL. */
+typedef struct {
+    real *W_a, *U_a, *b_a, *v_a; /* additive: (a, p), (a, d_h), (a), (a) */
+    real *W_g;                   /* general: (p, d_h) */
+    real *W_q, *W_k;             /* scaled_dot: (a, p), (a, d_h) */
+} AttnParams;
+
+/* Carves the score's tensors (names of nn/MODEL.md) into p. */
+void attn_carve(AttnParams *p, TensorCarver *c, const AttnDims *d);
+
+/* 0 for score none, which has no weights: no alignments to show. */
+int attn_has_weights(const AttnDims *d);
+/* Widths of the buffers a caller keeps for the attention: the keys, once per batch
+ * (S*B rows; 0: the score reads h_j itself, or nothing), the query of a step (one row
+ * per decoder row; 0: none), and the additive score's tanh layer of a step (S*B rows;
+ * 0: none). */
+int attn_key_width(const AttnDims *d);
+int attn_query_width(const AttnDims *d);
+int attn_pre_width(const AttnDims *d);
+
+/* keys (S*B, K) from the annotations H (S*B, d_h): once per batch. */
+void attn_keys_forward(real *keys, const AttnParams *P, const AttnDims *d, const real *H, int SB);
+/* Backward of attn_keys_forward: accumulates dH and the weights' gradients into G from
+ * d_keys, the keys' gradient summed over every step. */
+void attn_keys_backward(real *dH, AttnParams *G, const real *d_keys, const real *H,
+                        const AttnParams *P, const AttnDims *d, int SB);
+
+/* What one step reads. */
+typedef struct {
+    const real *s_prev;  /* (rows, p) s_{i-1} */
+    const real *H;       /* (S*B, d_h) annotations */
+    const real *keys;    /* (S*B, K) from attn_keys_forward */
+    const real *summary; /* (B, d_h) score none's fixed context, the encoder's */
+    const int *len;      /* (B) real positions; 0 for rows left out */
+    int S, B, rows;      /* the first `rows` of the B rows take part */
+} AttnInput;
+
+/* What one step writes, and its scratch. */
+typedef struct {
+    real *c;      /* (rows, d_h) the context, row stride ld_c */
+    int ld_c;
+    real *alpha;  /* (S*B) the weights (not written for score none) */
+    real *scores; /* (S*B) scratch: e_ij */
+    real *query;  /* (rows, query width) */
+    real *pre;    /* (S*B, pre width) */
+} AttnStep;
+
+/* One decoder step: from s_{i-1} to alpha_i and c_i. Overwrites out's buffers. */
+void attn_step_forward(AttnStep *out, const AttnParams *P, const AttnDims *d, const AttnInput *in);
+
+/* The gradients one step's backward writes into. */
+typedef struct {
+    real *ds_prev;   /* (rows, p): accumulated */
+    real *dquery;    /* (rows, query width): overwritten (summed into the weights by
+                      * attn_queries_backward once every step is done) */
+    real *dH;        /* (S*B, d_h): accumulated */
+    real *dkeys;     /* (S*B, K): accumulated */
+    real *dsummary;  /* (B, d_h): accumulated (score none) */
+    real *dalpha, *dscores; /* (S*B) scratch */
+} AttnGrads;
+
+/* Backward of one step from dc (rows, d_h, row stride ld_dc), the gradient reaching its
+ * context. step holds what attn_step_forward wrote; when pre_kept is 0, step->pre is
+ * computed again here first (the same arithmetic, so the same numbers). Accumulates
+ * v_a's gradient into G. */
+void attn_step_backward(AttnGrads *g, AttnParams *G, const real *dc, int ld_dc,
+                        const AttnStep *step, int pre_kept, const AttnParams *P,
+                        const AttnDims *d, const AttnInput *in);
+
+/* The query weights' gradient over every step at once: the query is s_{i-1} W^T, so
+ * dW (a, p) += dquery^T (a, rows) . states (rows, p), both laid out alike. */
+void attn_queries_backward(AttnParams *G, const AttnDims *d, const real *dquery,
+                           const real *states, int rows);
 
 #endif

@@ -19,9 +19,11 @@ int cell_cache_width(CellKind kind)
     return kind == CELL_GRU ? 4 : kind == CELL_LSTM ? 6 : 1;
 }
 
+const char *const cell_names[N_CELLS + 1] = {"gru", "lstm", "rnn", NULL};
+
 const char *cell_name(CellKind kind)
 {
-    return kind == CELL_GRU ? "gru" : kind == CELL_LSTM ? "lstm" : "rnn";
+    return cell_names[kind];
 }
 
 void cell_step_forward(CellKind kind, real *h, real *cache, const real *xg, int ld_xg,

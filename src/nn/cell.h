@@ -15,6 +15,10 @@
 #include "nn/real.h"
 
 typedef enum { CELL_GRU, CELL_LSTM, CELL_RNN } CellKind;
+#define N_CELLS 3
+
+/* The cells' names in CellKind order, NULL-terminated: "gru", "lstm", "rnn". */
+extern const char *const cell_names[N_CELLS + 1];
 
 typedef struct {
     real *W_i; /* (G*H, in) */
@@ -27,7 +31,7 @@ typedef struct {
 int cell_gates(CellKind kind);
 /* Cache floats per unit of one step: 4 (GRU: r z hn g), 6 (LSTM: i f g o c tanh c), 1. */
 int cell_cache_width(CellKind kind);
-/* "gru", "lstm", "rnn". */
+/* cell_names[kind]. */
 const char *cell_name(CellKind kind);
 
 /* One step. xg (B, G*H) row stride ld_xg; h_prev (B, H) row stride ld_h and

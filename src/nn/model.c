@@ -1,8 +1,8 @@
-/* model.c: RNNsearch (MODEL.md) over a batch: the workspace, the encoder (stacked
- * bidirectional layers of any cell), the attention decoder with teacher forcing for
- * every score variant, the readout and the loss, with training's dropout and label
- * smoothing. Backward is model_backward.c's. Products over many positions are one gemm
- * each; only the recurrences loop over time. Never allocates after
+/* model.c: the model of nn/MODEL.md over a batch: the workspace, the source embeddings,
+ * the encoder (encoder.h) and the attention (attention.h) behind their seams, the
+ * decoder with teacher forcing, the readout and the loss, with training's dropout and
+ * label smoothing. Backward is model_backward.c's. Products over many positions are one
+ * gemm each; only the recurrences loop over time. Never allocates after
  * model_workspace_init. */
 #include "nn/model.h"
 
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/attention.h"
+#include "nn/attn_kernels.h"
 #include "nn/model_pass.h"
 #include "nn/ops.h"
 
@@ -41,14 +41,16 @@ static int sorted_by_target(const Batch *bt)
 static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
 {
     const Dims *d = &ws->dims;
-    const size_t m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
-    const size_t readout = d->readout, Vy = d->tgt_vocab, K = model_key_width(d);
-    const size_t Ge = cell_gates(d->enc_cell), Ce = cell_cache_width(d->enc_cell);
+    const EncoderDims ed = model_encoder_dims(d);
+    const AttnDims ad = model_attn_dims(d);
+    const EncoderOps *encoder = encoder_ops(&ed);
+    const size_t m = d->emb, p = d->dec_hidden, d_h = model_annotation_width(d);
+    const size_t readout = d->readout, Vy = d->tgt_vocab, K = attn_key_width(&ad);
+    const size_t Q = attn_query_width(&ad), A = attn_pre_width(&ad);
     const size_t Gd = cell_gates(d->dec_cell), Cd = cell_cache_width(d->dec_cell);
-    const int L = d->enc_layers, attends = d->score != SCORE_NONE;
-    const int queries = d->score == SCORE_ADDITIVE || d->score == SCORE_SCALED_DOT;
+    const int attends = attn_has_weights(&ad);
     const size_t SB = (size_t)S * B, TB = (size_t)T * B;
-    const size_t ro_width = p + 2 * n + m, in_width = m + 2 * n;
+    const size_t ro_width = p + d_h + m, in_width = m + d_h;
     Arena *ar = &ws->arena;
     arena_reset(ar);
     ws->B = B, ws->S = S, ws->T = T, ws->N = N, ws->R = R;
@@ -58,26 +60,16 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
 #define TAKE_IF(cond, field, count) (ws->field = (cond) ? arena_alloc(ar, (count), sizeof(*ws->field)) : NULL)
     TAKE(ex, SB * m);
     TAKE_IF(ws->with_backward, mask_x, SB * m);
-    for (int l = 0; l < L; l++) {
-        TAKE(xg_fwd[l], SB * Ge * n);
-        TAKE(xg_bwd[l], SB * Ge * n);
-        TAKE(cache_fwd[l], SB * Ce * n);
-        TAKE(cache_bwd[l], SB * Ce * n);
-        TAKE(enc_out[l], SB * 2 * n);
-    }
-    ws->H = ws->enc_out[L - 1];
-    /* dot attends with h_j itself */
-    TAKE_IF(K > 0 && d->score != SCORE_DOT, keys, SB * K);
-    if (d->score == SCORE_DOT)
-        ws->keys = ws->H;
-    TAKE_IF(!attends, fixed_context, (size_t)B * 2 * n);
+    /* a model without attention weights reads the encoder's fixed context instead */
+    encoder->carve_work(&ws->enc, ar, &ed, B, S, !attends, ws->with_backward);
+    TAKE_IF(K > 0, keys, SB * K);
     TAKE(states, state_rows * p);
     TAKE(dec_in, rows * in_width);
     TAKE_IF(ws->with_backward, mask_y, rows * m);
     TAKE(dec_xg, rows * Gd * p);
     TAKE(dec_cache, rows * Cd * p);
-    TAKE_IF(queries, query, state_rows * a);
-    TAKE_IF(d->score == SCORE_ADDITIVE, att_pre, (ws->keep_att_pre ? TB : (size_t)B) * S * a);
+    TAKE_IF(Q > 0, query, state_rows * Q);
+    TAKE_IF(A > 0, att_pre, (ws->keep_att_pre ? TB : (size_t)B) * S * A);
     TAKE(scores, SB);
     TAKE_IF(attends, alpha, TB * S);
     TAKE(active, (size_t)T);
@@ -99,7 +91,7 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
     ws->out_chunk_rows = N < ws->max_out_chunk_rows ? N : ws->max_out_chunk_rows;
     TAKE(logits, (size_t)ws->out_chunk_rows * Vy);
     if (ws->with_backward) {
-        size_t enc_hg = SB * Ge * n, dec_hg = state_rows * Gd * p;
+        size_t enc_hg = encoder->backward_scratch(&ed, B, S), dec_hg = state_rows * Gd * p;
         const size_t readout_end = ar->used;
         ar->used = readout_start;
         TAKE(d_hg, enc_hg > dec_hg ? enc_hg : dec_hg);
@@ -107,26 +99,17 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
             ar->used = readout_end;
         TAKE(d_ro_out, (size_t)N * readout);
         /* Gradients that overwrite what only forward reads share its memory: the
-         * readout's input, the input projections (the cell caches hold what backward
-         * needs), the source embeddings (read for dW_i first) -- 32 MiB at size L. */
+         * readout's input, the decoder's input projections (the cell caches hold what
+         * backward needs), the source embeddings (read for the encoder's dW_i first). */
         ws->d_ro_in = ws->ro_in;
         TAKE(d_states, state_rows * p);
         TAKE(d_dec_in, rows * in_width);
         ws->d_dec_xg = ws->dec_xg;
-        TAKE_IF(queries, d_query, state_rows * a);
+        TAKE_IF(Q > 0, d_query, state_rows * Q);
         TAKE_IF(d->dec_cell == CELL_LSTM, d_cell, (size_t)B * p);
-        size_t carry = cell_sequence_scratch(d->enc_cell, B, (int)n);
-        TAKE(d_carry, carry);
         TAKE_IF(attends, d_alpha, SB);
         TAKE_IF(attends, d_scores, SB);
-        TAKE_IF(K > 0 && d->score != SCORE_DOT, d_keys, SB * K);
-        TAKE(d_H, SB * 2 * n);
-        TAKE_IF(L > 1, d_below, SB * 2 * n);
-        TAKE_IF(!attends, d_fixed_context, (size_t)B * 2 * n);
-        for (int l = 0; l < L; l++) {
-            ws->d_xg_fwd[l] = ws->xg_fwd[l];
-            ws->d_xg_bwd[l] = ws->xg_bwd[l];
-        }
+        TAKE_IF(K > 0, d_keys, SB * K);
         ws->d_ex = ws->ex;
         TAKE(d_s0, (size_t)B * p);
     }
@@ -143,7 +126,8 @@ void model_workspace_init(Workspace *ws, const Dims *d, int max_batch, int max_s
     ws->max_src_steps = max_src_steps;
     ws->max_tgt_steps = max_tgt_steps;
     ws->with_backward = with_backward;
-    size_t att_pre_all = (size_t)max_tgt_steps * max_src_steps * max_batch * d->attn;
+    const AttnDims ad = model_attn_dims(d);
+    size_t att_pre_all = (size_t)max_tgt_steps * max_src_steps * max_batch * attn_pre_width(&ad);
     ws->keep_att_pre = with_backward && att_pre_all <= ATT_PRE_KEEP_FLOATS;
     int rows = (int)(OUTPUT_CHUNK_FLOATS / (size_t)d->tgt_vocab);
     ws->max_out_chunk_rows = rows > 0 ? rows : 1;
@@ -184,38 +168,26 @@ static void dropout_forward(real *x, int ld, real *mask, int rows, int cols, dou
         }
 }
 
-/* Step i's tanh(W_a s_{i-1} + U_a h_j + b_a) (S*B, a): its own block when every step's is
- * kept, else the one block that backward fills again. */
+/* Step i's tanh layer of the additive score (S*B, A): its own block when every step's is
+ * kept, else the one block that backward fills again; NULL for the other scores. */
 real *model_att_pre_step(const Workspace *ws, int i)
 {
-    return ws->att_pre + (ws->keep_att_pre ? (size_t)i : 0) * ws->S * ws->B * ws->dims.attn;
+    if (!ws->att_pre)
+        return NULL;
+    const AttnDims ad = model_attn_dims(&ws->dims);
+    return ws->att_pre + (ws->keep_att_pre ? (size_t)i : 0) * ws->S * ws->B * attn_pre_width(&ad);
 }
 
-/* The encoder: layer after layer, each direction's input projection for every position
- * in one gemm, then the recurrences, writing their halves of enc_out (row stride 2n). */
-static void encode_layers(Workspace *ws, const Params *P, const Batch *bt)
-{
-    const Dims *d = &ws->dims;
-    const int S = ws->S, B = ws->B, SB = S * B, n = d->enc_hidden, Gn = cell_gates(d->enc_cell) * n;
-    for (int l = 0; l < d->enc_layers; l++) {
-        const real *in = l == 0 ? ws->ex : ws->enc_out[l - 1];
-        const int in_width = l == 0 ? d->emb : 2 * n;
-        linear_forward(ws->xg_fwd[l], in, P->enc_fwd[l].W_i, P->enc_fwd[l].b_i, SB, in_width, Gn);
-        linear_forward(ws->xg_bwd[l], in, P->enc_bwd[l].W_i, P->enc_bwd[l].b_i, SB, in_width, Gn);
-        cell_sequence_forward(d->enc_cell, ws->enc_out[l], 2 * n, ws->cache_fwd[l], ws->xg_fwd[l],
-                              P->enc_fwd[l].W_h, P->enc_fwd[l].b_h, bt->src_len, S, B, n, 0);
-        cell_sequence_forward(d->enc_cell, ws->enc_out[l] + n, 2 * n, ws->cache_bwd[l],
-                              ws->xg_bwd[l], P->enc_bwd[l].W_h, P->enc_bwd[l].b_h, bt->src_len,
-                              S, B, n, 1);
-    }
-}
-
-/* The encoder with source-embedding dropout drawn from rng (NULL: none). */
+/* The source side, with source-embedding dropout drawn from rng (NULL: none): the
+ * embeddings, the encoder's annotations, the attention's keys, and s_0. */
 static void encode(Workspace *ws, const Params *P, const Batch *bt, Pcg32 *rng)
 {
     const Dims *d = &ws->dims;
+    const EncoderDims ed = model_encoder_dims(d);
+    const AttnDims ad = model_attn_dims(d);
+    const EncoderOps *encoder = encoder_ops(&ed);
     const int B = bt->batch_size, S = bt->src_steps, T = bt->tgt_steps;
-    const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden;
+    const int m = d->emb, p = d->dec_hidden, w0 = encoder->init_width(&ed);
     assert(B <= ws->max_batch && S <= ws->max_src_steps && T <= ws->max_tgt_steps);
     /* Sorted by target length, the decoder computes only the real target positions. */
     workspace_carve(ws, B, S, T, bt->n_tgt_tokens,
@@ -225,32 +197,13 @@ static void encode(Workspace *ws, const Params *P, const Batch *bt, Pcg32 *rng)
     embedding_forward(ws->ex, m, P->E_x, bt->src, SB, m);
     if (rng && ws->reg.embedding_dropout > 0)
         dropout_forward(ws->ex, m, ws->mask_x, SB, m, ws->reg.embedding_dropout, rng);
-    encode_layers(ws, P, bt);
-    const real *H = ws->H;
+    encoder->forward(&ws->enc, &P->enc, &ed, ws->ex, bt->src_len);
     /* The source side of the scores does not depend on the decoder step: once per batch. */
-    switch (d->score) {
-    case SCORE_ADDITIVE: /* keys = U_a h_j + b_a */
-        linear_forward(ws->keys, H, P->U_a, P->b_a, SB, 2 * n, d->attn);
-        break;
-    case SCORE_GENERAL: /* keys = W_g h_j */
-        linear_forward(ws->keys, H, P->W_g, NULL, SB, 2 * n, p);
-        break;
-    case SCORE_SCALED_DOT: /* keys = W_k h_j */
-        linear_forward(ws->keys, H, P->W_k, NULL, SB, 2 * n, d->attn);
-        break;
-    case SCORE_NONE: /* c = [fwd_h_S ; bwd_h_1], S each sentence's own length */
-        for (int b = 0; b < B; b++) {
-            real *c = ws->fixed_context + (size_t)b * 2 * n;
-            memcpy(c, H + ((size_t)(bt->src_len[b] - 1) * B + b) * 2 * n, sizeof(real) * n);
-            memcpy(c + n, H + (size_t)b * 2 * n + n, sizeof(real) * n);
-        }
-        break;
-    case SCORE_DOT:
-        break;
-    }
-    /* s_0 (B, p) = tanh(bwd_h_1 (B, n; rows of H's position 0, stride 2n) . W_s^T + b_s) */
+    attn_keys_forward(ws->keys, &P->att, &ad, ws->enc.H, SB);
+    /* s_0 (B, p) = tanh(init (B, w0; row stride ld_init) . W_s^T + b_s) */
     real *s0 = ws->states;
-    matmul(CblasNoTrans, CblasTrans, B, p, n, 1, H + n, 2 * n, P->W_s, n, 0, s0, p);
+    matmul(CblasNoTrans, CblasTrans, B, p, w0, 1, ws->enc.init, ws->enc.ld_init, P->W_s, w0, 0,
+           s0, p);
     for (int b = 0; b < B; b++)
         for (int k = 0; k < p; k++)
             s0[(size_t)b * p + k] = r_tanh(s0[(size_t)b * p + k] + P->b_s[k]);
@@ -259,39 +212,6 @@ static void encode(Workspace *ws, const Params *P, const Batch *bt, Pcg32 *rng)
 void model_encode(Workspace *ws, const Params *P, const Batch *bt)
 {
     encode(ws, P, bt, NULL);
-}
-
-void model_attend(const Params *P, const Dims *d, real *c, int ld_c, real *alpha, real *scores,
-                  real *query, real *pre, const real *s_prev, const real *H, const real *keys,
-                  const real *fixed_context, const int *len, int S, int B, int rows)
-{
-    const int n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
-    assert(rows <= B);
-    switch (d->score) {
-    case SCORE_ADDITIVE:
-        /* q (rows, a) = s_{i-1} (rows, p) . W_a^T (p, a); e_ij = v_a . tanh(q + keys_j) */
-        matmul(CblasNoTrans, CblasTrans, rows, a, p, 1, s_prev, p, P->W_a, p, 0, query, a);
-        attn_additive_scores_forward(scores, pre, query, keys, P->v_a, len, S, B, a);
-        break;
-    case SCORE_DOT: /* e_ij = s_{i-1} . h_j */
-        attn_dot_scores_forward(scores, s_prev, keys, 2 * n, 1, len, S, B, 2 * n);
-        break;
-    case SCORE_GENERAL: /* e_ij = s_{i-1} . (W_g h_j) */
-        attn_dot_scores_forward(scores, s_prev, keys, p, 1, len, S, B, p);
-        break;
-    case SCORE_SCALED_DOT: /* e_ij = (W_q s_{i-1}) . (W_k h_j) / sqrt(a) */
-        matmul(CblasNoTrans, CblasTrans, rows, a, p, 1, s_prev, p, P->W_q, p, 0, query, a);
-        attn_dot_scores_forward(scores, query, keys, a, (real)(1 / sqrt((double)a)), len, S, B, a);
-        break;
-    case SCORE_NONE: /* c_i is the sentence's fixed context; rows of length 0 are left out */
-        for (int b = 0; b < B; b++)
-            if (len[b] > 0)
-                memcpy(c + (size_t)b * ld_c, fixed_context + (size_t)b * 2 * n,
-                       sizeof(real) * 2 * n);
-        return;
-    }
-    attn_softmax_forward(alpha, scores, len, S, B);
-    attn_context_forward(c, ld_c, alpha, H, 2 * n, len, S, B, 2 * n);
 }
 
 /* The decoder rows each step computes: with targets sorted longest first (see
@@ -325,10 +245,12 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
     Pcg32 rng = ws->reg.rng; /* the masks of this pass, the same every time it runs */
     encode(ws, P, bt, &rng);
     const Dims *d = &ws->dims;
+    const AttnDims ad = model_attn_dims(d);
     const int B = ws->B, S = ws->S, T = ws->T, N = ws->N;
-    const int m = d->emb, n = d->enc_hidden, p = d->dec_hidden, a = d->attn;
+    const int m = d->emb, d_h = model_annotation_width(d), p = d->dec_hidden;
+    const int Q = attn_query_width(&ad);
     const int Gp = cell_gates(d->dec_cell) * p, Cp = cell_cache_width(d->dec_cell) * p;
-    const int in_width = m + 2 * n, ro_width = p + 2 * n + m;
+    const int in_width = m + d_h, ro_width = p + d_h + m;
     const size_t SB = (size_t)S * B;
     assert(T > 0 && N > 0);
 
@@ -356,15 +278,16 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
         const size_t row = (size_t)ws->step_row[i], block = (size_t)ws->state_row[i];
         const int block_rows = ws->state_row[i + 1] - ws->state_row[i];
         const real *s_prev = ws->states + block * p;
-        real *q = ws->query ? ws->query + block * a : NULL; /* laid out as s_prev, for dW */
+        real *q = ws->query ? ws->query + block * Q : NULL; /* laid out as s_prev, for dW */
         real *c = ws->dec_in + row * in_width + m;
         real *xg = ws->dec_xg + row * Gp;
         real *s_next = ws->states + (size_t)ws->state_row[i + 1] * p;
-        model_attend(P, d, c, in_width, ws->alpha ? ws->alpha + (size_t)i * SB : NULL,
-                     ws->scores, q, ws->att_pre ? model_att_pre_step(ws, i) : NULL, s_prev, ws->H,
-                     ws->keys, ws->fixed_context, len, S, B, Bi);
-        /* xg (Bi, Gp) += c_i (Bi, 2n) . W_i[:, m:]^T (2n, Gp) */
-        matmul(CblasNoTrans, CblasTrans, Bi, Gp, 2 * n, 1, c, in_width, P->dec.W_i + m, in_width,
+        AttnStep step = {c, in_width, ws->alpha ? ws->alpha + (size_t)i * SB : NULL, ws->scores,
+                         q, model_att_pre_step(ws, i)};
+        const AttnInput in = {s_prev, ws->enc.H, ws->keys, ws->enc.summary, len, S, B, Bi};
+        attn_step_forward(&step, &P->att, &ad, &in);
+        /* xg (Bi, Gp) += c_i (Bi, d_h) . W_i[:, m:]^T (d_h, Gp) */
+        matmul(CblasNoTrans, CblasTrans, Bi, Gp, d_h, 1, c, in_width, P->dec.W_i + m, in_width,
                1, xg, Gp);
         /* the LSTM's cell state comes from the previous step's cache (0 before step 0) */
         const real *cache_prev = i ? ws->dec_cache + (size_t)ws->step_row[i - 1] * Cp : NULL;
@@ -373,7 +296,7 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
         /* rows of s_prev's block this step leaves out get zero queries, so that the
          * product over all blocks (dW_a, dW_q) meets only finite numbers there */
         if (q && Bi < block_rows)
-            memset(q + (size_t)Bi * a, 0, sizeof(real) * (size_t)(block_rows - Bi) * a);
+            memset(q + (size_t)Bi * Q, 0, sizeof(real) * (size_t)(block_rows - Bi) * Q);
     }
 
     /* Readout and output layer over the real target positions only. */
@@ -386,8 +309,8 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
             size_t row = (size_t)ws->step_row[i] + b;
             real *x = ws->ro_in + (size_t)k * ro_width;
             memcpy(x, ws->states + (row + B) * p, sizeof(real) * p);
-            memcpy(x + p, ws->dec_in + row * in_width + m, sizeof(real) * 2 * n);
-            memcpy(x + p + 2 * n, ws->dec_in + row * in_width, sizeof(real) * m);
+            memcpy(x + p, ws->dec_in + row * in_width + m, sizeof(real) * d_h);
+            memcpy(x + p + d_h, ws->dec_in + row * in_width, sizeof(real) * m);
             ws->real_rows[k] = (int)row;
             ws->targets[k] = bt->tgt_out[(size_t)i * B + b];
             k++;

@@ -11,18 +11,15 @@
 
 #include <stddef.h>
 
+#include "nn/attention.h"
 #include "nn/batch.h"
 #include "nn/cell.h"
+#include "nn/encoder.h"
 #include "base/mem.h"
 #include "nn/real.h"
+#include "nn/tensor.h"
 #include "base/rng.h"
 #include "nn/embedding_grad.h"
-
-/* The attention score of MODEL.md's "Score variants" (config model.attention). */
-typedef enum { SCORE_ADDITIVE, SCORE_DOT, SCORE_GENERAL, SCORE_SCALED_DOT, SCORE_NONE } ScoreKind;
-
-/* Stacked bidirectional encoder layers at most. */
-#define MODEL_MAX_LAYERS 4
 
 typedef struct {
     int src_vocab;  /* V_x */
@@ -38,36 +35,30 @@ typedef struct {
                      * reads [fwd_h ; bwd_h] of layer k - 1, as torch.nn.GRU does */
 } Dims;
 
-/* "additive", "dot", "general", "scaled_dot", "none". */
-const char *score_name(ScoreKind score);
-/* The width of the attention keys, the part of every score that depends only on h_j
- * (computed once per sentence): a (additive: U_a h_j + b_a; scaled_dot: W_k h_j),
- * p (general: W_g h_j), 2n (dot: h_j itself), 0 (none). */
-int model_key_width(const Dims *d);
+/* What the encoder and the attention need of the model's sizes, and d_h, the width of
+ * the annotations (and of the context): the encoder's to say. */
+EncoderDims model_encoder_dims(const Dims *d);
+AttnDims model_attn_dims(const Dims *d);
+int model_annotation_width(const Dims *d);
 
-/* One named tensor of the flat buffer, for checkpoints, debugging and the checks. */
-typedef struct {
-    char name[24];
-    real *data;
-    int rows, cols; /* a vector is (rows, 1) */
-    int is_bias;    /* initialised to 0 instead of uniform */
-} Tensor;
+/* 0 for a model without attention weights (score none): it has no alignments to dump,
+ * draw or score. */
+int model_has_alignments(const Dims *d);
+
+/* "gru encoder (2 layers), lstm decoder, attention additive": the model in words. */
+void model_describe(const Dims *d, char *out, size_t cap);
 
 #define MODEL_MAX_TENSORS (16 + 8 * MODEL_MAX_LAYERS)
 
-/* G = cell_gates of the encoder's / decoder's cell (3 for the GRU). Tensors a variant
- * does not have stay NULL: the attention's by score, encoder layers past enc_layers. */
+/* Every tensor of nn/MODEL.md, named as there; G = cell_gates of the decoder's cell.
+ * The encoder's and the attention's are theirs (encoder.h, attention.h). */
 typedef struct {
     real *E_x, *E_y;          /* (V_x, m), (V_y, m) */
-    CellParams enc_fwd[MODEL_MAX_LAYERS]; /* W_i (Gn, m; 2n above layer 0), W_h (Gn, n), b_i, b_h (Gn) */
-    CellParams enc_bwd[MODEL_MAX_LAYERS]; /* same shapes */
-    real *W_s, *b_s;          /* (p, n), (p): s_0 = tanh(W_s bwd_h_1 + b_s) */
-    real *W_a, *U_a, *b_a;    /* additive: (a, p), (a, 2n), (a) */
-    real *v_a;                /* additive: (a) */
-    real *W_g;                /* general: (p, 2n) */
-    real *W_q, *W_k;          /* scaled_dot: (a, p), (a, 2n) */
-    CellParams dec;           /* W_i (Gp, m + 2n) on [ey; c], W_h (Gp, p), b_i, b_h (Gp) */
-    real *W_t, *b_t;          /* (l, p + 2n + m) on [s; c; ey], (l) */
+    EncoderParams enc;
+    real *W_s, *b_s;          /* (p, init width), (p): s_0 = tanh(W_s init + b_s) */
+    AttnParams att;
+    CellParams dec;           /* W_i (Gp, m + d_h) on [ey; c], W_h (Gp, p), b_i, b_h (Gp) */
+    real *W_t, *b_t;          /* (l, p + d_h + m) on [s; c; ey], (l) */
     real *W_o, *b_o;          /* (V_y, l), (V_y) */
     real *mem;                /* the flat buffer, owned when allocated by params_alloc */
     size_t n;                 /* floats in mem */
@@ -104,8 +95,8 @@ typedef struct {
 
 /* Activations of one batch, and the scratch of its backward pass. All pointers point
  * into one arena, re-carved for each batch's (B, S, T). Position-major layouts:
- * source rows are j * B + b, target rows i * B + b. G_e, G_d, C_e, C_d: gate and cache
- * widths of the encoder's and the decoder's cells; K: model_key_width. */
+ * source rows are j * B + b, target rows i * B + b. G_d, C_d: gate and cache widths of
+ * the decoder's cell; K, Q, A: the attention's key, query and tanh-layer widths. */
 typedef struct {
     Dims dims;
     int max_batch, max_src_steps, max_tgt_steps, with_backward;
@@ -118,26 +109,21 @@ typedef struct {
     /* encoder */
     real *ex;              /* (S*B, m) source embeddings (after dropout) */
     real *mask_x;          /* (S*B, m) embedding dropout: 0 or 1/(1-rate) */
-    real *xg_fwd[MODEL_MAX_LAYERS], *xg_bwd[MODEL_MAX_LAYERS]; /* (S*B, G_e n) input projections */
-    real *cache_fwd[MODEL_MAX_LAYERS], *cache_bwd[MODEL_MAX_LAYERS]; /* (S*B, C_e n) cell caches */
-    real *enc_out[MODEL_MAX_LAYERS]; /* (S*B, 2n) [fwd_h_j ; bwd_h_j] of each layer */
-    real *H;               /* (S*B, 2n) annotations: the top layer's enc_out */
-    real *keys;            /* (S*B, K) the source side of the scores (H itself for dot) */
-    real *fixed_context;   /* score none: (B, 2n) [fwd_h_S ; bwd_h_1], every step's c_i */
+    EncoderWork enc;       /* the annotations enc.H (S*B, d_h) and the encoder's buffers */
+    real *keys;            /* (S*B, K) the source side of the scores (NULL when K = 0) */
     /* decoder */
     /* Decoder buffers hold the rows each step computes (see active), step after step:
      * step i's rows start at step_row[i] of the step buffers and at state_row[i] of the
      * state-block ones (which step i reads as s_{i-1}). */
     real *states;          /* (B + R, p): block 0 is s_0, block i+1 is s_i */
-    real *dec_in;          /* (R, m + 2n) step rows: [ey_{i-1} ; c_i] */
+    real *dec_in;          /* (R, m + d_h) step rows: [ey_{i-1} ; c_i] */
     real *mask_y;          /* (R, m) embedding dropout of ey_{i-1} */
     real *dec_xg;          /* (R, G_d p) step rows */
     real *dec_cache;       /* (R, C_d p) step rows (the LSTM's cell state among them) */
-    real *query;           /* (B + R, a) state blocks, additive and scaled_dot: W s_{i-1},
-                            * zero in rows left out */
+    real *query;           /* (B + R, Q) state blocks, zero in rows left out */
     int keep_att_pre;      /* att_pre holds every step for backward (else one block;
                             * tests may clear it) */
-    real *att_pre;         /* additive: (T or 1, S*B, a) tanh(W_a s_{i-1} + U_a h_j + b_a) */
+    real *att_pre;         /* (T or 1, S*B, A) the additive score's tanh layer */
     real *scores;          /* (S*B) scratch: e_ij of one step */
     real *alpha;           /* (T, S*B) the alignment matrices; NULL for score none */
     int *active;           /* (T) decoder rows computed at step i: those still in their
@@ -148,7 +134,7 @@ typedef struct {
     /* readout over the N real target positions */
     int *real_rows;        /* (N) the step row of each real target position */
     int *targets;          /* (N) y_i */
-    real *ro_in;           /* (N, p + 2n + m) [s_i ; c_i ; ey_{i-1}] */
+    real *ro_in;           /* (N, p + d_h + m) [s_i ; c_i ; ey_{i-1}] */
     real *ro_out;          /* (N, l) t_i */
     real *mask_t;          /* (N, l) readout dropout */
     real *ro_dropped;      /* (N, l) t_i after dropout: what the output layer reads */
@@ -157,15 +143,14 @@ typedef struct {
     real *logits;          /* (out_chunk_rows, V_y) scratch: one chunk's logits, softmax,
                             * gradient */
 
-    /* backward scratch (only with_backward); d_ro_in, d_dec_xg, d_xg_* and d_ex are the
-     * memory of ro_in, dec_xg, xg_* and ex, and d_hg that of the readout's buffers,
-     * all dead by the time their gradient is written */
+    /* backward scratch (only with_backward); d_ro_in, d_dec_xg and d_ex are the memory
+     * of ro_in, dec_xg and ex, and d_hg that of the readout's buffers, all dead by the
+     * time their gradient is written; the encoder's gradients are in enc */
     real *d_ro_out, *d_ro_in;
     real *d_states, *d_dec_in, *d_dec_xg, *d_query, *d_cell;
-    real *d_hg, *d_carry;
+    real *d_hg;            /* the recurrences' scratch: the decoder's, then the encoder's */
     real *d_alpha, *d_scores;
-    real *d_keys, *d_H, *d_below, *d_fixed_context, *d_s0;
-    real *d_xg_fwd[MODEL_MAX_LAYERS], *d_xg_bwd[MODEL_MAX_LAYERS];
+    real *d_keys, *d_s0;
     real *d_ex;
 } Workspace;
 
@@ -181,8 +166,8 @@ void model_workspace_free(Workspace *ws);
 void model_set_regularization(Workspace *ws, const Regularization *reg);
 
 /* Carves the workspace for the batch and runs the encoder, without dropout:
- * annotations H, keys (or the fixed context) and s_0 (states block 0). Enough for
- * decoding. */
+ * annotations enc.H, keys (or the fixed context enc.summary) and s_0 (states block 0).
+ * Enough for decoding. */
 void model_encode(Workspace *ws, const Params *P, const Batch *batch);
 
 /* Forward pass with teacher forcing. Returns the token-mean cross-entropy over the
@@ -203,16 +188,5 @@ void model_backward_rows(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad *dE_y, Wo
  * layer twice (its gradient is taken chunk by chunk as the loss is). Returns the loss. */
 double model_forward_backward(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad *dE_y, Workspace *ws,
                               const Params *P, const Batch *batch);
-
-/* One decoder step's attention, for decoding (decode.c) as for training: from s_{i-1}
- * (rows, p) to the context c_i (rows, 2n, row stride ld_c) and the weights alpha
- * (S*B), over H (S*B, 2n) and keys (S*B, K) laid out (S, B), len (B) real positions
- * per row; the first `rows` rows are computed, and len is 0 for the others. Writes
- * query (rows, a) for the additive and scaled_dot scores and pre (S*B, a) for the
- * additive one; scratch scores (S*B). For score none, c_i is fixed_context (B, 2n) and
- * alpha is not written. */
-void model_attend(const Params *P, const Dims *d, real *c, int ld_c, real *alpha, real *scores,
-                  real *query, real *pre, const real *s_prev, const real *H, const real *keys,
-                  const real *fixed_context, const int *len, int S, int B, int rows);
 
 #endif

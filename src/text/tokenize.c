@@ -12,6 +12,8 @@
 
 #include "base/mem.h"
 
+const char *const token_level_names[3] = {"word", "char", NULL};
+
 /* ---- UTF-8 validation -------------------------------------------------------- */
 
 static int is_continuation(unsigned char c)

@@ -24,6 +24,9 @@
 
 typedef enum { LEVEL_WORD, LEVEL_CHAR } TokenLevel;
 
+/* The levels' names in TokenLevel order, NULL-terminated: "word", "char". */
+extern const char *const token_level_names[3];
+
 /* The token standing for a run of whitespace at character level (U+2581). */
 #define CHAR_SPACE_TOKEN "\xe2\x96\x81"
 

@@ -214,7 +214,7 @@ static int load_dims(Dims *d, const Config *cfg, const Section *s, const char *n
     if (u.bad || u.at != u.len)
         return error_set(err, "checkpoint `%s`: bad model sizes", name);
     /* the sizes are the file's; the architecture (score, cells, depth) is its config's */
-    Dims arch = checkpoint_dims(cfg, 1, 1);
+    Dims arch = config_model_dims(cfg, 1, 1);
     *d = (Dims){(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6],
                 arch.score, arch.enc_cell, arch.dec_cell, arch.enc_layers};
     return 0;
@@ -404,24 +404,4 @@ void checkpoint_free(Checkpoint *ck)
     params_free(&ck->params);
     optim_free(&ck->optim);
     memset(ck, 0, sizeof *ck);
-}
-
-/* The config's choice lists are in the order of the model's enums. */
-_Static_assert((int)ATTENTION_ADDITIVE == (int)SCORE_ADDITIVE && (int)ATTENTION_DOT == (int)SCORE_DOT &&
-               (int)ATTENTION_GENERAL == (int)SCORE_GENERAL &&
-               (int)ATTENTION_SCALED_DOT == (int)SCORE_SCALED_DOT &&
-               (int)ATTENTION_NONE == (int)SCORE_NONE, "model.attention's choices");
-_Static_assert((int)CONFIG_CELL_GRU == (int)CELL_GRU && (int)CONFIG_CELL_LSTM == (int)CELL_LSTM &&
-               (int)CONFIG_CELL_RNN == (int)CELL_RNN, "model.*_cell's choices");
-
-Dims checkpoint_dims(const Config *cfg, int src_vocab, int tgt_vocab)
-{
-    return (Dims){.src_vocab = src_vocab, .tgt_vocab = tgt_vocab,
-                  .emb = (int)cfg->model.embedding_size, .enc_hidden = (int)cfg->model.encoder_size,
-                  .dec_hidden = (int)cfg->model.decoder_size, .attn = (int)cfg->model.attention_size,
-                  .readout = (int)cfg->model.readout_size,
-                  .score = (ScoreKind)cfg->model.attention,
-                  .enc_cell = (CellKind)cfg->model.encoder_cell,
-                  .dec_cell = (CellKind)cfg->model.decoder_cell,
-                  .enc_layers = (int)cfg->model.encoder_layers};
 }

@@ -65,7 +65,4 @@ int checkpoint_load_bytes(Checkpoint *ck, const void *bytes, size_t size, const 
                           int with_training, Error *err);
 void checkpoint_free(Checkpoint *ck);
 
-/* Dims of a config plus vocabulary sizes. */
-Dims checkpoint_dims(const Config *cfg, int src_vocab, int tgt_vocab);
-
 #endif

@@ -28,10 +28,18 @@ typedef struct {
     size_t offset;       /* of the field in Config */
     const char *def;     /* the default, as YAML text */
     double min, max;     /* inclusive range of numbers (see KEY_MIN_EXCLUSIVE) */
-    const char *choices; /* for T_ENUM: "a|b|c", in enum order */
+    const char *const *choices; /* for T_ENUM: the names, in enum order, NULL-terminated */
     unsigned flags;
     const char *doc;
 } KeySpec;
+
+/* Choice fields are enums stored and read as int. */
+_Static_assert(sizeof(ScoreKind) == sizeof(int) && sizeof(CellKind) == sizeof(int) &&
+               sizeof(TokenLevel) == sizeof(int), "choices are ints");
+
+static const char *const optimizer_names[] = {"adam", "sgd", "adadelta", NULL};
+static const char *const scheduling_names[] = {"none", "plateau", NULL};
+static const char *const metric_names[] = {"bleu", "loss", "exact", NULL};
 
 #define OFF(field) offsetof(Config, field)
 #define BIG 1e18
@@ -55,7 +63,7 @@ static const KeySpec KEYS[] = {
     {"data.valid_align", T_STR, OFF(data.valid_align), "", 0, 0, NULL, FREE, "gold alignments of the validation pairs (Pharaoh j-i, j?i possible), for AER"},
     {"data.test_align", T_STR, OFF(data.test_align), "", 0, 0, NULL, FREE, "gold alignments of the test pairs, for the final AER"},
     {"data.tsv_reverse", T_BOOL, OFF(data.tsv_reverse), "false", 0, 0, NULL, 0, "in TSV files, the second column is the source"},
-    {"data.level", T_ENUM, OFF(data.level), "word", 0, 0, "word|char", 0, "tokens are words (punctuation split off) or characters"},
+    {"data.level", T_ENUM, OFF(data.level), "word", 0, 0, token_level_names, 0, "tokens are words (punctuation split off) or characters"},
     {"data.lowercase", T_BOOL, OFF(data.lowercase), "false", 0, 0, NULL, 0, "lowercase both sides (full Unicode case mapping)"},
     {"data.max_length", T_INT, OFF(data.max_length), "50", 1, 1000, NULL, 0, "training pairs with more tokens on a side are skipped"},
     {"data.max_line_bytes", T_INT, OFF(data.max_line_bytes), "1048576", 64, 1073741824, NULL, 0, "lines longer than this are skipped without being held in memory"},
@@ -69,15 +77,15 @@ static const KeySpec KEYS[] = {
     {"model.decoder_size", T_INT, OFF(model.decoder_size), "128", 1, 8192, NULL, 0, "p: decoder units"},
     {"model.attention_size", T_INT, OFF(model.attention_size), "64", 1, 8192, NULL, 0, "a: attention layer size (additive and scaled_dot)"},
     {"model.readout_size", T_INT, OFF(model.readout_size), "128", 1, 8192, NULL, 0, "l: readout layer size"},
-    {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, "additive|dot|general|scaled_dot|none", 0, "attention score (src/nn/MODEL.md): v_a.tanh(W_a s + U_a h), s.h (needs decoder_size = 2 encoder_size), s.W_g h, W_q s.W_k h / sqrt(a), or none: a fixed context [fwd_h_S; bwd_h_1]"},
-    {"model.encoder_cell", T_ENUM, OFF(model.encoder_cell), "gru", 0, 0, "gru|lstm|rnn", 0, "encoder cell, in torch.nn's gate layout (rnn: tanh)"},
-    {"model.decoder_cell", T_ENUM, OFF(model.decoder_cell), "gru", 0, 0, "gru|lstm|rnn", 0, "decoder cell (an LSTM decoder starts from cell state 0)"},
+    {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, score_names, 0, "attention score (src/nn/MODEL.md): v_a.tanh(W_a s + U_a h), s.h (needs decoder_size = 2 encoder_size), s.W_g h, W_q s.W_k h / sqrt(a), or none: a fixed context [fwd_h_S; bwd_h_1]"},
+    {"model.encoder_cell", T_ENUM, OFF(model.encoder_cell), "gru", 0, 0, cell_names, 0, "encoder cell, in torch.nn's gate layout (rnn: tanh)"},
+    {"model.decoder_cell", T_ENUM, OFF(model.decoder_cell), "gru", 0, 0, cell_names, 0, "decoder cell (an LSTM decoder starts from cell state 0)"},
     {"model.encoder_layers", T_INT, OFF(model.encoder_layers), "1", 1, 4, NULL, 0, "stacked bidirectional encoder layers; each above the first reads [fwd_h; bwd_h] of the one below"},
     {"model.embedding_dropout", T_REAL, OFF(model.embedding_dropout), "0", 0, 0.9, NULL, 0, "in training, zero each embedding value (source and target) with this probability"},
     {"model.readout_dropout", T_REAL, OFF(model.readout_dropout), "0", 0, 0.9, NULL, 0, "in training, zero each readout value t_i with this probability"},
     {"model.init_range", T_REAL, OFF(model.init_range), "0.1", 0, 10, NULL, KEY_MIN_EXCLUSIVE, "weights start uniform in [-init_range, init_range], biases at 0"},
 
-    {"training.optimizer", T_ENUM, OFF(training.optimizer), "adam", 0, 0, "adam|sgd|adadelta", 0, "the update rule"},
+    {"training.optimizer", T_ENUM, OFF(training.optimizer), "adam", 0, 0, optimizer_names, 0, "the update rule"},
     {"training.learning_rate", T_REAL, OFF(training.learning_rate), "0.001", 0, 100, NULL, KEY_MIN_EXCLUSIVE, "initial learning rate (Adadelta: a multiplier, usually 1)"},
     {"training.adam_beta1", T_REAL, OFF(training.adam_beta1), "0.9", 0, 1, NULL, 0, "Adam's first-moment decay"},
     {"training.adam_beta2", T_REAL, OFF(training.adam_beta2), "0.999", 0, 1, NULL, 0, "Adam's second-moment decay"},
@@ -92,12 +100,12 @@ static const KeySpec KEYS[] = {
     {"training.max_steps", T_INT, OFF(training.max_steps), "0", 0, BIG, NULL, FREE, "stop after this many updates (0: no limit)"},
     {"training.epochs", T_INT, OFF(training.epochs), "10", 0, 1000000, NULL, FREE, "stop after this many passes over the data (0: no limit)"},
     {"training.max_time", T_REAL, OFF(training.max_time), "0", 0, 1e9, NULL, FREE, "stop after this many seconds of training, validation not counted (0: no limit)"},
-    {"training.scheduling", T_ENUM, OFF(training.scheduling), "plateau", 0, 0, "none|plateau", 0, "plateau: multiply the learning rate by decrease_factor after patience validations without improvement"},
+    {"training.scheduling", T_ENUM, OFF(training.scheduling), "plateau", 0, 0, scheduling_names, 0, "plateau: multiply the learning rate by decrease_factor after patience validations without improvement"},
     {"training.patience", T_INT, OFF(training.patience), "3", 1, 1000000, NULL, 0, "validations without improvement before the learning rate decays"},
     {"training.decrease_factor", T_REAL, OFF(training.decrease_factor), "0.5", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "learning rate decay factor"},
     {"training.learning_rate_min", T_REAL, OFF(training.learning_rate_min), "1e-06", 0, 100, NULL, 0, "the learning rate never decays below this"},
     {"training.early_stopping", T_INT, OFF(training.early_stopping), "0", 0, 1000000, NULL, FREE, "stop after this many validations without improvement (0: never)"},
-    {"training.early_stopping_metric", T_ENUM, OFF(training.early_stopping_metric), "bleu", 0, 0, "bleu|loss|exact", 0, "the validation score that picks best.ckpt and drives scheduling and early stopping"},
+    {"training.early_stopping_metric", T_ENUM, OFF(training.early_stopping_metric), "bleu", 0, 0, metric_names, 0, "the validation score that picks best.ckpt and drives scheduling and early stopping"},
     {"training.valid_every", T_INT, OFF(training.valid_every), "1000", 1, BIG, NULL, FREE, "validate (and save last.ckpt) every this many steps"},
     {"training.log_every", T_INT, OFF(training.log_every), "100", 1, BIG, NULL, FREE, "log a progress line every this many steps (off a terminal)"},
     {"training.max_bad_steps", T_INT, OFF(training.max_bad_steps), "5", 1, 1000000, NULL, FREE, "stop (exit 4) after this many non-finite steps in a row"},
@@ -175,30 +183,22 @@ int config_key_range(int k, double *min, double *max, int *min_exclusive)
     return 0;
 }
 
-/* The index of word in a "a|b|c" list, or -1. */
-static int choice_index(const char *choices, const char *word)
+/* The index of word in a NULL-terminated list of names, or -1. */
+static int choice_index(const char *const *choices, const char *word)
 {
-    int index = 0;
-    size_t n = strlen(word);
-    for (const char *p = choices;; index++) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && !strncmp(p, word, n))
-            return index;
-        if (!bar)
-            return -1;
-        p = bar + 1;
-    }
+    for (int k = 0; choices[k]; k++)
+        if (!strcmp(choices[k], word))
+            return k;
+    return -1;
 }
 
-static void choice_name(const char *choices, int index, char *out, size_t cap)
+/* "a,b,c": the choices for messages and the docs. */
+static void choice_list(const char *const *choices, char *out, size_t cap)
 {
-    const char *p = choices;
-    for (int k = 0; k < index; k++)
-        p = strchr(p, '|') + 1;
-    const char *bar = strchr(p, '|');
-    size_t len = bar ? (size_t)(bar - p) : strlen(p);
-    snprintf(out, cap, "%.*s", (int)len, p);
+    size_t at = 0;
+    out[0] = '\0';
+    for (int k = 0; choices[k] && at < cap; k++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%s", k ? "," : "", choices[k]);
 }
 
 /* "1 to 4096", "> 0 and at most 10", ... */
@@ -251,9 +251,7 @@ static int parse_value(Config *cfg, const KeySpec *ks, const char *text, int quo
         int index = choice_index(ks->choices, text);
         if (index < 0) {
             char list[256];
-            snprintf(list, sizeof list, "%s", ks->choices);
-            for (char *p = list; (p = strchr(p, '|'));)
-                *p = ',';
+            choice_list(ks->choices, list, sizeof list);
             return error_set(err, "%s: expected one of {%s}, got \"%s\"", ks->path, list, text);
         }
         *(int *)field = index;
@@ -311,7 +309,7 @@ void config_key_value(const Config *cfg, int k, char *buf, size_t cap)
     case T_REAL: snprintf(buf, cap, "%.17g", *(const double *)field); break;
     case T_BOOL: snprintf(buf, cap, "%s", *(const int *)field ? "true" : "false"); break;
     case T_STR: snprintf(buf, cap, "%s", field); break;
-    case T_ENUM: choice_name(ks->choices, *(const int *)field, buf, cap); break;
+    case T_ENUM: snprintf(buf, cap, "%s", ks->choices[*(const int *)field]); break;
     case T_INTLIST: {
         const ConfigIntList *list = (const ConfigIntList *)field;
         size_t used = (size_t)snprintf(buf, cap, "[");
@@ -867,7 +865,7 @@ int config_validate(Config *cfg, Error *err)
                          "training.learning_rate_min (%g) is above training.learning_rate (%g)",
                          T->learning_rate_min, T->learning_rate);
     /* s_{i-1} . h_j needs the two to be the same size: p = 2n (nn/MODEL.md) */
-    if (cfg->model.attention == ATTENTION_DOT && cfg->model.decoder_size != 2 * cfg->model.encoder_size)
+    if (cfg->model.attention == SCORE_DOT && cfg->model.decoder_size != 2 * cfg->model.encoder_size)
         return key_error(cfg, err, "model.attention", "model.attention: dot needs model.decoder_size "
                          "= 2 x model.encoder_size (s_{i-1} . h_j), got %ld and %ld",
                          cfg->model.decoder_size, cfg->model.encoder_size);
@@ -965,15 +963,22 @@ char *config_key_doc_row(int k)
     char range[128] = "", def[128];
     if (ks->type == T_INT || ks->type == T_REAL || ks->type == T_INTLIST)
         range_text(ks, range, sizeof range);
-    else if (ks->type == T_ENUM) {
-        snprintf(range, sizeof range, "%s", ks->choices);
-        for (char *p = range; (p = strchr(p, '|'));)
-            *p = ',';
-    }
+    else if (ks->type == T_ENUM)
+        choice_list(ks->choices, range, sizeof range);
     snprintf(def, sizeof def, "%s", ks->def[0] ? ks->def : "\"\"");
     size_t cap = strlen(ks->path) + strlen(range) + strlen(def) + strlen(ks->doc) + 96;
     char *row = xmalloc(cap);
     snprintf(row, cap, "| `%s` | %s | `%s` | %s | %s%s |", ks->path, type_name(ks), def, range,
              ks->doc, ks->flags & KEY_FREE_ON_RESUME ? " (may change on resume)" : "");
     return row;
+}
+
+Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
+{
+    return (Dims){.src_vocab = src_vocab, .tgt_vocab = tgt_vocab,
+                  .emb = (int)cfg->model.embedding_size, .enc_hidden = (int)cfg->model.encoder_size,
+                  .dec_hidden = (int)cfg->model.decoder_size, .attn = (int)cfg->model.attention_size,
+                  .readout = (int)cfg->model.readout_size, .score = cfg->model.attention,
+                  .enc_cell = cfg->model.encoder_cell, .dec_cell = cfg->model.decoder_cell,
+                  .enc_layers = (int)cfg->model.encoder_layers};
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "nn/model.h"
+#include "text/tokenize.h"
 
 #define CONFIG_STR_MAX 1024
 #define CONFIG_MAX_KEYS 96
@@ -22,15 +24,12 @@ typedef struct {
     int n;
 } ConfigIntList;
 
-/* Choice lists, in the order of the enum values below. */
+/* Choices of the training section, in the order of config.c's name lists. The
+ * model's choices are the model's own enums, named by its lists (score_names,
+ * cell_names, token_level_names). */
 typedef enum { OPTIMIZER_ADAM, OPTIMIZER_SGD, OPTIMIZER_ADADELTA } ConfigOptimizer;
 typedef enum { SCHEDULING_NONE, SCHEDULING_PLATEAU } ConfigScheduling;
 typedef enum { METRIC_BLEU, METRIC_LOSS, METRIC_EXACT } ConfigMetric;
-typedef enum {
-    ATTENTION_ADDITIVE, ATTENTION_DOT, ATTENTION_GENERAL, ATTENTION_SCALED_DOT, ATTENTION_NONE
-} ConfigAttention;
-typedef enum { CONFIG_CELL_GRU, CONFIG_CELL_LSTM, CONFIG_CELL_RNN } ConfigCell;
-typedef enum { CONFIG_LEVEL_WORD, CONFIG_LEVEL_CHAR } ConfigLevel;
 
 typedef struct {
     char name[CONFIG_STR_MAX];
@@ -42,7 +41,7 @@ typedef struct {
         char test_src[CONFIG_STR_MAX], test_tgt[CONFIG_STR_MAX], test_tsv[CONFIG_STR_MAX];
         char valid_align[CONFIG_STR_MAX], test_align[CONFIG_STR_MAX];
         int tsv_reverse;
-        int level;          /* ConfigLevel */
+        TokenLevel level;
         int lowercase;
         long max_length;
         long max_line_bytes;
@@ -51,8 +50,8 @@ typedef struct {
     } data;
     struct {
         long embedding_size, encoder_size, decoder_size, attention_size, readout_size;
-        int attention;      /* ConfigAttention */
-        int encoder_cell, decoder_cell; /* ConfigCell */
+        ScoreKind attention;
+        CellKind encoder_cell, decoder_cell;
         long encoder_layers;
         double embedding_dropout, readout_dropout;
         double init_range;
@@ -98,6 +97,10 @@ typedef struct {
         int line[CONFIG_MAX_KEYS], col[CONFIG_MAX_KEYS];
     } origin;
 } Config;
+
+/* The model's sizes and architecture as the config gives them, with the vocabularies'
+ * sizes: the one place a config becomes model dimensions. */
+Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab);
 
 /* Fills cfg with every default. */
 void config_defaults(Config *cfg);

@@ -69,7 +69,7 @@ static CorpusSpec corpus_spec(const Config *cfg, const char *src, const char *tg
 {
     return (CorpusSpec){.src_path = src[0] ? src : NULL, .tgt_path = tgt[0] ? tgt : NULL,
                         .tsv_path = tsv[0] ? tsv : NULL, .tsv_reverse = cfg->data.tsv_reverse,
-                        .level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD,
+                        .level = cfg->data.level,
                         .lowercase = cfg->data.lowercase, .max_length = max_length,
                         .max_line_bytes = cfg->data.max_line_bytes, .keep_refs = keep_refs,
                         .natural = cfg->translate.detokenize};
@@ -108,7 +108,8 @@ static int choose_probes(Trainer *t, Error *err)
     const Config *cfg = t->cfg;
     const ConfigIntList *lines = &cfg->alignments.lines;
     int want = lines->n ? lines->n : (int)cfg->alignments.probes;
-    if (cfg->model.attention == ATTENTION_NONE) /* nothing attends: nothing to dump */
+    const Dims arch = config_model_dims(cfg, 1, 1); /* before the vocabularies are known */
+    if (!model_has_alignments(&arch)) /* nothing attends: nothing to dump */
         want = 0;
     if (want > t->valid.n)
         want = t->valid.n;
@@ -196,7 +197,7 @@ static int read_data(Trainer *t, Checkpoint *ck, Error *err)
 static void init_model(Trainer *t, Checkpoint *ck)
 {
     const Config *cfg = t->cfg;
-    t->dims = checkpoint_dims(cfg, t->src_vocab.size, t->tgt_vocab.size);
+    t->dims = config_model_dims(cfg, t->src_vocab.size, t->tgt_vocab.size);
     params_alloc(&t->P, &t->dims);
     if (ck) {
         memcpy(t->P.mem, ck->params.mem, sizeof(float) * t->P.n);
@@ -491,7 +492,7 @@ static int validate(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
     EvalScores s;
-    TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    TokenLevel level = cfg->data.level;
     double t0 = now_seconds();
     fault_signal_at("validate", t->prog.step);
     /* not interrupted: a signal waits for the validation (its step's last work) */
@@ -564,7 +565,7 @@ static int test_best(Trainer *t, Error *err)
     }
     Evaluator e;
     EvalScores s;
-    TokenLevel level = cfg->data.level == CONFIG_LEVEL_CHAR ? LEVEL_CHAR : LEVEL_WORD;
+    TokenLevel level = cfg->data.level;
     evaluator_init(&e, &t->dims, &t->test, (int)cfg->training.batch_size,
                    cfg->translate.max_output_ratio, cfg->translate.max_output_extra);
     fault_signal_at("test", t->prog.step);
@@ -576,7 +577,7 @@ static int test_best(Trainer *t, Error *err)
         return 1;
     }
     char aer_text[160] = "", aer_json[160] = "";
-    if (t->has_test_gold && cfg->model.attention != ATTENTION_NONE) {
+    if (t->has_test_gold && model_has_alignments(&t->dims)) {
         AerCounts aer;
         double entropy;
         evaluate_alignments(&e, P, &t->test_gold, &aer, &entropy);
@@ -686,12 +687,12 @@ static void log_header(Trainer *t, int resumed)
     rundir_log(&t->run, "vocabularies: source %d, target %d; model: %zu parameters; run "
                "directory: %s", t->src_vocab.size, t->tgt_vocab.size, t->P.n, t->run.dir);
     const Config *cfg = t->cfg;
-    rundir_log(&t->run, "model: %s encoder (%d layer%s), %s decoder, attention %s; embedding "
-               "dropout %g, readout dropout %g, label smoothing %g", cell_name(t->dims.enc_cell),
-               t->dims.enc_layers, t->dims.enc_layers > 1 ? "s" : "", cell_name(t->dims.dec_cell),
-               score_name(t->dims.score), cfg->model.embedding_dropout, cfg->model.readout_dropout,
+    char model[160];
+    model_describe(&t->dims, model, sizeof model);
+    rundir_log(&t->run, "model: %s; embedding dropout %g, readout dropout %g, label smoothing "
+               "%g", model, cfg->model.embedding_dropout, cfg->model.readout_dropout,
                cfg->training.label_smoothing);
-    if (t->dims.score == SCORE_NONE && cfg->alignments.every > 0)
+    if (!model_has_alignments(&t->dims) && cfg->alignments.every > 0)
         rundir_log(&t->run, "no attention (model.attention: none): no alignments to dump");
     if (resumed)
         rundir_log(&t->run, "resuming at step %ld (epoch %.3f)", t->prog.step,

@@ -137,7 +137,7 @@ int main(int argc, char **argv)
     printf("precision %s\n", REAL_NAME);
     printf("dims %d %d %d %d %d %d %d\n", d.src_vocab, d.tgt_vocab, d.emb, d.enc_hidden,
            d.dec_hidden, d.attn, d.readout);
-    printf("variant %s %s %s %d %.17g %.17g %.17g\n", score_name(d.score), cell_name(d.enc_cell),
+    printf("variant %s %s %s %d %.17g %.17g %.17g\n", score_names[d.score], cell_name(d.enc_cell),
            cell_name(d.dec_cell), d.enc_layers, reg.embedding_dropout, reg.readout_dropout,
            reg.label_smoothing);
     printf("batch %d %d %d\n", bt.batch_size, bt.src_steps, bt.tgt_steps);

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "nn/attention.h"
+#include "nn/attn_kernels.h"
 #include "nn/fdcheck.h"
 #include "support/suites.h"
 

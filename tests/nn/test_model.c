@@ -258,7 +258,7 @@ START_TEST(attention_layer_computed_again_in_backward_gives_the_same_gradients)
     model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     ck_assert_int_eq(memcmp(c.grads.mem, kept, sizeof(double) * c.grads.n), 0);
-    ck_assert_double_ne(c.params.v_a[0] * c.grads.v_a[0], 0);
+    ck_assert_double_ne(c.params.att.v_a[0] * c.grads.att.v_a[0], 0);
     free(kept);
     model_case_free(&c);
 }

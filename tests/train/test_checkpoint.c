@@ -86,8 +86,8 @@ static char *make_checkpoint(const char *dir, size_t *size)
 /* Saves a GRU, additive model of (3, 4, 5, 6, 7) with vocabularies of 5 words, under a
  * config that says decoder_cell and attention, with the model's source vocabulary size
  * recorded as 5 + extra_src; returns the message of loading it back ("" if it loads). */
-static const char *mismatch_error(const char *dir, ConfigCell decoder_cell,
-                                  ConfigAttention attention, int extra_src)
+static const char *mismatch_error(const char *dir, CellKind decoder_cell,
+                                  ScoreKind attention, int extra_src)
 {
     static Error err;
     Config cfg;
@@ -125,20 +125,20 @@ START_TEST(weights_of_another_architecture_are_refused_with_both_shapes)
 {
     char dir[512], expected[1400];
     scratch_dir(dir, sizeof dir, "mismatch");
-    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_ADDITIVE, 0), "");
+    ck_assert_str_eq(mismatch_error(dir, CELL_GRU, SCORE_ADDITIVE, 0), "");
     /* tensors: E_x E_y, 4 per encoder direction, W_s b_s, W_a U_a b_a v_a, dec.W_i (17th) */
     snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: tensor 17 is dec.W_i "
              "(24 x 11), this model expects dec.W_i (32 x 11)", dir);
-    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_LSTM, ATTENTION_ADDITIVE, 0), expected);
+    ck_assert_str_eq(mismatch_error(dir, CELL_LSTM, SCORE_ADDITIVE, 0), expected);
     snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: tensor 13 is W_a (6 x 8), "
              "this model expects W_g (8 x 8)", dir);
-    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_GENERAL, 0), expected);
+    ck_assert_str_eq(mismatch_error(dir, CELL_GRU, SCORE_GENERAL, 0), expected);
     snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: tensor 13 is W_a (6 x 8), "
              "this model expects dec.W_i (24 x 11)", dir);
-    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_DOT, 0), expected);
+    ck_assert_str_eq(mismatch_error(dir, CELL_GRU, SCORE_DOT, 0), expected);
     snprintf(expected, sizeof expected, "checkpoint `%s/mismatch.ckpt`: vocabularies of 5 and 5 "
              "words for a model of 6 and 5", dir);
-    ck_assert_str_eq(mismatch_error(dir, CONFIG_CELL_GRU, ATTENTION_ADDITIVE, 1), expected);
+    ck_assert_str_eq(mismatch_error(dir, CELL_GRU, SCORE_ADDITIVE, 1), expected);
 }
 END_TEST
 

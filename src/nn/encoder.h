@@ -1,0 +1,91 @@
+/* encoder.h: the seam between the source and the rest of the model. An encoder turns a
+ * batch's source embeddings into annotations H (S x B x d_h, row j * B + b), says what
+ * the decoder's first state s_0 is computed from, and gives the fixed context that
+ * score none uses; backward takes the gradients of those back to its weights and to
+ * the source embeddings. The decoder, the attention, beam search, alignments, heatmaps
+ * and checkpoints see only this interface and d_h.
+ *
+ * An encoder is an EncoderOps table (encoder_birnn.c is the first); encoder.c lists
+ * them. A new one brings its file, its tensors and buffers (members of EncoderParams
+ * and EncoderWork below) and one line in that list. */
+#ifndef S2S_ENCODER_H
+#define S2S_ENCODER_H
+
+#include <stddef.h>
+
+#include "base/mem.h"
+#include "nn/cell.h"
+#include "nn/real.h"
+#include "nn/tensor.h"
+
+/* Stacked bidirectional encoder layers at most. */
+#define MODEL_MAX_LAYERS 4
+
+typedef enum { ENCODER_BIRNN } EncoderKind;
+
+/* What an encoder needs to know of the model's sizes. */
+typedef struct {
+    EncoderKind kind;
+    int emb;    /* m: the source embeddings' width */
+    int hidden; /* n: units per direction (bi-RNN) */
+    int layers; /* stacked layers, 1 to MODEL_MAX_LAYERS */
+    CellKind cell;
+} EncoderDims;
+
+/* Every encoder's tensors; an encoder uses its own members, the rest stay NULL. */
+typedef struct {
+    /* bi-RNN: W_i (Gn, m; 2n above layer 0), W_h (Gn, n), b_i, b_h (Gn) per direction */
+    CellParams fwd[MODEL_MAX_LAYERS], bwd[MODEL_MAX_LAYERS];
+} EncoderParams;
+
+/* An encoder's activations over one batch, carved from the model's arena. The first
+ * block is what the rest of the model reads and writes; the others are the encoders'
+ * own. */
+typedef struct {
+    int B, S;
+    real *H;          /* (S*B, d_h) the annotations */
+    const real *init; /* (B, init width), row stride ld_init: what s_0 is computed from */
+    int ld_init;
+    real *summary;    /* (B, d_h) the fixed context of score none (NULL unless asked) */
+    /* backward: the model accumulates into these, the encoder takes them back */
+    real *d_H;        /* (S*B, d_h) */
+    real *d_init;     /* (B, init width), row stride ld_init (it may lie inside d_H) */
+    real *d_summary;  /* (B, d_h) */
+
+    /* bi-RNN: per layer, each direction's input projections (S*B, G n) and cell caches
+     * (S*B, C n), and [fwd_h ; bwd_h] (S*B, 2n); backward scratch */
+    real *xg_fwd[MODEL_MAX_LAYERS], *xg_bwd[MODEL_MAX_LAYERS];
+    real *cache_fwd[MODEL_MAX_LAYERS], *cache_bwd[MODEL_MAX_LAYERS];
+    real *out[MODEL_MAX_LAYERS];
+    real *d_below, *d_carry;
+} EncoderWork;
+
+typedef struct {
+    const char *name;
+    /* d_h, and the width of what s_0 is computed from */
+    int (*width)(const EncoderDims *d);
+    int (*init_width)(const EncoderDims *d);
+    void (*carve_params)(EncoderParams *p, TensorCarver *c, const EncoderDims *d);
+    /* Carves w's buffers for (B, S) from ar (a counting arena measures); the summary
+     * only with with_summary, backward's buffers only with with_backward. */
+    void (*carve_work)(EncoderWork *w, Arena *ar, const EncoderDims *d, int B, int S,
+                       int with_summary, int with_backward);
+    /* Floats of the scratch backward borrows from the model (shared with the decoder's
+     * recurrence: only one runs at a time). */
+    size_t (*backward_scratch)(const EncoderDims *d, int B, int S);
+    /* ex (S*B, m): the source embeddings; len (B) the real positions. */
+    void (*forward)(EncoderWork *w, const EncoderParams *P, const EncoderDims *d, const real *ex,
+                    const int *len);
+    /* Takes d_summary back into d_H; called before anything accumulates into d_init. */
+    void (*summary_backward)(EncoderWork *w, const EncoderDims *d, const int *len);
+    /* From d_H (d_init included) to the weights' gradients (accumulated into G) and to
+     * d_ex (S*B, m, overwritten; it may be ex's memory: ex is read first). */
+    void (*backward)(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
+                     const EncoderDims *d, const real *ex, real *d_ex, real *scratch,
+                     const int *len);
+} EncoderOps;
+
+/* The encoder of kind d->kind. */
+const EncoderOps *encoder_ops(const EncoderDims *d);
+
+#endif
