@@ -68,25 +68,30 @@ static int by_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int cmd_bench(int argc, char **argv)
+typedef struct {
+    const char *size;
+    long batch, steps, warmup, threads, seed;
+    int peak; /* --sgemm-peak */
+} BenchOptions;
+
+/* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
+static int parse_options(BenchOptions *o, int argc, char **argv)
 {
-    const char *size = "S";
-    long batch = 32, steps = 200, warmup = 20, threads = 0, seed = 1;
-    int peak = 0;
+    *o = (BenchOptions){.size = "S", .batch = 32, .steps = 200, .warmup = 20, .seed = 1};
     for (int a = 0; a < argc; a++) {
         if (!strcmp(argv[a], "--help")) {
             fputs(BENCH_USAGE, stdout);
             return EXIT_OK;
         }
         if (!strcmp(argv[a], "--sgemm-peak")) {
-            peak = 1;
+            o->peak = 1;
             continue;
         }
         if (a + 1 == argc)
             return cmd_usage_error("bench: `%s` needs a value (see s2s bench --help)", argv[a]);
         const char *opt = argv[a++], *value = argv[a];
         if (!strcmp(opt, "--size")) {
-            size = value;
+            o->size = value;
             continue;
         }
         char *end;
@@ -94,116 +99,144 @@ int cmd_bench(int argc, char **argv)
         if (*end || v < 0 || v > 100000)
             return cmd_usage_error("bench: expected a number from 0 to 100000, got `%s`", value);
         if (!strcmp(opt, "--batch"))
-            batch = v;
+            o->batch = v;
         else if (!strcmp(opt, "--steps"))
-            steps = v;
+            o->steps = v;
         else if (!strcmp(opt, "--warmup"))
-            warmup = v;
+            o->warmup = v;
         else if (!strcmp(opt, "--threads"))
-            threads = v;
+            o->threads = v;
         else if (!strcmp(opt, "--seed"))
-            seed = v;
+            o->seed = v;
         else
             return cmd_usage_error("bench: unexpected argument `%s` (see s2s bench --help)", opt);
     }
-    if (peak) {
-        if (threads > 0)
-            openblas_set_num_threads((int)threads);
-        return sgemm_peak();
-    }
-    Dims d;
-    if (!strcmp(size, "S"))
-        d = (Dims){1000, 1000, 64, 64, 128, 64, 128, .enc_layers = 1};
-    else if (!strcmp(size, "M"))
-        d = (Dims){8000, 8000, 256, 256, 512, 256, 256, .enc_layers = 1};
-    else if (!strcmp(size, "L"))
-        d = (Dims){16000, 16000, 512, 512, 1024, 512, 512, .enc_layers = 1};
-    else
-        return cmd_usage_error("--size: expected S, M or L, got `%s`", size);
-    if (batch < 1 || steps < 1)
-        return cmd_usage_error("%s", "bench: --batch and --steps must be at least 1");
-    /* as training does with training.threads 0: one BLAS thread for one sentence at a
-     * time, whose products are too small to share out */
-    openblas_set_num_threads(threads > 0 ? (int)threads : batch <= 4 ? 1 : openblas_get_num_procs());
+    return -1;
+}
 
-    /* every batch drawn before the clock starts, as the PyTorch baseline does */
-    enum { MIN_LEN = 5, MAX_LEN = 20 };
-    long total = warmup + steps;
-    Batch *batches = xmalloc_array((size_t)total, sizeof(Batch));
+enum { MIN_LEN = 5, MAX_LEN = 20 };
+
+/* count batches of `batch` random pairs: each side's length uniform in MIN_LEN..MAX_LEN
+ * words (then </s>), words uniform over the non-special vocabulary; sorted by target
+ * length, as training sorts them. Returns a malloc'd array. */
+static Batch *synthetic_batches(const Dims *d, long count, long batch, uint64_t seed)
+{
+    Batch *batches = xmalloc_array((size_t)count, sizeof(Batch));
     int (*words)[2][MAX_LEN] = xmalloc_array((size_t)batch, sizeof *words);
-    const int **src = xmalloc_array((size_t)batch, sizeof(int *)), **tgt = xmalloc_array((size_t)batch, sizeof(int *));
-    int *src_n = xmalloc_array((size_t)batch, sizeof(int)), *tgt_n = xmalloc_array((size_t)batch, sizeof(int));
     Pcg32 rng;
-    pcg32_seed(&rng, (uint64_t)seed, RNG_STREAM_DATA);
-    for (long s = 0; s < total; s++) {
+    pcg32_seed(&rng, seed, RNG_STREAM_DATA);
+    for (long s = 0; s < count; s++) {
+        Batch *bt = &batches[s];
+        batch_init(bt, (int)batch, MAX_LEN + 1, MAX_LEN + 1);
         for (long b = 0; b < batch; b++) {
-            src_n[b] = MIN_LEN + (int)pcg32_below(&rng, MAX_LEN - MIN_LEN + 1);
-            tgt_n[b] = MIN_LEN + (int)pcg32_below(&rng, MAX_LEN - MIN_LEN + 1);
+            bt->pair_src_n[b] = MIN_LEN + (int)pcg32_below(&rng, MAX_LEN - MIN_LEN + 1);
+            bt->pair_tgt_n[b] = MIN_LEN + (int)pcg32_below(&rng, MAX_LEN - MIN_LEN + 1);
             for (int k = 0; k < MAX_LEN; k++) {
-                words[b][0][k] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d.src_vocab - N_SPECIAL_TOKENS));
-                words[b][1][k] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d.tgt_vocab - N_SPECIAL_TOKENS));
+                words[b][0][k] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d->src_vocab - N_SPECIAL_TOKENS));
+                words[b][1][k] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d->tgt_vocab - N_SPECIAL_TOKENS));
             }
-            src[b] = words[b][0];
-            tgt[b] = words[b][1];
+            bt->pair_src[b] = words[b][0];
+            bt->pair_tgt[b] = words[b][1];
         }
-        batch_init(&batches[s], (int)batch, MAX_LEN + 1, MAX_LEN + 1);
-        batch_fill(&batches[s], (int)batch, src, src_n, tgt, tgt_n);
-        batch_sort_by_target(&batches[s]); /* as training does */
+        batch_fill(bt, (int)batch, bt->pair_src, bt->pair_src_n, bt->pair_tgt, bt->pair_tgt_n);
+        batch_sort_by_target(bt);
     }
+    free(words);
+    return batches;
+}
+
+/* Trains on the batches with Adam (lr 1e-3): warmup steps, then steps timed one by one
+ * into times (steps). Returns the target tokens of the timed steps; the losses of the
+ * first and the last step go to *first_loss and *last_loss. */
+static long train_timed(const Dims *d, const Batch *batches, const BenchOptions *o,
+                        double *times, double *first_loss, double *last_loss)
+{
     Params P;
-    params_alloc(&P, &d);
+    params_alloc(&P, d);
     ModelGrad G;
-    model_grad_init(&G, &d, (int)batch, MAX_LEN + 1, MAX_LEN + 1);
+    model_grad_init(&G, d, (int)o->batch, MAX_LEN + 1, MAX_LEN + 1);
     Pcg32 init;
-    pcg32_seed(&init, (uint64_t)seed, RNG_STREAM_INIT);
+    pcg32_seed(&init, (uint64_t)o->seed, RNG_STREAM_INIT);
     params_init(&P, &init, 0.1f);
     Workspace ws;
-    model_workspace_init(&ws, &d, (int)batch, MAX_LEN + 1, MAX_LEN + 1, 1);
+    model_workspace_init(&ws, d, (int)o->batch, MAX_LEN + 1, MAX_LEN + 1, 1);
     Optimizer opt;
     optim_init(&opt, OPTIM_ADAM, P.n, 1e-3f);
-    double *times = xmalloc_array((size_t)steps, sizeof(double)), first_loss = 0, loss = 0;
     long tokens = 0;
-    for (long s = 0; s < total; s++) {
+    for (long s = 0; s < o->warmup + o->steps; s++) {
         double t0 = now_seconds();
         model_grad_zero(&G);
-        loss = model_grad_forward_backward(&G, &ws, &P, &batches[s]);
+        double loss = model_grad_forward_backward(&G, &ws, &P, &batches[s]);
         model_grad_apply(&opt, &P, &G);
         double dt = now_seconds() - t0;
         if (s == 0)
-            first_loss = loss;
-        if (s >= warmup) {
-            times[s - warmup] = dt;
+            *first_loss = loss;
+        *last_loss = loss;
+        if (s >= o->warmup) {
+            times[s - o->warmup] = dt;
             tokens += batches[s].n_tgt_tokens;
         }
     }
-    double seconds = 0;
-    for (long s = 0; s < steps; s++)
-        seconds += times[s];
-    qsort(times, (size_t)steps, sizeof(double), by_double);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    double rss_mib = (double)ru.ru_maxrss / 1024.0;
-    printf("s2s bench: size %s, batch %ld, %ld steps after %ld warm-up, %zu parameters\n", size,
-           batch, steps, warmup, P.n);
-    printf("target tokens/s      : %.1f\n", (double)tokens / seconds);
-    printf("s/step mean, median  : %.5f, %.5f\n", seconds / (double)steps, times[steps / 2]);
-    printf("peak RSS             : %.1f MiB\n", rss_mib);
-    printf("loss first, final    : %.4f, %.4f\n", first_loss, loss);
-    printf("RESULT {\"size\": \"%s\", \"batch\": %ld, \"steps\": %ld, \"tgt_tokens_per_s\": %.3f, "
-           "\"s_per_step_median\": %.6f, \"peak_rss_mib\": %.1f, \"final_loss\": %.6f}\n", size,
-           batch, steps, (double)tokens / seconds, times[steps / 2], rss_mib, loss);
-    for (long s = 0; s < total; s++)
-        batch_free(&batches[s]);
-    free(batches);
-    free(words);
-    free(src);
-    free(tgt);
-    free(src_n);
-    free(tgt_n);
-    free(times);
     params_free(&P);
     model_grad_free(&G);
     model_workspace_free(&ws);
     optim_free(&opt);
+    return tokens;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    BenchOptions o;
+    int rc = parse_options(&o, argc, argv);
+    if (rc >= 0)
+        return rc;
+    if (o.peak) {
+        if (o.threads > 0)
+            openblas_set_num_threads((int)o.threads);
+        return sgemm_peak();
+    }
+    Dims d;
+    if (!strcmp(o.size, "S"))
+        d = (Dims){1000, 1000, 64, 64, 128, 64, 128, .enc_layers = 1};
+    else if (!strcmp(o.size, "M"))
+        d = (Dims){8000, 8000, 256, 256, 512, 256, 256, .enc_layers = 1};
+    else if (!strcmp(o.size, "L"))
+        d = (Dims){16000, 16000, 512, 512, 1024, 512, 512, .enc_layers = 1};
+    else
+        return cmd_usage_error("--size: expected S, M or L, got `%s`", o.size);
+    if (o.batch < 1 || o.steps < 1)
+        return cmd_usage_error("%s", "bench: --batch and --steps must be at least 1");
+    /* as training does with training.threads 0: one BLAS thread for one sentence at a
+     * time, whose products are too small to share out */
+    openblas_set_num_threads(o.threads > 0 ? (int)o.threads
+                                           : o.batch <= 4 ? 1 : openblas_get_num_procs());
+
+    /* every batch drawn before the clock starts, as the PyTorch baseline does */
+    const long total = o.warmup + o.steps;
+    Batch *batches = synthetic_batches(&d, total, o.batch, (uint64_t)o.seed);
+    double *times = xmalloc_array((size_t)o.steps, sizeof(double)), first_loss = 0, loss = 0;
+    long tokens = train_timed(&d, batches, &o, times, &first_loss, &loss);
+    double seconds = 0;
+    for (long s = 0; s < o.steps; s++)
+        seconds += times[s];
+    qsort(times, (size_t)o.steps, sizeof(double), by_double);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double rss_mib = (double)ru.ru_maxrss / 1024.0;
+    Params counted;
+    size_t n_params = params_carve(&counted, NULL, &d);
+    printf("s2s bench: size %s, batch %ld, %ld steps after %ld warm-up, %zu parameters\n", o.size,
+           o.batch, o.steps, o.warmup, n_params);
+    printf("target tokens/s      : %.1f\n", (double)tokens / seconds);
+    printf("s/step mean, median  : %.5f, %.5f\n", seconds / (double)o.steps, times[o.steps / 2]);
+    printf("peak RSS             : %.1f MiB\n", rss_mib);
+    printf("loss first, final    : %.4f, %.4f\n", first_loss, loss);
+    printf("RESULT {\"size\": \"%s\", \"batch\": %ld, \"steps\": %ld, \"tgt_tokens_per_s\": %.3f, "
+           "\"s_per_step_median\": %.6f, \"peak_rss_mib\": %.1f, \"final_loss\": %.6f}\n", o.size,
+           o.batch, o.steps, (double)tokens / seconds, times[o.steps / 2], rss_mib, loss);
+    for (long s = 0; s < total; s++)
+        batch_free(&batches[s]);
+    free(batches);
+    free(times);
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;
 }

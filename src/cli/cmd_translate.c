@@ -256,6 +256,80 @@ static int parse_options(Options *o, const char **model, const char **json_path,
     return 0;
 }
 
+/* The options that depend on the model: their defaults from its config, and what a
+ * model without attention cannot do. Returns 0, or the exit code after the message. */
+static int settle_options(Options *o, const Checkpoint *ck, const char *model,
+                          const char *json_path)
+{
+    const Config *cfg = &ck->config;
+    Error err;
+    if (o->beam < 0)
+        o->beam = (int)cfg->translate.beam_size;
+    if (o->alpha < 0)
+        o->alpha = cfg->translate.alpha;
+    if (!model_has_alignments(&ck->dims) && (o->align || o->show || o->unk_replace || json_path)) {
+        const char *opt = o->align ? "--alignment" : o->show ? "--show-attention"
+                        : o->unk_replace ? "--unk-replace" : "--out-alignments";
+        error_set(&err, "%s: the model `%s` has no attention (model.attention: none)", opt, model);
+        return cmd_error(&err, EXIT_USAGE);
+    }
+    if (o->n_best > o->beam)
+        return cmd_usage_error("--n-best: at most --beam hypotheses (got more than %s)",
+                               o->beam == 1 ? "1" : "the beam");
+    return 0;
+}
+
+/* Turns one input line into p: its words and ids, or, for a line that cannot be
+ * translated (over data.max_line_bytes, not UTF-8, empty), a warning naming it. A source
+ * over translate.max_source_length is cut there, with a warning. */
+static void take_line(Pending *p, const Options *o, Tokens *tokens, const char *line,
+                      size_t len, int too_long, long line_no)
+{
+    const Config *cfg = &o->ck->config;
+    const long max_src = cfg->translate.max_source_length;
+    /* what a line that cannot be translated gets (flush_batch): the warnings say so */
+    const char *skipped = o->n_best > 1 ? "no n-best entries for it" : "wrote an empty line";
+    size_t bad_at, bad_len;
+    p->line_no = line_no;
+    if (too_long) {
+        fprintf(stderr, "s2s: warning: stdin:%ld: line longer than data.max_line_bytes (%ld); "
+                "%s\n", line_no, cfg->data.max_line_bytes, skipped);
+        return;
+    }
+    if (utf8_validate(line, len, &bad_at, &bad_len) < 0) {
+        fprintf(stderr, "s2s: warning: stdin:%ld:%zu: %s; %s\n", line_no, bad_at + 1,
+                line[bad_at] ? "invalid UTF-8" : "NUL byte", skipped);
+        return;
+    }
+    int n = tokenize_line(tokens, line, len, cfg->data.level, cfg->data.lowercase, (int)max_src);
+    if (n == 0) {
+        fprintf(stderr, "s2s: warning: stdin:%ld: empty line; %s\n", line_no, skipped);
+        return;
+    }
+    if (n > max_src) { /* the tokenizer stops once past max_src */
+        fprintf(stderr, "s2s: warning: stdin:%ld: more than %ld tokens, translated the "
+                "first %ld (translate.max_source_length)\n", line_no, max_src, max_src);
+        n = (int)max_src;
+    }
+    p->ok = 1;
+    p->n = n;
+    p->ids = xmalloc_array((size_t)n, sizeof(int));
+    p->words = xmalloc_array((size_t)n, sizeof(char *));
+    for (int k = 0; k < n; k++) {
+        p->words[k] = xstrdup(tokens_get(tokens, k));
+        p->ids[k] = vocab_id(&o->ck->src_vocab, p->words[k]);
+    }
+}
+
+/* Translates the pending lines and frees them. */
+static void flush_pending(Decoder *dec, const Options *o, Pending *pend, int *n_pend, Batch *bt)
+{
+    flush_batch(dec, o, pend, *n_pend, bt, stdout);
+    for (int k = 0; k < *n_pend; k++)
+        free_pending(&pend[k]);
+    *n_pend = 0;
+}
+
 int cmd_translate(int argc, char **argv)
 {
     Options o = {.beam = -1, .n_best = 1, .alpha = -1};
@@ -271,29 +345,17 @@ int cmd_translate(int argc, char **argv)
         checkpoint_free(&ck);
         return cmd_error(&err, EXIT_USAGE);
     }
-    const Config *cfg = &ck.config;
     o.ck = &ck;
-    if (o.beam < 0)
-        o.beam = (int)cfg->translate.beam_size;
-    if (o.alpha < 0)
-        o.alpha = cfg->translate.alpha;
-    if (!model_has_alignments(&ck.dims) && (o.align || o.show || o.unk_replace || json_path)) {
-        const char *opt = o.align ? "--alignment" : o.show ? "--show-attention"
-                        : o.unk_replace ? "--unk-replace" : "--out-alignments";
-        error_set(&err, "%s: the model `%s` has no attention (model.attention: none)", opt, model);
+    if ((rc = settle_options(&o, &ck, model, json_path)) != 0) {
         checkpoint_free(&ck);
-        return cmd_error(&err, EXIT_USAGE);
-    }
-    if (o.n_best > o.beam) {
-        checkpoint_free(&ck);
-        return cmd_usage_error("--n-best: at most --beam hypotheses (got more than %s)",
-                               o.beam == 1 ? "1" : "the beam");
+        return rc;
     }
     if (json_path && !(o.json = fopen(json_path, "w"))) {
         error_errno(&err, "cannot write", json_path);
         checkpoint_free(&ck);
         return cmd_error(&err, EXIT_IO);
     }
+    const Config *cfg = &ck.config;
     int interactive = isatty(STDIN_FILENO);
     int batch_size = interactive ? 1 : BATCH;
     long max_src = cfg->translate.max_source_length;
@@ -310,55 +372,16 @@ int cmd_translate(int argc, char **argv)
     linereader_fd(&in, STDIN_FILENO, "stdin", "input");
     size_t len;
     int too_long, got;
-    TokenLevel level = cfg->data.level;
-    /* what a line that cannot be translated gets (flush_batch): the warnings say so */
-    const char *skipped = o.n_best > 1 ? "no n-best entries for it" : "wrote an empty line";
     while ((got = linereader_next(&in, (size_t)cfg->data.max_line_bytes, &len, &too_long, &err)) == 1) {
-        const long line_no = in.line_no;
-        const char *line = in.line;
-        Pending *p = &pend[n_pend++];
-        p->line_no = line_no;
-        size_t bad_at, bad_len;
-        if (too_long) {
-            fprintf(stderr, "s2s: warning: stdin:%ld: line longer than data.max_line_bytes (%ld); "
-                    "%s\n", line_no, cfg->data.max_line_bytes, skipped);
-        } else if (utf8_validate(line, len, &bad_at, &bad_len) < 0) {
-            fprintf(stderr, "s2s: warning: stdin:%ld:%zu: %s; %s\n", line_no, bad_at + 1,
-                    line[bad_at] ? "invalid UTF-8" : "NUL byte", skipped);
-        } else {
-            int n = tokenize_line(&tokens, line, len, level, cfg->data.lowercase, (int)max_src);
-            if (n == 0) {
-                fprintf(stderr, "s2s: warning: stdin:%ld: empty line; %s\n", line_no, skipped);
-            } else {
-                if (n > max_src) { /* the tokenizer stops once past max_src */
-                    fprintf(stderr, "s2s: warning: stdin:%ld: more than %ld tokens, translated the "
-                            "first %ld (translate.max_source_length)\n", line_no, max_src, max_src);
-                    n = (int)max_src;
-                }
-                p->ok = 1;
-                p->n = n;
-                p->ids = xmalloc_array((size_t)n, sizeof(int));
-                p->words = xmalloc_array((size_t)n, sizeof(char *));
-                for (int k = 0; k < n; k++) {
-                    p->words[k] = xstrdup(tokens_get(&tokens, k));
-                    p->ids[k] = vocab_id(&ck.src_vocab, p->words[k]);
-                }
-            }
-        }
+        take_line(&pend[n_pend++], &o, &tokens, in.line, len, too_long, in.line_no);
         if (n_pend == batch_size) {
-            flush_batch(&dec, &o, pend, n_pend, &bt, stdout);
-            for (int k = 0; k < n_pend; k++)
-                free_pending(&pend[k]);
-            n_pend = 0;
+            flush_pending(&dec, &o, pend, &n_pend, &bt);
             if (interactive)
                 fflush(stdout);
         }
     }
-    if (n_pend) {
-        flush_batch(&dec, &o, pend, n_pend, &bt, stdout);
-        for (int k = 0; k < n_pend; k++)
-            free_pending(&pend[k]);
-    }
+    if (n_pend)
+        flush_pending(&dec, &o, pend, &n_pend, &bt);
     linereader_close(&in);
     tokens_free(&tokens);
     batch_free(&bt);

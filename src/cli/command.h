@@ -1,6 +1,6 @@
 /* command.h: what the s2s commands share: exit codes (cli/INTERFACE.md), one-line error
- * printing, loading CONFIG.yaml with --set overrides, and the commands themselves
- * (cmd_train.c, cmd_tools.c, cmd_align.c); main.c dispatches to them. */
+ * printing, the option rule, loading CONFIG.yaml with --set overrides, and the commands
+ * themselves, one file each (cmd_NAME.c); main.c dispatches to them. */
 #ifndef S2S_COMMAND_H
 #define S2S_COMMAND_H
 

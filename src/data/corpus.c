@@ -269,3 +269,17 @@ void corpus_describe(const Corpus *c, char *out, size_t cap)
              "max_line_bytes", c->counts.lines, c->n, c->counts.empty, c->counts.too_long,
              c->counts.overlong_line);
 }
+
+void corpus_batch(const Corpus *c, const int *order, int first, int count, int with_targets,
+                  Batch *out)
+{
+    for (int k = 0; k < count; k++) {
+        int pair = order ? order[first + k] : first + k;
+        out->pair_src[k] = c->ids + c->src_start[pair];
+        out->pair_src_n[k] = c->src_len[pair];
+        out->pair_tgt[k] = c->ids + c->tgt_start[pair];
+        out->pair_tgt_n[k] = c->tgt_len[pair];
+    }
+    batch_fill(out, count, out->pair_src, out->pair_src_n, with_targets ? out->pair_tgt : NULL,
+               out->pair_tgt_n);
+}

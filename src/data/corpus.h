@@ -10,8 +10,9 @@
 #include <stddef.h>
 
 #include "base/error.h"
-#include "text/tokenize.h"
 #include "data/vocab.h"
+#include "nn/batch.h"
+#include "text/tokenize.h"
 
 typedef struct {
     const char *src_path, *tgt_path; /* line-aligned files, or: */
@@ -58,6 +59,12 @@ void corpus_free(Corpus *c);
 /* Turns counter ids into ids of the built vocabularies. */
 void corpus_remap(Corpus *c, const Vocab *src_counted, const Vocab *src_vocab,
                   const Vocab *tgt_counted, const Vocab *tgt_vocab);
+
+/* Fills out with count pairs of c: pair order[first + k] for k = 0..count-1, or
+ * first + k when order is NULL; both sides, or the sources alone (a batch to translate)
+ * without with_targets. */
+void corpus_batch(const Corpus *c, const int *order, int first, int count, int with_targets,
+                  Batch *out);
 
 /* "read 1000 pairs; kept 990; skipped: 4 empty, 6 too long, 0 over max_line_bytes" */
 void corpus_describe(const Corpus *c, char *out, size_t cap);

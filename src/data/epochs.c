@@ -59,10 +59,6 @@ void epochs_init(Epochs *b, const Corpus *c, int batch_size, int pool_batches, i
     b->n_batches = (c->n + batch_size - 1) / batch_size;
     b->order = xmalloc_array((size_t)c->n, sizeof(int));
     b->batch_order = xmalloc_array((size_t)b->n_batches, sizeof(int));
-    b->src = xmalloc_array((size_t)batch_size, sizeof(int *));
-    b->tgt = xmalloc_array((size_t)batch_size, sizeof(int *));
-    b->src_n = xmalloc_array((size_t)batch_size, sizeof(int));
-    b->tgt_n = xmalloc_array((size_t)batch_size, sizeof(int));
     pcg32_seed(&b->rng, seed, RNG_STREAM_SHUFFLE);
     plan_epoch(b);
 }
@@ -71,10 +67,6 @@ void epochs_free(Epochs *b)
 {
     free(b->order);
     free(b->batch_order);
-    free(b->src);
-    free(b->tgt);
-    free(b->src_n);
-    free(b->tgt_n);
     *b = (Epochs){0};
 }
 
@@ -87,14 +79,7 @@ void epochs_next(Epochs *b, Batch *out)
     const Corpus *c = b->corpus;
     int first = b->batch_order[b->next++] * b->batch_size;
     int count = c->n - first < b->batch_size ? c->n - first : b->batch_size;
-    for (int k = 0; k < count; k++) {
-        int pair = b->order[first + k];
-        b->src[k] = c->ids + c->src_start[pair];
-        b->tgt[k] = c->ids + c->tgt_start[pair];
-        b->src_n[k] = c->src_len[pair];
-        b->tgt_n[k] = c->tgt_len[pair];
-    }
-    batch_fill(out, count, b->src, b->src_n, b->tgt, b->tgt_n);
+    corpus_batch(c, b->order, first, count, 1, out);
 }
 
 double epochs_progress(const Epochs *b)

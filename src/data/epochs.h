@@ -20,8 +20,6 @@ typedef struct {
     int n_batches;
     int *order;          /* (pairs) this epoch's order of the pairs */
     int *batch_order;    /* (n_batches) order of the batches; batch b is order[b*size ...] */
-    const int **src, **tgt; /* scratch for batch_fill (batch_size each) */
-    int *src_n, *tgt_n;
 } Epochs;
 
 /* Sets up the first epoch from the seed's shuffle stream. epochs_free on a zeroed

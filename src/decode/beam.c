@@ -114,11 +114,121 @@ static void make_hypothesis(const History *h, const Finished *f, int src_len, Hy
     }
 }
 
+/* Everything a search keeps besides the decoder: rows are the decoder's, K per
+ * sentence (row b * K + k). */
+typedef struct {
+    int B, K, rows, V;
+    double alpha;
+    History h;
+    double *score;           /* (rows) log-probability of each live hypothesis, -inf if none */
+    double *next_score;      /* (rows) the next step's, as chosen */
+    int *next_token, *next_parent; /* (rows) */
+    Candidate *heap;         /* (2K) the best extensions of one sentence */
+    Finished *fin;           /* (B, 2K) the finished hypotheses of each sentence */
+    int *n_fin, *done;       /* (B) */
+} Search;
+
+static void search_init(Search *s, int B, int K, int S, int T, int V, double alpha)
+{
+    const int rows = B * K;
+    *s = (Search){.B = B, .K = K, .rows = rows, .V = V, .alpha = alpha,
+                  .h = {rows, S, T, xmalloc_array((size_t)T * rows, sizeof(int)),
+                        xmalloc_array((size_t)T * rows, sizeof(int)),
+                        xmalloc_array((size_t)T * rows * S, sizeof(float))}};
+    s->score = xmalloc_array((size_t)rows, sizeof(double));
+    s->next_score = xmalloc_array((size_t)rows, sizeof(double));
+    s->next_token = xmalloc_array((size_t)rows, sizeof(int));
+    s->next_parent = xmalloc_array((size_t)rows, sizeof(int));
+    s->heap = xmalloc_array((size_t)2 * K, sizeof(Candidate));
+    s->fin = xmalloc_array((size_t)B * 2 * K, sizeof(Finished));
+    s->n_fin = xcalloc((size_t)B, sizeof(int));
+    s->done = xcalloc((size_t)B, sizeof(int));
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < K; k++)
+            s->score[b * K + k] = k == 0 ? 0 : -INFINITY; /* one start, not K copies of it */
+}
+
+static void search_free(Search *s)
+{
+    free(s->h.token);
+    free(s->h.parent);
+    free(s->h.att);
+    free(s->score);
+    free(s->next_score);
+    free(s->next_token);
+    free(s->next_parent);
+    free(s->heap);
+    free(s->fin);
+    free(s->n_fin);
+    free(s->done);
+}
+
+/* Step t of sentence b, from its rows' logits: the 2K best extensions of its live
+ * hypotheses by log-probability; those ending in </s> are finished, the K best others
+ * live on (next_*). The sentence is done when K have finished, it reached max_out
+ * words, or nothing lives; then its live hypotheses count as finished too. Returns 1
+ * if the sentence is done at this step. */
+static int extend_sentence(Search *s, const real *logits, int b, int t, int max_out)
+{
+    const int K = s->K, V = s->V, base = b * K;
+    int live = 0;
+    for (int k = 0; k < K; k++) { /* defaults: a dead row */
+        s->next_score[base + k] = -INFINITY;
+        s->next_token[base + k] = TOK_PAD;
+        s->next_parent[base + k] = base + k;
+    }
+    if (s->done[b])
+        return 0;
+    int n_heap = 0;
+    for (int k = 0; k < K; k++) {
+        int r = base + k;
+        if (s->score[r] == -INFINITY)
+            continue;
+        const real *o = logits + (size_t)r * V;
+        double max = o[0], sum = 0;
+        for (int v = 1; v < V; v++)
+            max = o[v] > max ? o[v] : max;
+        for (int v = 0; v < V; v++)
+            sum += exp((double)o[v] - max);
+        double lse = max + log(sum);
+        for (int v = 0; v < V; v++)
+            if (v != TOK_PAD && v != TOK_BOS)
+                heap_push(s->heap, &n_heap, 2 * K, (Candidate){s->score[r] + o[v] - lse, r, v});
+    }
+    Candidate *heap = s->heap;
+    qsort(heap, (size_t)n_heap, sizeof(Candidate), by_score_desc);
+    Finished *f = s->fin + (size_t)b * 2 * K;
+    int *n_fin = &s->n_fin[b];
+    for (int c = 0; c < n_heap && (live < K || *n_fin < K); c++) {
+        if (heap[c].token == TOK_EOS) {
+            if (*n_fin < K)
+                f[(*n_fin)++] = (Finished){t, heap[c].row, 1, heap[c].score,
+                                           heap[c].score / length_penalty(t + 1, s->alpha)};
+        } else if (live < K) {
+            s->next_score[base + live] = heap[c].score;
+            s->next_token[base + live] = heap[c].token;
+            s->next_parent[base + live] = heap[c].row;
+            live++;
+        }
+    }
+    /* after this step the live hypotheses have t + 1 words */
+    if (*n_fin >= K || t + 1 >= max_out || live == 0) {
+        for (int k = 0; k < live && *n_fin < 2 * K; k++) {
+            if (*n_fin >= K && t + 1 < max_out)
+                break;
+            f[(*n_fin)++] = (Finished){t, base + k, 0, s->next_score[base + k],
+                                       s->next_score[base + k] / length_penalty(t + 1, s->alpha)};
+        }
+        s->done[b] = 1;
+        return 1;
+    }
+    return 0;
+}
+
 void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, double alpha,
                  int n_best, const int *max_out, NBest *out)
 {
     const int B = bt->batch_size, S = bt->src_steps, K = beam, rows = B * K;
-    const int V = dec->dims.tgt_vocab;
     assert(rows <= dec->max_rows && n_best >= 1 && n_best <= K);
     model_encode(&dec->enc, P, bt);
     /* every hypothesis row attends over its sentence's annotations */
@@ -126,106 +236,35 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
     int T = 1;
     for (int b = 0; b < B; b++)
         T = max_out[b] + 1 > T ? max_out[b] + 1 : T;
-    History h = {rows, S, T, xmalloc_array((size_t)T * rows, sizeof(int)),
-                 xmalloc_array((size_t)T * rows, sizeof(int)),
-                 xmalloc_array((size_t)T * rows * S, sizeof(float))};
-    double *score = xmalloc_array((size_t)rows, sizeof(double));
-    double *next_score = xmalloc_array((size_t)rows, sizeof(double));
-    int *next_token = xmalloc_array((size_t)rows, sizeof(int));
-    int *next_parent = xmalloc_array((size_t)rows, sizeof(int));
-    Candidate *heap = xmalloc_array((size_t)2 * K, sizeof(Candidate));
-    Finished *fin = xmalloc_array((size_t)B * 2 * K, sizeof(Finished));
-    int *n_fin = xcalloc((size_t)B, sizeof(int)), *done = xcalloc((size_t)B, sizeof(int));
-    for (int b = 0; b < B; b++)
-        for (int k = 0; k < K; k++)
-            score[b * K + k] = k == 0 ? 0 : -INFINITY; /* one start, not K copies of it */
+    Search s;
+    search_init(&s, B, K, S, T, dec->dims.tgt_vocab, alpha);
     int n_done = 0;
     for (int t = 0; t < T && n_done < B; t++) {
         decoder_step(dec, P, S, rows);
         for (int r = 0; r < rows; r++)
             for (int j = 0; j < S; j++)
-                h.att[((size_t)t * rows + r) * S + j] = (float)dec->alpha[(size_t)j * rows + r];
-        for (int b = 0; b < B; b++) {
-            int base = b * K, live = 0;
-            for (int k = 0; k < K; k++) { /* defaults: a dead row */
-                next_score[base + k] = -INFINITY;
-                next_token[base + k] = TOK_PAD;
-                next_parent[base + k] = base + k;
-            }
-            if (done[b])
-                continue;
-            int n_heap = 0;
-            for (int k = 0; k < K; k++) {
-                int r = base + k;
-                if (score[r] == -INFINITY)
-                    continue;
-                const real *o = dec->logits + (size_t)r * V;
-                double max = o[0], sum = 0;
-                for (int v = 1; v < V; v++)
-                    max = o[v] > max ? o[v] : max;
-                for (int v = 0; v < V; v++)
-                    sum += exp((double)o[v] - max);
-                double lse = max + log(sum);
-                for (int v = 0; v < V; v++)
-                    if (v != TOK_PAD && v != TOK_BOS)
-                        heap_push(heap, &n_heap, 2 * K, (Candidate){score[r] + o[v] - lse, r, v});
-            }
-            qsort(heap, (size_t)n_heap, sizeof(Candidate), by_score_desc);
-            Finished *f = fin + (size_t)b * 2 * K;
-            for (int c = 0; c < n_heap && (live < K || n_fin[b] < K); c++) {
-                if (heap[c].token == TOK_EOS) {
-                    if (n_fin[b] < K)
-                        f[n_fin[b]++] = (Finished){t, heap[c].row, 1, heap[c].score,
-                                                   heap[c].score / length_penalty(t + 1, alpha)};
-                } else if (live < K) {
-                    next_score[base + live] = heap[c].score;
-                    next_token[base + live] = heap[c].token;
-                    next_parent[base + live] = heap[c].row;
-                    live++;
-                }
-            }
-            /* after this step the live hypotheses have t + 1 words */
-            if (n_fin[b] >= K || t + 1 >= max_out[b] || live == 0) {
-                for (int k = 0; k < live && n_fin[b] < 2 * K; k++) {
-                    if (n_fin[b] >= K && t + 1 < max_out[b])
-                        break;
-                    f[n_fin[b]++] = (Finished){t, base + k, 0, next_score[base + k],
-                                               next_score[base + k] / length_penalty(t + 1, alpha)};
-                }
-                done[b] = 1;
-                n_done++;
-            }
-        }
+                s.h.att[((size_t)t * rows + r) * S + j] = (float)dec->alpha[(size_t)j * rows + r];
+        for (int b = 0; b < B; b++)
+            n_done += extend_sentence(&s, dec->logits, b, t, max_out[b]);
         /* each surviving hypothesis continues from its parent's new state */
-        decoder_advance(dec, next_parent, rows);
+        decoder_advance(dec, s.next_parent, rows);
         for (int r = 0; r < rows; r++) {
-            int from = next_parent[r];
-            dec->prev[r] = next_token[r];
-            score[r] = next_score[r];
-            h.token[(size_t)t * rows + r] = next_token[r];
-            h.parent[(size_t)t * rows + r] = from;
+            dec->prev[r] = s.next_token[r];
+            s.score[r] = s.next_score[r];
+            s.h.token[(size_t)t * rows + r] = s.next_token[r];
+            s.h.parent[(size_t)t * rows + r] = s.next_parent[r];
         }
     }
     for (int b = 0; b < B; b++) {
-        Finished *f = fin + (size_t)b * 2 * K;
-        qsort(f, (size_t)n_fin[b], sizeof(Finished), finished_desc);
-        int keep = n_fin[b] < n_best ? n_fin[b] : n_best;
+        Finished *f = s.fin + (size_t)b * 2 * K;
+        qsort(f, (size_t)s.n_fin[b], sizeof(Finished), finished_desc);
+        int keep = s.n_fin[b] < n_best ? s.n_fin[b] : n_best;
         out[b].n = keep;
         out[b].hyps = xcalloc((size_t)(keep ? keep : 1), sizeof(Hypothesis));
         for (int k = 0; k < keep; k++)
-            make_hypothesis(&h, &f[k], bt->src_len[b], &out[b].hyps[k]);
+            make_hypothesis(&s.h, &f[k], bt->src_len[b], &out[b].hyps[k]);
     }
-    free(h.token);
-    free(h.parent);
-    free(h.att);
-    free(score);
-    free(next_score);
-    free(next_token);
-    free(next_parent);
-    free(heap);
-    free(fin);
-    free(n_fin);
-    free(done);
+    search_free(&s);
 }
 
 void nbest_free(NBest *nb)

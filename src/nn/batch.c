@@ -21,6 +21,10 @@ void batch_init(Batch *batch, int max_batch, int max_src_steps, int max_tgt_step
     batch->tgt_len = xmalloc_array((size_t)max_batch, sizeof(int));
     int steps = max_src_steps > max_tgt_steps ? max_src_steps : max_tgt_steps;
     batch->scratch = xmalloc_array((size_t)max_batch * (size_t)(steps + 2), sizeof(int));
+    batch->pair_src = xmalloc_array((size_t)max_batch, sizeof(int *));
+    batch->pair_tgt = xmalloc_array((size_t)max_batch, sizeof(int *));
+    batch->pair_src_n = xmalloc_array((size_t)max_batch, sizeof(int));
+    batch->pair_tgt_n = xmalloc_array((size_t)max_batch, sizeof(int));
 }
 
 void batch_free(Batch *batch)
@@ -31,6 +35,10 @@ void batch_free(Batch *batch)
     free(batch->src_len);
     free(batch->tgt_len);
     free(batch->scratch);
+    free(batch->pair_src);
+    free(batch->pair_tgt);
+    free(batch->pair_src_n);
+    free(batch->pair_tgt_n);
     *batch = (Batch){0};
 }
 

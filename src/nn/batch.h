@@ -22,6 +22,10 @@ typedef struct {
     int n_tgt_tokens;  /* sum of tgt_len: the loss's denominator */
     int max_batch, max_src_steps, max_tgt_steps; /* capacity */
     int *scratch;      /* (max(S, T) * B + B) for batch_sort_by_target */
+    /* (max_batch) scratch of callers that gather pairs from their own storage: each
+     * pair's ids and lengths, as batch_fill reads them (corpus_batch) */
+    const int **pair_src, **pair_tgt;
+    int *pair_src_n, *pair_tgt_n;
 } Batch;
 
 /* Allocates room for up to max_batch pairs of up to max_src_steps / max_tgt_steps

@@ -19,25 +19,16 @@ static void dropout_backward(real *dx, int ld, const real *mask, int rows, int c
             dx[(size_t)r * ld + k] *= mask[(size_t)r * cols + k];
 }
 
-/* Backward from d_ro_out (the gradient of what the output layer read, as
- * model_output_layer leaves it). */
-static void backward_from_readout(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad *dE_y, Workspace *ws,
-                                  const Params *P, const Batch *bt)
+/* The readout, from d_ro_out (the gradient of what the output layer read, as
+ * model_output_layer leaves it) to the decoder's buffers: d_states (ds_i), d_dec_in's
+ * context columns (dc_i) and its embedding columns (dey_{i-1}). */
+static void readout_backward(Params *G, Workspace *ws, const Params *P)
 {
     const Dims *d = &ws->dims;
-    const EncoderDims ed = model_encoder_dims(d);
-    const AttnDims ad = model_attn_dims(d);
-    const EncoderOps *encoder = encoder_ops(&ed);
-    EncoderWork *enc = &ws->enc;
-    const int B = ws->B, S = ws->S, T = ws->T, N = ws->N;
-    const int m = d->emb, d_h = model_annotation_width(d), p = d->dec_hidden;
-    const int readout = d->readout, Q = attn_query_width(&ad), w0 = encoder->init_width(&ed);
-    const int Gp = cell_gates(d->dec_cell) * p, Cp = cell_cache_width(d->dec_cell) * p;
+    const int B = ws->B, N = ws->N, m = d->emb, d_h = model_annotation_width(d);
+    const int p = d->dec_hidden, readout = d->readout;
     const int in_width = m + d_h, ro_width = p + d_h + m;
-    const size_t SB = (size_t)S * B, R = (size_t)ws->R;
-    const size_t rows_read = (size_t)ws->state_row[T]; /* rows of the blocks some step reads */
-    assert(ws->with_backward);
-
+    const size_t R = (size_t)ws->R;
     /* forward: t' = t * mask (readout dropout) */
     if (ws->reg.readout_dropout > 0)
         dropout_backward(ws->d_ro_out, readout, ws->mask_t, N, readout);
@@ -45,7 +36,7 @@ static void backward_from_readout(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad 
     tanh_backward(ws->d_ro_out, ws->d_ro_out, ws->ro_out, (size_t)N * readout);
     linear_backward(NULL, G->W_t, G->b_t, ws->d_ro_out, ws->ro_in, P->W_t, N, ro_width,
                     readout);
-    /* d_ro_in (N, p+2n+m) = dt (N, l) . W_t (l, p+2n+m), over ro_in, now read */
+    /* d_ro_in (N, p+d_h+m) = dt (N, l) . W_t (l, p+d_h+m), over ro_in, now read */
     matmul(CblasNoTrans, CblasNoTrans, N, ro_width, readout,
            1, ws->d_ro_out, readout, P->W_t, ro_width, 0, ws->d_ro_in, ro_width);
 
@@ -64,9 +55,23 @@ static void backward_from_readout(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad 
         for (int u = 0; u < m; u++)
             dx[u] += g[p + d_h + u];
     }
+}
 
+/* The decoder's steps, last to first: each cell step, then its attention, into
+ * d_states, the gradients of the annotations (enc.d_H), the keys, the fixed context and
+ * the queries, and the hidden projections' scratch d_hg. */
+static void decoder_steps_backward(Params *G, Workspace *ws, const Params *P)
+{
+    const Dims *d = &ws->dims;
+    const AttnDims ad = model_attn_dims(d);
+    EncoderWork *enc = &ws->enc;
+    const int B = ws->B, S = ws->S, T = ws->T;
+    const int m = d->emb, d_h = model_annotation_width(d), p = d->dec_hidden;
+    const int Q = attn_query_width(&ad), in_width = m + d_h;
+    const int Gp = cell_gates(d->dec_cell) * p, Cp = cell_cache_width(d->dec_cell) * p;
+    const size_t SB = (size_t)S * B;
     if (ws->d_query)
-        memset(ws->d_query, 0, sizeof(real) * rows_read * Q);
+        memset(ws->d_query, 0, sizeof(real) * (size_t)ws->state_row[T] * Q);
     if (ws->d_keys)
         memset(ws->d_keys, 0, sizeof(real) * SB * attn_key_width(&ad));
     if (enc->d_summary)
@@ -103,25 +108,37 @@ static void backward_from_readout(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad 
                        ws->d_keys, enc->d_summary, ws->d_alpha, ws->d_scores};
         attn_step_backward(&g, &G->att, dc, in_width, &step, ws->keep_att_pre, &P->att, &ad, &in);
     }
+}
+
+/* The decoder's weights over all steps at once (dW_h, the attention's query weights,
+ * dW_i), and the target embeddings' gradient. */
+static void decoder_weights_backward(Params *G, EmbeddingGrad *dE_y, Workspace *ws,
+                                     const Params *P, const Batch *bt)
+{
+    const Dims *d = &ws->dims;
+    const AttnDims ad = model_attn_dims(d);
+    const int B = ws->B, T = ws->T, m = d->emb, d_h = model_annotation_width(d);
+    const int p = d->dec_hidden, in_width = m + d_h, Gp = cell_gates(d->dec_cell) * p;
+    const int R = ws->R, rows_read = ws->state_row[T]; /* rows of the blocks some step reads */
     /* forward: hg_i = s_{i-1} W_h^T + b_h, so dW_h (Gp, p) += dhg^T (Gp, rows) . s_{i-1}
      * (rows, p), all steps at once (rows left out are zero in dhg) */
-    matmul(CblasTrans, CblasNoTrans, Gp, p, (int)rows_read, 1, ws->d_hg, Gp, ws->states, p, 1,
+    matmul(CblasTrans, CblasNoTrans, Gp, p, rows_read, 1, ws->d_hg, Gp, ws->states, p, 1,
            G->dec.W_h, p);
-    column_sums_add(G->dec.b_h, ws->d_hg, (int)rows_read, Gp, Gp);
+    column_sums_add(G->dec.b_h, ws->d_hg, rows_read, Gp, Gp);
     /* the attention's query weights, all steps at once */
     if (ws->d_query)
-        attn_queries_backward(&G->att, &ad, ws->d_query, ws->states, (int)rows_read);
+        attn_queries_backward(&G->att, &ad, ws->d_query, ws->states, rows_read);
     /* forward: dec_xg = [ey ; c] W_i^T + b_i, so
-     * dW_i (Gp, m+2n) += dxg^T (Gp, R) . [ey ; c] (R, m+2n) */
-    matmul(CblasTrans, CblasNoTrans, Gp, in_width, (int)R, 1, ws->d_dec_xg, Gp, ws->dec_in,
+     * dW_i (Gp, m+d_h) += dxg^T (Gp, R) . [ey ; c] (R, m+d_h) */
+    matmul(CblasTrans, CblasNoTrans, Gp, in_width, R, 1, ws->d_dec_xg, Gp, ws->dec_in,
            in_width, 1, G->dec.W_i, in_width);
-    column_sums_add(G->dec.b_i, ws->d_dec_xg, (int)R, Gp, Gp);
+    column_sums_add(G->dec.b_i, ws->d_dec_xg, R, Gp, Gp);
     /* dey (R, m) += dxg (R, Gp) . W_i[:, :m] (Gp, m) */
-    matmul(CblasNoTrans, CblasNoTrans, (int)R, m, Gp, 1, ws->d_dec_xg, Gp, P->dec.W_i, in_width,
+    matmul(CblasNoTrans, CblasNoTrans, R, m, Gp, 1, ws->d_dec_xg, Gp, P->dec.W_i, in_width,
            1, ws->d_dec_in, in_width);
     /* forward: ey' = ey * mask (embedding dropout; the decoder and the readout read ey') */
     if (ws->reg.embedding_dropout > 0)
-        dropout_backward(ws->d_dec_in, in_width, ws->mask_y, (int)R, m);
+        dropout_backward(ws->d_dec_in, in_width, ws->mask_y, R, m);
     for (int i = 0; i < T; i++) {
         const real *dey = ws->d_dec_in + (size_t)ws->step_row[i] * in_width;
         const int *ids = bt->tgt_in + (size_t)i * B;
@@ -130,10 +147,24 @@ static void backward_from_readout(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad 
         else
             embedding_backward(G->E_y, dey, in_width, ids, TOK_PAD, ws->active[i], m);
     }
+}
 
-    /* the source side: the keys' gradient, summed over the steps, back to the
-     * annotations; the fixed context's (score none) too, before s_0's */
-    attn_keys_backward(enc->d_H, &G->att, ws->d_keys, enc->H, &P->att, &ad, (int)SB);
+/* The source side: the keys' gradient (summed over the steps) and the fixed context's
+ * back to the annotations, s_0's to what it was computed from, then the encoder and
+ * the source embeddings. */
+static void source_backward(Params *G, EmbeddingGrad *dE_x, Workspace *ws, const Params *P,
+                            const Batch *bt)
+{
+    const Dims *d = &ws->dims;
+    const EncoderDims ed = model_encoder_dims(d);
+    const AttnDims ad = model_attn_dims(d);
+    const EncoderOps *encoder = encoder_ops(&ed);
+    EncoderWork *enc = &ws->enc;
+    const int B = ws->B, SB = ws->S * B, m = d->emb, p = d->dec_hidden;
+    const int w0 = encoder->init_width(&ed);
+    attn_keys_backward(enc->d_H, &G->att, ws->d_keys, enc->H, &P->att, &ad, SB);
+    /* before s_0's gradient reaches what it was computed from (the same numbers may
+     * meet there: the order of the sums stays the one forward implies) */
     encoder->summary_backward(enc, &ed, bt->src_len);
     /* forward: s_0 = tanh(init W_s^T + b_s) */
     tanh_backward(ws->d_s0, ws->d_states, ws->states, (size_t)B * p);
@@ -148,11 +179,22 @@ static void backward_from_readout(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad 
     encoder->backward(&G->enc, enc, &P->enc, &ed, ws->ex, ws->d_ex, ws->d_hg, bt->src_len);
     /* forward: ex' = ex * mask (embedding dropout) */
     if (ws->reg.embedding_dropout > 0)
-        dropout_backward(ws->d_ex, m, ws->mask_x, (int)SB, m);
+        dropout_backward(ws->d_ex, m, ws->mask_x, SB, m);
     if (dE_x)
-        embedding_grad_add(dE_x, ws->d_ex, m, bt->src, TOK_PAD, (int)SB);
+        embedding_grad_add(dE_x, ws->d_ex, m, bt->src, TOK_PAD, SB);
     else
-        embedding_backward(G->E_x, ws->d_ex, m, bt->src, TOK_PAD, (int)SB, m);
+        embedding_backward(G->E_x, ws->d_ex, m, bt->src, TOK_PAD, SB, m);
+}
+
+/* Backward from d_ro_out, stage by stage in the reverse of forward's order. */
+static void backward_from_readout(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad *dE_y, Workspace *ws,
+                                  const Params *P, const Batch *bt)
+{
+    assert(ws->with_backward);
+    readout_backward(G, ws, P);
+    decoder_steps_backward(G, ws, P);
+    decoder_weights_backward(G, dE_y, ws, P, bt);
+    source_backward(G, dE_x, ws, P, bt);
 }
 
 void model_backward_rows(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad *dE_y, Workspace *ws,

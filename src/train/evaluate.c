@@ -40,10 +40,6 @@ void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size
     e->out_len = xmalloc_array((size_t)batch_size, sizeof(int));
     e->hyps = xcalloc((size_t)c->n, sizeof(char *));
     e->n_hyps = c->n;
-    e->src = xmalloc_array((size_t)batch_size, sizeof(int *));
-    e->tgt = xmalloc_array((size_t)batch_size, sizeof(int *));
-    e->src_n = xmalloc_array((size_t)batch_size, sizeof(int));
-    e->tgt_n = xmalloc_array((size_t)batch_size, sizeof(int));
     ByLen *keys = xmalloc_array((size_t)c->n, sizeof(ByLen));
     for (int k = 0; k < c->n; k++)
         keys[k] = (ByLen){c->src_len[k], k};
@@ -66,10 +62,6 @@ void evaluator_free(Evaluator *e)
     free(e->out);
     free(e->out_len);
     free(e->order);
-    free(e->src);
-    free(e->tgt);
-    free(e->src_n);
-    free(e->tgt_n);
     memset(e, 0, sizeof *e);
 }
 
@@ -97,22 +89,13 @@ int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel l
         if (stop && stop())
             return -1;
         int count = c->n - first < e->batch_size ? c->n - first : e->batch_size;
-        int max_src = 0;
-        for (int k = 0; k < count; k++) {
-            int pair = e->order[first + k];
-            e->src[k] = c->ids + c->src_start[pair];
-            e->tgt[k] = c->ids + c->tgt_start[pair];
-            e->src_n[k] = c->src_len[pair];
-            e->tgt_n[k] = c->tgt_len[pair];
-            if (c->src_len[pair] > max_src)
-                max_src = c->src_len[pair];
-        }
-        batch_fill(&e->batch, count, e->src, e->src_n, e->tgt, e->tgt_n);
+        corpus_batch(c, e->order, first, count, 1, &e->batch);
         loss_sum += model_forward(&e->ws, P, &e->batch) * e->batch.n_tgt_tokens;
         tokens += e->batch.n_tgt_tokens;
 
-        batch_fill(&e->sources, count, e->src, e->src_n, NULL, NULL);
-        int max_out = output_limit(max_src + 1, max_output_ratio, max_output_extra);
+        corpus_batch(c, e->order, first, count, 0, &e->sources);
+        /* the longest source's positions, </s> included */
+        int max_out = output_limit(e->sources.src_steps, max_output_ratio, max_output_extra);
         decode_greedy(&e->dec, P, &e->sources, max_out, e->out, e->out_len);
         for (int k = 0; k < count; k++) {
             int pair = e->order[first + k];
@@ -143,14 +126,7 @@ void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *go
     Link *links = xmalloc_array((size_t)(c->max_tgt_len + 1), sizeof(Link));
     for (int first = 0; first < c->n; first += e->batch_size) {
         int count = c->n - first < e->batch_size ? c->n - first : e->batch_size;
-        for (int k = 0; k < count; k++) {
-            int pair = e->order[first + k];
-            e->src[k] = c->ids + c->src_start[pair];
-            e->tgt[k] = c->ids + c->tgt_start[pair];
-            e->src_n[k] = c->src_len[pair];
-            e->tgt_n[k] = c->tgt_len[pair];
-        }
-        batch_fill(&e->batch, count, e->src, e->src_n, e->tgt, e->tgt_n);
+        corpus_batch(c, e->order, first, count, 1, &e->batch);
         model_forward(&e->ws, P, &e->batch);
         long SB = (long)e->batch.src_steps * count;
         for (int k = 0; k < count; k++) {

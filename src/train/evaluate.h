@@ -28,8 +28,6 @@ typedef struct {
     int max_out;
     char **hyps;          /* (pairs) the translations of the last evaluate, as text */
     int n_hyps;           /* pairs, kept here: the corpus may be freed first */
-    const int **src, **tgt;
-    int *src_n, *tgt_n;
 } Evaluator;
 
 /* Sizes everything for corpus c (which must outlive the evaluator). */

@@ -405,18 +405,8 @@ static int dump_alignments(Trainer *t, Error *err)
     fault_signal_at("dump", t->prog.step);
     const Corpus *v = &t->valid;
     int n = t->n_probes, rc = 0;
-    /* dumps are rare: their scratch is allocated here, not kept */
-    const int **src = xmalloc_array((size_t)n, sizeof(int *)), **tgt = xmalloc_array((size_t)n, sizeof(int *));
-    int *src_n = xmalloc_array((size_t)n, sizeof(int)), *tgt_n = xmalloc_array((size_t)n, sizeof(int));
-    for (int k = 0; k < n; k++) {
-        int pair = t->probes[k];
-        src[k] = v->ids + v->src_start[pair];
-        tgt[k] = v->ids + v->tgt_start[pair];
-        src_n[k] = v->src_len[pair];
-        tgt_n[k] = v->tgt_len[pair];
-    }
     Batch *b = &t->probe_batch;
-    batch_fill(b, n, src, src_n, tgt, tgt_n);
+    corpus_batch(v, t->probes, 0, n, 1, b);
     model_forward(&t->probe_ws, &t->P, b);
     double epoch = epochs_progress(&t->batcher);
     const char **src_words = xmalloc_array((size_t)b->src_steps, sizeof(char *));
@@ -432,10 +422,6 @@ static int dump_alignments(Trainer *t, Error *err)
                         b->batch_size};
         rc = append_record(t, v->line_no[pair], epoch, src_words, tgt_words, &m, err);
     }
-    free(src);
-    free(tgt);
-    free(src_n);
-    free(tgt_n);
     free(src_words);
     free(tgt_words);
     if (rc < 0)

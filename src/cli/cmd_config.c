@@ -1,0 +1,44 @@
+/* cmd_config.c: `s2s config`: a config with every key at its default, or the table of keys
+ * of configs/README.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/command.h"
+
+static const char CONFIG_USAGE[] =
+    "usage: s2s config [--doc]\n"
+    "\n"
+    "Prints a config with every key at its default value: a starting point for your\n"
+    "own. With --doc, prints the table of keys of configs/README.md instead.\n";
+
+int cmd_config(int argc, char **argv)
+{
+    int doc = 0;
+    for (int a = 0; a < argc; a++) {
+        if (!strcmp(argv[a], "--help")) {
+            fputs(CONFIG_USAGE, stdout);
+            return EXIT_OK;
+        } else if (!strcmp(argv[a], "--doc")) {
+            doc = 1;
+        } else {
+            return cmd_usage_error("config: unexpected argument `%s` (see s2s config --help)", argv[a]);
+        }
+    }
+    if (doc) {
+        puts("| key | type | default | range | meaning |");
+        puts("| --- | --- | --- | --- | --- |");
+        for (int k = 0; k < config_n_keys(); k++) {
+            char *row = config_key_doc_row(k);
+            puts(row);
+            free(row);
+        }
+    } else {
+        Config cfg;
+        config_defaults(&cfg);
+        char *yaml = config_to_yaml(&cfg);
+        fputs(yaml, stdout);
+        free(yaml);
+    }
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;
+}

@@ -1,0 +1,73 @@
+/* cmd_tokenize.c: `s2s tokenize`: stdin split into tokens exactly as training splits corpus
+ * lines, one line a line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/command.h"
+#include "text/tokenize.h"
+
+static const char TOKENIZE_USAGE[] =
+    "usage: s2s tokenize [--level word|char] [--lowercase] < text > tokens\n"
+    "\n"
+    "Writes each line of stdin split into tokens exactly as training splits corpus\n"
+    "lines, tokens separated by single spaces. Use it to prepare references for\n"
+    "scoring. Invalid UTF-8 gives an empty line and a warning with the line number.\n";
+
+int cmd_tokenize(int argc, char **argv)
+{
+    TokenLevel level = LEVEL_WORD;
+    int lowercase = 0;
+    for (int a = 0; a < argc; a++) {
+        if (!strcmp(argv[a], "--help")) {
+            fputs(TOKENIZE_USAGE, stdout);
+            return EXIT_OK;
+        } else if (!strcmp(argv[a], "--lowercase")) {
+            lowercase = 1;
+        } else if (!strcmp(argv[a], "--level") && a + 1 < argc) {
+            a++;
+            if (!strcmp(argv[a], "word"))
+                level = LEVEL_WORD;
+            else if (!strcmp(argv[a], "char"))
+                level = LEVEL_CHAR;
+            else
+                return cmd_usage_error("--level: expected word or char, got `%s`", argv[a]);
+        } else {
+            return cmd_usage_error("tokenize: unexpected argument `%s` (see s2s tokenize --help)",
+                               argv[a]);
+        }
+    }
+    Tokens tokens = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long line_no = 0;
+    while ((len = getline(&line, &cap, stdin)) >= 0) {
+        line_no++;
+        if (len > 0 && line[len - 1] == '\n')
+            len--;
+        if (len > 0 && line[len - 1] == '\r')
+            len--;
+        size_t bad_at, bad_len;
+        if (utf8_validate(line, (size_t)len, &bad_at, &bad_len) < 0) {
+            fprintf(stderr, "s2s: warning: stdin:%ld: invalid UTF-8 at byte %zu; wrote an "
+                    "empty line\n", line_no, bad_at + 1);
+            putchar('\n');
+            continue;
+        }
+        int n = tokenize_line(&tokens, line, (size_t)len, level, lowercase, 0);
+        for (int k = 0; k < n; k++) {
+            if (k > 0)
+                putchar(' ');
+            fputs(tokens_get(&tokens, k), stdout);
+        }
+        putchar('\n');
+    }
+    free(line);
+    tokens_free(&tokens);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        perror("s2s: error: writing stdout");
+        return EXIT_IO;
+    }
+    return EXIT_OK;
+}
