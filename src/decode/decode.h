@@ -1,6 +1,6 @@
 /* decode.h: translation with a trained model, step by step with the same equations as
- * training (nn/MODEL.md): y_0 = <s>, and at every step the attention, the decoder GRU and
- * the readout, feeding back the chosen word. Buffers are sized once, at decoder_init,
+ * training (nn/MODEL.md): y_0 = <s>, and at every step the attention, the decoder's cell
+ * and the readout, feeding back the chosen word. Buffers are sized once, at decoder_init,
  * for max_batch sentences of max_beam hypotheses each. Greedy decoding is here;
  * beam search (beam.h) drives decoder_step. */
 #ifndef S2S_DECODE_H

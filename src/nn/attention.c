@@ -37,6 +37,11 @@ void attn_carve(AttnParams *p, TensorCarver *c, const AttnDims *d)
     }
 }
 
+int attn_sizes_fit(const AttnDims *d)
+{
+    return d->score != SCORE_DOT || d->query_width == d->value_width; /* s_{i-1} . h_j */
+}
+
 int attn_has_weights(const AttnDims *d)
 {
     return d->score != SCORE_NONE;

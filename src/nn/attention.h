@@ -39,6 +39,9 @@ typedef struct {
 /* Carves the score's tensors (names of nn/MODEL.md) into p. */
 void attn_carve(AttnParams *p, TensorCarver *c, const AttnDims *d);
 
+/* 0 if the score cannot work with these sizes (dot: the decoder state must be as wide
+ * as the annotations). */
+int attn_sizes_fit(const AttnDims *d);
 /* 0 for score none, which has no weights: no alignments to show. */
 int attn_has_weights(const AttnDims *d);
 /* Widths of the buffers a caller keeps for the attention: the keys, once per batch

@@ -49,6 +49,7 @@ typedef double real;
 #define tensor_carve tensor_carve_f64
 #define attn_carve attn_carve_f64
 #define attn_has_weights attn_has_weights_f64
+#define attn_sizes_fit attn_sizes_fit_f64
 #define attn_key_width attn_key_width_f64
 #define attn_query_width attn_query_width_f64
 #define attn_pre_width attn_pre_width_f64

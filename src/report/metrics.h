@@ -1,6 +1,7 @@
-/* metrics.h: translation scores. BLEU exactly as sacreBLEU 2.6.0 computes it by
- * default (Papineni et al. 2002; 13a tokenization, exp smoothing, one reference), and
- * the exact-match rate. */
+/* metrics.h: translation and alignment scores. BLEU and chrF exactly as sacreBLEU 2.6.0
+ * computes them by default (Papineni et al. 2002: 13a tokenization, exp smoothing, one
+ * reference; Popovic 2015: character 6-grams, beta 2), the exact-match rate, and the
+ * alignment error rate of Och and Ney against sure and possible gold links. */
 #ifndef S2S_METRICS_H
 #define S2S_METRICS_H
 

@@ -1,0 +1,318 @@
+/* config_schema.c: every config key, once (type, field, default, range, doc), with the
+ * questions about keys that config.h answers, reading a value of a key from text, and
+ * the defaults. */
+#include "train/config_schema.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/tokenize.h"
+
+/* Choice fields are enums stored and read as int. */
+_Static_assert(sizeof(ScoreKind) == sizeof(int) && sizeof(CellKind) == sizeof(int) &&
+               sizeof(TokenLevel) == sizeof(int), "choices are ints");
+
+static const char *const optimizer_names[] = {"adam", "sgd", "adadelta", NULL};
+static const char *const scheduling_names[] = {"none", "plateau", NULL};
+static const char *const metric_names[] = {"bleu", "loss", "exact", NULL};
+
+#define OFF(field) offsetof(Config, field)
+#define BIG 1e18
+#define FREE KEY_FREE_ON_RESUME
+
+/* The schema: every key of the config, once. */
+const KeySpec config_keys[] = {
+    {"name", T_STR, OFF(name), "s2s", 0, 0, NULL, FREE, "name of the run; the default run_dir is runs/<name>"},
+    {"seed", T_INT, OFF(seed), "1", 0, 4294967295.0, NULL, 0, "seed of every random number (PCG32 streams: init, shuffle)"},
+    {"run_dir", T_STR, OFF(run_dir), "", 0, 0, NULL, FREE, "where checkpoints, logs and alignments go (empty: runs/<name>)"},
+
+    {"data.train_src", T_STR, OFF(data.train_src), "", 0, 0, NULL, 0, "training source, one sentence a line (with train_tgt)"},
+    {"data.train_tgt", T_STR, OFF(data.train_tgt), "", 0, 0, NULL, 0, "training target, line-aligned with train_src"},
+    {"data.train_tsv", T_STR, OFF(data.train_tsv), "", 0, 0, NULL, 0, "or: one file of source<TAB>target lines"},
+    {"data.valid_src", T_STR, OFF(data.valid_src), "", 0, 0, NULL, 0, "validation source (optional; with valid_tgt)"},
+    {"data.valid_tgt", T_STR, OFF(data.valid_tgt), "", 0, 0, NULL, 0, "validation target"},
+    {"data.valid_tsv", T_STR, OFF(data.valid_tsv), "", 0, 0, NULL, 0, "or: validation pairs as one TSV file"},
+    {"data.test_src", T_STR, OFF(data.test_src), "", 0, 0, NULL, FREE, "test source (optional; translated by make demo and scripts)"},
+    {"data.test_tgt", T_STR, OFF(data.test_tgt), "", 0, 0, NULL, FREE, "test target"},
+    {"data.test_tsv", T_STR, OFF(data.test_tsv), "", 0, 0, NULL, FREE, "or: test pairs as one TSV file"},
+    {"data.valid_align", T_STR, OFF(data.valid_align), "", 0, 0, NULL, FREE, "gold alignments of the validation pairs (Pharaoh j-i, j?i possible), for AER"},
+    {"data.test_align", T_STR, OFF(data.test_align), "", 0, 0, NULL, FREE, "gold alignments of the test pairs, for the final AER"},
+    {"data.tsv_reverse", T_BOOL, OFF(data.tsv_reverse), "false", 0, 0, NULL, 0, "in TSV files, the second column is the source"},
+    {"data.level", T_ENUM, OFF(data.level), "word", 0, 0, token_level_names, 0, "tokens are words (punctuation split off) or characters"},
+    {"data.lowercase", T_BOOL, OFF(data.lowercase), "false", 0, 0, NULL, 0, "lowercase both sides (full Unicode case mapping)"},
+    {"data.max_length", T_INT, OFF(data.max_length), "50", 1, 1000, NULL, 0, "training pairs with more tokens on a side are skipped"},
+    {"data.max_line_bytes", T_INT, OFF(data.max_line_bytes), "1048576", 64, 1073741824, NULL, 0, "lines longer than this are skipped without being held in memory"},
+    {"data.src_vocab_size", T_INT, OFF(data.src_vocab_size), "0", 0, 10000000, NULL, 0, "most entries of the source vocabulary, specials included (0: no limit)"},
+    {"data.tgt_vocab_size", T_INT, OFF(data.tgt_vocab_size), "0", 0, 10000000, NULL, 0, "most entries of the target vocabulary (0: no limit)"},
+    {"data.src_min_freq", T_INT, OFF(data.src_min_freq), "1", 1, 1000000, NULL, 0, "source words seen fewer times become <unk>"},
+    {"data.tgt_min_freq", T_INT, OFF(data.tgt_min_freq), "1", 1, 1000000, NULL, 0, "target words seen fewer times become <unk>"},
+
+    {"model.embedding_size", T_INT, OFF(model.embedding_size), "64", 1, 8192, NULL, 0, "m: word embedding size, both sides"},
+    {"model.encoder_size", T_INT, OFF(model.encoder_size), "64", 1, 8192, NULL, 0, "n: encoder units per direction"},
+    {"model.decoder_size", T_INT, OFF(model.decoder_size), "128", 1, 8192, NULL, 0, "p: decoder units"},
+    {"model.attention_size", T_INT, OFF(model.attention_size), "64", 1, 8192, NULL, 0, "a: attention layer size (additive and scaled_dot)"},
+    {"model.readout_size", T_INT, OFF(model.readout_size), "128", 1, 8192, NULL, 0, "l: readout layer size"},
+    {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, score_names, 0, "attention score (src/nn/MODEL.md): v_a.tanh(W_a s + U_a h), s.h (needs decoder_size = 2 encoder_size), s.W_g h, W_q s.W_k h / sqrt(a), or none: a fixed context [fwd_h_S; bwd_h_1]"},
+    {"model.encoder_cell", T_ENUM, OFF(model.encoder_cell), "gru", 0, 0, cell_names, 0, "encoder cell, in torch.nn's gate layout (rnn: tanh)"},
+    {"model.decoder_cell", T_ENUM, OFF(model.decoder_cell), "gru", 0, 0, cell_names, 0, "decoder cell (an LSTM decoder starts from cell state 0)"},
+    {"model.encoder_layers", T_INT, OFF(model.encoder_layers), "1", 1, 4, NULL, 0, "stacked bidirectional encoder layers; each above the first reads [fwd_h; bwd_h] of the one below"},
+    {"model.embedding_dropout", T_REAL, OFF(model.embedding_dropout), "0", 0, 0.9, NULL, 0, "in training, zero each embedding value (source and target) with this probability"},
+    {"model.readout_dropout", T_REAL, OFF(model.readout_dropout), "0", 0, 0.9, NULL, 0, "in training, zero each readout value t_i with this probability"},
+    {"model.init_range", T_REAL, OFF(model.init_range), "0.1", 0, 10, NULL, KEY_MIN_EXCLUSIVE, "weights start uniform in [-init_range, init_range], biases at 0"},
+
+    {"training.optimizer", T_ENUM, OFF(training.optimizer), "adam", 0, 0, optimizer_names, 0, "the update rule"},
+    {"training.learning_rate", T_REAL, OFF(training.learning_rate), "0.001", 0, 100, NULL, KEY_MIN_EXCLUSIVE, "initial learning rate (Adadelta: a multiplier, usually 1)"},
+    {"training.adam_beta1", T_REAL, OFF(training.adam_beta1), "0.9", 0, 1, NULL, 0, "Adam's first-moment decay"},
+    {"training.adam_beta2", T_REAL, OFF(training.adam_beta2), "0.999", 0, 1, NULL, 0, "Adam's second-moment decay"},
+    {"training.adam_eps", T_REAL, OFF(training.adam_eps), "1e-08", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "Adam's epsilon"},
+    {"training.adadelta_rho", T_REAL, OFF(training.adadelta_rho), "0.95", 0, 1, NULL, 0, "Adadelta's decay (Zeiler 2012)"},
+    {"training.adadelta_eps", T_REAL, OFF(training.adadelta_eps), "1e-06", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "Adadelta's epsilon"},
+    {"training.clip_grad_norm", T_REAL, OFF(training.clip_grad_norm), "5", 0, 1e6, NULL, 0, "rescale gradients whose global L2 norm exceeds this (0: off)"},
+    {"training.label_smoothing", T_REAL, OFF(training.label_smoothing), "0", 0, 0.9, NULL, 0, "train towards (1 - eps) on the reference word and eps spread over the vocabulary"},
+    {"training.batch_size", T_INT, OFF(training.batch_size), "32", 1, 65536, NULL, 0, "sentence pairs per step"},
+    {"training.bucket_batches", T_INT, OFF(training.bucket_batches), "100", 1, 1000000, NULL, 0, "pairs are sorted by length within pools of this many batches (1: no bucketing)"},
+    {"training.shuffle", T_BOOL, OFF(training.shuffle), "true", 0, 0, NULL, 0, "shuffle the pairs and the batch order every epoch"},
+    {"training.max_steps", T_INT, OFF(training.max_steps), "0", 0, BIG, NULL, FREE, "stop after this many updates (0: no limit)"},
+    {"training.epochs", T_INT, OFF(training.epochs), "10", 0, 1000000, NULL, FREE, "stop after this many passes over the data (0: no limit)"},
+    {"training.max_time", T_REAL, OFF(training.max_time), "0", 0, 1e9, NULL, FREE, "stop after this many seconds of training, validation not counted (0: no limit)"},
+    {"training.scheduling", T_ENUM, OFF(training.scheduling), "plateau", 0, 0, scheduling_names, 0, "plateau: multiply the learning rate by decrease_factor after patience validations without improvement"},
+    {"training.patience", T_INT, OFF(training.patience), "3", 1, 1000000, NULL, 0, "validations without improvement before the learning rate decays"},
+    {"training.decrease_factor", T_REAL, OFF(training.decrease_factor), "0.5", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "learning rate decay factor"},
+    {"training.learning_rate_min", T_REAL, OFF(training.learning_rate_min), "1e-06", 0, 100, NULL, 0, "the learning rate never decays below this"},
+    {"training.early_stopping", T_INT, OFF(training.early_stopping), "0", 0, 1000000, NULL, FREE, "stop after this many validations without improvement (0: never)"},
+    {"training.early_stopping_metric", T_ENUM, OFF(training.early_stopping_metric), "bleu", 0, 0, metric_names, 0, "the validation score that picks best.ckpt and drives scheduling and early stopping"},
+    {"training.valid_every", T_INT, OFF(training.valid_every), "1000", 1, BIG, NULL, FREE, "validate (and save last.ckpt) every this many steps"},
+    {"training.log_every", T_INT, OFF(training.log_every), "100", 1, BIG, NULL, FREE, "log a progress line every this many steps (off a terminal)"},
+    {"training.max_bad_steps", T_INT, OFF(training.max_bad_steps), "5", 1, 1000000, NULL, FREE, "stop (exit 4) after this many non-finite steps in a row"},
+    {"training.threads", T_INT, OFF(training.threads), "0", 0, 1024, NULL, FREE, "OpenBLAS threads (0: one for batches of up to 4 sentences, else one per core)"},
+
+    {"alignments.every", T_INT, OFF(alignments.every), "500", 0, BIG, NULL, FREE, "append the attention of the probe pairs to alignments.jsonl at step 0 and every this many steps (0: never)"},
+    {"alignments.probes", T_INT, OFF(alignments.probes), "4", 0, 100, NULL, FREE, "the probe pairs are the first this many validation pairs..."},
+    {"alignments.lines", T_INTLIST, OFF(alignments.lines), "[]", 1, 1e9, NULL, FREE, "... or these lines (1-based) of the validation files, e.g. [3, 17]"},
+
+    {"translate.beam_size", T_INT, OFF(translate.beam_size), "5", 1, 100, NULL, FREE, "hypotheses kept by beam search in s2s translate (1: greedy)"},
+    {"translate.alpha", T_REAL, OFF(translate.alpha), "0.6", 0, 10, NULL, FREE, "length normalisation of beam scores, ((5 + length) / 6)^alpha (Wu et al. 2016; 0: none)"},
+    {"translate.detokenize", T_BOOL, OFF(translate.detokenize), "true", 0, 0, NULL, FREE, "write translations as text (\"j'ai froid.\"), not as tokens (\"j' ai froid .\")"},
+    {"translate.max_source_length", T_INT, OFF(translate.max_source_length), "250", 1, 100000, NULL, FREE, "s2s translate cuts longer sources (with a warning)"},
+    {"translate.max_output_ratio", T_REAL, OFF(translate.max_output_ratio), "2", 0, 1000, NULL, KEY_MIN_EXCLUSIVE, "a translation stops after max_output_ratio * (source tokens) + max_output_extra tokens"},
+    {"translate.max_output_extra", T_INT, OFF(translate.max_output_extra), "10", 0, 100000, NULL, 0, "see max_output_ratio"},
+};
+
+#undef OFF
+#undef FREE
+
+enum { N_KEYS = sizeof config_keys / sizeof *config_keys };
+_Static_assert(N_KEYS <= CONFIG_MAX_KEYS, "raise CONFIG_MAX_KEYS");
+
+int config_n_keys(void)
+{
+    return N_KEYS;
+}
+
+const char *config_key_path(int k)
+{
+    return config_keys[k].path;
+}
+
+int config_key_free_on_resume(int k)
+{
+    return (config_keys[k].flags & KEY_FREE_ON_RESUME) != 0;
+}
+
+int config_find_key(const char *path)
+{
+    for (int k = 0; k < N_KEYS; k++)
+        if (!strcmp(config_keys[k].path, path))
+            return k;
+    return -1;
+}
+
+const char *config_key_name(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot ? dot + 1 : path;
+}
+
+/* ---- values -------------------------------------------------------------------------- */
+
+const char *config_type_name(const KeySpec *ks)
+{
+    switch (ks->type) {
+    case T_INT: return "integer";
+    case T_REAL: return "number";
+    case T_BOOL: return "boolean";
+    case T_STR: return "string";
+    case T_ENUM: return "choice";
+    case T_INTLIST: return "list of integers";
+    }
+    return "?";
+}
+
+const char *config_key_type(int k)
+{
+    return config_type_name(&config_keys[k]);
+}
+
+int config_key_range(int k, double *min, double *max, int *min_exclusive)
+{
+    const KeySpec *ks = &config_keys[k];
+    if (ks->type != T_INT && ks->type != T_REAL && ks->type != T_INTLIST)
+        return -1;
+    *min = ks->min;
+    *max = ks->max >= BIG ? HUGE_VAL : ks->max;
+    *min_exclusive = (ks->flags & KEY_MIN_EXCLUSIVE) != 0;
+    return 0;
+}
+
+/* The index of word in a NULL-terminated list of names, or -1. */
+static int choice_index(const char *const *choices, const char *word)
+{
+    for (int k = 0; choices[k]; k++)
+        if (!strcmp(choices[k], word))
+            return k;
+    return -1;
+}
+
+/* "a,b,c": the choices for messages and the docs. */
+void config_choice_list(const char *const *choices, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int k = 0; choices[k] && at < cap; k++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%s", k ? "," : "", choices[k]);
+}
+
+/* "1 to 4096", "> 0 and at most 10", ... */
+void config_range_text(const KeySpec *ks, char *out, size_t cap)
+{
+    char lo[32], hi[32];
+    snprintf(lo, sizeof lo, "%.15g", ks->min);
+    snprintf(hi, sizeof hi, "%.15g", ks->max);
+    if (ks->max >= BIG)
+        snprintf(out, cap, "%s %s", ks->flags & KEY_MIN_EXCLUSIVE ? ">" : ">=", lo);
+    else if (ks->flags & KEY_MIN_EXCLUSIVE)
+        snprintf(out, cap, "> %s and <= %s", lo, hi);
+    else
+        snprintf(out, cap, "%s to %s", lo, hi);
+}
+
+/* Parses text as a value of key ks into cfg. quoted: the YAML scalar was quoted
+ * (only strings may be). On failure writes "path: expected ..., got ..." into err
+ * (without position) and returns -1. */
+int config_parse_value(Config *cfg, const KeySpec *ks, const char *text, int quoted, Error *err)
+{
+    char *field = (char *)cfg + ks->offset;
+    char range[96];
+    if (ks->type == T_STR) {
+        if (strlen(text) >= CONFIG_STR_MAX)
+            return error_set(err, "%s: expected a string of at most %d bytes, got %zu", ks->path,
+                             CONFIG_STR_MAX - 1, strlen(text));
+        /* libyaml checks a file's text, not --set's: YAML could not write it back */
+        size_t bad_at, bad_len;
+        if (utf8_validate(text, strlen(text), &bad_at, &bad_len) < 0)
+            return error_set(err, "%s: expected UTF-8 text, got byte 0x%02x at byte %zu", ks->path,
+                             (unsigned char)text[bad_at], bad_at + 1);
+        snprintf(field, CONFIG_STR_MAX, "%s", text);
+        return 0;
+    }
+    if (quoted)
+        return error_set(err, "%s: expected %s %s, got the string \"%s\"", ks->path,
+                         ks->type == T_INT ? "an" : "a", config_type_name(ks), text);
+    if (ks->type == T_BOOL) {
+        /* YAML 1.2's core schema spellings only: "yes", "on" and friends are errors. */
+        if (!strcmp(text, "true") || !strcmp(text, "True") || !strcmp(text, "TRUE"))
+            *(int *)field = 1;
+        else if (!strcmp(text, "false") || !strcmp(text, "False") || !strcmp(text, "FALSE"))
+            *(int *)field = 0;
+        else
+            return error_set(err, "%s: expected true or false, got \"%s\"", ks->path, text);
+        return 0;
+    }
+    if (ks->type == T_ENUM) {
+        int index = choice_index(ks->choices, text);
+        if (index < 0) {
+            char list[256];
+            config_choice_list(ks->choices, list, sizeof list);
+            return error_set(err, "%s: expected one of {%s}, got \"%s\"", ks->path, list, text);
+        }
+        *(int *)field = index;
+        return 0;
+    }
+    config_range_text(ks, range, sizeof range);
+    char *end;
+    errno = 0;
+    if (ks->type == T_INTLIST) {
+        /* from --set or a default: "[3, 17]" or "3,17" */
+        ConfigIntList *list = (ConfigIntList *)field;
+        list->n = 0;
+        const char *p = text;
+        while (*p == ' ' || *p == '[')
+            p++;
+        while (*p && *p != ']') {
+            long long v = strtoll(p, &end, 10);
+            if (end == p || errno == ERANGE || (double)v < ks->min || (double)v > ks->max)
+                return error_set(err, "%s: expected a list of integers (each %s), got \"%s\"",
+                                 ks->path, range, text);
+            if (list->n == CONFIG_MAX_LIST)
+                return error_set(err, "%s: at most %d entries", ks->path, CONFIG_MAX_LIST);
+            list->v[list->n++] = (long)v;
+            p = end;
+            while (*p == ' ' || *p == ',')
+                p++;
+        }
+        return 0;
+    }
+    if (ks->type == T_INT) {
+        long long v = strtoll(text, &end, 10);
+        if (end == text || *end || errno == ERANGE || !*text)
+            return error_set(err, "%s: expected an integer (%s), got \"%s\"", ks->path, range, text);
+        /* BIG marks "no upper limit" (the message says only ">= min"), so it is no cap */
+        if ((double)v < ks->min || (ks->max < BIG && (double)v > ks->max))
+            return error_set(err, "%s: %lld is out of range (expected %s)", ks->path, v, range);
+        *(long *)field = (long)v;
+        return 0;
+    }
+    double v = strtod(text, &end);
+    if (end == text || *end || errno == ERANGE || !isfinite(v) || !*text)
+        return error_set(err, "%s: expected a finite number (%s), got \"%s\"", ks->path, range, text);
+    if (v < ks->min || v > ks->max || (ks->flags & KEY_MIN_EXCLUSIVE && v <= ks->min))
+        return error_set(err, "%s: %s is out of range (expected %s)", ks->path, text, range);
+    *(double *)field = v;
+    return 0;
+}
+
+void config_key_value(const Config *cfg, int k, char *buf, size_t cap)
+{
+    const KeySpec *ks = &config_keys[k];
+    const char *field = (const char *)cfg + ks->offset;
+    switch (ks->type) {
+    case T_INT: snprintf(buf, cap, "%ld", *(const long *)field); break;
+    case T_REAL: snprintf(buf, cap, "%.17g", *(const double *)field); break;
+    case T_BOOL: snprintf(buf, cap, "%s", *(const int *)field ? "true" : "false"); break;
+    case T_STR: snprintf(buf, cap, "%s", field); break;
+    case T_ENUM: snprintf(buf, cap, "%s", ks->choices[*(const int *)field]); break;
+    case T_INTLIST: {
+        const ConfigIntList *list = (const ConfigIntList *)field;
+        size_t used = (size_t)snprintf(buf, cap, "[");
+        for (int e = 0; e < list->n && used < cap; e++)
+            used += (size_t)snprintf(buf + used, cap - used, "%s%ld", e ? ", " : "", list->v[e]);
+        if (used < cap)
+            snprintf(buf + used, cap - used, "]");
+        break;
+    }
+    }
+}
+
+void config_defaults(Config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    for (int k = 0; k < N_KEYS; k++) {
+        Error err;
+        int rc = config_parse_value(cfg, &config_keys[k], config_keys[k].def, 0, &err);
+        (void)rc; /* the schema's defaults are valid (a test loads them) */
+    }
+}
+
