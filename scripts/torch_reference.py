@@ -125,11 +125,11 @@ class Seq2Seq(nn.Module):
         if self.score == "additive":
             return torch.tanh(keys + self.W_a(s_prev)) @ self.v_a
         if self.score == "dot":
-            return torch.einsum("sbk,bk->sb", H, s_prev)
+            return (H * s_prev).sum(2)
         if self.score == "general":
-            return torch.einsum("sbk,bk->sb", keys, s_prev)
+            return (keys * s_prev).sum(2)
         q = self.W_q(s_prev)                           # scaled_dot
-        return torch.einsum("sbk,bk->sb", keys, q) / keys.size(2) ** 0.5
+        return (keys * q).sum(2) / keys.size(2) ** 0.5
 
     def source_keys(self, H):
         """The part of the score that depends on h_j only: once per batch."""
@@ -162,7 +162,7 @@ class Seq2Seq(nn.Module):
                 c = fixed
             else:
                 e = self.scores(s, H, keys).masked_fill(~real_src, float("-inf"))
-                c = torch.einsum("sb,sbk->bk", torch.softmax(e, dim=0), H)
+                c = (torch.softmax(e, dim=0).unsqueeze(2) * H).sum(0)
             x = torch.cat([ey[i], c], dim=1)
             if self.dec_cell == "lstm":
                 s, cell = self.decoder(x, (s, cell))
