@@ -5,12 +5,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report/links.h"
-#include "train/checkpoint.h"
+#include "base/mem.h"
 #include "cli/command.h"
 #include "data/corpus.h"
-#include "base/mem.h"
 #include "nn/model.h"
+#include "report/links.h"
+#include "train/checkpoint.h"
 
 static const char ALIGN_USAGE[] =
     "usage: s2s align --model CKPT --src FILE --tgt FILE [--gold FILE] [--out FILE]\n"

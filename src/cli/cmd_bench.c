@@ -10,13 +10,13 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "nn/batch.h"
-#include "cli/command.h"
-#include "train/model_grad.h"
 #include "base/mem.h"
-#include "nn/model.h"
-#include "train/optim.h"
 #include "base/rng.h"
+#include "cli/command.h"
+#include "nn/batch.h"
+#include "nn/model.h"
+#include "train/model_grad.h"
+#include "train/optim.h"
 
 static double now_seconds(void)
 {

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mem.h"
 #include "cli/command.h"
 #include "gen/gen.h"
-#include "base/mem.h"
 #include "report/metrics.h"
 #include "text/textfile.h"
 

@@ -2,11 +2,11 @@
  * differences, in double precision, on its first training pairs. */
 #include <stdio.h>
 
-#include "nn/batch.h"
 #include "cli/command.h"
 #include "data/corpus.h"
-#include "nn/fdcheck_model.h"
 #include "data/vocab.h"
+#include "nn/batch.h"
+#include "nn/fdcheck_model.h"
 
 static const char GRADCHECK_USAGE[] =
     "usage: s2s gradcheck CONFIG.yaml [--set SECTION.KEY=VALUE]... [--samples N]\n"

@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report/alignlog.h"
 #include "base/atomicfile.h"
 #include "cli/command.h"
+#include "report/alignlog.h"
 #include "report/heatmap.h"
 #include "text/termtext.h"
 

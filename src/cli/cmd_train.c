@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "cli/command.h"
 #include "base/interrupt.h"
+#include "cli/command.h"
 #include "text/termtext.h"
 #include "train/trainer.h"
 

@@ -7,14 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report/links.h"
-#include "decode/beam.h"
-#include "train/checkpoint.h"
-#include "cli/command.h"
-#include "report/heatmap.h"
-#include "text/linereader.h"
 #include "base/mem.h"
+#include "cli/command.h"
+#include "decode/beam.h"
+#include "report/heatmap.h"
+#include "report/links.h"
+#include "text/linereader.h"
 #include "text/tokenize.h"
+#include "train/checkpoint.h"
 
 static const char TRANSLATE_USAGE[] =
     "usage: s2s translate --model CKPT [--beam N] [--alpha A] [--n-best N]\n"

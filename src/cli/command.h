@@ -4,8 +4,8 @@
 #ifndef S2S_COMMAND_H
 #define S2S_COMMAND_H
 
-#include "train/config.h"
 #include "base/error.h"
+#include "train/config.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_DIVERGED = 4 };
 

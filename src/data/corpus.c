@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text/linereader.h"
 #include "base/mem.h"
+#include "text/linereader.h"
 
 /* ---- lines ---------------------------------------------------------------------------- */
 

@@ -6,9 +6,9 @@
 #ifndef S2S_EPOCHS_H
 #define S2S_EPOCHS_H
 
-#include "nn/batch.h"
-#include "data/corpus.h"
 #include "base/rng.h"
+#include "data/corpus.h"
+#include "nn/batch.h"
 
 typedef struct {
     const Corpus *corpus;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/batch.h"
 #include "base/mem.h"
+#include "nn/batch.h"
 
 static const char *const SPECIALS[N_SPECIAL_TOKENS] = {"<pad>", "<unk>", "<s>", "</s>"};
 

@@ -10,8 +10,8 @@
 
 #include <stddef.h>
 
-#include "nn/real.h"
 #include "base/rng.h"
+#include "nn/real.h"
 
 /* The relative error every gradient must reach. */
 #define GRADCHECK_TOLERANCE 1e-6

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/fdcheck.h"
 #include "base/mem.h"
+#include "nn/fdcheck.h"
 
 typedef struct {
     Params P;

@@ -11,15 +11,15 @@
 
 #include <stddef.h>
 
+#include "base/mem.h"
+#include "base/rng.h"
 #include "nn/attention.h"
 #include "nn/batch.h"
 #include "nn/cell.h"
+#include "nn/embedding_grad.h"
 #include "nn/encoder.h"
-#include "base/mem.h"
 #include "nn/real.h"
 #include "nn/tensor.h"
-#include "base/rng.h"
-#include "nn/embedding_grad.h"
 
 typedef struct {
     int src_vocab;  /* V_x */

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text/json.h"
 #include "base/mem.h"
+#include "text/json.h"
 #include "text/textfile.h"
 
 static char **copy_tokens(const JsonValue *v, int *n)

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "base/atomicfile.h"
-#include "text/json.h"
 #include "base/mem.h"
+#include "text/json.h"
 #include "text/termtext.h"
 #include "text/textfile.h"
 #include "text/tokenize.h"

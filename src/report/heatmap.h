@@ -9,8 +9,8 @@
 
 #include <stdio.h>
 
-#include "report/alignlog.h"
 #include "base/error.h"
+#include "report/alignlog.h"
 
 /* One heatmap as an SVG element (uid makes its ids unique within a page). With
  * standalone, an XML declaration first and the SVG namespace, for a .svg file. */

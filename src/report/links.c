@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text/json.h"
 #include "base/mem.h"
+#include "text/json.h"
 #include "text/textfile.h"
 
 int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap)

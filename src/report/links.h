@@ -9,8 +9,8 @@
 
 #include <stdio.h>
 
-#include "data/corpus.h"
 #include "base/error.h"
+#include "data/corpus.h"
 #include "report/metrics.h"
 
 /* The weights of one sentence: rows (target tokens, </s> included) of cols (source

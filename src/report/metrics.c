@@ -11,8 +11,8 @@
 #include <unistr.h>
 
 #include "base/mem.h"
-#include "text/tokenize.h"
 #include "data/vocab.h"
+#include "text/tokenize.h"
 
 /* ---- 13a tokenization ------------------------------------------------------------ */
 

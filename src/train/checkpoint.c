@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/sectionfile.h"
 #include "base/mem.h"
+#include "train/sectionfile.h"
 
 /* ---- packing ----------------------------------------------------------------------------- */
 

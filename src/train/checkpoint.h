@@ -8,11 +8,11 @@
 
 #include <stdint.h>
 
-#include "train/config.h"
 #include "base/error.h"
-#include "nn/model.h"
-#include "train/optim.h"
 #include "data/vocab.h"
+#include "nn/model.h"
+#include "train/config.h"
+#include "train/optim.h"
 
 /* Where training stands; everything needed to continue as if never stopped. */
 typedef struct {

@@ -4,13 +4,13 @@
 #ifndef S2S_EVALUATE_H
 #define S2S_EVALUATE_H
 
-#include "report/links.h"
-#include "nn/batch.h"
 #include "data/corpus.h"
-#include "decode/decode.h"
-#include "nn/model.h"
-#include "text/tokenize.h"
 #include "data/vocab.h"
+#include "decode/decode.h"
+#include "nn/batch.h"
+#include "nn/model.h"
+#include "report/links.h"
+#include "text/tokenize.h"
 
 typedef struct {
     double loss, ppl, bleu, exact;

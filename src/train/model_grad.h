@@ -11,9 +11,9 @@
 
 #include <stddef.h>
 
+#include "nn/embedding_grad.h"
 #include "nn/model.h"
 #include "train/optim.h"
-#include "nn/embedding_grad.h"
 
 typedef struct {
     Params dense;      /* every tensor but E_x, E_y (NULL); dense.mem owns the buffer */

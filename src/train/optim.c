@@ -5,8 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "nn/fastmath.h"
 #include "base/mem.h"
+#include "nn/fastmath.h"
 
 void optim_init(Optimizer *opt, OptimKind kind, size_t n, float lr)
 {

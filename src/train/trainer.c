@@ -10,22 +10,22 @@
 #include <string.h>
 #include <time.h>
 
-#include "report/links.h"
-#include "report/alignlog.h"
 #include "base/atomicfile.h"
-#include "report/heatmap.h"
-#include "data/epochs.h"
-#include "train/checkpoint.h"
-#include "data/corpus.h"
-#include "train/evaluate.h"
-#include "train/model_grad.h"
 #include "base/fault.h"
 #include "base/interrupt.h"
 #include "base/mem.h"
+#include "data/corpus.h"
+#include "data/epochs.h"
+#include "data/vocab.h"
 #include "nn/model.h"
+#include "report/alignlog.h"
+#include "report/heatmap.h"
+#include "report/links.h"
+#include "train/checkpoint.h"
+#include "train/evaluate.h"
+#include "train/model_grad.h"
 #include "train/optim.h"
 #include "train/rundir.h"
-#include "data/vocab.h"
 
 typedef struct {
     Config *cfg;

@@ -5,8 +5,8 @@
 #ifndef S2S_TRAINER_H
 #define S2S_TRAINER_H
 
-#include "train/config.h"
 #include "base/error.h"
+#include "train/config.h"
 
 /* Outcomes; main turns them into cli/INTERFACE.md's exit codes. */
 enum {

@@ -11,11 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "train/checkpoint.h"
-#include "support/cli.h"
 #include "base/rng.h"
+#include "support/cli.h"
 #include "support/suites.h"
 #include "support/tinyrun.h"
+#include "train/checkpoint.h"
 
 static void assert_same_weights_at(const char *run_a, const char *run_b, int same_step)
 {

@@ -12,13 +12,13 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "report/alignlog.h"
 #include "decode/beam.h"
-#include "train/checkpoint.h"
+#include "report/alignlog.h"
 #include "support/cli.h"
 #include "support/suites.h"
 #include "support/tinyrun.h"
 #include "text/tokenize.h"
+#include "train/checkpoint.h"
 
 /* Trains the tiny reversal model once per test (80 steps, a few seconds). */
 static void tiny_model(char *dir, size_t cap, const char *name, const char *const *extra)

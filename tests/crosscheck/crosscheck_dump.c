@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rng.h"
 #include "nn/batch.h"
 #include "nn/model.h"
-#include "base/rng.h"
 
 enum { MAX_WORDS = 9 };
 

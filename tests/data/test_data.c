@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/batch.h"
-#include "data/epochs.h"
 #include "data/corpus.h"
-#include "support/suites.h"
+#include "data/epochs.h"
 #include "data/vocab.h"
+#include "nn/batch.h"
+#include "support/suites.h"
 
 START_TEST(vocabulary_orders_by_frequency_then_first_occurrence)
 {

@@ -15,14 +15,14 @@
 #include <unistd.h>
 #include <unistr.h>
 
-#include "report/alignlog.h"
-#include "train/checkpoint.h"
-#include "train/sectionfile.h"
-#include "train/config.h"
 #include "data/corpus.h"
+#include "data/vocab.h"
+#include "report/alignlog.h"
 #include "report/heatmap.h"
 #include "text/tokenize.h"
-#include "data/vocab.h"
+#include "train/checkpoint.h"
+#include "train/config.h"
+#include "train/sectionfile.h"
 
 /* A broken promise: say which and abort (a crash for libFuzzer, a failure for Check). */
 static void require(int ok, const char *promise, const char *detail)

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "support/cli.h"
-#include "gen/gen.h"
 #include "base/rng.h"
+#include "gen/gen.h"
+#include "support/cli.h"
 #include "support/suites.h"
 #include "text/tokenize.h"
 

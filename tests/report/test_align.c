@@ -12,14 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report/links.h"
 #include "report/alignlog.h"
-#include "support/cli.h"
 #include "report/heatmap.h"
+#include "report/links.h"
+#include "support/cli.h"
 #include "support/suites.h"
+#include "support/tinyrun.h"
 #include "text/termtext.h"
 #include "text/textfile.h"
-#include "support/tinyrun.h"
 
 static int parse(const char *line, Link *links)
 {

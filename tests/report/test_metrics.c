@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "support/cli.h"
 #include "report/metrics.h"
+#include "support/cli.h"
 #include "support/suites.h"
 #include "support/tinyrun.h"
 

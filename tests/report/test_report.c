@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "report/alignlog.h"
-#include "support/cli.h"
 #include "report/metrics.h"
+#include "support/cli.h"
 #include "support/suites.h"
 #include "support/tinyrun.h"
 

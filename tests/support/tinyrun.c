@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "support/cli.h"
 #include "base/rng.h"
+#include "support/cli.h"
 
 const char *S2S = "./s2s";
 const char *S2S_FAULTS = "./build/s2s-faults";

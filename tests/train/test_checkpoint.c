@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/checkpoint.h"
-#include "train/sectionfile.h"
-#include "support/cli.h"
 #include "base/rng.h"
+#include "support/cli.h"
 #include "support/suites.h"
 #include "support/tinyrun.h"
+#include "train/checkpoint.h"
+#include "train/sectionfile.h"
 
 START_TEST(crc32_matches_the_published_check_value)
 {

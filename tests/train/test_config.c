@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/config.h"
 #include "support/suites.h"
+#include "train/config.h"
 
 /* A config with the required training data, followed by extra lines. */
 #define BASE "data:\n  train_src: a.src\n  train_tgt: a.tgt\n  valid_src: v.src\n  valid_tgt: v.tgt\n"

@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "train/checkpoint.h"
-#include "support/cli.h"
 #include "base/rng.h"
+#include "support/cli.h"
 #include "support/suites.h"
 #include "support/tinyrun.h"
+#include "train/checkpoint.h"
 
 /* ---- a run directory with checkpoints of step 3, and its bytes ------------------------------ */
 

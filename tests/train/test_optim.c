@@ -8,11 +8,11 @@
 
 #include "decode/decode.h"
 #include "nn/fastmath.h"
-#include "train/model_grad.h"
 #include "nn/model.h"
 #include "support/model_fixture.h"
-#include "train/optim.h"
 #include "support/suites.h"
+#include "train/model_grad.h"
+#include "train/optim.h"
 
 static void check_float_against_double(float init_scale, uint64_t seed)
 {

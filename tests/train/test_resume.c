@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "train/checkpoint.h"
 #include "support/cli.h"
 #include "support/suites.h"
 #include "support/tinyrun.h"
+#include "train/checkpoint.h"
 
 /* ---- the run ---------------------------------------------------------------------------------- */
 
