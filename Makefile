@@ -45,13 +45,18 @@ CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),$(B)/tests64/$(t).o,$(B)/tests/$(t).o))
 
-.PHONY: all test clean deps crosscheck demo bench asan valgrind mutate
+.PHONY: all test clean deps test-deps crosscheck demo bench asan valgrind mutate
 all: s2s
 
-# Installs the Debian packages when pkg-config cannot find the libraries.
+# Installs the Debian packages when something is missing: what building needs (deps),
+# and on top of it what the tests need (test-deps).
 deps:
-	@{ pkg-config --exists $(PKGS) check && test -f /usr/include/unistr.h && \
-	   command -v strace; } >/dev/null 2>&1 || sh scripts/install-deps.sh
+	@{ pkg-config --exists $(PKGS) && test -f /usr/include/unistr.h; } >/dev/null 2>&1 || \
+	    sh scripts/install-deps.sh build
+test-deps: deps
+	@{ pkg-config --exists check && command -v strace && command -v xmllint && \
+	   command -v valgrind && command -v clang && test -x /usr/bin/chromium && \
+	   /usr/bin/python3 -c 'import torch'; } >/dev/null 2>&1 || sh scripts/install-deps.sh test
 
 $(PROG): $(B)/obj/cli/main.o $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -71,11 +76,11 @@ $(B)/f64/%.o: src/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
-$(B)/tests/%.o: tests/%.c | deps
+$(B)/tests/%.o: tests/%.c | test-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests $(PKG_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
-$(B)/tests64/%.o: tests/%.c | deps
+$(B)/tests64/%.o: tests/%.c | test-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE -Itests $(PKG_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
@@ -88,11 +93,11 @@ $(B)/crosscheck_dump: $(B)/tests/crosscheck_dump.o $(patsubst %,$(B)/obj/%.o,$(C
 $(B)/crosscheck_dump_f64: $(B)/tests64/crosscheck_dump.o $(F64_OBJS) $(F64_DEPS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/tests/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
+$(B)/tests/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | test-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-$(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
+$(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | test-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
@@ -102,7 +107,7 @@ $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | deps
 TEST_BINS = $(PROG) $(B)/s2s-faults $(B)/check_s2s
 TEST_ENV  = OPENBLAS_NUM_THREADS=1 S2S_BIN=./$(PROG) S2S_FAULTS_BIN=./$(B)/s2s-faults
 
-test: $(TEST_BINS)
+test: test-deps $(TEST_BINS)
 	sh scripts/check-standalone.sh
 	sh scripts/check-layers.sh
 	sh scripts/check-layers.sh --self-test
@@ -110,7 +115,7 @@ test: $(TEST_BINS)
 	$(MAKE) --no-print-directory crosscheck
 
 # The C model against the same model in PyTorch (scripts/torch_reference.py).
-crosscheck: $(CROSSCHECK_DUMPS) $(PROG)
+crosscheck: test-deps $(CROSSCHECK_DUMPS) $(PROG)
 	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py --s2s ./$(PROG) \
 	    $(addprefix --dump ,$(CROSSCHECK_DUMPS))
 
@@ -135,7 +140,7 @@ valgrind: $(TEST_BINS)
 	sh scripts/valgrind-verdict.sh build/valgrind-logs
 
 # Training speed against the PyTorch baseline, side by side (README, issue 7).
-bench: s2s
+bench: test-deps s2s
 	/usr/bin/python3 scripts/bench.py --s2s ./s2s
 
 # Mutation testing (scripts/mutate.py, scripts/mutations.txt): puts each listed bug into

@@ -16,7 +16,6 @@ for n in 1 2 3 4 5 6; do
 done
 echo "== how the model attends, the first probe sentence at the end of training"
 ./s2s heatmap runs/demo/alignments.jsonl --format txt | sed -n '1,/^$/p'
-./s2s heatmap runs/demo/alignments.jsonl --step all --out runs/demo/heatmaps 2>/dev/null
 echo "== scores on the 1000 test sentences"
 ./s2s eval --hyp runs/demo/test.hyp --ref corpora/toy-fr/test.tgt --metric bleu --metric exact
 echo
@@ -28,4 +27,4 @@ echo "  runs/demo/checkpoints/         best.ckpt and last.ckpt"
 echo "  runs/demo/test.hyp             the test set translated by best.ckpt"
 echo "  runs/demo/alignments.jsonl     the probes' attention, dumped every 100 steps"
 echo "  runs/demo/heatmaps/report.html open in a browser: watch the alignments form"
-echo "  runs/demo/heatmaps/*.svg       one heatmap per probe and dump"
+echo "  runs/demo/heatmaps/*.svg       each probe's heatmap at the last dump"

@@ -1,12 +1,24 @@
 #!/bin/sh
-# Installs, from Debian's packages, everything s2s needs to build and test.
-# Idempotent: asks apt only for packages that are not installed yet.
-# Works as root or through sudo.
+# Installs, from Debian's packages, what s2s needs:
+#   sh scripts/install-deps.sh          to build and run it (make, make demo, make install)
+#   sh scripts/install-deps.sh test     and to test it (make test, asan, valgrind, fuzz)
+# Idempotent: asks apt only for the packages that are not installed yet. Works as root
+# or through sudo.
 set -eu
 
-PACKAGES="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev check
-libxml2-utils chromium clang libclang-rt-14-dev valgrind strace
-python3-torch python3-yaml"
+# the compiler, OpenBLAS (every matrix product), libyaml (configs), libunistring
+# (Unicode normalisation and case mapping for the tokenizer)
+BUILD="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev"
+# Check (unit tests), xmllint (SVG is XML), Chromium (the report in a real browser),
+# clang and its runtime (libFuzzer), valgrind, strace (the system calls of a save),
+# PyTorch (the cross-check and the speed baseline)
+TEST="check libxml2-utils chromium clang libclang-rt-14-dev valgrind strace python3-torch"
+
+case "${1:-build}" in
+build) PACKAGES=$BUILD ;;
+test) PACKAGES="$BUILD $TEST" ;;
+*) echo "usage: sh scripts/install-deps.sh [build|test]" >&2; exit 2 ;;
+esac
 
 missing=""
 for pkg in $PACKAGES; do

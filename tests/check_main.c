@@ -19,6 +19,7 @@ int main(void)
     SRunner *runner = srunner_create(rng_suite());
     srunner_add_suite(runner, batch_suite());
     srunner_add_suite(runner, tokenize_suite());
+    srunner_add_suite(runner, number_suite());
     srunner_add_suite(runner, config_suite());
     srunner_add_suite(runner, data_suite());
     srunner_add_suite(runner, gen_suite());

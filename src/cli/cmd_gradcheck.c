@@ -7,6 +7,7 @@
 #include "data/vocab.h"
 #include "nn/batch.h"
 #include "nn/fdcheck_model.h"
+#include "text/number.h"
 
 static const char GRADCHECK_USAGE[] =
     "usage: s2s gradcheck CONFIG.yaml [--set SECTION.KEY=VALUE]... [--samples N]\n"
@@ -66,8 +67,11 @@ int cmd_gradcheck(int argc, char **argv)
                           cfg.training.label_smoothing, {0, 0}};
     char model[160];
     model_describe(&d, model, sizeof model);
-    printf("model: %s; embedding dropout %g, readout dropout %g, label smoothing %g\n", model,
-           reg.embedding_dropout, reg.readout_dropout, reg.label_smoothing);
+    char drop_e[32], drop_r[32], smooth[32];
+    printf("model: %s; embedding dropout %s, readout dropout %s, label smoothing %s\n", model,
+           number_shortest(drop_e, sizeof drop_e, reg.embedding_dropout),
+           number_shortest(drop_r, sizeof drop_r, reg.readout_dropout),
+           number_shortest(smooth, sizeof smooth, reg.label_smoothing));
     double worst = fdcheck_model_run(&d, &bt, (uint64_t)cfg.seed, samples, &reg);
     batch_free(&bt);
     corpus_free(&corpus);

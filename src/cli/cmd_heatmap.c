@@ -184,7 +184,8 @@ static int draw_report(const AlignLog *log, const char *input, const char *dir)
     dir_of(input, metrics, sizeof metrics);
     strncat(metrics, "/metrics.jsonl", sizeof metrics - strlen(metrics) - 1);
     snprintf(path, sizeof path, "%s/report.html", dir);
-    int written = heatmap_report(path, log, metrics, "s2s: attention during training", 60, &err);
+    int written = heatmap_report(path, log, metrics, "s2s: attention during training",
+                                 HEATMAP_REPORT_FRAMES, &err);
     if (written < 0) /* -2: metrics.jsonl is no text */
         return cmd_error(&err, written == -2 ? EXIT_USAGE : EXIT_IO);
     say_wrote(path);

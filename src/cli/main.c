@@ -6,8 +6,6 @@
 
 #include "cli/command.h"
 
-#define S2S_VERSION "0.1.0"
-
 static const char USAGE[] =
     "usage: s2s COMMAND [ARGS]\n"
     "\n"
@@ -28,7 +26,7 @@ static const char USAGE[] =
     "\n"
     "options:\n"
     "  --help      show this help (s2s COMMAND --help for a command)\n"
-    "  --version   show the version\n";
+    "  --version   show the versions of s2s, its BLAS and libyaml, and the BLAS threads\n";
 
 /* ---- dispatch ---------------------------------------------------------------------- */
 
@@ -47,10 +45,8 @@ int main(int argc, char **argv)
         fputs(USAGE, stdout);
         return EXIT_OK;
     }
-    if (!strcmp(cmd, "--version")) {
-        printf("s2s %s\n", S2S_VERSION);
-        return EXIT_OK;
-    }
+    if (!strcmp(cmd, "--version"))
+        return cmd_version();
     if (!strcmp(cmd, "train"))
         return cmd_train(argc - 2, argv + 2);
     if (!strcmp(cmd, "gradcheck"))

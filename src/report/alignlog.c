@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "text/number.h"
 #include "text/json.h"
 #include "text/textfile.h"
 
@@ -35,7 +36,7 @@ static const char *describe(const JsonValue *v, char *out, size_t cap)
         return "nothing";
     if (v->type != JSON_NUMBER)
         return KINDS[v->type];
-    snprintf(out, cap, "%.17g", v->number);
+    number_shortest(out, cap, v->number);
     return out;
 }
 

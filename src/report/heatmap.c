@@ -334,14 +334,98 @@ static const char REPORT_STYLE[] =
     ".controls{margin:6px 0}.controls input{width:360px;vertical-align:middle}"
     ".sentence{font-family:monospace;color:#555}";
 
+/* The browser draws every heatmap from the numbers of the s2s-data element (drawn as
+ * heatmap_svg draws them: the same geometry, colours, labels and tooltips; control
+ * characters of tokens as U+FFFD), one section per sentence with a slider over its
+ * steps. Text goes in through textContent only, never as markup. When it is done,
+ * body's data-heatmaps counts the heatmaps drawn. */
 static const char REPORT_SCRIPT[] =
-    "document.querySelectorAll('section.probe').forEach(function(sec){"
-    "var frames=sec.querySelectorAll('.frame'),slider=sec.querySelector('input'),"
-    "label=sec.querySelector('.step');"
-    "function show(k){frames.forEach(function(f,i){f.classList.toggle('shown',i==k);});"
-    "label.textContent=frames[k].dataset.label;}"
-    "slider.addEventListener('input',function(){show(+slider.value);});show(+slider.value);});"
-    "document.body.dataset.heatmaps=document.querySelectorAll('svg.heatmap').length;";
+    "(function(){"
+    "var V=[[68,1,84],[72,40,120],[62,73,137],[49,104,142],[38,130,142],[31,158,137],"
+    "[53,183,121],[110,206,88],[181,222,43],[253,231,37]];"
+    "function colour(w){w=w<0?0:w>1?1:w;var x=w*9,k=Math.min(Math.floor(x),8),t=x-k,c=[];"
+    "for(var i=0;i<3;i++)c.push(Math.round(V[k][i]+t*(V[k+1][i]-V[k][i])));"
+    "return'rgb('+c.join(',')+')';}"
+    "var NS='http://www.w3.org/2000/svg',CELL=24,CW=7.8;"
+    "function clean(s){return s.replace(/[\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\ufffe\\uffff]/g,'\\ufffd');}"
+    "function el(name,attrs,text){var e=document.createElementNS(NS,name);"
+    "for(var a in attrs)e.setAttribute(a,attrs[a]);if(text!==undefined)e.textContent=text;return e;}"
+    "function width(s){return Array.from(s).length;}"
+    "function heatmap(p,f,uid){"
+    "var src=p.src.map(clean),tgt=f.tgt.map(clean),S=src.length,T=tgt.length;"
+    "var ms=Math.max.apply(null,[1].concat(src.map(width))),mt=Math.max.apply(null,[1].concat(tgt.map(width)));"
+    "var left=12+CW*mt,top=16+CW*ms*0.87+8,gw=CELL*S,gh=CELL*T,W=left+gw+90,H=top+gh+36;"
+    "var svg=el('svg',{'class':'heatmap',width:W.toFixed(0),height:H.toFixed(0),"
+    "viewBox:'0 0 '+W.toFixed(0)+' '+H.toFixed(0),'font-family':'DejaVu Sans Mono, Menlo, Consolas, monospace',"
+    "'font-size':'13'});"
+    "svg.appendChild(el('title',{},'attention, step '+f.step+', sentence '+p.id));"
+    "var g=el('linearGradient',{id:'scale-'+uid,x1:'0',y1:'1',x2:'0',y2:'0'});"
+    "for(var k=0;k<10;k++)g.appendChild(el('stop',{offset:(k/9).toFixed(3),'stop-color':colour(k/9)}));"
+    "var defs=el('defs',{});defs.appendChild(g);svg.appendChild(defs);"
+    "svg.appendChild(el('rect',{width:'100%',height:'100%',fill:'white'}));"
+    "for(var j=0;j<S;j++){var x=(left+CELL*(j+0.5)+4).toFixed(1),y=(top-6).toFixed(1);"
+    "svg.appendChild(el('text',{x:x,y:y,transform:'rotate(-60 '+x+' '+y+')'},src[j]));}"
+    "for(var i=0;i<T;i++)svg.appendChild(el('text',{x:(left-6).toFixed(1),"
+    "y:(top+CELL*(i+0.5)+4).toFixed(1),'text-anchor':'end'},tgt[i]));"
+    "for(i=0;i<T;i++)for(j=0;j<S;j++){var w=f.w[i*S+j]/1000,r=el('rect',{x:(left+CELL*j).toFixed(0),"
+    "y:(top+CELL*i).toFixed(0),width:CELL,height:CELL,fill:colour(w)});"
+    "r.appendChild(el('title',{},tgt[i]+' \\u2190 '+src[j]+': '+w.toFixed(3)));svg.appendChild(r);}"
+    "var sx=left+gw+24;svg.appendChild(el('rect',{x:sx.toFixed(0),y:top.toFixed(0),width:'14',"
+    "height:gh.toFixed(0),fill:'url(#scale-'+uid+')'}));"
+    "[0,0.5,1].forEach(function(t){svg.appendChild(el('text',{x:(sx+20).toFixed(0),"
+    "y:(top+gh*(1-t)+4).toFixed(1)},t.toFixed(1)));});"
+    "svg.appendChild(el('text',{x:left.toFixed(0),y:(top+gh+24).toFixed(0),fill:'#444'},'step '+f.step+"
+    "('epoch'in f?' \\u00b7 epoch '+f.epoch.toFixed(2):'')+' \\u00b7 sentence '+p.id));"
+    "return svg;}"
+    "var data=JSON.parse(document.getElementById('s2s-data').textContent),n=0,root=document.getElementById('probes');"
+    "data.probes.forEach(function(p){"
+    "var sec=document.createElement('section');sec.className='probe';"
+    "var h=document.createElement('h2');h.textContent='sentence '+p.id;sec.appendChild(h);"
+    "var sent=document.createElement('div');sent.className='sentence';"
+    "sent.textContent=p.src.slice(0,-1).map(clean).join(' ');sec.appendChild(sent);"
+    "var ctl=document.createElement('div');ctl.className='controls';"
+    "var slider=document.createElement('input');slider.type='range';slider.min=0;"
+    "slider.max=p.frames.length-1;slider.value=p.frames.length-1;"
+    "var label=document.createElement('span');label.className='step';"
+    "ctl.appendChild(slider);ctl.appendChild(document.createTextNode(' '));ctl.appendChild(label);sec.appendChild(ctl);"
+    "var frames=p.frames.map(function(f){var d=document.createElement('div');d.className='frame';"
+    "d.appendChild(heatmap(p,f,n++));sec.appendChild(d);"
+    "return{div:d,label:'step '+f.step+('epoch'in f?' (epoch '+f.epoch.toFixed(2)+')':'')};});"
+    "function show(k){frames.forEach(function(f,i){f.div.classList.toggle('shown',i==k);});"
+    "label.textContent=frames[k].label;}"
+    "slider.addEventListener('input',function(){show(+slider.value);});show(+slider.value);"
+    "root.appendChild(sec);});"
+    "document.body.dataset.heatmaps=document.querySelectorAll('svg.heatmap').length;"
+    "})();";
+
+/* One probe's frames as JSON: the weights in thousandths (what a colour can show; the
+ * numbers themselves are in alignments.jsonl). */
+static void write_probe(FILE *f, const AlignLog *log, const int *shown, int m)
+{
+    const AlignRecord *first = &log->records[shown[0]];
+    fprintf(f, "{\"id\":%ld,\"src\":[", first->id);
+    for (int j = 0; j < first->n_src; j++) {
+        fputs(j ? "," : "", f);
+        json_write_string_in_html(f, first->src[j]);
+    }
+    fputs("],\"frames\":[", f);
+    for (int k = 0; k < m; k++) {
+        const AlignRecord *x = &log->records[shown[k]];
+        fprintf(f, "%s{\"step\":%ld,", k ? "," : "", x->step);
+        if (x->has_epoch)
+            fprintf(f, "\"epoch\":%.4f,", x->epoch);
+        fputs("\"tgt\":[", f);
+        for (int i = 0; i < x->n_tgt; i++) {
+            fputs(i ? "," : "", f);
+            json_write_string_in_html(f, x->tgt[i]);
+        }
+        fputs("],\"w\":[", f);
+        for (size_t c = 0; c < (size_t)x->n_tgt * x->n_src; c++)
+            fprintf(f, "%s%ld", c ? "," : "", lround(x->weights[c] * 1000));
+        fputs("]}", f);
+    }
+    fputs("]}", f);
+}
 
 int heatmap_report(const char *path, const AlignLog *log, const char *metrics_path,
                    const char *title, int max_frames, Error *err)
@@ -375,7 +459,7 @@ int heatmap_report(const char *path, const AlignLog *log, const char *metrics_pa
     chart(f, "validation BLEU and exact match", &s[2], &s[5], 0);
     chart(f, "alignment error rate", &s[3], NULL, 0);
     chart(f, "attention entropy (nats)", &s[4], NULL, 0);
-    fputs("</div>\n", f);
+    fputs("</div>\n<div id=\"probes\"></div>\n", f);
     for (int k = 0; k < N_SERIES; k++) {
         free(s[k].x);
         free(s[k].y);
@@ -383,8 +467,10 @@ int heatmap_report(const char *path, const AlignLog *log, const char *metrics_pa
 
     /* probes in order of first appearance, each with its frames in step order (the log
      * is written in step order) */
+    fputs("<script type=\"application/json\" id=\"s2s-data\">{\"probes\":[", f);
     int *frames = xmalloc_array((size_t)log->n + 1, sizeof(int));
     int *shown = xmalloc_array((size_t)log->n + 1, sizeof(int));
+    int n_probes = 0;
     for (int a = 0; a < log->n; a++) {
         int first = 1;
         for (int b = 0; b < a && first; b++)
@@ -396,29 +482,11 @@ int heatmap_report(const char *path, const AlignLog *log, const char *metrics_pa
             if (log->records[b].id == log->records[a].id)
                 frames[n++] = b;
         int m = pick_frames(frames, n, max_frames, shown);
-        const AlignRecord *r = &log->records[a];
-        fprintf(f, "<section class=\"probe\"><h2>sentence %ld</h2><div class=\"sentence\">", r->id);
-        for (int j = 0; j + 1 < r->n_src; j++) {
-            xml_text(f, r->src[j]);
-            fputc(' ', f);
-        }
-        fprintf(f, "</div>\n<div class=\"controls\"><input type=\"range\" min=\"0\" max=\"%d\" "
-                "value=\"%d\"> <span class=\"step\"></span></div>\n", m - 1, m - 1);
-        for (int k = 0; k < m; k++) {
-            const AlignRecord *x = &log->records[shown[k]];
-            char uid[32];
-            snprintf(uid, sizeof uid, "%d", shown[k]);
-            fprintf(f, "<div class=\"frame\" data-label=\"step %ld", x->step);
-            if (x->has_epoch)
-                fprintf(f, " (epoch %.2f)", x->epoch);
-            fputs("\">\n", f);
-            heatmap_svg(f, x, uid, 0);
-            fputs("</div>\n", f);
-        }
-        fputs("</section>\n", f);
+        fputs(n_probes++ ? ",\n" : "\n", f);
+        write_probe(f, log, shown, m);
     }
     free(frames);
     free(shown);
-    fprintf(f, "<script>%s</script>\n</body></html>\n", REPORT_SCRIPT);
+    fprintf(f, "]}</script>\n<script>%s</script>\n</body></html>\n", REPORT_SCRIPT);
     return atomicfile_commit(&out, err); /* checks every write above */
 }

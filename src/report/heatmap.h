@@ -23,9 +23,14 @@ void heatmap_txt(FILE *f, const AlignRecord *r, int color);
 /* The same under another title (a translation has no training step to show). */
 void heatmap_txt_titled(FILE *f, const AlignRecord *r, const char *title, int color);
 
+/* Steps per sentence the report shows at most: every dump of a demo or a day's run. */
+#define HEATMAP_REPORT_FRAMES 200
+
 /* Writes the HTML report of log (and of metrics_path's curves, if not NULL and the file
- * exists) to path, atomically. At most max_frames steps per probe (evenly spaced, first
- * and last kept). metrics_path is read as textfile.h says, with lines of at most 1 MiB;
+ * exists) to path, atomically: one self-contained file, the curves drawn as SVG, the
+ * attention matrices as numbers (in thousandths) that its script draws as heatmap_svg
+ * does, with a slider over the steps of each sentence. At most max_frames steps per
+ * probe (evenly spaced, first and last kept). metrics_path is read as textfile.h says, with lines of at most 1 MiB;
  * lines that are not records are passed over. Returns 0, -1 with err set when the report
  * cannot be written, or -2 with err set when metrics_path is no text (nothing written). */
 int heatmap_report(const char *path, const AlignLog *log, const char *metrics_path,

@@ -8,12 +8,16 @@
 #include "base/mem.h"
 #include "text/tokenize.h"
 
-void json_write_string(FILE *f, const char *s)
+/* in_html: also <, > and & as \u escapes, so that the text can stand inside an HTML
+ * <script> element (no "</script>" can end it) */
+static void write_string(FILE *f, const char *s, int in_html)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
             fprintf(f, "\\%c", *p);
+        else if (in_html && (*p == '<' || *p == '>' || *p == '&'))
+            fprintf(f, "\\u%04x", *p);
         else if (*p == '\n')
             fputs("\\n", f);
         else if (*p == '\t')
@@ -24,6 +28,16 @@ void json_write_string(FILE *f, const char *s)
             fputc(*p, f);
     }
     fputc('"', f);
+}
+
+void json_write_string(FILE *f, const char *s)
+{
+    write_string(f, s, 0);
+}
+
+void json_write_string_in_html(FILE *f, const char *s)
+{
+    write_string(f, s, 1);
 }
 
 /* ---- reading ----------------------------------------------------------------------------- */

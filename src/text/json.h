@@ -11,6 +11,9 @@
 
 /* Writes s as a JSON string literal (quotes included). */
 void json_write_string(FILE *f, const char *s);
+/* The same with <, > and & escaped too (\u003c ...): a literal that can stand inside an
+ * HTML <script> element. */
+void json_write_string_in_html(FILE *f, const char *s);
 
 typedef enum { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } JsonType;
 

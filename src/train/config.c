@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "text/number.h"
 #include "train/config_schema.h"
 
 /* ---- validation ---------------------------------------------------------------------- */
@@ -86,10 +87,13 @@ int config_validate(Config *cfg, Error *err)
      * for, and the checkpoint would be refused when loaded. */
     if (!has_valid)
         T->scheduling = SCHEDULING_NONE;
-    if (T->learning_rate_min > T->learning_rate)
+    if (T->learning_rate_min > T->learning_rate) {
+        char min[32], lr[32];
         return key_error(cfg, err, "training.learning_rate_min",
-                         "training.learning_rate_min (%g) is above training.learning_rate (%g)",
-                         T->learning_rate_min, T->learning_rate);
+                         "training.learning_rate_min (%s) is above training.learning_rate (%s)",
+                         number_shortest(min, sizeof min, T->learning_rate_min),
+                         number_shortest(lr, sizeof lr, T->learning_rate));
+    }
     /* the dot score, s_{i-1} . h_j, needs p = d_h = 2n (nn/MODEL.md) */
     const Dims dims = config_model_dims(cfg, 1, 1);
     const AttnDims attn = model_attn_dims(&dims);

@@ -30,6 +30,7 @@ typedef struct {
 typedef enum { OPTIMIZER_ADAM, OPTIMIZER_SGD, OPTIMIZER_ADADELTA } ConfigOptimizer;
 typedef enum { SCHEDULING_NONE, SCHEDULING_PLATEAU } ConfigScheduling;
 typedef enum { METRIC_BLEU, METRIC_LOSS, METRIC_EXACT } ConfigMetric;
+typedef enum { SVG_LAST, SVG_ALL, SVG_NONE } ConfigSvg;
 
 typedef struct {
     char name[CONFIG_STR_MAX];
@@ -81,6 +82,8 @@ typedef struct {
         long every;          /* dump every this many steps (and at step 0); 0: never */
         long probes;         /* the first this many validation pairs, unless lines */
         ConfigIntList lines; /* 1-based lines of the validation files */
+        long max_dumps;      /* then the interval doubles (alignments_due in trainer.c) */
+        int svg;             /* ConfigSvg */
     } alignments;
     struct {
         long beam_size;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text/number.h"
 #include "text/tokenize.h"
 
 /* Choice fields are enums stored and read as int. */
@@ -18,6 +19,7 @@ _Static_assert(sizeof(ScoreKind) == sizeof(int) && sizeof(CellKind) == sizeof(in
 static const char *const optimizer_names[] = {"adam", "sgd", "adadelta", NULL};
 static const char *const scheduling_names[] = {"none", "plateau", NULL};
 static const char *const metric_names[] = {"bleu", "loss", "exact", NULL};
+static const char *const svg_names[] = {"last", "all", "none", NULL};
 
 #define OFF(field) offsetof(Config, field)
 #define BIG 1e18
@@ -92,6 +94,8 @@ const KeySpec config_keys[] = {
     {"alignments.every", T_INT, OFF(alignments.every), "500", 0, BIG, NULL, FREE, "append the attention of the probe pairs to alignments.jsonl at step 0 and every this many steps (0: never)"},
     {"alignments.probes", T_INT, OFF(alignments.probes), "4", 0, 100, NULL, FREE, "the probe pairs are the first this many validation pairs..."},
     {"alignments.lines", T_INTLIST, OFF(alignments.lines), "[]", 1, 1e9, NULL, FREE, "... or these lines (1-based) of the validation files, e.g. [3, 17]"},
+    {"alignments.max_dumps", T_INT, OFF(alignments.max_dumps), "200", 2, 1e9, NULL, FREE, "after this many dumps the interval doubles, and again each time the run doubles in length (max_dumps / 2 more each time); the last step is always dumped"},
+    {"alignments.svg", T_ENUM, OFF(alignments.svg), "last", 0, 0, svg_names, FREE, "heatmaps/ keeps each probe's SVG of the last dump (heatmap-ID.svg), of every dump (heatmap-ID-STEP.svg), or none; report.html shows every dump"},
 
     {"translate.beam_size", T_INT, OFF(translate.beam_size), "5", 1, 100, NULL, FREE, "hypotheses kept by beam search in s2s translate (1: greedy)"},
     {"translate.alpha", T_REAL, OFF(translate.alpha), "0.6", 0, 10, NULL, FREE, "length normalisation of beam scores, ((5 + length) / 6)^alpha (Wu et al. 2016; 0: none)"},
@@ -290,7 +294,7 @@ void config_key_value(const Config *cfg, int k, char *buf, size_t cap)
     const char *field = (const char *)cfg + ks->offset;
     switch (ks->type) {
     case T_INT: snprintf(buf, cap, "%ld", *(const long *)field); break;
-    case T_REAL: snprintf(buf, cap, "%.17g", *(const double *)field); break;
+    case T_REAL: number_shortest(buf, cap, *(const double *)field); break;
     case T_BOOL: snprintf(buf, cap, "%s", *(const int *)field ? "true" : "false"); break;
     case T_STR: snprintf(buf, cap, "%s", field); break;
     case T_ENUM: snprintf(buf, cap, "%s", ks->choices[*(const int *)field]); break;

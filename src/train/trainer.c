@@ -21,6 +21,7 @@
 #include "report/alignlog.h"
 #include "report/heatmap.h"
 #include "report/links.h"
+#include "text/number.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
 #include "train/model_grad.h"
@@ -369,10 +370,13 @@ static void log_progress(Trainer *t, int line_due)
         rundir_log(&t->run, "%s", line);
     }
     fault_signal_at("log", t->prog.step);
-    char json[512];
-    snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"train_loss\":%.17g,\"lr\":%.6g,"
-             "\"tokens_per_s\":%.1f,\"train_seconds\":%.3f}", t->prog.step, epoch, loss,
-             t->prog.lr, tok_s, t->prog.train_seconds);
+    /* the loss exactly (the shortest text of its double: runs compare bit for bit), the
+     * rest to the precision a reader uses */
+    char json[512], loss_text[32];
+    snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"train_loss\":%s,\"lr\":%.6g,"
+             "\"tokens_per_s\":%.1f,\"train_seconds\":%.3f}", t->prog.step, epoch,
+             number_shortest(loss_text, sizeof loss_text, loss), t->prog.lr, tok_s,
+             t->prog.train_seconds);
     rundir_metrics(&t->run, json);
     t->log_loss = 0;
     t->log_steps = t->log_tokens = 0;
@@ -382,6 +386,33 @@ static void log_progress(Trainer *t, int line_due)
 /* ---- alignment dumps -------------------------------------------------------------------------- */
 
 /* One probe's record, as one line for alignments.jsonl (without its newline). */
+/* The heatmap of one dumped record (its line of alignments.jsonl), as `s2s heatmap`
+ * draws it, into RUN_DIR/heatmaps/: heatmap-ID.svg for alignments.svg: last (replaced at
+ * every dump), heatmap-ID-STEP.svg for all. A heatmap that cannot be drawn is a warning,
+ * as the report is: the dumps themselves are in alignments.jsonl. */
+static void draw_record(Trainer *t, const char *record, size_t len, long id)
+{
+    char dir[2200], path[2400];
+    rundir_path(&t->run, "heatmaps", dir, sizeof dir);
+    if (t->cfg->alignments.svg == SVG_LAST)
+        snprintf(path, sizeof path, "%s/heatmap-%ld.svg", dir, id);
+    else
+        snprintf(path, sizeof path, "%s/heatmap-%ld-%ld.svg", dir, id, t->prog.step);
+    AlignLog log;
+    Error err;
+    int rc = alignlog_parse(&log, record, len, "alignments.jsonl", &err);
+    if (rc == 0 && mkdir(dir, 0777) != 0 && errno != EEXIST)
+        rc = error_errno(&err, "cannot create", dir);
+    AtomicFile svg;
+    if (rc == 0 && (rc = atomicfile_begin(&svg, path, "", &err)) == 0) {
+        heatmap_svg(svg.f, &log.records[0], "0", 1);
+        rc = atomicfile_commit(&svg, &err); /* checks every write */
+    }
+    alignlog_free(&log);
+    if (rc < 0)
+        rundir_log(&t->run, "s2s: warning: heatmap not drawn: %s", err.msg);
+}
+
 static int append_record(Trainer *t, long id, double epoch, const char *const *src_words,
                          const char *const *tgt_words, const AttnMatrix *m, Error *err)
 {
@@ -393,6 +424,8 @@ static int append_record(Trainer *t, long id, double epoch, const char *const *s
     align_write_json(f, t->prog.step, epoch, id, src_words, tgt_words, m);
     int rc = fclose(f) == 0 ? rundir_alignments(&t->run, text, len - 1, err)
                             : error_errno(err, "cannot format a record of", "alignments.jsonl");
+    if (rc == 0 && t->cfg->alignments.svg != SVG_NONE)
+        draw_record(t, text, len, id);
     free(text);
     return rc;
 }
@@ -463,7 +496,7 @@ static void update_report(Trainer *t)
     if (rc == 0) {
         char title[300];
         snprintf(title, sizeof title, "s2s: %.200s, attention during training", t->cfg->name);
-        rc = heatmap_report(report, &log, metrics, title, 60, &err);
+        rc = heatmap_report(report, &log, metrics, title, HEATMAP_REPORT_FRAMES, &err);
     }
     alignlog_free(&log);
     if (rc < 0)
@@ -675,9 +708,11 @@ static void log_header(Trainer *t, int resumed)
     const Config *cfg = t->cfg;
     char model[160];
     model_describe(&t->dims, model, sizeof model);
-    rundir_log(&t->run, "model: %s; embedding dropout %g, readout dropout %g, label smoothing "
-               "%g", model, cfg->model.embedding_dropout, cfg->model.readout_dropout,
-               cfg->training.label_smoothing);
+    char drop_e[32], drop_r[32], smooth[32];
+    rundir_log(&t->run, "model: %s; embedding dropout %s, readout dropout %s, label smoothing "
+               "%s", model, number_shortest(drop_e, sizeof drop_e, cfg->model.embedding_dropout),
+               number_shortest(drop_r, sizeof drop_r, cfg->model.readout_dropout),
+               number_shortest(smooth, sizeof smooth, cfg->training.label_smoothing));
     if (!model_has_alignments(&t->dims) && cfg->alignments.every > 0)
         rundir_log(&t->run, "no attention (model.attention: none): no alignments to dump");
     if (resumed)
@@ -685,16 +720,40 @@ static void log_header(Trainer *t, int resumed)
                    epochs_progress(&t->batcher));
 }
 
-static int dumps_due(const Trainer *t)
+/* Whether the dump schedule has one at step: step 0 and every `every` steps, for the
+ * first max_dumps dumps; from there, each time the run doubles in length, the interval
+ * doubles (steps [max_dumps, 2 max_dumps) x every get one every 2 x every, the next
+ * doubling one every 4 x every, ...: max_dumps / 2 more dumps each time). So
+ * alignments.jsonl grows with the logarithm of the run, keeps its first dumps dense, and
+ * stays append-only: the schedule is a function of the step alone. */
+static int dump_scheduled(long step, long every, long max_dumps)
 {
-    return t->n_probes > 0 && t->cfg->alignments.every > 0 &&
-           t->prog.step % t->cfg->alignments.every == 0;
+    if (step % every)
+        return 0;
+    long s = step / every, interval = 1;
+    for (long end = max_dumps; s >= end; end *= 2)
+        interval *= 2;
+    return s % interval == 0;
 }
 
-/* The end of training: the last validation and save if the last step had none, then
+static int dumps_on(const Trainer *t)
+{
+    return t->n_probes > 0 && t->cfg->alignments.every > 0;
+}
+
+static int dumps_due(const Trainer *t)
+{
+    return dumps_on(t) && dump_scheduled(t->prog.step, t->cfg->alignments.every,
+                                         t->cfg->alignments.max_dumps);
+}
+
+/* The end of training: the last step's dump, validation and save if it had none, then
  * the test set. */
 static int finish(Trainer *t, const char *reason, Error *err)
 {
+    /* the last step's attention, whatever the schedule: the report ends where training did */
+    if (dumps_on(t) && !dumps_due(t) && dump_alignments(t, err) < 0)
+        return TRAIN_IO_ERROR;
     if (t->has_valid && t->prog.validated_step != t->prog.step && validate(t, err) < 0)
         return TRAIN_IO_ERROR;
     if (t->last_saved != t->prog.step && save(t, "last.ckpt", err) < 0)

@@ -352,6 +352,20 @@ START_TEST(invalid_utf8_in_a_corpus_exits_2_with_file_line_byte_and_hex)
     ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
     snprintf(expected, sizeof expected, "s2s: error: %s:2:5: invalid UTF-8 (0xed 0xa0 0x80)", src);
     ck_assert_str_eq(line, expected);
+    /* a NUL byte after the line went over data.max_line_bytes, in the part read past and
+     * not kept: still refused, at its byte (a text line that turns into /dev/zero) */
+    char nul_line[260];
+    size_t n = (size_t)sprintf(nul_line, "a b\n");
+    memset(nul_line + n, 'a', 200);
+    n += 200;
+    nul_line[n++] = '\0';
+    n += (size_t)sprintf(nul_line + n, " x\nc d\n");
+    write_bytes(src, nul_line, n);
+    write_file(good, "x y\nz\nw\n");
+    snprintf(data, sizeof data, "  train_src: %s\n  train_tgt: %s\n  max_line_bytes: 64", src, good);
+    ck_assert_int_eq(train_on_data(dir, data, line, sizeof line), 2);
+    snprintf(expected, sizeof expected, "s2s: error: %s:2:201: NUL byte (expected UTF-8 text)", src);
+    ck_assert_str_eq(line, expected);
 }
 END_TEST
 

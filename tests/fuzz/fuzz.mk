@@ -28,15 +28,15 @@ fuzz: $(FUZZ_TARGETS:%=fuzz-%)
 
 fuzz-build: $(FUZZ_BINS)
 
-build/fuzz/obj/%.o: src/%.c | deps
+build/fuzz/obj/%.o: src/%.c | test-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-build/fuzz/obj/fuzz_targets.o: tests/fuzz/fuzz_targets.c | deps
+build/fuzz/obj/fuzz_targets.o: tests/fuzz/fuzz_targets.c | test-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Itests -c -o $@ $<
 
-build/fuzz/obj/main_%.o: tests/fuzz/fuzz_%.c | deps
+build/fuzz/obj/main_%.o: tests/fuzz/fuzz_%.c | test-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Itests -c -o $@ $<
 

@@ -60,6 +60,15 @@ START_TEST(training_dumps_alignments_and_aer)
 }
 END_TEST
 
+/* Occurrences of needle in haystack. */
+static int count_of(const char *haystack, const char *needle)
+{
+    int n = 0;
+    for (const char *p = haystack; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
 START_TEST(report_opens_in_headless_chromium_with_every_heatmap)
 {
     char dir[512], report[700], out[700], profile[700], url[800];
@@ -78,8 +87,82 @@ START_TEST(report_opens_in_headless_chromium_with_every_heatmap)
     char *dom = read_file(out);
     ck_assert_msg(strstr(dom, "data-heatmaps=\"10\"") != NULL, "the DOM Chromium rendered does not "
                   "show 10 heatmaps");
+    /* the report holds numbers; these heatmaps are the ones its script drew */
+    ck_assert_int_eq(count_of(dom, "<svg class=\"heatmap\""), 10);
+    ck_assert_ptr_nonnull(strstr(dom, "<title>attention, step 20, sentence 5</title>"));
+    ck_assert_ptr_nonnull(strstr(dom, "fill=\"url(#scale-9)\""));
     ck_assert_ptr_nonnull(strstr(dom, "class=\"chart\""));
     free(dom);
+}
+END_TEST
+
+/* The report holds every dump as numbers (no pictures), and heatmaps/ the SVGs that
+ * alignments.svg asks for: each probe's at the last dump (the default), at every dump,
+ * or none. */
+START_TEST(heatmaps_keep_the_last_svgs_and_the_report_every_dump)
+{
+    static const struct {
+        const char *svg, *files;
+    } cases[] = {
+        {"alignments.svg=last", "heatmap-2.svg heatmap-5.svg report.html"},
+        {"alignments.svg=all", "heatmap-2-0.svg heatmap-2-10.svg heatmap-2-15.svg heatmap-2-20.svg "
+                               "heatmap-2-5.svg heatmap-5-0.svg heatmap-5-10.svg heatmap-5-15.svg "
+                               "heatmap-5-20.svg heatmap-5-5.svg report.html"},
+        {"alignments.svg=none", "report.html"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char dir[512], gold[700], path[800], cmd[1200], listing[2000];
+        scratch_dir(dir, sizeof dir, "svgkeep");
+        write_tiny_setup(dir);
+        snprintf(gold, sizeof gold, "data.valid_align=%s/valid.align", dir);
+        const char *sets[] = {gold, "alignments.every=5", "alignments.lines=[2, 5]", cases[c].svg,
+                              NULL};
+        ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+        snprintf(cmd, sizeof cmd, "ls %s/run/heatmaps | sort | tr '\\n' ' ' > %s/ls.txt", dir, dir);
+        ck_assert_int_eq(system(cmd), 0);
+        snprintf(path, sizeof path, "%s/ls.txt", dir);
+        char *ls = read_file(path);
+        snprintf(listing, sizeof listing, "%s ", cases[c].files);
+        ck_assert_str_eq(ls, listing);
+        free(ls);
+        if (c == 0) { /* the last dump's picture: step 20 */
+            snprintf(path, sizeof path, "%s/run/heatmaps/heatmap-5.svg", dir);
+            char *svg = read_file(path);
+            ck_assert_ptr_nonnull(strstr(svg, "<title>attention, step 20, sentence 5</title>"));
+            free(svg);
+            snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", path);
+            ck_assert_int_eq(system(cmd), 0);
+        }
+        snprintf(path, sizeof path, "%s/run/heatmaps/report.html", dir);
+        char *html = read_file(path);
+        ck_assert_int_eq(count_of(html, "{\"step\":"), 10); /* 2 sentences x 5 dumps */
+        ck_assert_int_eq(count_of(html, "<svg class=\"heatmap\""), 0); /* drawn by the browser */
+        free(html);
+    }
+}
+END_TEST
+
+/* After alignments.max_dumps dumps the interval doubles each time the run doubles in
+ * length, and the last step is dumped whatever the schedule. */
+START_TEST(dumps_thin_out_after_max_dumps_and_keep_the_last_step)
+{
+    char dir[512], gold[700], path[800];
+    scratch_dir(dir, sizeof dir, "thin");
+    write_tiny_setup(dir);
+    snprintf(gold, sizeof gold, "data.valid_align=%s/valid.align", dir);
+    const char *sets[] = {gold, "alignments.every=1", "alignments.max_dumps=4",
+                          "alignments.lines=[2]", "training.max_steps=23", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/run/alignments.jsonl", dir);
+    AlignLog log;
+    Error err;
+    ck_assert_msg(alignlog_read(&log, path, &err) == 0, "%s", err.msg);
+    /* every step for 4 dumps; [4, 8) every 2; [8, 16) every 4; [16, 32) every 8; and 23 */
+    static const long steps[] = {0, 1, 2, 3, 4, 6, 8, 12, 16, 23};
+    ck_assert_int_eq(log.n, (int)(sizeof steps / sizeof *steps));
+    for (int k = 0; k < log.n; k++)
+        ck_assert_int_eq(log.records[k].step, steps[k]);
+    alignlog_free(&log);
 }
 END_TEST
 
@@ -207,7 +290,7 @@ START_TEST(a_signal_while_the_report_is_made_waits_for_it)
     ck_assert_int_eq(train(S2S_FAULTS, dir, sets, env, NULL), 128 + SIGTERM);
     snprintf(report, sizeof report, "%s/run/heatmaps/report.html", dir);
     char *html = read_file(report);
-    ck_assert_ptr_nonnull(strstr(html, "data-label=\"step 10 (epoch "));
+    ck_assert_ptr_nonnull(strstr(html, "{\"step\":10,\"epoch\":")); /* a frame's data */
     ck_assert_ptr_nonnull(strstr(html, "<polyline")); /* the curves of metrics.jsonl */
     free(html);
     char path[700];
@@ -343,6 +426,8 @@ Suite *report_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, training_dumps_alignments_and_aer);
     tcase_add_test(tc, report_opens_in_headless_chromium_with_every_heatmap);
+    tcase_add_test(tc, heatmaps_keep_the_last_svgs_and_the_report_every_dump);
+    tcase_add_test(tc, dumps_thin_out_after_max_dumps_and_keep_the_last_step);
     tcase_add_test(tc, align_command_writes_links_matrices_and_aer);
     tcase_add_test(tc, heatmap_command_draws_svg_text_and_html);
     tcase_add_test(tc, a_signal_while_the_report_is_made_waits_for_it);

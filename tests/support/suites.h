@@ -7,6 +7,7 @@
 Suite *rng_suite(void);
 Suite *batch_suite(void);
 Suite *tokenize_suite(void);
+Suite *number_suite(void);
 Suite *config_suite(void);
 Suite *data_suite(void);
 Suite *gen_suite(void);

@@ -38,6 +38,47 @@ START_TEST(word_tokenizer_splits_punctuation_and_apostrophes)
 }
 END_TEST
 
+/* Each rule of tokenize.h by itself, so that dropping any one fails here (the
+ * cross-check compares whole files with the Python statement of the same rules too). */
+START_TEST(word_tokenizer_applies_each_rule)
+{
+    /* 1. typographic apostrophes become '; zero-width space, soft hyphen and U+FEFF go */
+    check_tokens("l\xe2\x80\x99homme", LEVEL_WORD, 0, "l'|homme");
+    check_tokens("l\xe2\x80\x98homme", LEVEL_WORD, 0, "l'|homme");
+    check_tokens("a\xe2\x80\x8b" "b", LEVEL_WORD, 0, "ab");
+    check_tokens("a\xc2\xad" "b", LEVEL_WORD, 0, "ab");
+    check_tokens("\xef\xbb\xbfHello", LEVEL_WORD, 0, "Hello");
+    check_tokens("a\xef\xbb\xbf" "b", LEVEL_WORD, 0, "ab");
+    /* 2. each of ! ? ; : " ( ) ¿ ¡ « » … “ ” is a token; . and , unless between digits */
+    static const char *const punct[] = {"!", "?", ";", ":", "\"", "(", ")", "\xc2\xbf",
+                                        "\xc2\xa1", "\xc2\xab", "\xc2\xbb", "\xe2\x80\xa6",
+                                        "\xe2\x80\x9c", "\xe2\x80\x9d", ".", ","};
+    for (size_t k = 0; k < sizeof punct / sizeof *punct; k++) {
+        char line[32], expected[32];
+        snprintf(line, sizeof line, "a%sb", punct[k]);
+        snprintf(expected, sizeof expected, "a|%s|b", punct[k]);
+        check_tokens(line, LEVEL_WORD, 0, expected);
+    }
+    check_tokens("3.5 1,5 3. .5", LEVEL_WORD, 0, "3.5|1,5|3|.|.|5");
+    /* 3. Unicode's whitespace splits: no-break spaces before French punctuation too */
+    check_tokens("a\xc2\xa0" "b\xe2\x80\xaf" "c\xe2\x80\x89" "d\te", LEVEL_WORD, 0, "a|b|c|d|e");
+    /* 4. after each French elision the apostrophe stays left, in any case; elsewhere it
+     * starts the next piece */
+    static const char *const elisions[] = {"c", "d", "j", "l", "m", "n", "s", "t", "qu", "jusqu",
+                                           "lorsqu", "puisqu", "quoiqu", "QU", "Jusqu"};
+    for (size_t k = 0; k < sizeof elisions / sizeof *elisions; k++) {
+        char line[32], expected[32];
+        snprintf(line, sizeof line, "%s'il", elisions[k]);
+        snprintf(expected, sizeof expected, "%s'|il", elisions[k]);
+        check_tokens(line, LEVEL_WORD, 0, expected);
+    }
+    check_tokens("x'il", LEVEL_WORD, 0, "x|'il");
+    check_tokens("aujourd'hui", LEVEL_WORD, 0, "aujourd|'hui");
+    /* NFC: a decomposed é is one character */
+    check_tokens("caf" "e\xcc\x81", LEVEL_WORD, 0, "caf\xc3\xa9");
+}
+END_TEST
+
 START_TEST(word_tokenizer_lowercases_all_of_unicode)
 {
     check_tokens("\xc3\x89T\xc3\x89 \xc3\x80 PARIS", LEVEL_WORD, 1, "\xc3\xa9t\xc3\xa9|\xc3\xa0|paris");
@@ -181,6 +222,7 @@ Suite *tokenize_suite(void)
     Suite *s = suite_create("tokenize");
     TCase *tc = tcase_create("tokenize");
     tcase_add_test(tc, word_tokenizer_splits_punctuation_and_apostrophes);
+    tcase_add_test(tc, word_tokenizer_applies_each_rule);
     tcase_add_test(tc, word_tokenizer_lowercases_all_of_unicode);
     tcase_add_test(tc, char_tokenizer_marks_spaces);
     tcase_add_test(tc, natural_detokenizer_inverts_the_tokenizer);

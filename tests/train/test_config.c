@@ -203,6 +203,11 @@ START_TEST(written_config_loads_back_to_the_same_values)
     }
     ck_assert_str_eq(b.name, "quote\" and \\ back");
     ck_assert_double_eq(b.training.learning_rate, 0.0003);
+    /* numbers as a person writes them: the shortest text of the same double */
+    ck_assert_ptr_nonnull(strstr(yaml, "\n  learning_rate: 0.0003\n"));
+    ck_assert_ptr_nonnull(strstr(yaml, "\n  adam_beta1: 0.9\n"));
+    ck_assert_ptr_nonnull(strstr(yaml, "\n  adam_eps: 1e-08\n"));
+    ck_assert_ptr_nonnull(strstr(yaml, "\n  init_range: 0.1\n"));
     free(yaml);
 }
 END_TEST

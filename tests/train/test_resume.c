@@ -321,7 +321,7 @@ START_TEST(a_fresh_start_moves_a_dead_runs_files_aside)
     char *said = run_file(dir, ".", "fresh.txt");
     snprintf(expected, sizeof expected, "s2s: note: `%s/run` held files of an earlier run that "
              "saved no checkpoint; moved them aside to NAME.old.1: config.yaml, train.log, "
-             "metrics.jsonl, alignments.jsonl\n", dir);
+             "metrics.jsonl, alignments.jsonl, heatmaps\n", dir);
     ck_assert_msg(strstr(said, expected) != NULL, "%s", said);
     free(said);
     char *aside = run_file(dir, "run", "metrics.jsonl.old.1");
