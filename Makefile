@@ -45,7 +45,7 @@ CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),$(B)/tests64/$(t).o,$(B)/tests/$(t).o))
 
-.PHONY: all test clean deps test-deps crosscheck demo bench asan valgrind mutate
+.PHONY: all test clean deps test-deps crosscheck demo bench asan valgrind mutate install uninstall
 all: s2s
 
 # Installs the Debian packages when something is missing: what building needs (deps),
@@ -152,6 +152,29 @@ mutate:
 # Trains the toy-fr demo for about two minutes and shows the result (README).
 demo: s2s
 	sh scripts/demo.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the program, its manual page, bash
+# completion (where Debian's bash-completion looks), and the shipped configs and
+# corpora as examples under share/s2s/. make uninstall removes exactly these.
+PREFIX  ?= /usr/local
+BINDIR   = $(DESTDIR)$(PREFIX)/bin
+MANDIR   = $(DESTDIR)$(PREFIX)/share/man/man1
+DATADIR  = $(DESTDIR)$(PREFIX)/share/s2s
+COMPDIR  = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+CORPORA := $(patsubst corpora/%/,%,$(wildcard corpora/*/))
+install: $(PROG)
+	install -d $(BINDIR) $(MANDIR) $(COMPDIR) $(DATADIR)/configs $(DATADIR)/corpora
+	install -m 755 $(PROG) $(BINDIR)/s2s
+	install -m 644 src/cli/s2s.1 $(MANDIR)/s2s.1
+	install -m 644 src/cli/s2s.bash $(COMPDIR)/s2s
+	install -m 644 configs/*.yaml configs/README.md $(DATADIR)/configs
+	install -m 644 corpora/README.md $(DATADIR)/corpora
+	for c in $(CORPORA); do install -d $(DATADIR)/corpora/$$c && \
+	    install -m 644 corpora/$$c/* $(DATADIR)/corpora/$$c || exit 1; done
+
+uninstall:
+	rm -f $(BINDIR)/s2s $(MANDIR)/s2s.1 $(COMPDIR)/s2s
+	rm -rf $(DATADIR)
 
 clean:
 	rm -rf build s2s

@@ -39,6 +39,7 @@ int main(void)
     srunner_add_suite(runner, regress_suite());
     srunner_add_suite(runner, badinput_suite());
     srunner_add_suite(runner, variants_suite());
+    srunner_add_suite(runner, install_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -35,8 +35,9 @@ static const char BENCH_USAGE[] =
     "seconds per step and the peak resident memory, then a `RESULT {json}` line.\n"
     "Sizes (m, n, p, a, l, V): S 64,64,128,64,128,1000; M 256,256,512,256,256,8000;\n"
     "L 512,512,1024,512,512,16000. Defaults: S, batch 32, 200 steps after 20 warm-up\n"
-    "steps; threads: one up to batch 4, else one per core. --sgemm-peak measures the machine's matrix-product\n"
-    "speed instead: the best of five 2048 x 2048 x 2048 sgemm, in GFLOP/s.\n";
+    "steps; threads: one up to batch 4, else one per core. --sgemm-peak measures the\n"
+    "machine's matrix-product speed instead: the best of five 2048 x 2048 x 2048 sgemm,\n"
+    "in GFLOP/s. An option's value is the next argument: --steps 50, not --steps=50.\n";
 
 /* The best of five large products: what the hardware does at its best right now. */
 static int sgemm_peak(void)
@@ -77,39 +78,42 @@ typedef struct {
 /* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
 static int parse_options(BenchOptions *o, int argc, char **argv)
 {
+    enum { HELP, PEAK, SIZE, BATCH, STEPS, WARMUP, THREADS, SEED };
+    static const CmdOption OPTS[] = {
+        [HELP] = {"--help", 0}, [PEAK] = {"--sgemm-peak", 0}, [SIZE] = {"--size", 1},
+        [BATCH] = {"--batch", 1}, [STEPS] = {"--steps", 1}, [WARMUP] = {"--warmup", 1},
+        [THREADS] = {"--threads", 1}, [SEED] = {"--seed", 1}, {NULL, 0}};
     *o = (BenchOptions){.size = "S", .batch = 32, .steps = 200, .warmup = 20, .seed = 1};
     for (int a = 0; a < argc; a++) {
-        if (!strcmp(argv[a], "--help")) {
+        const char *value = NULL;
+        int opt = cmd_option("bench", OPTS, argc, argv, &a, &value);
+        if (opt == -2)
+            return EXIT_USAGE;
+        if (opt == -1)
+            return cmd_usage_error("bench: unexpected argument `%s` (see s2s bench --help)", argv[a]);
+        if (opt == HELP) {
             fputs(BENCH_USAGE, stdout);
             return EXIT_OK;
         }
-        if (!strcmp(argv[a], "--sgemm-peak")) {
+        if (opt == PEAK) {
             o->peak = 1;
             continue;
         }
-        if (a + 1 == argc)
-            return cmd_usage_error("bench: `%s` needs a value (see s2s bench --help)", argv[a]);
-        const char *opt = argv[a++], *value = argv[a];
-        if (!strcmp(opt, "--size")) {
+        if (opt == SIZE) {
             o->size = value;
             continue;
         }
         char *end;
         long v = strtol(value, &end, 10);
-        if (*end || v < 0 || v > 100000)
-            return cmd_usage_error("bench: expected a number from 0 to 100000, got `%s`", value);
-        if (!strcmp(opt, "--batch"))
-            o->batch = v;
-        else if (!strcmp(opt, "--steps"))
-            o->steps = v;
-        else if (!strcmp(opt, "--warmup"))
-            o->warmup = v;
-        else if (!strcmp(opt, "--threads"))
-            o->threads = v;
-        else if (!strcmp(opt, "--seed"))
-            o->seed = v;
-        else
-            return cmd_usage_error("bench: unexpected argument `%s` (see s2s bench --help)", opt);
+        if (*end || !*value || v < 0 || v > 100000) {
+            char what[160];
+            snprintf(what, sizeof what, "%s: expected a number from 0 to 100000, got `%%s`",
+                     OPTS[opt].name);
+            return cmd_usage_error(what, value);
+        }
+        long *field[] = {[BATCH] = &o->batch, [STEPS] = &o->steps, [WARMUP] = &o->warmup,
+                         [THREADS] = &o->threads, [SEED] = &o->seed};
+        *field[opt] = v;
     }
     return -1;
 }

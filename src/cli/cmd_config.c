@@ -15,14 +15,21 @@ static const char CONFIG_USAGE[] =
 int cmd_config(int argc, char **argv)
 {
     int doc = 0;
+    enum { HELP, DOC };
+    static const CmdOption OPTS[] = {[HELP] = {"--help", 0}, [DOC] = {"--doc", 0}, {NULL, 0}};
     for (int a = 0; a < argc; a++) {
-        if (!strcmp(argv[a], "--help")) {
+        const char *value = NULL;
+        switch (cmd_option("config", OPTS, argc, argv, &a, &value)) {
+        case -2:
+            return EXIT_USAGE;
+        case -1:
+            return cmd_usage_error("config: unexpected argument `%s` (see s2s config --help)", argv[a]);
+        case HELP:
             fputs(CONFIG_USAGE, stdout);
             return EXIT_OK;
-        } else if (!strcmp(argv[a], "--doc")) {
+        case DOC:
             doc = 1;
-        } else {
-            return cmd_usage_error("config: unexpected argument `%s` (see s2s config --help)", argv[a]);
+            break;
         }
     }
     if (doc) {

@@ -16,42 +16,68 @@ static const char CORPUS_USAGE[] =
     "seen in train; --size sets the training pairs. The same seed (default 1) gives the\n"
     "same corpus everywhere. Tasks (corpora/README.md describes each):\n";
 
+/* text on lines of at most width columns (words are not cut), each after indent */
+static void print_wrapped(const char *text, const char *indent, int width)
+{
+    int col = 0;
+    for (const char *p = text; *p;) {
+        int word = (int)strcspn(p, " ");
+        if (col && col + 1 + word > width) {
+            putchar('\n');
+            col = 0;
+        }
+        if (!col)
+            col = printf("%s", indent);
+        else
+            col += printf(" ");
+        col += printf("%.*s", word, p);
+        p += word;
+        p += strspn(p, " ");
+    }
+    putchar('\n');
+}
+
 int cmd_corpus(int argc, char **argv)
 {
     const char *name = NULL, *out = NULL;
     long size = -1, seed = 1;
+    enum { HELP, OUT, SIZE, SEED };
+    static const CmdOption OPTS[] = {[HELP] = {"--help", 0}, [OUT] = {"--out", 1},
+                                     [SIZE] = {"--size", 1}, [SEED] = {"--seed", 1}, {NULL, 0}};
     for (int a = 0; a < argc; a++) {
-        if (!strcmp(argv[a], "--help")) {
+        const char *value = NULL;
+        char *end;
+        switch (cmd_option("corpus", OPTS, argc, argv, &a, &value)) {
+        case -2:
+            return EXIT_USAGE;
+        case -1:
+            if (name)
+                return cmd_usage_error("corpus: one task only (got a second: `%s`)", argv[a]);
+            name = argv[a];
+            break;
+        case HELP: {
             int n;
             const GenTask *tasks = gen_tasks(&n);
             fputs(CORPUS_USAGE, stdout);
-            for (int k = 0; k < n; k++)
-                printf("  %-8s %s (default size %d)\n", tasks[k].name, tasks[k].about,
-                       tasks[k].default_train);
-            return EXIT_OK;
-        } else if ((!strcmp(argv[a], "--out") || !strcmp(argv[a], "--size") ||
-                    !strcmp(argv[a], "--seed")) && a + 1 < argc) {
-            const char *opt = argv[a++];
-            if (!strcmp(opt, "--out")) {
-                out = argv[a];
-                continue;
+            for (int k = 0; k < n; k++) {
+                printf("  %s (default size %d)\n", tasks[k].name, tasks[k].default_train);
+                print_wrapped(tasks[k].about, "      ", 86);
             }
-            char *end;
-            long v = strtol(argv[a], &end, 10);
-            if (*end || !*argv[a] || v < (opt[2] == 's' && opt[3] == 'i' ? 1 : 0) || v > 100000000)
-                return cmd_usage_error(!strcmp(opt, "--size") ? "--size: expected a count from 1 to 100000000, got `%s`"
-                                                          : "--seed: expected a number from 0 to 100000000, got `%s`",
-                                   argv[a]);
-            if (!strcmp(opt, "--size"))
-                size = v;
-            else
-                seed = v;
-        } else if (argv[a][0] == '-') {
-            return cmd_usage_error("corpus: unknown option `%s` (see s2s corpus --help)", argv[a]);
-        } else if (name) {
-            return cmd_usage_error("corpus: one task only (got a second: `%s`)", argv[a]);
-        } else {
-            name = argv[a];
+            return EXIT_OK;
+        }
+        case OUT:
+            out = value;
+            break;
+        case SIZE:
+            size = strtol(value, &end, 10);
+            if (*end || !*value || size < 1 || size > 100000000)
+                return cmd_usage_error("--size: expected a count from 1 to 100000000, got `%s`", value);
+            break;
+        case SEED: /* the range of the config's seed */
+            seed = strtol(value, &end, 10);
+            if (*end || !*value || seed < 0 || seed > 4294967295L)
+                return cmd_usage_error("--seed: expected a number from 0 to 4294967295, got `%s`", value);
+            break;
         }
     }
     if (!name || !out)

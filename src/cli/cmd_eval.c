@@ -94,39 +94,50 @@ int cmd_eval(int argc, char **argv)
     int lowercase = 0, metrics = 0; /* bit 0: bleu, bit 1: exact, bit 2: chrf */
     int order[8], n_order = 0;
     long width = 0;
+    enum { HELP, LOWERCASE, HYP, REF, SRC, BY_LENGTH, METRIC };
+    static const CmdOption OPTS[] = {
+        [HELP] = {"--help", 0}, [LOWERCASE] = {"--lowercase", 0}, [HYP] = {"--hyp", 1},
+        [REF] = {"--ref", 1}, [SRC] = {"--src", 1}, [BY_LENGTH] = {"--by-length", 1},
+        [METRIC] = {"--metric", 1}, {NULL, 0}};
     for (int a = 0; a < argc; a++) {
-        if (!strcmp(argv[a], "--help")) {
+        const char *value = NULL;
+        char *end;
+        int m;
+        switch (cmd_option("eval", OPTS, argc, argv, &a, &value)) {
+        case -2:
+            return EXIT_USAGE;
+        case -1:
+            return cmd_usage_error("eval: unexpected argument `%s` (see s2s eval --help)", argv[a]);
+        case HELP:
             fputs(EVAL_USAGE, stdout);
             return EXIT_OK;
-        } else if (!strcmp(argv[a], "--lowercase")) {
+        case LOWERCASE:
             lowercase = 1;
-        } else if ((!strcmp(argv[a], "--hyp") || !strcmp(argv[a], "--ref") ||
-                    !strcmp(argv[a], "--src") || !strcmp(argv[a], "--by-length") ||
-                    !strcmp(argv[a], "--metric")) && a + 1 < argc) {
-            const char *opt = argv[a++];
-            if (!strcmp(opt, "--hyp")) {
-                hyp_path = argv[a];
-            } else if (!strcmp(opt, "--ref")) {
-                ref_path = argv[a];
-            } else if (!strcmp(opt, "--src")) {
-                src_path = argv[a];
-            } else if (!strcmp(opt, "--by-length")) {
-                char *end;
-                width = strtol(argv[a], &end, 10);
-                if (*end || end == argv[a] || width < 1 || width > 100000)
-                    return cmd_usage_error("--by-length: expected a width from 1 to 100000 words, "
-                                           "got `%s`", argv[a]);
-            } else {
-                int m = !strcmp(argv[a], "bleu") ? 0 : !strcmp(argv[a], "exact") ? 1
-                        : !strcmp(argv[a], "chrf") ? 2 : -1;
-                if (m < 0)
-                    return cmd_usage_error("--metric: expected bleu, chrf or exact, got `%s`", argv[a]);
-                if (!(metrics & (1 << m)) && n_order < 8)
-                    order[n_order++] = m;
-                metrics |= 1 << m;
-            }
-        } else {
-            return cmd_usage_error("eval: unexpected argument `%s` (see s2s eval --help)", argv[a]);
+            break;
+        case HYP:
+            hyp_path = value;
+            break;
+        case REF:
+            ref_path = value;
+            break;
+        case SRC:
+            src_path = value;
+            break;
+        case BY_LENGTH:
+            width = strtol(value, &end, 10);
+            if (*end || end == value || width < 1 || width > 100000)
+                return cmd_usage_error("--by-length: expected a width from 1 to 100000 words, "
+                                       "got `%s`", value);
+            break;
+        case METRIC:
+            m = !strcmp(value, "bleu") ? 0 : !strcmp(value, "exact") ? 1
+                : !strcmp(value, "chrf") ? 2 : -1;
+            if (m < 0)
+                return cmd_usage_error("--metric: expected bleu, chrf or exact, got `%s`", value);
+            if (!(metrics & (1 << m)) && n_order < 8)
+                order[n_order++] = m;
+            metrics |= 1 << m;
+            break;
         }
     }
     if (!hyp_path || !ref_path)

@@ -18,23 +18,31 @@ int cmd_tokenize(int argc, char **argv)
 {
     TokenLevel level = LEVEL_WORD;
     int lowercase = 0;
+    enum { HELP, LOWERCASE, LEVEL };
+    static const CmdOption OPTS[] = {[HELP] = {"--help", 0}, [LOWERCASE] = {"--lowercase", 0},
+                                     [LEVEL] = {"--level", 1}, {NULL, 0}};
     for (int a = 0; a < argc; a++) {
-        if (!strcmp(argv[a], "--help")) {
+        const char *value = NULL;
+        switch (cmd_option("tokenize", OPTS, argc, argv, &a, &value)) {
+        case -2:
+            return EXIT_USAGE;
+        case -1:
+            return cmd_usage_error("tokenize: unexpected argument `%s` (see s2s tokenize --help)",
+                                   argv[a]);
+        case HELP:
             fputs(TOKENIZE_USAGE, stdout);
             return EXIT_OK;
-        } else if (!strcmp(argv[a], "--lowercase")) {
+        case LOWERCASE:
             lowercase = 1;
-        } else if (!strcmp(argv[a], "--level") && a + 1 < argc) {
-            a++;
-            if (!strcmp(argv[a], "word"))
+            break;
+        case LEVEL:
+            if (!strcmp(value, "word"))
                 level = LEVEL_WORD;
-            else if (!strcmp(argv[a], "char"))
+            else if (!strcmp(value, "char"))
                 level = LEVEL_CHAR;
             else
-                return cmd_usage_error("--level: expected word or char, got `%s`", argv[a]);
-        } else {
-            return cmd_usage_error("tokenize: unexpected argument `%s` (see s2s tokenize --help)",
-                               argv[a]);
+                return cmd_usage_error("--level: expected word or char, got `%s`", value);
+            break;
         }
     }
     Tokens tokens = {0};

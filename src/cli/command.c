@@ -112,8 +112,11 @@ int cmd_load_config(Config *cfg, int argc, char **argv, const char *usage,
             path = argv[a];
         }
     }
-    if (!path)
-        return cmd_usage_error("missing CONFIG.yaml (see s2s %s --help)", command);
+    if (!path) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s needs CONFIG.yaml (see s2s %s --help)", command, command);
+        return cmd_usage_error("%s", msg);
+    }
     if (config_load(cfg, path, &err) < 0)
         return cmd_error(&err, EXIT_USAGE);
     for (int a = 0; a < argc; a++) {

@@ -9,24 +9,27 @@
 static const char USAGE[] =
     "usage: s2s COMMAND [ARGS]\n"
     "\n"
-    "s2s trains and runs RNN encoder-decoder translation models with Bahdanau\n"
-    "attention, and shows how their alignments form.\n"
+    "s2s trains and runs RNN encoder-decoder translation models with attention, and\n"
+    "shows how their alignments form.\n"
     "\n"
     "commands:\n"
-    "  train      train a model: s2s train CONFIG.yaml [--set KEY=VALUE]... [--resume RUN_DIR]\n"
+    "  train      train a model: s2s train CONFIG.yaml [--set KEY=VALUE]... [--resume DIR]\n"
     "  gradcheck  check every gradient of the configured model by finite differences\n"
     "  corpus     write a synthetic corpus with gold alignments: s2s corpus NAME --out DIR\n"
     "  translate  translate stdin with a trained model (greedy or beam search)\n"
     "  align      teacher-forced attention of sentence pairs as alignments (and AER)\n"
     "  heatmap    draw alignments.jsonl as SVG, an HTML report, or text\n"
-    "  eval       score translations: s2s eval --hyp FILE --ref FILE [--metric bleu|exact]\n"
+    "  eval       score translations: s2s eval --hyp FILE --ref FILE [--metric M]...\n"
     "  bench      training speed on synthetic data (see make bench)\n"
     "  config     print every config key with its default (--doc: as a Markdown table)\n"
     "  tokenize   split stdin into tokens as training does, one line per line\n"
     "\n"
     "options:\n"
     "  --help      show this help (s2s COMMAND --help for a command)\n"
-    "  --version   show the versions of s2s, its BLAS and libyaml, and the BLAS threads\n";
+    "  --version   show the versions of s2s, its BLAS and libyaml, and the BLAS threads\n"
+    "\n"
+    "Every command: an option's value is the next argument (--beam 5, not --beam=5);\n"
+    "results go to stdout, progress and errors to stderr; `man s2s` once installed.\n";
 
 /* ---- dispatch ---------------------------------------------------------------------- */
 

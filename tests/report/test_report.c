@@ -166,6 +166,41 @@ START_TEST(dumps_thin_out_after_max_dumps_and_keep_the_last_step)
 }
 END_TEST
 
+/* Tokens that are markup stay text: in the report's data they cannot end its script
+ * (`</script>` is written \u003c/script\u003e), and the browser draws them as words. */
+START_TEST(report_keeps_tokens_that_look_like_markup_as_text)
+{
+    char dir[512], jsonl[700], report[700], out[700], profile[700], url[800];
+    scratch_dir(dir, sizeof dir, "markup");
+    snprintf(jsonl, sizeof jsonl, "%s/a.jsonl", dir);
+    write_file(jsonl, "{\"step\":3,\"id\":1,\"src\":[\"</script><script>document.title='owned'"
+                      "</script>\",\"&amp;\",\"</s>\"],\"tgt\":[\"<b>x\",\"</s>\"],"
+                      "\"weights\":[[0.5,0.25,0.25],[0,0,1]]}\n");
+    const char *html[] = {S2S, "heatmap", jsonl, "--format", "html", NULL};
+    ck_assert_int_eq(run_command(html, NULL, NULL, NULL), 0);
+    snprintf(report, sizeof report, "%s/heatmaps/report.html", dir);
+    char *text = read_file(report);
+    ck_assert_ptr_null(strstr(text, "<script>document"));
+    ck_assert_ptr_nonnull(strstr(text, "\\u003c/script\\u003e\\u003cscript\\u003edocument"));
+    free(text);
+    snprintf(out, sizeof out, "%s/dom.html", dir);
+    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", dir);
+    snprintf(url, sizeof url, "file://%s", report);
+    const char *argv[] = {"/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                          "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update",
+                          "--disable-sync", profile, "--dump-dom", url, NULL};
+    ck_assert_int_eq(run_command(argv, out, NULL, NULL), 0);
+    char *dom = read_file(out);
+    ck_assert_msg(strstr(dom, "data-heatmaps=\"1\"") != NULL, "the report's script did not run");
+    ck_assert_ptr_null(strstr(dom, "<title>owned</title>")); /* its script never ran */
+    /* the tokens are drawn as text: the DOM escapes them again */
+    ck_assert_ptr_nonnull(strstr(dom, "&lt;/script&gt;&lt;script&gt;document.title="));
+    ck_assert_ptr_nonnull(strstr(dom, "&lt;b&gt;x"));
+    free(dom);
+}
+END_TEST
+
 START_TEST(align_command_writes_links_matrices_and_aer)
 {
     char dir[512], model[700], src[700], tgt[700], gold[700], jsonl[700], out[700], err_path[700];
@@ -427,6 +462,7 @@ Suite *report_suite(void)
     tcase_add_test(tc, training_dumps_alignments_and_aer);
     tcase_add_test(tc, report_opens_in_headless_chromium_with_every_heatmap);
     tcase_add_test(tc, heatmaps_keep_the_last_svgs_and_the_report_every_dump);
+    tcase_add_test(tc, report_keeps_tokens_that_look_like_markup_as_text);
     tcase_add_test(tc, dumps_thin_out_after_max_dumps_and_keep_the_last_step);
     tcase_add_test(tc, align_command_writes_links_matrices_and_aer);
     tcase_add_test(tc, heatmap_command_draws_svg_text_and_html);

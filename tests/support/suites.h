@@ -27,5 +27,6 @@ Suite *faults_suite(void);
 Suite *regress_suite(void);
 Suite *badinput_suite(void);
 Suite *variants_suite(void);
+Suite *install_suite(void);
 
 #endif
