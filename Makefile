@@ -24,7 +24,7 @@ B       ?= build
 PROG    ?= s2s
 
 # The numerical core (src/nn), compiled as float and as double.
-CORE    := $(addprefix nn/,ops gru lstm rnn_tanh cell attn_kernels attention encoder encoder_birnn tensor embedding_grad params model model_backward)
+CORE    := $(addprefix nn/,ops gru lstm rnn_tanh cell attn_kernels attention self_attention encoder encoder_birnn tensor embedding_grad params model model_backward)
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
 F64_ONLY := nn/fdcheck nn/fdcheck_model
 SRCS    := $(wildcard src/*/*.c)
@@ -114,10 +114,12 @@ test: test-deps $(TEST_BINS)
 	$(TEST_ENV) ./$(B)/check_s2s
 	$(MAKE) --no-print-directory crosscheck
 
-# The C model against the same model in PyTorch (scripts/torch_reference.py).
+# The C model against the same model in PyTorch (scripts/torch_reference.py), and that
+# reference's own gradients against finite differences.
 crosscheck: test-deps $(CROSSCHECK_DUMPS) $(PROG)
 	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py --s2s ./$(PROG) \
 	    $(addprefix --dump ,$(CROSSCHECK_DUMPS))
+	/usr/bin/python3 scripts/torch_reference.py selfcheck
 
 # The whole suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer
 # (every report fatal, leaks included), in build/asan.

@@ -38,10 +38,10 @@ SIZES = [
 ]
 TOLERANCES = {"float": (1e-5, 1e-4), "double": (1e-14, 1e-13)}
 
-# The variants, each at one size where p = 2n (so dot is valid):
-# (score, encoder cell, decoder cell, encoder layers, embedding dropout, readout dropout,
-#  label smoothing).
-VARIANT_SIZE = (50, 60, 16, 12, 24, 20, 28, 6, 4)
+# The variants, each at one size where p = 2n (so dot is valid) and a = p (so 2, 4 and 8
+# heads split every vector evenly): (score, encoder cell, decoder cell, encoder layers,
+# embedding dropout, readout dropout, label smoothing[, heads]).
+VARIANT_SIZE = (50, 60, 16, 12, 24, 24, 28, 6, 4)
 VARIANTS = [
     ("dot", "gru", "gru", 1, 0, 0, 0),
     ("general", "gru", "gru", 1, 0, 0, 0),
@@ -52,6 +52,11 @@ VARIANTS = [
     ("scaled_dot", "lstm", "gru", 3, 0, 0, 0),
     ("additive", "gru", "gru", 1, 0.3, 0.4, 0.1),
     ("general", "rnn", "lstm", 2, 0.2, 0.3, 0.2),
+    ("additive", "gru", "gru", 1, 0, 0, 0, 4),
+    ("dot", "gru", "gru", 1, 0, 0, 0, 8),
+    ("general", "gru", "gru", 1, 0, 0, 0, 2),
+    ("scaled_dot", "gru", "gru", 1, 0, 0, 0, 4),
+    ("additive", "lstm", "lstm", 2, 0.2, 0.3, 0.1, 4),
 ]
 
 
@@ -67,7 +72,7 @@ def parse_dump(text):
             dump[key] = [int(x) for x in head[1:]]
         elif key == "variant":
             dump[key] = (head[1], head[2], head[3], int(head[4]), float(head[5]),
-                         float(head[6]), float(head[7]))
+                         float(head[6]), float(head[7]), int(head[8]))
         elif key in ("mask_x", "mask_y", "mask_t"):
             dump[key] = [float(x) for x in next(lines).split()]
         elif key in ("src", "src_len", "tgt_in", "tgt_out"):
@@ -93,10 +98,10 @@ def check(dump_binary, size, variant=None):
     vx, vy, m, n, p, a, l = dump["dims"]
     B, S, T = dump["batch"]
     variant = dump["variant"]
-    score, enc_cell, dec_cell, layers, smoothing = (variant[0], variant[1], variant[2],
-                                                    variant[3], variant[6])
+    score, enc_cell, dec_cell, layers, smoothing, heads = (variant[0], variant[1], variant[2],
+                                                           variant[3], variant[6], variant[7])
     model = torch_reference.Seq2Seq(vx, vy, m, n, p, a, l, score, enc_cell, dec_cell,
-                                    layers).double()
+                                    layers, heads).double()
     params = model.c_tensors()
     assert set(params) == set(dump["param"]), "tensors of one side only: %s" % sorted(
         set(params) ^ set(dump["param"]))
@@ -119,7 +124,7 @@ def check(dump_binary, size, variant=None):
     loss_err = abs(dump["loss"] - loss.item()) / abs(loss.item())
     ok = loss_err <= loss_tol
     print("crosscheck %s build, %s attention, %s encoder x%d, %s decoder, dropout %g/%g, "
-          "smoothing %g, V_x=%d V_y=%d m=%d n=%d p=%d a=%d l=%d B=%d (S=%d T=%d): "
+          "smoothing %g, heads %d, V_x=%d V_y=%d m=%d n=%d p=%d a=%d l=%d B=%d (S=%d T=%d): "
           "loss C %.10f torch %.10f, relative error %.2e%s"
           % ((precision, variant[0], variant[1], variant[3], variant[2]) + variant[4:] +
              (vx, vy, m, n, p, a, l, B, S, T, dump["loss"], loss.item(), loss_err,

@@ -38,7 +38,8 @@ head -n 200 $data/test.src > "$work/test.src"
 head -n 200 $data/test.tgt > "$work/test.tgt"
 head -n 200 $data/test.align > "$work/test.align"
 
-# Every section of a checkpoint but PROG and LOGS (which hold times), by tag.
+# Every section of a checkpoint but PROG and LOGS (which hold times) and CONF (the
+# effective config: new keys with their defaults are not a change of behaviour), by tag.
 sections() {
     /usr/bin/python3 - "$1" <<'EOF'
 import hashlib, struct, sys
@@ -48,7 +49,7 @@ while at < len(b):
     tag = b[at:at + 4].decode()
     n = struct.unpack("<Q", b[at + 8:at + 16])[0]
     data = b[at + 16:at + 16 + n]
-    if tag not in ("PROG", "LOGS"):
+    if tag not in ("PROG", "LOGS", "CONF"):
         print("  section %s %d %s" % (tag, n, hashlib.sha256(data).hexdigest()[:16]))
     at += 16 + n + 4
 EOF

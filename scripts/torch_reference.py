@@ -52,10 +52,10 @@ class Seq2Seq(nn.Module):
     b_t) and the output layer. Sizes as in MODEL.md: vx, vy, m, n, p, a, l."""
 
     def __init__(self, vx, vy, m, n, p, a, l, score="additive", enc_cell="gru",
-                 dec_cell="gru", layers=1):
+                 dec_cell="gru", layers=1, heads=1):
         super().__init__()
         assert score in SCORES and enc_cell in CELLS and dec_cell in CELLS
-        self.n, self.score, self.dec_cell = n, score, dec_cell
+        self.n, self.score, self.dec_cell, self.heads = n, score, dec_cell, heads
         self.E_x = nn.Embedding(vx, m)
         self.E_y = nn.Embedding(vy, m)
         self.encoder = CELLS[enc_cell][0](m, n, num_layers=layers, bidirectional=True)
@@ -121,15 +121,24 @@ class Seq2Seq(nn.Module):
         return H
 
     def scores(self, s_prev, H, keys):
-        """e (S, B) of one decoder step: s_prev (B, p), keys from source_keys()."""
+        """e (heads, S, B) of one decoder step: s_prev (B, p), keys from source_keys().
+        Head k scores slice k of each vector it reads (MODEL.md, "Multi-head attention")."""
+        def split(x):                                  # (..., w) -> (heads, ..., w / heads)
+            return torch.stack(x.chunk(self.heads, dim=-1))
         if self.score == "additive":
-            return torch.tanh(keys + self.W_a(s_prev)) @ self.v_a
+            return (split(torch.tanh(keys + self.W_a(s_prev))) * split(self.v_a)[:, None, None]).sum(3)
         if self.score == "dot":
-            return (H * s_prev).sum(2)
+            return (split(H) * split(s_prev)[:, None]).sum(3)
         if self.score == "general":
-            return (keys * s_prev).sum(2)
+            return (split(keys) * split(s_prev)[:, None]).sum(3)
         q = self.W_q(s_prev)                           # scaled_dot
-        return (keys * q).sum(2) / keys.size(2) ** 0.5
+        return (split(keys) * split(q)[:, None]).sum(3) / (keys.size(2) / self.heads) ** 0.5
+
+    def attend(self, e, H, real_src):
+        """The heads' weights (heads, S, B) and the context [c^1 ; ... ; c^H] (B, 2n)."""
+        alpha = torch.softmax(e.masked_fill(~real_src, float("-inf")), dim=1)
+        values = torch.stack(H.chunk(self.heads, dim=2))            # (heads, S, B, 2n / heads)
+        return alpha, torch.cat(list((alpha.unsqueeze(3) * values).sum(1)), dim=1)
 
     def source_keys(self, H):
         """The part of the score that depends on h_j only: once per batch."""
@@ -161,8 +170,7 @@ class Seq2Seq(nn.Module):
             if fixed is not None:
                 c = fixed
             else:
-                e = self.scores(s, H, keys).masked_fill(~real_src, float("-inf"))
-                c = (torch.softmax(e, dim=0).unsqueeze(2) * H).sum(0)
+                c = self.attend(self.scores(s, H, keys), H, real_src)[1]
             x = torch.cat([ey[i], c], dim=1)
             if self.dec_cell == "lstm":
                 s, cell = self.decoder(x, (s, cell))
@@ -298,9 +306,36 @@ def bench(args):
 
 # ---- the reference checks itself ---------------------------------------------------
 
+def _fd_worst(model, batch):
+    """The worst relative error of autograd against central finite differences over
+    every parameter of model (float64)."""
+    with torch.no_grad():
+        for w in model.parameters():           # biases too: a general point
+            w.uniform_(-0.5, 0.5)
+    params = list(model.parameters())
+    model.zero_grad()
+    model.loss(*batch, smoothing=0.1).backward()
+    worst, h = 0.0, 1e-5  # round-off (1e-11) and truncation (h^2) balance here
+    with torch.no_grad():
+        for w in params:
+            flat, grad = w.view(-1), w.grad.view(-1)
+            for k in range(flat.numel()):
+                keep = flat[k].item()
+                flat[k] = keep + h
+                up = model.loss(*batch, smoothing=0.1).item()
+                flat[k] = keep - h
+                down = model.loss(*batch, smoothing=0.1).item()
+                flat[k] = keep
+                fd = (up - down) / (2 * h)
+                err = abs(fd - grad[k].item()) / max(abs(fd), abs(grad[k].item()), 1e-3)
+                worst = max(worst, err)
+    return worst, sum(w.numel() for w in params)
+
+
 def selfcheck():
     """Autograd's gradients of every variant's loss against central finite differences
-    in float64, on a tiny padded batch; exits 1 on a relative error above 1e-6."""
+    in float64, on a tiny padded batch: every score with every cell, and every score
+    with 2 heads; exits 1 on a relative error above 1e-6."""
     rng = random.Random(7)
     torch.manual_seed(7)
     pairs = [([rng.randrange(4, 9) for _ in range(k)], [rng.randrange(4, 8) for _ in range(j)])
@@ -310,30 +345,19 @@ def selfcheck():
     for score in SCORES:
         for cell in CELLS:
             model = Seq2Seq(9, 8, 3, 2, 4, 5, 4, score, cell, cell, 2).double()
-            model.init_uniform(0.5)
-            with torch.no_grad():
-                for w in model.parameters():           # biases too: a general point
-                    w.uniform_(-0.5, 0.5)
-            params = list(model.parameters())
-            model.zero_grad()
-            model.loss(*batch, smoothing=0.1).backward()
-            worst, h = 0.0, 1e-5  # round-off (1e-11) and truncation (h^2) balance here
-            with torch.no_grad():
-                for w in params:
-                    flat, grad = w.view(-1), w.grad.view(-1)
-                    for k in range(flat.numel()):
-                        keep = flat[k].item()
-                        flat[k] = keep + h
-                        up = model.loss(*batch, smoothing=0.1).item()
-                        flat[k] = keep - h
-                        down = model.loss(*batch, smoothing=0.1).item()
-                        flat[k] = keep
-                        fd = (up - down) / (2 * h)
-                        err = abs(fd - grad[k].item()) / max(abs(fd), abs(grad[k].item()), 1e-3)
-                        worst = max(worst, err)
+            worst, n = _fd_worst(model, batch)
             print("selfcheck %-10s %-4s: %d parameters, worst relative error %.1e"
-                  % (score, cell, sum(w.numel() for w in params), worst))
+                  % (score, cell, n, worst))
             worst_all = max(worst_all, worst)
+    for score in SCORES:
+        if score == "none":
+            continue
+        # a = 4: two heads split d_h = 4, a = 4 and p = 4 evenly
+        model = Seq2Seq(9, 8, 3, 2, 4, 4, 4, score, "gru", "gru", 1, heads=2).double()
+        worst, n = _fd_worst(model, batch)
+        print("selfcheck %-10s 2 heads: %d parameters, worst relative error %.1e"
+              % (score, n, worst))
+        worst_all = max(worst_all, worst)
     print("selfcheck %s (tolerance 1e-6)" % ("PASSED" if worst_all < 1e-6 else "FAILED"))
     return 0 if worst_all < 1e-6 else 1
 

@@ -96,6 +96,9 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
     const char **sw = xmalloc_array((size_t)c->max_src_len + 1, sizeof(char *));
     const char **tw = xmalloc_array((size_t)c->max_tgt_len + 1, sizeof(char *));
     long next_line = 1; /* empty pairs were skipped: they get empty lines */
+    const AttnDims ad = model_attn_dims(&ck->dims);
+    AttnMatrix heads[64];
+    AlignExtras extra = {heads, ad.heads > 1 ? ad.heads : 0, NULL, 0};
     for (int first = 0; first < c->n; first += ALIGN_BATCH) {
         int count = c->n - first < ALIGN_BATCH ? c->n - first : ALIGN_BATCH;
         corpus_batch(c, NULL, first, count, 1, &bt);
@@ -117,7 +120,11 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
                     sw[j] = vocab_word(&ck->src_vocab, bt.src[j * count + k]);
                 for (int i = 0; i < m.rows; i++)
                     tw[i] = vocab_word(&ck->tgt_vocab, bt.tgt_out[i * count + k]);
-                if (align_write_json(out, ck->step, -1, c->line_no[pair], sw, tw, &m) < 0)
+                /* a multi-head model's heads, each like the mean */
+                for (int h = 0; h < extra.n_heads; h++)
+                    heads[h] = (AttnMatrix){ws.alpha_heads + h * m.row_stride + k, m.rows, m.cols,
+                                            extra.n_heads * m.row_stride, count};
+                if (align_write_json(out, ck->step, -1, c->line_no[pair], sw, tw, &m, &extra) < 0)
                     out = NULL; /* the error stays on the stream: reported at its close */
             }
         }

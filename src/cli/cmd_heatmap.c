@@ -15,7 +15,7 @@
 
 static const char HEATMAP_USAGE[] =
     "usage: s2s heatmap ALIGNMENTS.jsonl [--format svg|html|txt] [--step N|last|all]\n"
-    "                   [--out DIR]\n"
+    "                   [--head K | --self LAYER] [--out DIR]\n"
     "\n"
     "Draws the attention matrices of an alignments.jsonl (written by s2s train, or by\n"
     "s2s align --out):\n"
@@ -25,6 +25,10 @@ static const char HEATMAP_USAGE[] =
     "        (default: all steps)\n"
     "  txt   the matrices on stdout with shade blocks, in colour on a terminal\n"
     "        (default: last step)\n"
+    "The alignment of a multi-head model is the mean of its heads; --head K draws head K\n"
+    "instead (heatmap-ID-STEP-headK.svg), --self LAYER the source-by-source weights of a\n"
+    "self-attention layer (heatmap-ID-STEP-selfLAYER.svg); both count from 1, for svg and\n"
+    "txt. The report shows them all.\n"
     "DIR defaults to heatmaps/ beside ALIGNMENTS.jsonl; files are replaced whole (never\n"
     "half written). Control characters in tokens are drawn as U+FFFD in text. An option's\n"
     "value is the next argument: --step all, not --step=all.\n";
@@ -54,20 +58,23 @@ enum { STEP_LAST = -1, STEP_ALL = -2 };
 typedef struct {
     const char *input, *out_dir, *step_arg;
     DrawFormat format;
-    long step; /* a step, STEP_LAST or STEP_ALL */
+    long step;          /* a step, STEP_LAST or STEP_ALL */
+    int head, self;     /* draw this head, or this self-attention layer (from 1; 0: no) */
 } HeatmapOptions;
 
 /* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
 static int parse_options(HeatmapOptions *o, int argc, char **argv)
 {
     const char *format = "svg";
-    enum { HELP, FORMAT, STEP, OUT };
+    enum { HELP, FORMAT, STEP, OUT, HEAD, SELF };
     static const CmdOption OPTS[] = {[HELP] = {"--help", 0}, [FORMAT] = {"--format", 1},
-                                     [STEP] = {"--step", 1}, [OUT] = {"--out", 1}, {NULL, 0}};
+                                     [STEP] = {"--step", 1}, [OUT] = {"--out", 1},
+                                     [HEAD] = {"--head", 1}, [SELF] = {"--self", 1}, {NULL, 0}};
     *o = (HeatmapOptions){0};
     for (int a = 0; a < argc; a++) {
         const char *value = NULL;
-        switch (cmd_option("heatmap", OPTS, argc, argv, &a, &value)) {
+        int opt = cmd_option("heatmap", OPTS, argc, argv, &a, &value);
+        switch (opt) {
         case -2:
             return EXIT_USAGE;
         case -1:
@@ -87,6 +94,17 @@ static int parse_options(HeatmapOptions *o, int argc, char **argv)
         case OUT:
             o->out_dir = value;
             break;
+        case HEAD:
+        case SELF: {
+            char *end;
+            long k = strtol(value, &end, 10);
+            if (*end || end == value || k < 1 || k > 64)
+                return cmd_usage_error(opt == HEAD ? "--head: expected a head from 1 to 64, got `%s`"
+                                                   : "--self: expected a layer from 1 to 64, got `%s`",
+                                       value);
+            *(opt == HEAD ? &o->head : &o->self) = (int)k;
+            break;
+        }
         }
     }
     if (!o->input)
@@ -99,6 +117,11 @@ static int parse_options(HeatmapOptions *o, int argc, char **argv)
         o->format = DRAW_TXT;
     else
         return cmd_usage_error("--format: expected svg, html or txt, got `%s`", format);
+    if (o->head && o->self)
+        return cmd_usage_error("%s", "heatmap: --head or --self, not both (see s2s heatmap --help)");
+    if ((o->head || o->self) && o->format == DRAW_HTML)
+        return cmd_usage_error("%s", "heatmap: the report shows every head and layer; --head and "
+                               "--self are for svg and txt");
     if (!o->step_arg)
         o->step = o->format == DRAW_HTML ? STEP_ALL : STEP_LAST;
     else if (!strcmp(o->step_arg, "last"))
@@ -152,14 +175,20 @@ static int draw_text(const AlignRecord *records, int n)
 }
 
 /* One SVG file per record in dir, each through a temporary: never half a file, nor a
- * write through a link planted at the name. */
-static int draw_svg_files(const AlignRecord *records, int n, const char *dir)
+ * write through a link planted at the name. A head's or layer's picture is named for it
+ * (heatmap-ID-STEP-headK.svg, -selfL.svg), beside the alignment's, not over it. */
+static int draw_svg_files(const AlignRecord *records, int n, const char *dir,
+                          const HeatmapOptions *o)
 {
-    char path[4400];
+    char path[4400], view[32] = "";
     Error err;
+    if (o->head)
+        snprintf(view, sizeof view, "-head%d", o->head);
+    else if (o->self)
+        snprintf(view, sizeof view, "-self%d", o->self);
     for (int k = 0; k < n; k++) {
         const AlignRecord *r = &records[k];
-        snprintf(path, sizeof path, "%s/heatmap-%ld-%ld.svg", dir, r->id, r->step);
+        snprintf(path, sizeof path, "%s/heatmap-%ld-%ld%s.svg", dir, r->id, r->step, view);
         AtomicFile svg;
         int failed = atomicfile_begin(&svg, path, "", &err) < 0;
         if (!failed) {
@@ -210,7 +239,25 @@ static int draw_files(const AlignLog *log, const HeatmapOptions *o)
     }
     if (o->format == DRAW_HTML)
         return draw_report(log, o->input, dir);
-    return draw_svg_files(log->records, log->n, dir);
+    return draw_svg_files(log->records, log->n, dir, o);
+}
+
+/* With --head or --self, each record's weights become that head's or layer's. */
+static int choose_matrices(AlignLog *log, const HeatmapOptions *o)
+{
+    for (int k = 0; k < log->n && (o->head || o->self); k++)
+        if (alignrecord_select(&log->records[k], o->head, o->self) < 0) {
+            const AlignRecord *r = &log->records[k];
+            Error err;
+            if (o->head)
+                error_set(&err, "`%s`: sentence %ld at step %ld has no head %d (it has %d)",
+                          o->input, r->id, r->step, o->head, r->n_heads ? r->n_heads : 1);
+            else
+                error_set(&err, "`%s`: sentence %ld at step %ld has no self-attention layer %d "
+                          "(it has %d)", o->input, r->id, r->step, o->self, r->n_self);
+            return cmd_error(&err, EXIT_USAGE);
+        }
+    return EXIT_OK;
 }
 
 int cmd_heatmap(int argc, char **argv)
@@ -232,13 +279,13 @@ int cmd_heatmap(int argc, char **argv)
     }
     int n_all = log.n;
     log.n = select_records(&log, o.step); /* the rest are freed below, with the count back */
+    rc = log.n ? choose_matrices(&log, &o) : EXIT_OK;
     if (log.n == 0) {
         error_set(&err, "`%s` has no attention matrices of step %s", o.input, o.step_arg);
         rc = cmd_error(&err, EXIT_USAGE);
-    } else if (o.format == DRAW_TXT)
-        rc = draw_text(log.records, log.n);
-    else
-        rc = draw_files(&log, &o);
+    } else if (rc == EXIT_OK) {
+        rc = o.format == DRAW_TXT ? draw_text(log.records, log.n) : draw_files(&log, &o);
+    }
     log.n = n_all;
     alignlog_free(&log);
     return rc;

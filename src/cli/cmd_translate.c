@@ -126,10 +126,16 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
         r.tgt[i] = (char *)tgt_words[i];
     if (h->ended)
         r.tgt[h->len] = "</s>";
-    if (o->json) /* no epoch: the step is the model's */
+    if (o->json) { /* no epoch: the step is the model's */
+        AttnMatrix heads[64];
+        AlignExtras extra = {heads, h->n_heads, NULL, 0};
+        for (int k = 0; k < h->n_heads && k < 64; k++)
+            heads[k] = (AttnMatrix){h->heads + (size_t)k * r.n_tgt * h->src_len, r.n_tgt,
+                                    h->src_len, h->src_len, 1};
         align_write_json(o->json, r.step, -1, r.id, (const char *const *)r.src,
                          (const char *const *)r.tgt,
-                         &(AttnMatrix){h->attention, r.n_tgt, h->src_len, h->src_len, 1});
+                         &(AttnMatrix){h->attention, r.n_tgt, h->src_len, h->src_len, 1}, &extra);
+    }
     if (o->show) {
         char title[96];
         snprintf(title, sizeof title, "stdin line %ld (model of step %ld)", r.id, r.step);

@@ -25,7 +25,9 @@ typedef struct {
 typedef struct {
     int rows, S, T;
     int *token, *parent; /* (T, rows): chosen after each step */
-    float *att;          /* (T, rows, S): the attention each row used at each step */
+    int planes;          /* attention rows kept per step: the alignment, then each head's
+                          * of a multi-head model */
+    float *att;          /* (T, rows, planes, S): the attention each row used at each step */
 } History;
 
 static double length_penalty(int length, double alpha)
@@ -80,14 +82,24 @@ static int finished_desc(const void *a, const void *b)
     return x->row - y->row;
 }
 
+/* Output step `step`'s attention rows as row `row` kept them, into out (rows n_rows). */
+static void take_rows(const History *h, int step, int row, Hypothesis *out, int n_rows)
+{
+    const size_t S = (size_t)out->src_len;
+    const float *at = h->att + ((size_t)step * h->rows + row) * h->planes * h->S;
+    memcpy(out->attention + (size_t)step * S, at, sizeof(float) * S);
+    for (int k = 0; k < out->n_heads; k++)
+        memcpy(out->heads + ((size_t)k * n_rows + step) * S, at + (size_t)(k + 1) * h->S,
+               sizeof(float) * S);
+}
+
 /* The words of row `row` after step t and the attention rows that produced them. */
-static void trace(const History *h, int t, int row, Hypothesis *out, int n_words)
+static void trace(const History *h, int t, int row, Hypothesis *out, int n_words, int n_rows)
 {
     for (int step = t; step >= 0; step--) {
         int parent = h->parent[step * h->rows + row];
         out->tokens[step] = h->token[step * h->rows + row];
-        memcpy(out->attention + (size_t)step * out->src_len,
-               h->att + ((size_t)step * h->rows + parent) * h->S, sizeof(float) * (size_t)out->src_len);
+        take_rows(h, step, parent, out, n_rows);
         row = parent;
     }
     assert(t + 1 == n_words);
@@ -101,16 +113,19 @@ static void make_hypothesis(const History *h, const Finished *f, int src_len, Hy
     out->logprob = f->logprob;
     out->score = f->score;
     out->src_len = src_len;
+    const int n_rows = words + f->ended;
     out->tokens = xmalloc_array((size_t)words + 1, sizeof(int));
-    out->attention = xmalloc_array((size_t)(words + f->ended) * src_len + 1, sizeof(float));
+    out->attention = xmalloc_array((size_t)n_rows * src_len + 1, sizeof(float));
+    out->n_heads = h->planes > 1 ? h->planes - 1 : 0;
+    out->heads = out->n_heads ? xmalloc_array((size_t)out->n_heads * n_rows * src_len, sizeof(float))
+                              : NULL;
     if (f->ended) {
         if (words > 0)
-            trace(h, f->t - 1, f->row, out, words);
+            trace(h, f->t - 1, f->row, out, words, n_rows);
         /* the row that chose </s> attended like this at step t */
-        memcpy(out->attention + (size_t)words * src_len, h->att + ((size_t)f->t * h->rows + f->row) * h->S,
-               sizeof(float) * (size_t)src_len);
+        take_rows(h, f->t, f->row, out, n_rows);
     } else {
-        trace(h, f->t, f->row, out, words);
+        trace(h, f->t, f->row, out, words, n_rows);
     }
 }
 
@@ -128,13 +143,13 @@ typedef struct {
     int *n_fin, *done;       /* (B) */
 } Search;
 
-static void search_init(Search *s, int B, int K, int S, int T, int V, double alpha)
+static void search_init(Search *s, int B, int K, int S, int T, int V, double alpha, int heads)
 {
-    const int rows = B * K;
+    const int rows = B * K, planes = heads > 1 ? 1 + heads : 1;
     *s = (Search){.B = B, .K = K, .rows = rows, .V = V, .alpha = alpha,
                   .h = {rows, S, T, xmalloc_array((size_t)T * rows, sizeof(int)),
-                        xmalloc_array((size_t)T * rows, sizeof(int)),
-                        xmalloc_array((size_t)T * rows * S, sizeof(float))}};
+                        xmalloc_array((size_t)T * rows, sizeof(int)), planes,
+                        xmalloc_array((size_t)T * rows * planes * S, sizeof(float))}};
     s->score = xmalloc_array((size_t)rows, sizeof(double));
     s->next_score = xmalloc_array((size_t)rows, sizeof(double));
     s->next_token = xmalloc_array((size_t)rows, sizeof(int));
@@ -237,13 +252,20 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
     for (int b = 0; b < B; b++)
         T = max_out[b] + 1 > T ? max_out[b] + 1 : T;
     Search s;
-    search_init(&s, B, K, S, T, dec->dims.tgt_vocab, alpha);
+    const AttnDims ad = model_attn_dims(&dec->dims);
+    search_init(&s, B, K, S, T, dec->dims.tgt_vocab, alpha, ad.heads);
     int n_done = 0;
     for (int t = 0; t < T && n_done < B; t++) {
         decoder_step(dec, P, S, rows);
+        /* each row's attention: the alignment, and each head's when there are several */
+        const int planes = s.h.planes;
         for (int r = 0; r < rows; r++)
-            for (int j = 0; j < S; j++)
-                s.h.att[((size_t)t * rows + r) * S + j] = (float)dec->alpha[(size_t)j * rows + r];
+            for (int q = 0; q < planes; q++) {
+                const real *w = q ? dec->alpha_heads + (size_t)(q - 1) * S * rows : dec->alpha;
+                float *at = s.h.att + (((size_t)t * rows + r) * planes + q) * S;
+                for (int j = 0; j < S; j++)
+                    at[j] = (float)w[(size_t)j * rows + r];
+            }
         for (int b = 0; b < B; b++)
             n_done += extend_sentence(&s, dec->logits, b, t, max_out[b]);
         /* each surviving hypothesis continues from its parent's new state */
@@ -272,6 +294,7 @@ void nbest_free(NBest *nb)
     for (int k = 0; k < nb->n; k++) {
         free(nb->hyps[k].tokens);
         free(nb->hyps[k].attention);
+        free(nb->hyps[k].heads);
     }
     free(nb->hyps);
     nb->hyps = NULL;

@@ -14,7 +14,10 @@ typedef struct {
     int ended;         /* it ended with </s> (else it reached the length limit) */
     double logprob;    /* sum of log-probabilities of its tokens, </s> included */
     double score;      /* logprob over the length penalty: what the beam ranks by */
-    float *attention;  /* (len + ended) rows of src_len weights: one row per output step */
+    float *attention;  /* (len + ended) rows of src_len weights: one row per output step
+                        * (a multi-head model's: the mean of its heads) */
+    int n_heads;       /* 0, or a multi-head model's heads: */
+    float *heads;      /* (n_heads, len + ended, src_len) each head's rows */
     int src_len;       /* source positions, </s> included */
 } Hypothesis;
 

@@ -38,6 +38,7 @@ void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps,
         TAKE(att_pre, SB * A);
         TAKE(scores, SB);
         TAKE(alpha, SB);
+        TAKE(alpha_heads, ad.heads > 1 ? ad.heads * SB : 0);
         TAKE(dec_in, B * (m + d_h));
         TAKE(xg, B * G * p);
         TAKE(ro_in, B * (p + d_h + m));
@@ -47,6 +48,8 @@ void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps,
         TAKE(done, B);
 #undef TAKE
     }
+    if (!dec->alpha_heads)
+        dec->alpha_heads = dec->alpha;
     /* a model without attention has no weights to show: rows of zeros */
     memset(dec->alpha, 0, sizeof(real) * SB);
 }
@@ -100,7 +103,8 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows)
     assert(rows <= dec->max_rows);
 
     embedding_forward(dec->dec_in, in_width, P->E_y, dec->prev, B, m);
-    AttnStep step = {dec->dec_in + m, in_width, dec->alpha, dec->scores, dec->query, dec->att_pre};
+    AttnStep step = {dec->dec_in + m, in_width, dec->alpha_heads, dec->alpha, dec->scores,
+                     dec->query, dec->att_pre};
     const AttnInput in = {dec->state, dec->H_rows, dec->keys_rows, dec->summary_rows,
                           dec->src_len_rows, S, B, B};
     attn_step_forward(&step, &P->att, &ad, &in);

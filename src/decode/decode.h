@@ -24,6 +24,8 @@ typedef struct {
     real *query;        /* (rows, attention query width) */
     real *att_pre;      /* (S*rows, attention pre width) */
     real *scores;       /* (S*rows) */
+    real *alpha_heads;  /* (H, S*rows) each head's attention at the current step; alpha
+                         * itself with one head */
     real *alpha;        /* (S*rows) attention of the current step, alpha[j * rows + r]
                          * (all 0 for score none) */
     real *dec_in;       /* (rows, m + d_h) [ey_{i-1} ; c_i] */

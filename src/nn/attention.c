@@ -37,9 +37,21 @@ void attn_carve(AttnParams *p, TensorCarver *c, const AttnDims *d)
     }
 }
 
-int attn_sizes_fit(const AttnDims *d)
+int attn_size_problems(const AttnDims *d)
 {
-    return d->score != SCORE_DOT || d->query_width == d->value_width; /* s_{i-1} . h_j */
+    const int H = d->heads;
+    int problems = 0;
+    if (d->score == SCORE_NONE)
+        return 0;
+    if (d->score == SCORE_DOT && d->query_width != d->value_width) /* s_{i-1} . h_j */
+        problems |= ATTN_DOT_WIDTHS;
+    if (d->value_width % H) /* each head's context is its slice of the annotations */
+        problems |= ATTN_SPLIT_VALUES;
+    if ((d->score == SCORE_ADDITIVE || d->score == SCORE_SCALED_DOT) && d->attn % H)
+        problems |= ATTN_SPLIT_ATTN;
+    if (d->score == SCORE_GENERAL && d->query_width % H)
+        problems |= ATTN_SPLIT_QUERY;
+    return problems;
 }
 
 int attn_has_weights(const AttnDims *d)
@@ -111,34 +123,54 @@ void attn_keys_backward(real *dH, AttnParams *G, const real *d_keys, const real 
     }
 }
 
-/* 1 / sqrt(a) of the scaled dot product. */
+/* 1 / sqrt(a / H) of the scaled dot product: the width of one head's slice. */
 static real scaled_dot_scale(const AttnDims *d)
 {
-    return (real)(1 / sqrt((double)d->attn));
+    return (real)(1 / sqrt((double)(d->attn / d->heads)));
+}
+
+/* Head k's scores e^k (S*B) into out->scores: each score on its own slices of the
+ * query-side and key-side vectors (nn/MODEL.md, "Multi-head attention"). */
+static void head_scores(AttnStep *out, const AttnParams *P, const AttnDims *d,
+                        const AttnInput *in, int k)
+{
+    const int H = d->heads, p = d->query_width, v = d->value_width, a = d->attn;
+    const int S = in->S, B = in->B;
+    const int ah = a / H, ph = p / H, vh = v / H;
+    switch (d->score) {
+    case SCORE_ADDITIVE: /* e_ij = v_a[k] . tanh(q[k] + keys_j[k]) */
+        attn_additive_scores_forward(out->scores, out->pre + k * ah, out->query + k * ah,
+                                     in->keys + k * ah, a, P->v_a + k * ah, in->len, S, B, ah);
+        break;
+    case SCORE_DOT: /* e_ij = s_{i-1}[k] . h_j[k] */
+        attn_dot_scores_forward(out->scores, in->s_prev + k * vh, p, in->H + k * vh, v, 1, in->len,
+                                S, B, vh);
+        break;
+    case SCORE_GENERAL: /* e_ij = s_{i-1}[k] . (W_g h_j)[k] */
+        attn_dot_scores_forward(out->scores, in->s_prev + k * ph, p, in->keys + k * ph, p, 1,
+                                in->len, S, B, ph);
+        break;
+    case SCORE_SCALED_DOT: /* e_ij = (W_q s_{i-1})[k] . (W_k h_j)[k] / sqrt(a / H) */
+        attn_dot_scores_forward(out->scores, out->query + k * ah, a, in->keys + k * ah, a,
+                                scaled_dot_scale(d), in->len, S, B, ah);
+        break;
+    case SCORE_NONE:
+        break;
+    }
 }
 
 void attn_step_forward(AttnStep *out, const AttnParams *P, const AttnDims *d, const AttnInput *in)
 {
-    const int p = d->query_width, v = d->value_width, a = d->attn;
-    const int S = in->S, B = in->B, rows = in->rows;
+    const int H = d->heads, p = d->query_width, v = d->value_width, a = d->attn;
+    const int S = in->S, B = in->B, rows = in->rows, vh = v / H;
+    const size_t SB = (size_t)S * B;
     assert(rows <= B);
     switch (d->score) {
-    case SCORE_ADDITIVE:
-        /* q (rows, a) = s_{i-1} (rows, p) . W_a^T (p, a); e_ij = v_a . tanh(q + keys_j) */
+    case SCORE_ADDITIVE: /* q (rows, a) = s_{i-1} (rows, p) . W_a^T (p, a), every head's */
         matmul(CblasNoTrans, CblasTrans, rows, a, p, 1, in->s_prev, p, P->W_a, p, 0, out->query, a);
-        attn_additive_scores_forward(out->scores, out->pre, out->query, in->keys, P->v_a, in->len,
-                                     S, B, a);
         break;
-    case SCORE_DOT: /* e_ij = s_{i-1} . h_j */
-        attn_dot_scores_forward(out->scores, in->s_prev, in->H, v, 1, in->len, S, B, v);
-        break;
-    case SCORE_GENERAL: /* e_ij = s_{i-1} . (W_g h_j) */
-        attn_dot_scores_forward(out->scores, in->s_prev, in->keys, p, 1, in->len, S, B, p);
-        break;
-    case SCORE_SCALED_DOT: /* e_ij = (W_q s_{i-1}) . (W_k h_j) / sqrt(a) */
+    case SCORE_SCALED_DOT: /* q (rows, a) = s_{i-1} . W_q^T */
         matmul(CblasNoTrans, CblasTrans, rows, a, p, 1, in->s_prev, p, P->W_q, p, 0, out->query, a);
-        attn_dot_scores_forward(out->scores, out->query, in->keys, a, scaled_dot_scale(d), in->len,
-                                S, B, a);
         break;
     case SCORE_NONE: /* c_i is the sentence's fixed context; rows of length 0 are left out */
         for (int b = 0; b < B; b++)
@@ -146,54 +178,92 @@ void attn_step_forward(AttnStep *out, const AttnParams *P, const AttnDims *d, co
                 memcpy(out->c + (size_t)b * out->ld_c, in->summary + (size_t)b * v,
                        sizeof(real) * v);
         return;
+    case SCORE_DOT:
+    case SCORE_GENERAL:
+        break;
     }
-    attn_softmax_forward(out->alpha, out->scores, in->len, S, B);
-    attn_context_forward(out->c, out->ld_c, out->alpha, in->H, v, in->len, S, B, v);
+    /* each head: its weights alpha^k, and its slice of the context [c^1 ; ... ; c^H] */
+    for (int k = 0; k < H; k++) {
+        real *alpha = out->alpha + (size_t)k * SB;
+        head_scores(out, P, d, in, k);
+        attn_softmax_forward(alpha, out->scores, in->len, S, B);
+        attn_context_forward(out->c + k * vh, out->ld_c, alpha, in->H + k * vh, v, in->len, S, B,
+                             vh);
+    }
+    /* the alignment: the mean of the heads' weights (torch's average_attn_weights) */
+    if (H > 1 && out->mean)
+        for (size_t r = 0; r < SB; r++) {
+            real sum = 0;
+            for (int k = 0; k < H; k++)
+                sum += out->alpha[(size_t)k * SB + r];
+            out->mean[r] = sum / H;
+        }
+}
+
+/* Backward of head k's scores: from dscores (de^k) to its slices of the query, the keys,
+ * s_{i-1} and v_a. */
+static void head_scores_backward(AttnGrads *g, AttnParams *G, const AttnStep *step, int pre_kept,
+                                 const AttnParams *P, const AttnDims *d, const AttnInput *in,
+                                 int k)
+{
+    const int H = d->heads, p = d->query_width, v = d->value_width, a = d->attn;
+    const int S = in->S, B = in->B;
+    const int ah = a / H, ph = p / H, vh = v / H;
+    switch (d->score) {
+    case SCORE_ADDITIVE:
+        if (!pre_kept) /* the same arithmetic as forward: the same numbers */
+            attn_additive_scores_forward(step->scores, step->pre + k * ah, step->query + k * ah,
+                                         in->keys + k * ah, a, P->v_a + k * ah, in->len, S, B, ah);
+        attn_additive_scores_backward(g->dquery + k * ah, g->dkeys + k * ah, G->v_a + k * ah,
+                                      g->dscores, step->pre + k * ah, a, P->v_a + k * ah, in->len,
+                                      S, B, ah);
+        break;
+    case SCORE_DOT: /* forward: e_ij = s_{i-1}[k] . h_j[k] */
+        attn_dot_scores_backward(g->ds_prev + k * vh, g->dH + k * vh, g->dscores,
+                                 in->s_prev + k * vh, p, in->H + k * vh, v, 1, in->len, S, B, vh);
+        break;
+    case SCORE_GENERAL: /* forward: e_ij = s_{i-1}[k] . keys_j[k], keys = W_g h_j */
+        attn_dot_scores_backward(g->ds_prev + k * ph, g->dkeys + k * ph, g->dscores,
+                                 in->s_prev + k * ph, p, in->keys + k * ph, p, 1, in->len, S, B,
+                                 ph);
+        break;
+    case SCORE_SCALED_DOT:
+        /* forward: e_ij = q[k] . keys_j[k] / sqrt(a / H), q = W_q s_{i-1}, keys = W_k h_j */
+        attn_dot_scores_backward(g->dquery + k * ah, g->dkeys + k * ah, g->dscores,
+                                 step->query + k * ah, a, in->keys + k * ah, a,
+                                 scaled_dot_scale(d), in->len, S, B, ah);
+        break;
+    case SCORE_NONE:
+        break;
+    }
 }
 
 void attn_step_backward(AttnGrads *g, AttnParams *G, const real *dc, int ld_dc,
                         const AttnStep *step, int pre_kept, const AttnParams *P,
                         const AttnDims *d, const AttnInput *in)
 {
-    const int p = d->query_width, v = d->value_width, a = d->attn;
-    const int S = in->S, B = in->B, rows = in->rows;
+    const int H = d->heads, p = d->query_width, v = d->value_width, a = d->attn;
+    const int S = in->S, B = in->B, rows = in->rows, vh = v / H;
+    const size_t SB = (size_t)S * B;
     if (d->score == SCORE_NONE) { /* forward: c_i = fixed context, at every step */
         for (int b = 0; b < rows; b++)
             for (int u = 0; u < v; u++)
                 g->dsummary[(size_t)b * v + u] += dc[(size_t)b * ld_dc + u];
         return;
     }
-    /* forward: c_i = sum_j alpha_ij h_j; alpha_i = softmax(e_i) */
-    attn_context_backward(g->dalpha, g->dH, dc, ld_dc, step->alpha, in->H, v, in->len, S, B, v);
-    attn_softmax_backward(g->dscores, g->dalpha, step->alpha, in->len, S, B);
-    switch (d->score) {
-    case SCORE_ADDITIVE:
-        if (!pre_kept) /* the same arithmetic as forward: the same numbers */
-            attn_additive_scores_forward(step->scores, step->pre, step->query, in->keys, P->v_a,
-                                         in->len, S, B, a);
-        attn_additive_scores_backward(g->dquery, g->dkeys, G->v_a, g->dscores, step->pre, P->v_a,
-                                      in->len, S, B, a);
-        /* forward: q = s_{i-1} W_a^T, so ds_{i-1} (rows, p) += dq (rows, a) . W_a (a, p) */
-        matmul(CblasNoTrans, CblasNoTrans, rows, p, a, 1, g->dquery, a, P->W_a, p, 1, g->ds_prev, p);
-        break;
-    case SCORE_DOT: /* forward: e_ij = s_{i-1} . h_j */
-        attn_dot_scores_backward(g->ds_prev, g->dH, g->dscores, in->s_prev, in->H, v, 1, in->len,
-                                 S, B, v);
-        break;
-    case SCORE_GENERAL: /* forward: e_ij = s_{i-1} . keys_j, keys = W_g h_j */
-        attn_dot_scores_backward(g->ds_prev, g->dkeys, g->dscores, in->s_prev, in->keys, p, 1,
-                                 in->len, S, B, p);
-        break;
-    case SCORE_SCALED_DOT:
-        /* forward: e_ij = q . keys_j / sqrt(a), q = W_q s_{i-1}, keys = W_k h_j */
-        attn_dot_scores_backward(g->dquery, g->dkeys, g->dscores, step->query, in->keys, a,
-                                 scaled_dot_scale(d), in->len, S, B, a);
-        /* ds_{i-1} (rows, p) += dq (rows, a) . W_q (a, p) */
-        matmul(CblasNoTrans, CblasNoTrans, rows, p, a, 1, g->dquery, a, P->W_q, p, 1, g->ds_prev, p);
-        break;
-    case SCORE_NONE:
-        break;
+    for (int k = 0; k < H; k++) {
+        const real *alpha = step->alpha + (size_t)k * SB;
+        /* forward: c^k_i = sum_j alpha^k_ij h_j[k]; alpha^k_i = softmax(e^k_i) */
+        attn_context_backward(g->dalpha, g->dH + k * vh, dc + k * vh, ld_dc, alpha, in->H + k * vh,
+                              v, in->len, S, B, vh);
+        attn_softmax_backward(g->dscores, g->dalpha, alpha, in->len, S, B);
+        head_scores_backward(g, G, step, pre_kept, P, d, in, k);
     }
+    /* forward: q = s_{i-1} W^T (W_a or W_q), so ds_{i-1} (rows, p) += dq (rows, a) . W (a, p) */
+    if (d->score == SCORE_ADDITIVE)
+        matmul(CblasNoTrans, CblasNoTrans, rows, p, a, 1, g->dquery, a, P->W_a, p, 1, g->ds_prev, p);
+    else if (d->score == SCORE_SCALED_DOT)
+        matmul(CblasNoTrans, CblasNoTrans, rows, p, a, 1, g->dquery, a, P->W_q, p, 1, g->ds_prev, p);
 }
 
 void attn_queries_backward(AttnParams *G, const AttnDims *d, const real *dquery,

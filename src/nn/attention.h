@@ -27,6 +27,7 @@ typedef struct {
     int query_width; /* p: the decoder state s_{i-1} */
     int value_width; /* d_h: the annotations h_j, and the context */
     int attn;        /* a: the additive and scaled dot scores' width */
+    int heads;       /* H >= 1: each scores its own slices (see attn_size_problems) */
 } AttnDims;
 
 /* A score's tensors; those it does not have stay NULL. */
@@ -39,9 +40,12 @@ typedef struct {
 /* Carves the score's tensors (names of nn/MODEL.md) into p. */
 void attn_carve(AttnParams *p, TensorCarver *c, const AttnDims *d);
 
-/* 0 if the score cannot work with these sizes (dot: the decoder state must be as wide
- * as the annotations). */
-int attn_sizes_fit(const AttnDims *d);
+/* What keeps the score from working with these sizes, as flags (0: nothing): the dot
+ * score needs the decoder state as wide as the annotations (ATTN_DOT_WIDTHS), and H
+ * heads need H equal slices of every vector they split -- the annotations (d_h), a for
+ * additive and scaled_dot, p for general. */
+enum { ATTN_DOT_WIDTHS = 1, ATTN_SPLIT_VALUES = 2, ATTN_SPLIT_ATTN = 4, ATTN_SPLIT_QUERY = 8 };
+int attn_size_problems(const AttnDims *d);
 /* 0 for score none, which has no weights: no alignments to show. */
 int attn_has_weights(const AttnDims *d);
 /* Widths of the buffers a caller keeps for the attention: the keys, once per batch
@@ -71,10 +75,12 @@ typedef struct {
 
 /* What one step writes, and its scratch. */
 typedef struct {
-    real *c;      /* (rows, d_h) the context, row stride ld_c */
+    real *c;      /* (rows, d_h) the context [c^1 ; ... ; c^H], row stride ld_c */
     int ld_c;
-    real *alpha;  /* (S*B) the weights (not written for score none) */
-    real *scores; /* (S*B) scratch: e_ij */
+    real *alpha;  /* (H, S*B) each head's weights (not written for score none) */
+    real *mean;   /* (S*B) their mean, the alignment (written when H > 1 and not NULL;
+                   * with one head alpha is the alignment) */
+    real *scores; /* (S*B) scratch: one head's e_ij */
     real *query;  /* (rows, query width) */
     real *pre;    /* (S*B, pre width) */
 } AttnStep;

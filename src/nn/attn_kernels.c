@@ -17,19 +17,19 @@ SIMD_CLONES static void tanh_of_sum(real *restrict pre, const real *restrict k, 
         pre[u] = r_tanh(k[u] + q[u]);
 }
 
-void attn_additive_scores_forward(real *e, real *pre, const real *q, const real *keys,
+void attn_additive_scores_forward(real *e, real *pre, const real *q, const real *keys, int ld,
                                   const real *v_a, const int *len, int S, int B, int A)
 {
     for (int j = 0; j < S; j++)
         for (int b = 0; b < B; b++) {
             size_t row = (size_t)j * B + b;
             if (j < n_real(len, S, b))
-                tanh_of_sum(pre + row * A, keys + row * A, q + (size_t)b * A, A);
+                tanh_of_sum(pre + row * ld, keys + row * ld, q + (size_t)b * ld, A);
             else /* padding: zeros, so its score below is 0 */
-                memset(pre + row * A, 0, sizeof(real) * (size_t)A);
+                memset(pre + row * ld, 0, sizeof(real) * (size_t)A);
         }
     /* e (S*B) = pre (S*B, A) . v_a (A): every score in one product */
-    cblas_gemv(CblasRowMajor, CblasNoTrans, S * B, A, 1, pre, A, v_a, 1, 0, e, 1);
+    cblas_gemv(CblasRowMajor, CblasNoTrans, S * B, A, 1, pre, ld, v_a, 1, 0, e, 1);
 }
 
 /* forward: e = v . t, t = tanh(k + q): dt = de v, and through tanh dk += dq += dt (1 - t^2) */
@@ -44,25 +44,26 @@ SIMD_CLONES static void tanh_sum_backward(real *restrict dk, real *restrict dq, 
 }
 
 void attn_additive_scores_backward(real *dq, real *dkeys, real *dv_a, const real *de,
-                                   const real *pre, const real *v_a, const int *len,
+                                   const real *pre, int ld, const real *v_a, const int *len,
                                    int S, int B, int A)
 {
     for (int j = 0; j < S; j++)
         for (int b = 0; b < B; b++) {
             size_t row = (size_t)j * B + b;
             if (j < n_real(len, S, b))
-                tanh_sum_backward(dkeys + row * A, dq + (size_t)b * A, pre + row * A, v_a, de[row], A);
+                tanh_sum_backward(dkeys + row * ld, dq + (size_t)b * ld, pre + row * ld, v_a,
+                                  de[row], A);
         }
     /* forward: e = pre v_a, so dv_a (A) += pre^T (A, S*B) . de (S*B); padded rows of pre are
      * zero */
-    cblas_gemv(CblasRowMajor, CblasTrans, S * B, A, 1, pre, A, de, 1, 1, dv_a, 1);
+    cblas_gemv(CblasRowMajor, CblasTrans, S * B, A, 1, pre, ld, de, 1, 1, dv_a, 1);
 }
 
-void attn_dot_scores_forward(real *e, const real *q, const real *keys, int ld_keys,
+void attn_dot_scores_forward(real *e, const real *q, int ld_q, const real *keys, int ld_keys,
                              real scale, const int *len, int S, int B, int D)
 {
     for (int b = 0; b < B; b++) {
-        const real *qb = q + (size_t)b * D;
+        const real *qb = q + (size_t)b * ld_q;
         int L = n_real(len, S, b);
         for (int j = 0; j < S; j++) {
             size_t row = (size_t)j * B + b;
@@ -79,13 +80,13 @@ void attn_dot_scores_forward(real *e, const real *q, const real *keys, int ld_ke
     }
 }
 
-void attn_dot_scores_backward(real *dq, real *dkeys, const real *de, const real *q,
+void attn_dot_scores_backward(real *dq, real *dkeys, const real *de, const real *q, int ld_q,
                               const real *keys, int ld_keys, real scale, const int *len,
                               int S, int B, int D)
 {
     for (int b = 0; b < B; b++) {
-        const real *qb = q + (size_t)b * D;
-        real *dqb = dq + (size_t)b * D;
+        const real *qb = q + (size_t)b * ld_q;
+        real *dqb = dq + (size_t)b * ld_q;
         int L = n_real(len, S, b);
         for (int j = 0; j < L; j++) {
             size_t row = (size_t)j * B + b;

@@ -14,20 +14,22 @@
 
 /* Additive (Bahdanau) scores: e[j,b] = v_a . tanh(keys[j,b] + q[b]), where the caller
  * computed q = W_a s_{i-1} (B, A) and keys = U_a h_j + b_a (S*B, A) once per batch.
- * Writes e (S*B) and pre (S*B, A) = the tanh, saved for backward. */
-void attn_additive_scores_forward(real *e, real *pre, const real *q, const real *keys,
+ * Writes e (S*B) and pre (S*B, A) = the tanh, saved for backward. q, keys and pre have
+ * row stride ld >= A (a head's slice of wider rows). */
+void attn_additive_scores_forward(real *e, real *pre, const real *q, const real *keys, int ld,
                                   const real *v_a, const int *len, int S, int B, int A);
-/* Accumulates dq (B, A), dkeys (S*B, A), dv_a (A) from de (S*B). */
+/* Accumulates dq (B, A), dkeys (S*B, A) (both row stride ld), dv_a (A) from de (S*B). */
 void attn_additive_scores_backward(real *dq, real *dkeys, real *dv_a, const real *de,
-                                   const real *pre, const real *v_a, const int *len,
+                                   const real *pre, int ld, const real *v_a, const int *len,
                                    int S, int B, int A);
 
-/* Dot-product scores: e[j,b] = scale * q[b] . keys[j,b], q (B, D), keys (S*B, D) with
- * row stride ld_keys. scale 1 is Luong's dot, 1/sqrt(D) the scaled dot product. */
-void attn_dot_scores_forward(real *e, const real *q, const real *keys, int ld_keys,
+/* Dot-product scores: e[j,b] = scale * q[b] . keys[j,b], q (B, D) with row stride ld_q,
+ * keys (S*B, D) with row stride ld_keys. scale 1 is Luong's dot, 1/sqrt(D) the scaled dot
+ * product. */
+void attn_dot_scores_forward(real *e, const real *q, int ld_q, const real *keys, int ld_keys,
                              real scale, const int *len, int S, int B, int D);
-/* Accumulates dq (B, D) and dkeys (stride ld_keys; skipped if NULL) from de. */
-void attn_dot_scores_backward(real *dq, real *dkeys, const real *de, const real *q,
+/* Accumulates dq (B, D, stride ld_q) and dkeys (stride ld_keys; skipped if NULL) from de. */
+void attn_dot_scores_backward(real *dq, real *dkeys, const real *de, const real *q, int ld_q,
                               const real *keys, int ld_keys, real scale, const int *len,
                               int S, int B, int D);
 

@@ -72,6 +72,10 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
     TAKE_IF(A > 0, att_pre, (ws->keep_att_pre ? TB : (size_t)B) * S * A);
     TAKE(scores, SB);
     TAKE_IF(attends, alpha, TB * S);
+    if (ad.heads > 1)
+        TAKE_IF(attends, alpha_heads, TB * ad.heads * S);
+    else
+        ws->alpha_heads = ws->alpha;
     TAKE(active, (size_t)T);
     TAKE(step_row, (size_t)T + 1);
     TAKE(state_row, (size_t)T + 1);
@@ -151,22 +155,6 @@ void model_set_regularization(Workspace *ws, const Regularization *reg)
 }
 
 /* ---- forward --------------------------------------------------------------------- */
-
-/* Inverted dropout of x (rows, cols, row stride ld) in place: each value kept with
- * probability 1 - rate and then scaled by 1 / (1 - rate), so that the expected value is
- * unchanged and nothing needs scaling at test time. The factors go to mask (rows, cols)
- * for backward. */
-static void dropout_forward(real *x, int ld, real *mask, int rows, int cols, double rate,
-                            Pcg32 *rng)
-{
-    const real keep = (real)(1 / (1 - rate));
-    for (int r = 0; r < rows; r++)
-        for (int k = 0; k < cols; k++) {
-            real f = pcg32_unit(rng) < rate ? 0 : keep;
-            mask[(size_t)r * cols + k] = f;
-            x[(size_t)r * ld + k] *= f;
-        }
-}
 
 /* Step i's tanh layer of the additive score (S*B, A): its own block when every step's is
  * kept, else the one block that backward fills again; NULL for the other scores. */
@@ -282,8 +270,9 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
         real *c = ws->dec_in + row * in_width + m;
         real *xg = ws->dec_xg + row * Gp;
         real *s_next = ws->states + (size_t)ws->state_row[i + 1] * p;
-        AttnStep step = {c, in_width, ws->alpha ? ws->alpha + (size_t)i * SB : NULL, ws->scores,
-                         q, model_att_pre_step(ws, i)};
+        AttnStep step = {c, in_width, ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
+                         ws->alpha ? ws->alpha + (size_t)i * SB : NULL, ws->scores, q,
+                         model_att_pre_step(ws, i)};
         const AttnInput in = {s_prev, ws->enc.H, ws->keys, ws->enc.summary, len, S, B, Bi};
         attn_step_forward(&step, &P->att, &ad, &in);
         /* xg (Bi, Gp) += c_i (Bi, d_h) . W_i[:, m:]^T (d_h, Gp) */

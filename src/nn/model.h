@@ -30,6 +30,7 @@ typedef struct {
     int attn;       /* a: attention size (additive and scaled_dot) */
     int readout;    /* l: readout size */
     ScoreKind score;
+    int heads;      /* H: attention heads (1: the single-head model) */
     CellKind enc_cell, dec_cell;
     int enc_layers; /* bidirectional encoder layers, 1 to MODEL_MAX_LAYERS; layer k > 0
                      * reads [fwd_h ; bwd_h] of layer k - 1, as torch.nn.GRU does */
@@ -125,7 +126,9 @@ typedef struct {
                             * tests may clear it) */
     real *att_pre;         /* (T or 1, S*B, A) the additive score's tanh layer */
     real *scores;          /* (S*B) scratch: e_ij of one step */
-    real *alpha;           /* (T, S*B) the alignment matrices; NULL for score none */
+    real *alpha;           /* (T, S*B) the alignment matrices (the heads' mean); NULL for
+                            * score none */
+    real *alpha_heads;     /* (T, H, S*B) each head's weights; alpha itself when H = 1 */
     int *active;           /* (T) decoder rows computed at step i: those still in their
                             * sentence when the batch is sorted by target length, else B */
     int *step_len;         /* (T, B) source lengths seen at step i, 0 for rows past active */

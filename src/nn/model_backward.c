@@ -101,8 +101,9 @@ static void decoder_steps_backward(Params *G, Workspace *ws, const Params *P)
                1, dc, in_width);
         const int *len = ws->step_len + (size_t)i * B;
         const AttnInput in = {s_prev, enc->H, ws->keys, enc->summary, len, S, B, Bi};
-        const AttnStep step = {NULL, 0, ws->alpha ? ws->alpha + (size_t)i * SB : NULL,
-                               ws->scores, ws->query ? ws->query + block * Q : NULL,
+        const AttnStep step = {NULL, 0,
+                               ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
+                               NULL, ws->scores, ws->query ? ws->query + block * Q : NULL,
                                model_att_pre_step(ws, i)};
         AttnGrads g = {ds_prev, ws->d_query ? ws->d_query + block * Q : NULL, enc->d_H,
                        ws->d_keys, enc->d_summary, ws->d_alpha, ws->d_scores};

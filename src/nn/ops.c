@@ -1,8 +1,9 @@
-/* ops.c: linear, embedding, tanh and softmax cross-entropy kernels (see ops.h).
- * Implements the readout and loss of MODEL.md; borrowed buffers only. */
+/* ops.c: linear, embedding, tanh, relu, layer normalisation, dropout and softmax
+ * cross-entropy kernels (see ops.h); borrowed buffers only. */
 #include "nn/ops.h"
 
 #include <assert.h>
+#include <math.h>
 #include <string.h>
 
 void linear_forward(real *y, const real *x, const real *W, const real *b,
@@ -87,6 +88,75 @@ SIMD_CLONES void tanh_backward(real *dx, const real *dy, const real *y, size_t n
 {
     for (size_t k = 0; k < n; k++)
         dx[k] = dy[k] * (1 - y[k] * y[k]);
+}
+
+SIMD_CLONES void relu_forward(real *y, const real *x, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        y[k] = x[k] > 0 ? x[k] : 0;
+}
+
+SIMD_CLONES void relu_backward(real *dx, const real *dy, const real *y, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        dx[k] = y[k] > 0 ? dy[k] : 0;
+}
+
+void layer_norm_forward(real *y, real *xhat, real *rstd, const real *x, const real *gamma,
+                        const real *beta, int rows, int d)
+{
+    for (int r = 0; r < rows; r++) {
+        const real *xr = x + (size_t)r * d;
+        real *hr = xhat + (size_t)r * d, *yr = y + (size_t)r * d;
+        /* two passes in double: the mean, then the mean square of the deviations */
+        double mean = 0, var = 0;
+        for (int k = 0; k < d; k++)
+            mean += xr[k];
+        mean /= d;
+        for (int k = 0; k < d; k++)
+            var += (xr[k] - mean) * (xr[k] - mean);
+        var /= d;
+        const double inv = 1 / sqrt(var + LAYER_NORM_EPS);
+        rstd[r] = (real)inv;
+        for (int k = 0; k < d; k++) {
+            hr[k] = (real)((xr[k] - mean) * inv);
+            yr[k] = gamma[k] * hr[k] + beta[k];
+        }
+    }
+}
+
+void layer_norm_backward(real *dx, real *dgamma, real *dbeta, const real *dy, const real *xhat,
+                         const real *rstd, const real *gamma, int rows, int d)
+{
+    for (int r = 0; r < rows; r++) {
+        const real *dyr = dy + (size_t)r * d, *hr = xhat + (size_t)r * d;
+        real *dxr = dx + (size_t)r * d;
+        /* forward: y = gamma xhat + beta; xhat = (x - mean) rstd, where mean and rstd
+         * depend on every x_k of the row: the two means below are their share */
+        double mean_dxhat = 0, mean_dxhat_xhat = 0;
+        for (int k = 0; k < d; k++) {
+            const double dxhat = (double)gamma[k] * dyr[k];
+            mean_dxhat += dxhat;
+            mean_dxhat_xhat += dxhat * hr[k];
+            dgamma[k] += dyr[k] * hr[k];
+            dbeta[k] += dyr[k];
+        }
+        mean_dxhat /= d;
+        mean_dxhat_xhat /= d;
+        for (int k = 0; k < d; k++)
+            dxr[k] = (real)(rstd[r] * ((double)gamma[k] * dyr[k] - mean_dxhat - hr[k] * mean_dxhat_xhat));
+    }
+}
+
+void dropout_forward(real *x, int ld, real *mask, int rows, int cols, double rate, Pcg32 *rng)
+{
+    const real keep = (real)(1 / (1 - rate));
+    for (int r = 0; r < rows; r++)
+        for (int k = 0; k < cols; k++) {
+            real f = pcg32_unit(rng) < rate ? 0 : keep;
+            mask[(size_t)r * cols + k] = f;
+            x[(size_t)r * ld + k] *= f;
+        }
 }
 
 /* Sum and maximum of n values in eight interleaved lanes: the compiler turns each into

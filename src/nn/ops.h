@@ -1,10 +1,12 @@
 /* ops.h: stateless layer kernels as forward/backward pairs: linear (one BLAS gemm per
- * product), embedding lookup, tanh, and the fused softmax + cross-entropy.
+ * product), embedding lookup, tanh, relu, layer normalisation, inverted dropout, and the
+ * fused softmax + cross-entropy.
  * Kernels never allocate, print or exit. Parameter gradients are always accumulated
  * (+=); the trainer zeroes them once per step. Shapes use MODEL.md's letters. */
 #ifndef S2S_OPS_H
 #define S2S_OPS_H
 
+#include "base/rng.h"
 #include "nn/real.h"
 
 /* y (rows, out) = x (rows, in) W^T + b, with W (out, in) and b (out) or NULL.
@@ -39,6 +41,29 @@ void tanh_forward(real *y, const real *x, size_t n);
 /* dx = dy * (1 - y^2) for n values, given y = tanh(x). Overwrites dx (which may alias
  * dy): a tanh's input has exactly one consumer in the model, so nothing to accumulate. */
 void tanh_backward(real *dx, const real *dy, const real *y, size_t n);
+
+/* y = max(x, 0) for n values; y may alias x. */
+void relu_forward(real *y, const real *x, size_t n);
+/* dx = dy where y > 0, else 0, given y = relu(x). Overwrites dx (which may alias dy). */
+void relu_backward(real *dx, const real *dy, const real *y, size_t n);
+
+/* torch.nn.LayerNorm over each row of x (rows, d): xhat = (x - mean) / sqrt(var + eps)
+ * with the biased variance and eps = 1e-5, y = gamma * xhat + beta. Writes y, and xhat
+ * (rows, d) and rstd = 1 / sqrt(var + eps) (rows) for backward; y may alias x. */
+#define LAYER_NORM_EPS 1e-5
+void layer_norm_forward(real *y, real *xhat, real *rstd, const real *x, const real *gamma,
+                        const real *beta, int rows, int d);
+/* Accumulates dgamma += sum over rows of dy * xhat and dbeta += sum of dy; overwrites dx
+ * (rows, d; may alias dy) = rstd (dxhat - mean(dxhat) - xhat mean(dxhat * xhat)) with
+ * dxhat = gamma * dy, row by row. */
+void layer_norm_backward(real *dx, real *dgamma, real *dbeta, const real *dy, const real *xhat,
+                         const real *rstd, const real *gamma, int rows, int d);
+
+/* Inverted dropout of x (rows, cols, row stride ld) in place: each value kept with
+ * probability 1 - rate and then scaled by 1 / (1 - rate), so that the expected value is
+ * unchanged and nothing needs scaling at test time. The factors (0 or 1 / (1 - rate))
+ * go to mask (rows, cols) for backward, drawn from rng row by row. */
+void dropout_forward(real *x, int ld, real *mask, int rows, int cols, double rate, Pcg32 *rng);
 
 /* Softmax cross-entropy over rows of logits (rows, V) with one target id per row:
  * replaces every row by its softmax (the largest buffer of the model is reused, and

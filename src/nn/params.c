@@ -25,7 +25,8 @@ int model_annotation_width(const Dims *d)
 AttnDims model_attn_dims(const Dims *d)
 {
     return (AttnDims){.score = d->score, .query_width = d->dec_hidden,
-                      .value_width = model_annotation_width(d), .attn = d->attn};
+                      .value_width = model_annotation_width(d), .attn = d->attn,
+                      .heads = d->heads > 0 ? d->heads : 1};
 }
 
 int model_has_alignments(const Dims *d)
@@ -36,9 +37,12 @@ int model_has_alignments(const Dims *d)
 
 void model_describe(const Dims *d, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s encoder (%d layer%s), %s decoder, attention %s",
+    char heads[32] = "";
+    if (d->heads > 1)
+        snprintf(heads, sizeof heads, " (%d heads)", d->heads);
+    snprintf(out, cap, "%s encoder (%d layer%s), %s decoder, attention %s%s",
              cell_name(d->enc_cell), d->enc_layers, d->enc_layers > 1 ? "s" : "",
-             cell_name(d->dec_cell), score_names[d->score]);
+             cell_name(d->dec_cell), score_names[d->score], heads);
 }
 
 /* Carves every tensor, or (without with_embeddings) every tensor but E_x and E_y. */
@@ -104,6 +108,8 @@ void params_init(Params *p, Pcg32 *rng, float scale)
         const Tensor *x = &p->tensors[t];
         size_t count = (size_t)x->rows * x->cols;
         for (size_t k = 0; k < count; k++)
-            x->data[k] = x->is_bias ? 0 : (real)pcg32_uniform(rng, -scale, scale);
+            x->data[k] = x->init == TENSOR_UNIFORM ? (real)pcg32_uniform(rng, -scale, scale)
+                         : x->init == TENSOR_ONES  ? 1
+                                                   : 0;
     }
 }

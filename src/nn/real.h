@@ -26,6 +26,18 @@ typedef double real;
 #define embedding_backward embedding_backward_f64
 #define tanh_forward tanh_forward_f64
 #define tanh_backward tanh_backward_f64
+#define relu_forward relu_forward_f64
+#define relu_backward relu_backward_f64
+#define layer_norm_forward layer_norm_forward_f64
+#define layer_norm_backward layer_norm_backward_f64
+#define dropout_forward dropout_forward_f64
+#define sa_carve sa_carve_f64
+#define sa_carve_work sa_carve_work_f64
+#define sa_attend_forward sa_attend_forward_f64
+#define sa_attend_backward sa_attend_backward_f64
+#define sa_forward sa_forward_f64
+#define sa_output sa_output_f64
+#define sa_backward sa_backward_f64
 #define column_sums_add column_sums_add_f64
 #define hidden_projection_backward hidden_projection_backward_f64
 #define softmax_xent_forward softmax_xent_forward_f64
@@ -49,7 +61,7 @@ typedef double real;
 #define tensor_carve tensor_carve_f64
 #define attn_carve attn_carve_f64
 #define attn_has_weights attn_has_weights_f64
-#define attn_sizes_fit attn_sizes_fit_f64
+#define attn_size_problems attn_size_problems_f64
 #define attn_key_width attn_key_width_f64
 #define attn_query_width attn_query_width_f64
 #define attn_pre_width attn_pre_width_f64

@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-real *tensor_carve(TensorCarver *c, int rows, int cols, int is_bias, const char *format, ...)
+real *tensor_carve(TensorCarver *c, int rows, int cols, TensorInit init, const char *format, ...)
 {
     assert(c->n < c->cap);
     Tensor *x = &c->list[c->n++];
@@ -16,7 +16,7 @@ real *tensor_carve(TensorCarver *c, int rows, int cols, int is_bias, const char 
     x->data = c->base ? c->base + c->offset : NULL;
     x->rows = rows;
     x->cols = cols;
-    x->is_bias = is_bias;
+    x->init = init;
     c->offset += (size_t)rows * (size_t)cols;
     return x->data;
 }

@@ -9,12 +9,16 @@
 
 #include "nn/real.h"
 
+/* How a tensor starts (nn/MODEL.md, "Initialisation"): weights uniform in [-r, r],
+ * biases 0, a layer norm's gains 1. */
+typedef enum { TENSOR_UNIFORM = 0, TENSOR_ZEROS = 1, TENSOR_ONES = 2 } TensorInit;
+
 /* One named tensor of the flat buffer, for checkpoints, debugging and the checks. */
 typedef struct {
     char name[24];
     real *data;
-    int rows, cols; /* a vector is (rows, 1) */
-    int is_bias;    /* initialised to 0 instead of uniform */
+    int rows, cols;  /* a vector is (rows, 1) */
+    TensorInit init;
 } Tensor;
 
 typedef struct {
@@ -25,8 +29,9 @@ typedef struct {
 } TensorCarver;
 
 /* The next tensor: rows x cols floats at the carver's offset, named by the printf-style
- * format. Returns its data (NULL when counting). */
-real *tensor_carve(TensorCarver *c, int rows, int cols, int is_bias, const char *format, ...)
+ * format, starting as init says (0: uniform, 1: zeros, as the weights and biases of
+ * the model pass them). Returns its data (NULL when counting). */
+real *tensor_carve(TensorCarver *c, int rows, int cols, TensorInit init, const char *format, ...)
     __attribute__((format(printf, 5, 6)));
 
 #endif

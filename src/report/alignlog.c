@@ -50,6 +50,62 @@ static int token_list(const JsonValue *v)
     return 1;
 }
 
+/* A matrix of rows x cols weights in [0, 1]: "weights", or matrix k (from 1) of the list
+ * key ("heads", "self"; k 0 for weights). Checks it and, with out, copies it row-major.
+ * rows_of names what a row stands for in messages ("target", "source"). */
+static int take_matrix(const JsonValue *m, int rows, int cols, float *out, const char *key,
+                       int k, const char *rows_of, const char *name, long line, Error *err)
+{
+    char what[48], quoted[48];
+    if (k)
+        snprintf(what, sizeof what, "%s %d", key, k);
+    else
+        snprintf(what, sizeof what, "%s", key);
+    snprintf(quoted, sizeof quoted, k ? "\"%s\" %d" : "\"%s\"", key, k);
+    if (!m || m->type != JSON_ARRAY || m->n_items != rows)
+        return error_at(err, name, line, 1, "expected %s: %d rows, one per %s token", quoted, rows,
+                        rows_of);
+    for (int i = 0; i < rows; i++) {
+        const JsonValue *row = &m->items[i];
+        if (row->type != JSON_ARRAY || row->n_items != cols)
+            return error_at(err, name, line, 1, "%s row %d: expected %d numbers, one per "
+                            "source token", what, i + 1, cols);
+        for (int j = 0; j < cols; j++) {
+            if (row->items[j].type != JSON_NUMBER || !(row->items[j].number >= 0) ||
+                row->items[j].number > 1)
+                return error_at(err, name, line, 1, "%s row %d, column %d: expected a "
+                                "number from 0 to 1", what, i + 1, j + 1);
+            if (out)
+                out[(size_t)i * cols + j] = (float)row->items[j].number;
+        }
+    }
+    return 0;
+}
+
+/* A list of matrices (the optional "heads" or "self"): at most 64 of rows x cols each.
+ * Returns their number (0 if the key is absent), or -1 with err set. */
+static int take_matrices(const JsonValue *list, const char *key, int rows, int cols,
+                         const char *rows_of, float **out, const char *name, long line,
+                         Error *err)
+{
+    *out = NULL;
+    if (!list)
+        return 0;
+    if (list->type != JSON_ARRAY || list->n_items < 1 || list->n_items > 64)
+        return error_at(err, name, line, 1, "expected \"%s\": a list of 1 to 64 matrices", key);
+    const size_t size = (size_t)rows * cols;
+    float *m = xmalloc_array((size_t)list->n_items * size, sizeof(float));
+    for (int k = 0; k < list->n_items; k++) {
+        if (take_matrix(&list->items[k], rows, cols, m + k * size, key, k + 1, rows_of, name, line,
+                        err) < 0) {
+            free(m);
+            return -1;
+        }
+    }
+    *out = m;
+    return list->n_items;
+}
+
 /* One record from a parsed line. */
 static int take_record(AlignLog *log, const JsonValue *root, const char *name, long line, Error *err)
 {
@@ -71,19 +127,19 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
     if (!token_list(src) || !token_list(tgt))
         return error_at(err, name, line, 1, "expected \"src\" and \"tgt\": non-empty lists of "
                         "token strings");
-    if (!w || w->type != JSON_ARRAY || w->n_items != tgt->n_items)
-        return error_at(err, name, line, 1, "expected \"weights\": %d rows, one per target token",
-                        tgt->n_items);
-    for (int i = 0; i < w->n_items; i++) {
-        const JsonValue *row = &w->items[i];
-        if (row->type != JSON_ARRAY || row->n_items != src->n_items)
-            return error_at(err, name, line, 1, "weights row %d: expected %d numbers, one per "
-                            "source token", i + 1, src->n_items);
-        for (int j = 0; j < row->n_items; j++)
-            if (row->items[j].type != JSON_NUMBER || !(row->items[j].number >= 0) ||
-                row->items[j].number > 1)
-                return error_at(err, name, line, 1, "weights row %d, column %d: expected a "
-                                "number from 0 to 1", i + 1, j + 1);
+    if (take_matrix(w, tgt->n_items, src->n_items, NULL, "weights", 0, "target", name, line,
+                    err) < 0)
+        return -1;
+    float *heads, *self;
+    int n_heads = take_matrices(json_get(root, "heads"), "heads", tgt->n_items, src->n_items,
+                                "target", &heads, name, line, err);
+    if (n_heads < 0)
+        return -1;
+    int n_self = take_matrices(json_get(root, "self"), "self", src->n_items, src->n_items,
+                               "source", &self, name, line, err);
+    if (n_self < 0) {
+        free(heads);
+        return -1;
     }
     if (log->n == log->cap) {
         log->cap = log->cap * 2 + 16;
@@ -98,9 +154,11 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
     r->src = copy_tokens(src, &r->n_src);
     r->tgt = copy_tokens(tgt, &r->n_tgt);
     r->weights = xmalloc_array((size_t)r->n_src * (size_t)r->n_tgt, sizeof(float));
-    for (int i = 0; i < r->n_tgt; i++)
-        for (int j = 0; j < r->n_src; j++)
-            r->weights[(size_t)i * r->n_src + j] = (float)w->items[i].items[j].number;
+    take_matrix(w, r->n_tgt, r->n_src, r->weights, "weights", 0, "target", name, line, err);
+    r->n_heads = n_heads;
+    r->heads = heads;
+    r->n_self = n_self;
+    r->self = self;
     return 0;
 }
 
@@ -165,7 +223,37 @@ void alignlog_free(AlignLog *log)
         free(r->src);
         free(r->tgt);
         free(r->weights);
+        free(r->heads);
+        free(r->self);
     }
     free(log->records);
     memset(log, 0, sizeof *log);
+}
+
+int alignrecord_select(AlignRecord *r, int head, int self_layer)
+{
+    const size_t S = (size_t)r->n_src, T = (size_t)r->n_tgt;
+    if (self_layer) {
+        if (self_layer > r->n_self)
+            return -1;
+        /* queries and keys are both the source: its tokens become the rows' too */
+        for (size_t i = 0; i < T; i++)
+            free(r->tgt[i]);
+        free(r->tgt);
+        r->tgt = xmalloc_array(S, sizeof(char *));
+        for (size_t j = 0; j < S; j++)
+            r->tgt[j] = xstrdup(r->src[j]);
+        r->n_tgt = (int)S;
+        free(r->weights);
+        r->weights = xmalloc_array(S * S, sizeof(float));
+        memcpy(r->weights, r->self + (size_t)(self_layer - 1) * S * S, sizeof(float) * S * S);
+        snprintf(r->view, sizeof r->view, "self-attention layer %d", self_layer);
+        return 0;
+    }
+    if (head < 1 || head > (r->n_heads ? r->n_heads : 1))
+        return -1;
+    if (r->n_heads) /* one head is the alignment itself */
+        memcpy(r->weights, r->heads + (size_t)(head - 1) * T * S, sizeof(float) * T * S);
+    snprintf(r->view, sizeof r->view, "head %d", head);
+    return 0;
 }

@@ -1,5 +1,6 @@
 /* alignlog.h: reading alignments.jsonl (cli/INTERFACE.md) back: every record checked
- * (shapes, weights finite and in [0, 1]), errors with file:line:col. Used by
+ * (shapes, weights finite and in [0, 1], the optional "heads" and "self" too), errors
+ * with file:line:col. Fields a record may have beyond these are passed over. Used by
  * `s2s heatmap` and the training report. */
 #ifndef S2S_ALIGNLOG_H
 #define S2S_ALIGNLOG_H
@@ -14,7 +15,14 @@ typedef struct {
     int has_epoch;      /* records written outside training (s2s align, translate) have none */
     int n_src, n_tgt;
     char **src, **tgt;  /* tokens */
-    float *weights;     /* (n_tgt, n_src) row-major */
+    float *weights;     /* (n_tgt, n_src) row-major: the alignment (the heads' mean) */
+    int n_heads;        /* 0, or each head's weights in heads */
+    float *heads;       /* (n_heads, n_tgt, n_src) */
+    int n_self;         /* self-attention layers, 0 if none */
+    float *self;        /* (n_self, n_src, n_src): each layer's weights (its heads' mean),
+                         * a row per query position, a column per key position */
+    char view[40];      /* which matrix weights holds, when not the alignment: "head 2",
+                         * "self-attention layer 1" (alignrecord_select) */
 } AlignRecord;
 
 typedef struct {
@@ -35,5 +43,10 @@ int alignlog_read(AlignLog *log, const char *path, Error *err);
 /* The same from memory (name for messages). */
 int alignlog_parse(AlignLog *log, const char *text, size_t len, const char *name, Error *err);
 void alignlog_free(AlignLog *log);
+
+/* Makes r's weights the matrix to draw instead of the alignment: head `head` (from 1),
+ * or with self_layer (from 1) that self-attention layer's source-by-source weights (its
+ * tgt then the source tokens). Returns 0, or -1 if r has no such head or layer. */
+int alignrecord_select(AlignRecord *r, int head, int self_layer);
 
 #endif

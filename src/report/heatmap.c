@@ -92,7 +92,10 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
     fprintf(f, "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
             "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans Mono, Menlo, "
             "Consolas, monospace\" font-size=\"13\">\n", width, height, width, height);
-    fprintf(f, "<title>attention, step %ld, sentence %ld</title>\n", r->step, r->id);
+    fprintf(f, "<title>attention, step %ld, sentence %ld", r->step, r->id);
+    if (r->view[0])
+        fprintf(f, ", %s", r->view);
+    fputs("</title>\n", f);
     fprintf(f, "<defs><linearGradient id=\"scale-%s\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">", uid);
     for (int k = 0; k < 10; k++) {
         char c[8];
@@ -135,7 +138,10 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">step %ld", left, top + grid_h + 24, r->step);
     if (r->has_epoch)
         fprintf(f, " \xc2\xb7 epoch %.2f", r->epoch);
-    fprintf(f, " \xc2\xb7 sentence %ld</text>\n", r->id);
+    fprintf(f, " \xc2\xb7 sentence %ld", r->id);
+    if (r->view[0])
+        fprintf(f, " \xc2\xb7 %s", r->view);
+    fputs("</text>\n", f);
     fputs("</svg>\n", f);
 }
 
@@ -145,9 +151,11 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
 static void default_title(const AlignRecord *r, char *out, size_t cap)
 {
     if (r->has_epoch)
-        snprintf(out, cap, "step %ld (epoch %.2f), sentence %ld", r->step, r->epoch, r->id);
+        snprintf(out, cap, "step %ld (epoch %.2f), sentence %ld%s%s", r->step, r->epoch, r->id,
+                 r->view[0] ? ", " : "", r->view);
     else
-        snprintf(out, cap, "step %ld, sentence %ld", r->step, r->id);
+        snprintf(out, cap, "step %ld, sentence %ld%s%s", r->step, r->id, r->view[0] ? ", " : "",
+                 r->view);
 }
 
 void heatmap_txt(FILE *f, const AlignRecord *r, int color)
@@ -332,7 +340,8 @@ static const char REPORT_STYLE[] =
     "h1{font-size:22px}h2{font-size:16px;margin-top:28px}"
     ".curves{display:flex;flex-wrap:wrap;gap:12px}.frame{display:none}.frame.shown{display:block}"
     ".controls{margin:6px 0}.controls input{width:360px;vertical-align:middle}"
-    ".sentence{font-family:monospace;color:#555}";
+    ".sentence{font-family:monospace;color:#555}.panels{display:flex;flex-wrap:wrap;gap:8px;"
+    "align-items:flex-start}";
 
 /* The browser draws every heatmap from the numbers of the s2s-data element (drawn as
  * heatmap_svg draws them: the same geometry, colours, labels and tooltips; control
@@ -351,14 +360,14 @@ static const char REPORT_SCRIPT[] =
     "function el(name,attrs,text){var e=document.createElementNS(NS,name);"
     "for(var a in attrs)e.setAttribute(a,attrs[a]);if(text!==undefined)e.textContent=text;return e;}"
     "function width(s){return Array.from(s).length;}"
-    "function heatmap(p,f,uid){"
-    "var src=p.src.map(clean),tgt=f.tgt.map(clean),S=src.length,T=tgt.length;"
+    "function heatmap(p,f,rows,w,view,uid){"
+    "var src=p.src.map(clean),tgt=rows.map(clean),S=src.length,T=tgt.length;"
     "var ms=Math.max.apply(null,[1].concat(src.map(width))),mt=Math.max.apply(null,[1].concat(tgt.map(width)));"
     "var left=12+CW*mt,top=16+CW*ms*0.87+8,gw=CELL*S,gh=CELL*T,W=left+gw+90,H=top+gh+36;"
     "var svg=el('svg',{'class':'heatmap',width:W.toFixed(0),height:H.toFixed(0),"
     "viewBox:'0 0 '+W.toFixed(0)+' '+H.toFixed(0),'font-family':'DejaVu Sans Mono, Menlo, Consolas, monospace',"
     "'font-size':'13'});"
-    "svg.appendChild(el('title',{},'attention, step '+f.step+', sentence '+p.id));"
+    "svg.appendChild(el('title',{},'attention, step '+f.step+', sentence '+p.id+(view?', '+view:'')));"
     "var g=el('linearGradient',{id:'scale-'+uid,x1:'0',y1:'1',x2:'0',y2:'0'});"
     "for(var k=0;k<10;k++)g.appendChild(el('stop',{offset:(k/9).toFixed(3),'stop-color':colour(k/9)}));"
     "var defs=el('defs',{});defs.appendChild(g);svg.appendChild(defs);"
@@ -367,16 +376,21 @@ static const char REPORT_SCRIPT[] =
     "svg.appendChild(el('text',{x:x,y:y,transform:'rotate(-60 '+x+' '+y+')'},src[j]));}"
     "for(var i=0;i<T;i++)svg.appendChild(el('text',{x:(left-6).toFixed(1),"
     "y:(top+CELL*(i+0.5)+4).toFixed(1),'text-anchor':'end'},tgt[i]));"
-    "for(i=0;i<T;i++)for(j=0;j<S;j++){var w=f.w[i*S+j]/1000,r=el('rect',{x:(left+CELL*j).toFixed(0),"
-    "y:(top+CELL*i).toFixed(0),width:CELL,height:CELL,fill:colour(w)});"
-    "r.appendChild(el('title',{},tgt[i]+' \\u2190 '+src[j]+': '+w.toFixed(3)));svg.appendChild(r);}"
+    "for(i=0;i<T;i++)for(j=0;j<S;j++){var v=w[i*S+j]/1000,r=el('rect',{x:(left+CELL*j).toFixed(0),"
+    "y:(top+CELL*i).toFixed(0),width:CELL,height:CELL,fill:colour(v)});"
+    "r.appendChild(el('title',{},tgt[i]+' \\u2190 '+src[j]+': '+v.toFixed(3)));svg.appendChild(r);}"
     "var sx=left+gw+24;svg.appendChild(el('rect',{x:sx.toFixed(0),y:top.toFixed(0),width:'14',"
     "height:gh.toFixed(0),fill:'url(#scale-'+uid+')'}));"
     "[0,0.5,1].forEach(function(t){svg.appendChild(el('text',{x:(sx+20).toFixed(0),"
     "y:(top+gh*(1-t)+4).toFixed(1)},t.toFixed(1)));});"
     "svg.appendChild(el('text',{x:left.toFixed(0),y:(top+gh+24).toFixed(0),fill:'#444'},'step '+f.step+"
-    "('epoch'in f?' \\u00b7 epoch '+f.epoch.toFixed(2):'')+' \\u00b7 sentence '+p.id));"
-    "return svg;}"
+    "('epoch'in f?' \\u00b7 epoch '+f.epoch.toFixed(2):'')+' \\u00b7 sentence '+p.id+"
+    "(view?' \\u00b7 '+view:'')));"
+    "return svg;}";
+
+/* ... and the page: a section per sentence, a slider over its steps, and the panels of
+ * each step -- the alignment, each head, each self-attention layer. */
+static const char REPORT_SCRIPT_PAGE[] =
     "var data=JSON.parse(document.getElementById('s2s-data').textContent),n=0,root=document.getElementById('probes');"
     "data.probes.forEach(function(p){"
     "var sec=document.createElement('section');sec.className='probe';"
@@ -389,7 +403,11 @@ static const char REPORT_SCRIPT[] =
     "var label=document.createElement('span');label.className='step';"
     "ctl.appendChild(slider);ctl.appendChild(document.createTextNode(' '));ctl.appendChild(label);sec.appendChild(ctl);"
     "var frames=p.frames.map(function(f){var d=document.createElement('div');d.className='frame';"
-    "d.appendChild(heatmap(p,f,n++));sec.appendChild(d);"
+    "var row=document.createElement('div');row.className='panels';d.appendChild(row);"
+    "row.appendChild(heatmap(p,f,f.tgt,f.w,f.heads?'mean of '+f.heads.length+' heads':'',n++));"
+    "(f.heads||[]).forEach(function(w,k){row.appendChild(heatmap(p,f,f.tgt,w,'head '+(k+1),n++));});"
+    "(f.self||[]).forEach(function(w,k){row.appendChild(heatmap(p,f,p.src,w,"
+    "'self-attention layer '+(k+1),n++));});sec.appendChild(d);"
     "return{div:d,label:'step '+f.step+('epoch'in f?' (epoch '+f.epoch.toFixed(2)+')':'')};});"
     "function show(k){frames.forEach(function(f,i){f.div.classList.toggle('shown',i==k);});"
     "label.textContent=frames[k].label;}"
@@ -398,8 +416,29 @@ static const char REPORT_SCRIPT[] =
     "document.body.dataset.heatmaps=document.querySelectorAll('svg.heatmap').length;"
     "})();";
 
-/* One probe's frames as JSON: the weights in thousandths (what a colour can show; the
- * numbers themselves are in alignments.jsonl). */
+/* n weights as a JSON list in thousandths (what a colour can show; the numbers
+ * themselves are in alignments.jsonl). */
+static void write_thousandths(FILE *f, const float *w, size_t n)
+{
+    fputc('[', f);
+    for (size_t c = 0; c < n; c++)
+        fprintf(f, "%s%ld", c ? "," : "", lround(w[c] * 1000));
+    fputc(']', f);
+}
+
+/* count matrices of size each, as "name":[[..],[..]] */
+static void write_panels(FILE *f, const char *name, const float *w, int count, size_t size)
+{
+    fprintf(f, ",\"%s\":[", name);
+    for (int k = 0; k < count; k++) {
+        fputs(k ? "," : "", f);
+        write_thousandths(f, w + (size_t)k * size, size);
+    }
+    fputc(']', f);
+}
+
+/* One probe's frames as JSON: the alignment ("w"), and each head's and self-attention
+ * layer's weights when the record has them. */
 static void write_probe(FILE *f, const AlignLog *log, const int *shown, int m)
 {
     const AlignRecord *first = &log->records[shown[0]];
@@ -419,10 +458,14 @@ static void write_probe(FILE *f, const AlignLog *log, const int *shown, int m)
             fputs(i ? "," : "", f);
             json_write_string_in_html(f, x->tgt[i]);
         }
-        fputs("],\"w\":[", f);
-        for (size_t c = 0; c < (size_t)x->n_tgt * x->n_src; c++)
-            fprintf(f, "%s%ld", c ? "," : "", lround(x->weights[c] * 1000));
-        fputs("]}", f);
+        fputs("],\"w\":", f);
+        const size_t TS = (size_t)x->n_tgt * x->n_src, SS = (size_t)x->n_src * x->n_src;
+        write_thousandths(f, x->weights, TS);
+        if (x->n_heads > 1)
+            write_panels(f, "heads", x->heads, x->n_heads, TS);
+        if (x->n_self > 0)
+            write_panels(f, "self", x->self, x->n_self, SS);
+        fputc('}', f);
     }
     fputs("]}", f);
 }
@@ -487,6 +530,7 @@ int heatmap_report(const char *path, const AlignLog *log, const char *metrics_pa
     }
     free(frames);
     free(shown);
-    fprintf(f, "]}</script>\n<script>%s</script>\n</body></html>\n", REPORT_SCRIPT);
+    fprintf(f, "]}</script>\n<script>%s%s</script>\n</body></html>\n", REPORT_SCRIPT,
+            REPORT_SCRIPT_PAGE);
     return atomicfile_commit(&out, err); /* checks every write above */
 }

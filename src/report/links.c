@@ -53,8 +53,33 @@ static void write_tokens(FILE *f, const char *const *tokens, int n)
     fputc(']', f);
 }
 
+/* A matrix as [[..],..]: 8 significant digits, the float itself, so rows still sum to 1. */
+static void write_matrix(FILE *f, const AttnMatrix *m)
+{
+    fputc('[', f);
+    for (int i = 0; i < m->rows; i++) {
+        fputs(i ? ",[" : "[", f);
+        for (int j = 0; j < m->cols; j++)
+            fprintf(f, "%s%.8g", j ? "," : "", (double)attn_at(m, i, j));
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
+/* "name":[matrix,matrix,...] */
+static void write_matrices(FILE *f, const char *name, const AttnMatrix *ms, int n)
+{
+    fprintf(f, ",\"%s\":[", name);
+    for (int k = 0; k < n; k++) {
+        if (k)
+            fputc(',', f);
+        write_matrix(f, &ms[k]);
+    }
+    fputc(']', f);
+}
+
 int align_write_json(FILE *f, long step, double epoch, long id, const char *const *src,
-                     const char *const *tgt, const AttnMatrix *m)
+                     const char *const *tgt, const AttnMatrix *m, const AlignExtras *extra)
 {
     fprintf(f, "{\"step\":%ld,", step);
     if (epoch >= 0)
@@ -63,15 +88,13 @@ int align_write_json(FILE *f, long step, double epoch, long id, const char *cons
     write_tokens(f, src, m->cols);
     fputs(",\"tgt\":", f);
     write_tokens(f, tgt, m->rows);
-    fputs(",\"weights\":[", f);
-    for (int i = 0; i < m->rows; i++) {
-        fputs(i ? ",[" : "[", f);
-        for (int j = 0; j < m->cols; j++)
-            /* 8 significant digits: the float itself, so rows still sum to 1 */
-            fprintf(f, "%s%.8g", j ? "," : "", (double)attn_at(m, i, j));
-        fputc(']', f);
-    }
-    fputs("]}\n", f);
+    fputs(",\"weights\":", f);
+    write_matrix(f, m);
+    if (extra && extra->n_heads > 1)
+        write_matrices(f, "heads", extra->heads, extra->n_heads);
+    if (extra && extra->n_self > 0)
+        write_matrices(f, "self", extra->self, extra->n_self);
+    fputs("}\n", f);
     return ferror(f) || fflush(f) != 0 ? -1 : 0;
 }
 

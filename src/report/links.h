@@ -3,7 +3,8 @@
  * attention entropy, and the JSONL dump format of cli/INTERFACE.md:
  *   {"step":..,"epoch":..,"id":..,"src":[..],"tgt":[..],"weights":[[..],..]}
  * with one row per target token (</s> included), one column per source token ("epoch"
- * only in training's dumps). */
+ * only in training's dumps), and "heads" and "self" when the model has them
+ * (AlignExtras). */
 #ifndef S2S_LINKS_H
 #define S2S_LINKS_H
 
@@ -34,12 +35,24 @@ int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap);
 /* Sum over the rows of m of the entropy (in nats) of the row's distribution. */
 double align_entropy_sum(const AttnMatrix *m);
 
+/* What a record may carry beside the alignment: each head's weights (a multi-head
+ * model's; the alignment is their mean), and each self-attention layer's source-by-source
+ * weights (the mean of its heads). */
+typedef struct {
+    const AttnMatrix *heads; /* n_heads matrices of the alignment's shape */
+    int n_heads;
+    const AttnMatrix *self;  /* n_self matrices, source by source */
+    int n_self;
+} AlignExtras;
+
 /* One line of alignments.jsonl (and of `s2s align --out`, `s2s translate
  * --out-alignments`). src and tgt are the tokens, with "</s>" as the last of each. An
  * epoch < 0 is none, and leaves the key out: outside training there is no epoch to tell
- * (the step is then the model's). Returns 0, or -1 on a write error. */
+ * (the step is then the model's). extra (may be NULL) adds "heads": [H x T x S] when it
+ * has more than one head and "self": [L x S x S] when it has layers. Returns 0, or -1 on
+ * a write error. */
 int align_write_json(FILE *f, long step, double epoch, long id, const char *const *src,
-                     const char *const *tgt, const AttnMatrix *m);
+                     const char *const *tgt, const AttnMatrix *m, const AlignExtras *extra);
 
 /* Pharaoh text of links: "j-i j-i ...". */
 void align_format_links(const Link *links, int n, char *out, size_t cap);

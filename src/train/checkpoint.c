@@ -213,10 +213,14 @@ static int load_dims(Dims *d, const Config *cfg, const Section *s, const char *n
             u.bad = 1;
     if (u.bad || u.at != u.len)
         return error_set(err, "checkpoint `%s`: bad model sizes", name);
-    /* the sizes are the file's; the architecture (score, cells, depth) is its config's */
-    Dims arch = config_model_dims(cfg, 1, 1);
-    *d = (Dims){(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6],
-                arch.score, arch.enc_cell, arch.dec_cell, arch.enc_layers};
+    /* the sizes are the file's; the architecture (score, heads, cells, depth) is its
+     * config's */
+    *d = config_model_dims(cfg, (int)v[0], (int)v[1]);
+    d->emb = (int)v[2];
+    d->enc_hidden = (int)v[3];
+    d->dec_hidden = (int)v[4];
+    d->attn = (int)v[5];
+    d->readout = (int)v[6];
     return 0;
 }
 

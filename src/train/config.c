@@ -94,14 +94,35 @@ int config_validate(Config *cfg, Error *err)
                          number_shortest(min, sizeof min, T->learning_rate_min),
                          number_shortest(lr, sizeof lr, T->learning_rate));
     }
-    /* the dot score, s_{i-1} . h_j, needs p = d_h = 2n (nn/MODEL.md) */
+    /* the dot score, s_{i-1} . h_j, needs p = d_h = 2n; heads split vectors evenly
+     * (nn/MODEL.md) */
     const Dims dims = config_model_dims(cfg, 1, 1);
     const AttnDims attn = model_attn_dims(&dims);
-    if (!attn_sizes_fit(&attn))
+    const int problems = attn_size_problems(&attn);
+    if (problems & ATTN_DOT_WIDTHS)
         return key_error(cfg, err, "model.attention", "model.attention: %s needs model.decoder_size "
                          "= 2 x model.encoder_size (s_{i-1} . h_j), got %ld and %ld",
                          score_names[cfg->model.attention], cfg->model.decoder_size,
                          cfg->model.encoder_size);
+    if (problems) {
+        char sizes[256] = "";
+        int n = 0;
+        const struct {
+            int flag;
+            const char *what;
+            long size;
+        } split[] = {{ATTN_SPLIT_VALUES, "2 x model.encoder_size", attn.value_width},
+                     {ATTN_SPLIT_ATTN, "model.attention_size", attn.attn},
+                     {ATTN_SPLIT_QUERY, "model.decoder_size", attn.query_width}};
+        for (size_t k = 0; k < sizeof split / sizeof *split; k++)
+            if (problems & split[k].flag)
+                snprintf(sizes + strlen(sizes), sizeof sizes - strlen(sizes), "%s%s = %ld",
+                         n++ ? " and " : "", split[k].what, split[k].size);
+        return key_error(cfg, err, "model.attention_heads", "model.attention_heads: %d heads "
+                         "split each vector they read in %d equal slices, and %s %s not "
+                         "divisible by %d", attn.heads, attn.heads, sizes, n > 1 ? "are" : "is",
+                         attn.heads);
+    }
 #undef D
 #undef T
     if (!cfg->name[0])
@@ -212,6 +233,7 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
                   .emb = (int)cfg->model.embedding_size, .enc_hidden = (int)cfg->model.encoder_size,
                   .dec_hidden = (int)cfg->model.decoder_size, .attn = (int)cfg->model.attention_size,
                   .readout = (int)cfg->model.readout_size, .score = cfg->model.attention,
+                  .heads = (int)cfg->model.attention_heads,
                   .enc_cell = cfg->model.encoder_cell, .dec_cell = cfg->model.decoder_cell,
                   .enc_layers = (int)cfg->model.encoder_layers};
 }

@@ -52,6 +52,7 @@ typedef struct {
     struct {
         long embedding_size, encoder_size, decoder_size, attention_size, readout_size;
         ScoreKind attention;
+        long attention_heads;
         CellKind encoder_cell, decoder_cell;
         long encoder_layers;
         double embedding_dropout, readout_dropout;

@@ -414,14 +414,15 @@ static void draw_record(Trainer *t, const char *record, size_t len, long id)
 }
 
 static int append_record(Trainer *t, long id, double epoch, const char *const *src_words,
-                         const char *const *tgt_words, const AttnMatrix *m, Error *err)
+                         const char *const *tgt_words, const AttnMatrix *m,
+                         const AlignExtras *extra, Error *err)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return error_errno(err, "cannot format a record of", "alignments.jsonl");
-    align_write_json(f, t->prog.step, epoch, id, src_words, tgt_words, m);
+    align_write_json(f, t->prog.step, epoch, id, src_words, tgt_words, m, extra);
     int rc = fclose(f) == 0 ? rundir_alignments(&t->run, text, len - 1, err)
                             : error_errno(err, "cannot format a record of", "alignments.jsonl");
     if (rc == 0 && t->cfg->alignments.svg != SVG_NONE)
@@ -444,6 +445,9 @@ static int dump_alignments(Trainer *t, Error *err)
     double epoch = epochs_progress(&t->batcher);
     const char **src_words = xmalloc_array((size_t)b->src_steps, sizeof(char *));
     const char **tgt_words = xmalloc_array((size_t)b->tgt_steps, sizeof(char *));
+    const AttnDims ad = model_attn_dims(&t->dims);
+    AttnMatrix *heads = xmalloc_array((size_t)ad.heads, sizeof(AttnMatrix));
+    AlignExtras extra = {heads, ad.heads > 1 ? ad.heads : 0, NULL, 0};
     for (int k = 0; k < n && rc == 0; k++) {
         int pair = t->probes[k];
         int ns = b->src_len[k], nt = b->tgt_len[k];
@@ -451,12 +455,17 @@ static int dump_alignments(Trainer *t, Error *err)
             src_words[j] = vocab_word(&t->src_vocab, b->src[j * b->batch_size + k]);
         for (int i = 0; i < nt; i++)
             tgt_words[i] = vocab_word(&t->tgt_vocab, b->tgt_out[i * b->batch_size + k]);
-        AttnMatrix m = {t->probe_ws.alpha + k, nt, ns, (long)b->src_steps * b->batch_size,
-                        b->batch_size};
-        rc = append_record(t, v->line_no[pair], epoch, src_words, tgt_words, &m, err);
+        const long SB = (long)b->src_steps * b->batch_size;
+        AttnMatrix m = {t->probe_ws.alpha + k, nt, ns, SB, b->batch_size};
+        /* a multi-head model's heads, each like the mean: step i's block of head h */
+        for (int h = 0; h < extra.n_heads; h++)
+            heads[h] = (AttnMatrix){t->probe_ws.alpha_heads + h * SB + k, nt, ns,
+                                    extra.n_heads * SB, b->batch_size};
+        rc = append_record(t, v->line_no[pair], epoch, src_words, tgt_words, &m, &extra, err);
     }
     free(src_words);
     free(tgt_words);
+    free(heads);
     if (rc < 0)
         return -1;
     AerCounts aer;

@@ -805,6 +805,16 @@ START_TEST(gradcheck_command_checks_the_configured_model)
     ck_assert_ptr_null(strstr(out, "  W_a "));
     ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
     free(out);
+    /* four heads */
+    const char *heads[] = {S2S, "gradcheck", path, "--samples", "8", "--set", "model.attention_heads=4",
+                           NULL};
+    ck_assert_int_eq(run_command(heads, out_path, NULL, NULL), 0);
+    out = read_file(out_path);
+    printf("%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "model: gru encoder (1 layer), gru decoder, attention additive (4 heads); "));
+    ck_assert_ptr_nonnull(strstr(out, "  v_a "));
+    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
+    free(out);
 }
 END_TEST
 

@@ -1,4 +1,4 @@
-/* test_variants.c: every model variant of issue 9 through the s2s binary: it trains
+/* test_variants.c: every model variant of issues 9 and 18 through the s2s binary: it trains
  * (the validation loss falls), the log names it, it translates, and the attention that
  * beam search reports equals the teacher-forced attention of `s2s align` on the same
  * output -- decoding and training compute the same model, the LSTM's cell state
@@ -34,6 +34,10 @@ static const Variant VARIANTS[] = {
      {"model.encoder_cell=rnn", "model.decoder_cell=rnn", NULL}},
     {"gru encoder (2 layers), lstm decoder, attention general;",
      {"model.encoder_layers=2", "model.decoder_cell=lstm", "model.attention=general", NULL}},
+    {"gru encoder (1 layer), gru decoder, attention scaled_dot (4 heads);",
+     {"model.attention=scaled_dot", "model.attention_heads=4", NULL}},
+    {"lstm encoder (1 layer), gru decoder, attention general (2 heads);",
+     {"model.encoder_cell=lstm", "model.attention=general", "model.attention_heads=2", NULL}},
     {"embedding dropout 0.2, readout dropout 0.3, label smoothing 0.1",
      {"model.embedding_dropout=0.2", "model.readout_dropout=0.3", "training.label_smoothing=0.1",
       NULL}},
@@ -92,6 +96,13 @@ static double attention_difference(const char *beam_json, const char *forced_jso
             for (int j = 0; j < x->n_src; j++)
                 worst = fmax(worst, fabs(x->weights[i * x->n_src + j] - y->weights[i * y->n_src + j]));
         }
+        /* and each head of a multi-head model */
+        ck_assert_int_eq(x->n_heads, y->n_heads);
+        for (int h = 0; h < x->n_heads; h++)
+            for (int i = 0; i < x->n_tgt; i++)
+                for (int j = 0; j < x->n_src; j++)
+                    worst = fmax(worst, fabs(x->heads[(h * x->n_tgt + i) * x->n_src + j] -
+                                             y->heads[(h * y->n_tgt + i) * y->n_src + j]));
     }
     ck_assert_int_eq(matched, b.n);
     ck_assert_int_ge(matched, 15);

@@ -69,19 +69,17 @@ static void print_tensors(const char *kind, const Params *p)
 
 int main(int argc, char **argv)
 {
-    if (argc != 10 && argc != 17) {
+    if (argc != 10 && argc != 17 && argc != 18) {
         fprintf(stderr, "usage: crosscheck_dump V_x V_y m n p a l B seed [score enc_cell dec_cell "
-                "layers emb_dropout readout_dropout smoothing]\n");
+                "layers emb_dropout readout_dropout smoothing [heads]]\n");
         return 2;
     }
     Dims d = {atoi(argv[1]), atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
               atoi(argv[6]), atoi(argv[7]), .enc_layers = 1};
     Regularization reg = {0};
-    if (argc == 17) {
-        static const char *const scores[] = {"additive", "dot", "general", "scaled_dot", "none"};
-        static const char *const cells[] = {"gru", "lstm", "rnn"};
-        int score = lookup(argv[10], scores, 5), enc = lookup(argv[11], cells, 3);
-        int dec = lookup(argv[12], cells, 3);
+    if (argc >= 17) {
+        int score = lookup(argv[10], score_names, N_SCORES), enc = lookup(argv[11], cell_names, N_CELLS);
+        int dec = lookup(argv[12], cell_names, N_CELLS);
         d.enc_layers = atoi(argv[13]);
         if (score < 0 || enc < 0 || dec < 0 || d.enc_layers < 1 || d.enc_layers > MODEL_MAX_LAYERS) {
             fprintf(stderr, "crosscheck_dump: bad variant\n");
@@ -93,6 +91,7 @@ int main(int argc, char **argv)
         reg.embedding_dropout = atof(argv[14]);
         reg.readout_dropout = atof(argv[15]);
         reg.label_smoothing = atof(argv[16]);
+        d.heads = argc == 18 ? atoi(argv[17]) : 1;
     }
     int B = atoi(argv[8]);
     uint64_t seed = strtoull(argv[9], NULL, 10);
@@ -137,9 +136,9 @@ int main(int argc, char **argv)
     printf("precision %s\n", REAL_NAME);
     printf("dims %d %d %d %d %d %d %d\n", d.src_vocab, d.tgt_vocab, d.emb, d.enc_hidden,
            d.dec_hidden, d.attn, d.readout);
-    printf("variant %s %s %s %d %.17g %.17g %.17g\n", score_names[d.score], cell_name(d.enc_cell),
-           cell_name(d.dec_cell), d.enc_layers, reg.embedding_dropout, reg.readout_dropout,
-           reg.label_smoothing);
+    printf("variant %s %s %s %d %.17g %.17g %.17g %d\n", score_names[d.score],
+           cell_name(d.enc_cell), cell_name(d.dec_cell), d.enc_layers, reg.embedding_dropout,
+           reg.readout_dropout, reg.label_smoothing, d.heads > 1 ? d.heads : 1);
     printf("batch %d %d %d\n", bt.batch_size, bt.src_steps, bt.tgt_steps);
     if (reg.embedding_dropout > 0) {
         print_reals("mask_x", ws.mask_x, (size_t)bt.src_steps * B * d.emb);

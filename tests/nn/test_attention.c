@@ -22,9 +22,9 @@ static double attn_loss(void *ctx)
 {
     AttnCase *c = ctx;
     if (c->additive)
-        attn_additive_scores_forward(c->e, c->pre, c->q, c->keys, c->v_a, c->len, S, B, A);
+        attn_additive_scores_forward(c->e, c->pre, c->q, c->keys, A, c->v_a, c->len, S, B, A);
     else
-        attn_dot_scores_forward(c->e, c->q, c->keys, D, 1 / sqrt(D), c->len, S, B, D);
+        attn_dot_scores_forward(c->e, c->q, D, c->keys, D, 1 / sqrt(D), c->len, S, B, D);
     attn_softmax_forward(c->alpha, c->e, c->len, S, B);
     attn_context_forward(c->c, D, c->alpha, c->values, D, c->len, S, B, D);
     return weighted_sum(c->c, c->R, B * D);
@@ -46,9 +46,9 @@ static void check_attention(int additive)
     attn_context_backward(dalpha, dvalues, c.R, D, c.alpha, c.values, D, c.len, S, B, D);
     attn_softmax_backward(de, dalpha, c.alpha, c.len, S, B);
     if (additive)
-        attn_additive_scores_backward(dq, dkeys, dv_a, de, c.pre, c.v_a, c.len, S, B, A);
+        attn_additive_scores_backward(dq, dkeys, dv_a, de, c.pre, A, c.v_a, c.len, S, B, A);
     else
-        attn_dot_scores_backward(dq, dkeys, de, c.q, c.keys, D, 1 / sqrt(D), c.len, S, B, D);
+        attn_dot_scores_backward(dq, dkeys, de, c.q, D, c.keys, D, 1 / sqrt(D), c.len, S, B, D);
     const int key_width = additive ? A : D;
     for (int j = 0; j < S; j++)
         for (int b = 0; b < B; b++)
@@ -87,7 +87,7 @@ START_TEST(dot_score_example_matches_seed_vectors)
     const real s[3] = {5, 1, 20};
     const real h[4 * 3] = {3, 12, 45, 59, 2, 5, 1, 43, 5, 4, 3, 45.3};
     real e[4], alpha[4], c[3];
-    attn_dot_scores_forward(e, s, h, 3, 1, NULL, 4, 1, 3);
+    attn_dot_scores_forward(e, s, 3, h, 3, 1, NULL, 4, 1, 3);
     ck_assert(e[0] == 927 && e[1] == 397 && e[2] == 148 && e[3] == 929);
     attn_softmax_forward(alpha, e, NULL, 4, 1);
     ck_assert_double_eq_tol(alpha[0], 0.11920292202211755, 1e-15);
@@ -125,7 +125,7 @@ START_TEST(qkv_example_matches_seed_vectors)
         {9.9560386015922263991224588e-1, 1.9040730855894111965738053e+0, 9.0846922543018855666155942e-1}};
     for (int i = 0; i < 4; i++) {
         real e[4], alpha[4], out[3];
-        attn_dot_scores_forward(e, Q + i * 3, K, 3, 1 / sqrt(3.0), NULL, 4, 1, 3);
+        attn_dot_scores_forward(e, Q + i * 3, 3, K, 3, 1 / sqrt(3.0), NULL, 4, 1, 3);
         attn_softmax_forward(alpha, e, NULL, 4, 1);
         attn_context_forward(out, 3, alpha, V, 3, NULL, 4, 1, 3);
         for (int j = 0; j < 4; j++)

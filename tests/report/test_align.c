@@ -119,8 +119,8 @@ START_TEST(alignments_jsonl_round_trips_and_rows_sum_to_one)
     }
     AttnMatrix m = {w + 1, 3, 4, 8, 2};
     const char *src[] = {"le", "\"quoted\"", "a\\b", "</s>"}, *tgt[] = {"x", "é", "</s>"};
-    ck_assert_int_eq(align_write_json(f, 7, 1.5, 42, src, tgt, &m), 0);
-    ck_assert_int_eq(align_write_json(f, 9, 2.0, 42, src, tgt, &m), 0);
+    ck_assert_int_eq(align_write_json(f, 7, 1.5, 42, src, tgt, &m, NULL), 0);
+    ck_assert_int_eq(align_write_json(f, 9, 2.0, 42, src, tgt, &m, NULL), 0);
     fclose(f);
     AlignLog log;
     Error err;
@@ -140,6 +140,72 @@ START_TEST(alignments_jsonl_round_trips_and_rows_sum_to_one)
         }
         ck_assert_double_eq_tol(sum, 1, 1e-5);
     }
+    alignlog_free(&log);
+}
+END_TEST
+
+/* A multi-head model's record keeps each head and each self-attention layer: they read
+ * back as written, and alignrecord_select puts the one asked for where heatmaps look. */
+START_TEST(alignments_jsonl_keeps_heads_and_self_attention)
+{
+    char dir[512], path[700];
+    scratch_dir(dir, sizeof dir, "jsonl-heads");
+    snprintf(path, sizeof path, "%s/a.jsonl", dir);
+    /* two heads of 2 x 3 and their mean; one self-attention layer of 3 x 3 */
+    const float h[2][2][3] = {{{0.5f, 0.25f, 0.25f}, {1, 0, 0}}, {{0.125f, 0.375f, 0.5f}, {0, 0, 1}}};
+    float mean[2][3];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            mean[i][j] = (h[0][i][j] + h[1][i][j]) / 2;
+    const float self[3][3] = {{0.75f, 0.25f, 0}, {0, 1, 0}, {0.5f, 0, 0.5f}};
+    AttnMatrix m = {&mean[0][0], 2, 3, 3, 1};
+    AttnMatrix heads[2] = {{&h[0][0][0], 2, 3, 3, 1}, {&h[1][0][0], 2, 3, 3, 1}};
+    AttnMatrix layers[1] = {{&self[0][0], 3, 3, 3, 1}};
+    AlignExtras extra = {heads, 2, layers, 1};
+    const char *src[] = {"a", "b", "</s>"}, *tgt[] = {"x", "</s>"};
+    FILE *f = fopen(path, "w");
+    ck_assert_int_eq(align_write_json(f, 3, -1, 5, src, tgt, &m, &extra), 0);
+    fclose(f);
+    AlignLog log;
+    Error err;
+    ck_assert_msg(alignlog_read(&log, path, &err) == 0, "%s", err.msg);
+    AlignRecord *r = &log.records[0];
+    ck_assert_int_eq(r->n_heads, 2);
+    ck_assert_int_eq(r->n_self, 1);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++)
+                ck_assert_float_eq(r->heads[(k * 2 + i) * 3 + j], h[k][i][j]);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            ck_assert_float_eq(r->self[i * 3 + j], self[i][j]);
+    ck_assert_int_eq(alignrecord_select(r, 3, 0), -1);
+    ck_assert_int_eq(alignrecord_select(r, 0, 2), -1);
+    ck_assert_int_eq(alignrecord_select(r, 2, 0), 0);
+    ck_assert_str_eq(r->view, "head 2");
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            ck_assert_float_eq(r->weights[i * 3 + j], h[1][i][j]);
+    ck_assert_int_eq(alignrecord_select(r, 0, 1), 0);
+    ck_assert_str_eq(r->view, "self-attention layer 1");
+    ck_assert_int_eq(r->n_tgt, 3);
+    ck_assert_str_eq(r->tgt[1], "b");
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            ck_assert_float_eq(r->weights[i * 3 + j], self[i][j]);
+    alignlog_free(&log);
+    /* a one-head record has no "heads"; its head 1 is the alignment */
+    f = fopen(path, "w");
+    ck_assert_int_eq(align_write_json(f, 3, -1, 5, src, tgt, &m, NULL), 0);
+    fclose(f);
+    char *text = read_file(path);
+    ck_assert_ptr_null(strstr(text, "\"heads\""));
+    ck_assert_ptr_null(strstr(text, "\"self\""));
+    free(text);
+    ck_assert_msg(alignlog_read(&log, path, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(alignrecord_select(&log.records[0], 1, 0), 0);
+    ck_assert_float_eq(log.records[0].weights[1], mean[0][1]);
+    ck_assert_int_eq(alignrecord_select(&log.records[0], 2, 0), -1);
     alignlog_free(&log);
 }
 END_TEST
@@ -191,6 +257,20 @@ START_TEST(alignments_reader_names_line_and_column)
     ck_assert_str_eq(read_error("[1, 2"), "a.jsonl:1:6: expected ',' or ']'");
     ck_assert_str_eq(read_error("{\"step\":01}"), "a.jsonl:1:9: leading zero in a number");
     ck_assert_str_eq(read_error("\"\\ud800\""), "a.jsonl:1:8: lone surrogate in \\u escape");
+    /* the optional heads (T x S each) and self-attention layers (S x S each) */
+#define ONE "{\"step\":1,\"id\":2,\"src\":[\"a\",\"</s>\"],\"tgt\":[\"</s>\"],\"weights\":[[0.5,0.5]]"
+    ck_assert_str_eq(read_error(ONE ",\"heads\":[[[1,0]],[[0,1]]],\"self\":[[[1,0],[0,1]]]}"), "");
+    ck_assert_str_eq(read_error(ONE ",\"heads\":[]}"),
+                     "a.jsonl:1:1: expected \"heads\": a list of 1 to 64 matrices");
+    ck_assert_str_eq(read_error(ONE ",\"heads\":[[[1,0]],[[0,1],[1,0]]]}"),
+                     "a.jsonl:1:1: expected \"heads\" 2: 1 rows, one per target token");
+    ck_assert_str_eq(read_error(ONE ",\"heads\":[[[1,0]],[[0,1.5]]]}"),
+                     "a.jsonl:1:1: heads 2 row 1, column 2: expected a number from 0 to 1");
+    ck_assert_str_eq(read_error(ONE ",\"self\":[[[1,0]]]}"),
+                     "a.jsonl:1:1: expected \"self\" 1: 2 rows, one per source token");
+    ck_assert_str_eq(read_error(ONE ",\"self\":{}}"),
+                     "a.jsonl:1:1: expected \"self\": a list of 1 to 64 matrices");
+#undef ONE
 }
 END_TEST
 
@@ -324,7 +404,7 @@ static void write_hostile_jsonl(const char *path, int more_steps)
     AttnMatrix m = {HOSTILE_W, 3, 3, 3, 1};
     for (int step = 7; step <= 7 + more_steps; step++)
         ck_assert_int_eq(align_write_json(f, step, 0.5, 3, (const char *const *)HOSTILE_SRC,
-                                          (const char *const *)HOSTILE_TGT, &m), 0);
+                                          (const char *const *)HOSTILE_TGT, &m, NULL), 0);
     ck_assert_int_eq(fclose(f), 0);
 }
 
@@ -619,6 +699,7 @@ Suite *align_suite(void)
     tcase_add_test(tc, hard_links_skip_the_end_of_sentence);
     tcase_add_test(tc, alignments_jsonl_round_trips_and_rows_sum_to_one);
     tcase_add_test(tc, alignments_reader_names_line_and_column);
+    tcase_add_test(tc, alignments_jsonl_keeps_heads_and_self_attention);
     tcase_add_test(tc, svg_heatmaps_are_well_formed_xml);
     tcase_add_test(tc, terminal_drawings_show_control_characters_as_replacement_characters);
     tcase_add_test(tc, termtext_escapes_control_characters_and_counts_columns);

@@ -309,6 +309,122 @@ START_TEST(heatmap_command_draws_svg_text_and_html)
 END_TEST
 
 
+/* Row sums of an (rows, cols) matrix are 1, to the 8 digits alignments.jsonl writes. */
+static void assert_rows_are_distributions(const float *w, int rows, int cols)
+{
+    for (int i = 0; i < rows; i++) {
+        double sum = 0;
+        for (int j = 0; j < cols; j++)
+            sum += w[i * cols + j];
+        ck_assert_double_eq_tol(sum, 1, 1e-5);
+    }
+}
+
+/* A multi-head model shows each head: training's dumps carry every head beside their
+ * mean (the alignment), s2s align --out too (the same numbers from the last checkpoint),
+ * the report draws a panel per head, and s2s heatmap --head draws one head. */
+START_TEST(a_multi_head_model_shows_each_head)
+{
+    char dir[512], path[700], out[700], err_path[700], svg_dir[700], model[700], src[700],
+        tgt[700], forced[700], profile[700], url[900];
+    scratch_dir(dir, sizeof dir, "heads");
+    write_tiny_setup(dir);
+    const char *sets[] = {"model.attention_heads=2", "alignments.every=10", "alignments.lines=[2]",
+                          NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/run/alignments.jsonl", dir);
+    AlignLog log;
+    Error err;
+    ck_assert_msg(alignlog_read(&log, path, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(log.n, 3); /* steps 0, 10, 20 */
+    for (int k = 0; k < log.n; k++) {
+        const AlignRecord *r = &log.records[k];
+        const int T = r->n_tgt, S = r->n_src;
+        ck_assert_int_eq(r->n_heads, 2);
+        assert_rows_are_distributions(r->weights, T, S);
+        for (int h = 0; h < 2; h++)
+            assert_rows_are_distributions(r->heads + h * T * S, T, S);
+        for (int c = 0; c < T * S; c++)
+            ck_assert_double_eq_tol(r->weights[c], (r->heads[c] + r->heads[T * S + c]) / 2, 1e-6);
+    }
+    /* the heads differ: each has its own slices */
+    const AlignRecord *last = &log.records[2];
+    double apart = 0;
+    for (int c = 0; c < last->n_tgt * last->n_src; c++)
+        apart = fmax(apart, fabs(last->heads[c] - last->heads[last->n_tgt * last->n_src + c]));
+    ck_assert_double_gt(apart, 1e-3);
+
+    /* s2s align --out: the same heads from the checkpoint of the last step */
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(src, sizeof src, "%s/valid.src", dir);
+    snprintf(tgt, sizeof tgt, "%s/valid.tgt", dir);
+    snprintf(forced, sizeof forced, "%s/forced.jsonl", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    const char *align[] = {S2S, "align", "--model", model, "--src", src, "--tgt", tgt, "--out", forced,
+                           NULL};
+    ck_assert_int_eq(run_command(align, out, err_path, NULL), 0);
+    AlignLog again;
+    ck_assert_msg(alignlog_read(&again, forced, &err) == 0, "%s", err.msg);
+    const AlignRecord *line2 = &again.records[1];
+    ck_assert_int_eq(line2->id, 2);
+    ck_assert_int_eq(line2->n_heads, 2);
+    ck_assert_int_eq(line2->n_tgt, last->n_tgt);
+    ck_assert_int_eq(line2->n_src, last->n_src);
+    for (int c = 0; c < 2 * last->n_tgt * last->n_src; c++)
+        ck_assert_double_eq_tol(line2->heads[c], last->heads[c], 1e-6);
+    alignlog_free(&again);
+
+    /* s2s heatmap --head 2: head 2's picture, beside the alignment's */
+    snprintf(svg_dir, sizeof svg_dir, "%s/svg", dir);
+    const char *head2[] = {S2S, "heatmap", path, "--head", "2", "--out", svg_dir, NULL};
+    ck_assert_int_eq(run_command(head2, out, err_path, NULL), 0);
+    char file[800];
+    snprintf(file, sizeof file, "%s/heatmap-2-20-head2.svg", svg_dir);
+    char *svg = read_file(file);
+    ck_assert_ptr_nonnull(strstr(svg, "<title>attention, step 20, sentence 2, head 2</title>"));
+    free(svg);
+    const char *txt[] = {S2S, "heatmap", path, "--format", "txt", "--head", "1", NULL};
+    ck_assert_int_eq(run_command(txt, out, err_path, NULL), 0);
+    char *text = read_file(out);
+    ck_assert_ptr_nonnull(strstr(text, "step 20 (epoch "));
+    ck_assert_ptr_nonnull(strstr(text, "sentence 2, head 1\n"));
+    free(text);
+    char line[1024], expected[1400];
+    const char *head3[] = {S2S, "heatmap", path, "--head", "3", NULL};
+    ck_assert_int_eq(run_command(head3, out, err_path, NULL), 2);
+    first_line(err_path, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: `%s`: sentence 2 at step 20 has no head 3 (it "
+             "has 2)", path);
+    ck_assert_str_eq(line, expected);
+    const char *self1[] = {S2S, "heatmap", path, "--self", "1", NULL};
+    ck_assert_int_eq(run_command(self1, out, err_path, NULL), 2);
+    first_line(err_path, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: `%s`: sentence 2 at step 20 has no "
+             "self-attention layer 1 (it has 0)", path);
+    ck_assert_str_eq(line, expected);
+    const char *html[] = {S2S, "heatmap", path, "--format", "html", "--head", "1", NULL};
+    ck_assert_int_eq(run_command(html, out, err_path, NULL), 2);
+
+    /* the report: per dump the mean and a panel per head, drawn by Chromium */
+    snprintf(file, sizeof file, "%s/run/heatmaps/report.html", dir);
+    snprintf(out, sizeof out, "%s/dom.html", dir);
+    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", dir);
+    snprintf(url, sizeof url, "file://%s", file);
+    const char *chromium[] = {"/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                              "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+                              "--disable-background-networking", "--disable-component-update",
+                              "--disable-sync", profile, "--dump-dom", url, NULL};
+    ck_assert_int_eq(run_command(chromium, out, NULL, NULL), 0);
+    char *dom = read_file(out);
+    ck_assert_msg(strstr(dom, "data-heatmaps=\"9\"") != NULL, "expected 3 dumps x 3 panels");
+    ck_assert_ptr_nonnull(strstr(dom, "<title>attention, step 20, sentence 2, mean of 2 heads</title>"));
+    ck_assert_ptr_nonnull(strstr(dom, "<title>attention, step 20, sentence 2, head 2</title>"));
+    free(dom);
+    alignlog_free(&log);
+}
+END_TEST
+
 START_TEST(a_signal_while_the_report_is_made_waits_for_it)
 {
     /* SIGTERM at the report of step 10's validation: the run saves and stops, and the
@@ -466,6 +582,7 @@ Suite *report_suite(void)
     tcase_add_test(tc, dumps_thin_out_after_max_dumps_and_keep_the_last_step);
     tcase_add_test(tc, align_command_writes_links_matrices_and_aer);
     tcase_add_test(tc, heatmap_command_draws_svg_text_and_html);
+    tcase_add_test(tc, a_multi_head_model_shows_each_head);
     tcase_add_test(tc, a_signal_while_the_report_is_made_waits_for_it);
     tcase_add_test(tc, align_reads_gold_alignments_in_memory_bounded_by_the_corpus);
     tcase_add_test(tc, training_reads_gold_alignments_in_bounded_memory);

@@ -13,18 +13,24 @@ Dims fixture_dims(void)
 }
 
 const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS] = {
-    {"additive attention, GRU", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0},
-    {"dot attention", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0},
-    {"general attention", SCORE_GENERAL, CELL_GRU, CELL_GRU, 1, 0, 0, 0},
-    {"scaled_dot attention", SCORE_SCALED_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0},
-    {"no attention", SCORE_NONE, CELL_GRU, CELL_GRU, 1, 0, 0, 0},
-    {"LSTM encoder and decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0},
-    {"tanh RNN encoder and decoder", SCORE_ADDITIVE, CELL_RNN, CELL_RNN, 1, 0, 0, 0},
-    {"2 LSTM encoder layers, GRU decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_GRU, 2, 0, 0, 0},
-    {"3 GRU encoder layers, LSTM decoder, scaled_dot", SCORE_SCALED_DOT, CELL_GRU, CELL_LSTM, 3, 0, 0, 0},
-    {"label smoothing 0.1", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0.1},
-    {"embedding dropout 0.3, readout dropout 0.4", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0.3, 0.4, 0},
-    {"general, RNN/LSTM, 2 layers, dropout, smoothing", SCORE_GENERAL, CELL_RNN, CELL_LSTM, 2, 0.2, 0.3, 0.2},
+    {"additive attention, GRU", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1},
+    {"dot attention", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1},
+    {"general attention", SCORE_GENERAL, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1},
+    {"scaled_dot attention", SCORE_SCALED_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1},
+    {"no attention", SCORE_NONE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1},
+    {"LSTM encoder and decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0, 1},
+    {"tanh RNN encoder and decoder", SCORE_ADDITIVE, CELL_RNN, CELL_RNN, 1, 0, 0, 0, 1},
+    {"2 LSTM encoder layers, GRU decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_GRU, 2, 0, 0, 0, 1},
+    {"3 GRU encoder layers, LSTM decoder, scaled_dot", SCORE_SCALED_DOT, CELL_GRU, CELL_LSTM, 3, 0, 0, 0, 1},
+    {"label smoothing 0.1", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0.1, 1},
+    {"additive, 2 heads", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 2},
+    {"additive, 4 heads", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4},
+    {"dot, 4 heads", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4},
+    {"general, 2 heads", SCORE_GENERAL, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 2},
+    {"scaled_dot, 4 heads", SCORE_SCALED_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4},
+    {"embedding dropout 0.3, readout dropout 0.4", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0.3, 0.4, 0, 1},
+    {"general, RNN/LSTM, 2 layers, dropout, smoothing", SCORE_GENERAL, CELL_RNN, CELL_LSTM, 2, 0.2, 0.3, 0.2, 1},
+    {"additive, 4 heads, LSTM, dropout", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0.2, 0.3, 0, 4},
 };
 
 Dims fixture_variant_dims(int v)
@@ -35,8 +41,11 @@ Dims fixture_variant_dims(int v)
     d.enc_cell = x->enc_cell;
     d.dec_cell = x->dec_cell;
     d.enc_layers = x->enc_layers;
+    d.heads = x->heads > 0 ? x->heads : 1;
     if (x->score == SCORE_DOT)
         d.dec_hidden = 2 * d.enc_hidden;
+    if (d.heads > 1)
+        d.dec_hidden = d.attn = 2 * d.enc_hidden;
     return d;
 }
 

@@ -22,11 +22,13 @@ typedef struct {
     CellKind enc_cell, dec_cell;
     int enc_layers;
     double embedding_dropout, readout_dropout, label_smoothing;
+    int heads; /* attention heads */
 } ModelVariant;
 
-enum { FIXTURE_N_VARIANTS = 12, FIXTURE_FIRST_DROPOUT = 10 };
+enum { FIXTURE_N_VARIANTS = 18, FIXTURE_FIRST_DROPOUT = 15 };
 extern const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS];
-/* fixture_dims with variant v's architecture (for dot, p = 2n = 8). */
+/* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,
+ * so that 2 and 4 heads split every vector evenly). */
 Dims fixture_variant_dims(int v);
 /* Variant v's regularization, its masks drawn from a stream of seed. */
 Regularization fixture_variant_regularization(int v, uint64_t seed);

@@ -564,6 +564,45 @@ START_TEST(config_docs_match_the_schema)
 }
 END_TEST
 
+/* The fuzzer's dictionary (tests/fuzz/yaml.dict) says it holds every key and choice of
+ * the schema; a key added without its entry would go unfuzzed, so hold it to that. */
+START_TEST(fuzz_dictionary_names_every_key_and_choice)
+{
+    FILE *f = fopen("tests/fuzz/yaml.dict", "r");
+    ck_assert_msg(f != NULL, "tests/fuzz/yaml.dict is missing");
+    static char dict[1 << 16];
+    size_t n = fread(dict, 1, sizeof dict - 1, f);
+    dict[n] = '\0';
+    fclose(f);
+    char want[256];
+    int n_choices = 0;
+    for (int k = 0; k < config_n_keys(); k++) {
+        const char *path = config_key_path(k);
+        const char *leaf = strrchr(path, '.') ? strrchr(path, '.') + 1 : path;
+        snprintf(want, sizeof want, "\"%s: \"\n", leaf);
+        ck_assert_msg(strstr(dict, want), "yaml.dict lacks the key %s", path);
+        snprintf(want, sizeof want, "\"%s=\"\n", path);
+        ck_assert_msg(strstr(dict, want), "yaml.dict lacks the --set form %s=", path);
+        if (strcmp(config_key_type(k), "choice") != 0)
+            continue;
+        /* the row's fourth cell lists the choices: "| `key` | choice | `def` | a,b,c | ..." */
+        char *row = config_key_doc_row(k);
+        char *cell = row;
+        for (int bars = 0; bars < 4; bars++)
+            cell = strchr(cell, '|') + 1;
+        char *end = strchr(cell, '|');
+        *end = '\0';
+        for (char *c = strtok(cell, " ,"); c; c = strtok(NULL, " ,")) {
+            snprintf(want, sizeof want, "=\"%s\"\n", c);
+            ck_assert_msg(strstr(dict, want), "yaml.dict lacks the choice %s of %s", c, path);
+            n_choices++;
+        }
+        free(row);
+    }
+    ck_assert_int_ge(n_choices, 10);
+}
+END_TEST
+
 /* Every shipped config loads and validates. */
 START_TEST(shipped_configs_load_cleanly)
 {
@@ -600,6 +639,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, config_rejects_a_value_of_the_wrong_type_for_every_key);
     tcase_add_test(tc, config_checks_every_range_at_both_ends);
     tcase_add_test(tc, config_docs_match_the_schema);
+    tcase_add_test(tc, fuzz_dictionary_names_every_key_and_choice);
     tcase_add_test(tc, shipped_configs_load_cleanly);
     suite_add_tcase(s, tc);
     return s;

@@ -25,11 +25,12 @@ static void check_float_against_double(float init_scale, uint64_t seed)
     Pcg32 rng;
     pcg32_seed(&rng, seed, RNG_STREAM_INIT);
     params_init(&P, &rng, init_scale);
-    /* non-zero biases too, so that their gradients are compared on a general point */
+    /* biases away from 0 and gains from 1 too, so that their gradients are compared on
+     * a general point */
     for (int t = 0; t < P.n_tensors; t++)
-        if (P.tensors[t].is_bias)
+        if (P.tensors[t].init != TENSOR_UNIFORM)
             for (int k = 0; k < P.tensors[t].rows; k++)
-                P.tensors[t].data[k] = pcg32_uniform(&rng, -init_scale, init_scale);
+                P.tensors[t].data[k] += pcg32_uniform(&rng, -init_scale, init_scale);
     Workspace ws;
     model_workspace_init(&ws, &d, 3, 5, 5, 1);
     double loss32 = model_forward(&ws, &P, &bt);

@@ -1,0 +1,329 @@
+/* self_attention.c: post-LN Transformer encoder layers (see self_attention.h), as
+ * torch.nn.TransformerEncoderLayer computes them. Per layer:
+ *   [Q ; K ; V] = X [W_Q ; W_K ; W_V]^T + b           one gemm over every position
+ *   Z^k = softmax(Q^k K^k^T / sqrt(d/H)) V^k             per sentence and head
+ *   Y   = LayerNorm_1(X + dropout(Z W_O^T + b_O))
+ *   X'  = LayerNorm_2(Y + dropout(dropout(relu(Y W_1^T + b_1)) W_2^T + b_2))
+ * and dropout on the attention weights too. Never allocates. */
+#include "nn/self_attention.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "nn/ops.h"
+
+void sa_carve(SelfAttnParams *p, TensorCarver *c, const SelfAttnDims *d)
+{
+    const int w = d->width, F = d->ffn;
+    memset(p, 0, sizeof *p * SA_MAX_LAYERS);
+    assert(d->layers >= 0 && d->layers <= SA_MAX_LAYERS);
+    for (int l = 0; l < d->layers; l++) {
+        SelfAttnParams *x = &p[l];
+        const int n = l + 1; /* layers count from 1, as s2s heatmap --self does */
+        x->W_Q = tensor_carve(c, w, w, 0, "sa%d.W_Q", n);
+        x->W_K = tensor_carve(c, w, w, 0, "sa%d.W_K", n);
+        x->W_V = tensor_carve(c, w, w, 0, "sa%d.W_V", n);
+        x->b_Q = tensor_carve(c, w, 1, 1, "sa%d.b_Q", n);
+        x->b_K = tensor_carve(c, w, 1, 1, "sa%d.b_K", n);
+        x->b_V = tensor_carve(c, w, 1, 1, "sa%d.b_V", n);
+        x->W_O = tensor_carve(c, w, w, 0, "sa%d.W_O", n);
+        x->b_O = tensor_carve(c, w, 1, 1, "sa%d.b_O", n);
+        x->W_1 = tensor_carve(c, F, w, 0, "sa%d.W_1", n);
+        x->b_1 = tensor_carve(c, F, 1, 1, "sa%d.b_1", n);
+        x->W_2 = tensor_carve(c, w, F, 0, "sa%d.W_2", n);
+        x->b_2 = tensor_carve(c, w, 1, 1, "sa%d.b_2", n);
+        x->gamma_1 = tensor_carve(c, w, 1, TENSOR_ONES, "sa%d.gamma_1", n);
+        x->beta_1 = tensor_carve(c, w, 1, 1, "sa%d.beta_1", n);
+        x->gamma_2 = tensor_carve(c, w, 1, TENSOR_ONES, "sa%d.gamma_2", n);
+        x->beta_2 = tensor_carve(c, w, 1, 1, "sa%d.beta_2", n);
+    }
+}
+
+void sa_carve_work(SelfAttnWork *w, Arena *ar, const SelfAttnDims *d, int B, int S,
+                   int with_backward)
+{
+    const size_t SB = (size_t)S * B, SS = (size_t)S * S, dw = d->width, F = d->ffn;
+    const size_t H = d->heads;
+    memset(w, 0, sizeof *w);
+    if (d->layers == 0)
+        return;
+#define TAKE(field, count) (field = arena_alloc(ar, (count), sizeof(real)))
+    for (int l = 0; l < d->layers; l++) {
+        SelfAttnLayerWork *x = &w->layer[l];
+        TAKE(x->qkv, SB * 3 * dw);
+        TAKE(x->probs, B * H * SS);
+        TAKE(x->mean, B * SS);
+        TAKE(x->z, SB * dw);
+        TAKE(x->xhat1, SB * dw);
+        TAKE(x->rstd1, SB);
+        TAKE(x->y, SB * dw);
+        TAKE(x->u, SB * F);
+        TAKE(x->xhat2, SB * dw);
+        TAKE(x->rstd2, SB);
+        TAKE(x->out, SB * dw);
+        if (with_backward) {
+            TAKE(x->r, SB * F);
+            TAKE(x->mask_p, B * H * SS);
+            TAKE(x->mask_a, SB * dw);
+            TAKE(x->mask_r, SB * F);
+            TAKE(x->mask_o, SB * dw);
+        }
+    }
+    TAKE(w->probs_dropped, 2 * SS);
+    if (with_backward) {
+        TAKE(w->d_between, SB * dw);
+        TAKE(w->d_y, SB * dw);
+        TAKE(w->d_t, SB * dw);
+        TAKE(w->d_r, SB * F);
+        TAKE(w->d_z, SB * dw);
+        TAKE(w->d_qkv, SB * 3 * dw);
+    }
+#undef TAKE
+}
+
+/* ---- the attention of one layer -------------------------------------------------- */
+
+/* p (rows of n, row stride ld) = softmax of each row over its first n entries. */
+static void softmax_rows(real *p, int rows, int n, int ld)
+{
+    for (int i = 0; i < rows; i++) {
+        real *row = p + (size_t)i * ld, max = row[0], sum = 0;
+        for (int j = 1; j < n; j++)
+            max = row[j] > max ? row[j] : max;
+        for (int j = 0; j < n; j++)
+            sum += row[j] = r_exp(row[j] - max);
+        const real inv = 1 / sum;
+        for (int j = 0; j < n; j++)
+            row[j] *= inv;
+    }
+}
+
+void sa_attend_forward(real *z, real *probs, real *mean, const real *mask_p, real *scratch,
+                       const real *qkv, const int *len, int S, int B, int H, int d)
+{
+    const int hd = d / H, ld = 3 * d * B; /* a sentence's positions lie B rows apart */
+    const size_t SS = (size_t)S * S;
+    const real scale = (real)(1 / sqrt((double)hd));
+    if (mean)
+        memset(mean, 0, sizeof(real) * B * SS);
+    for (int b = 0; b < B; b++) {
+        const int n = len[b];
+        for (int k = 0; k < H; k++) {
+            const real *Q = qkv + (size_t)b * 3 * d + k * hd, *K = Q + d, *V = Q + 2 * d;
+            real *P = probs + ((size_t)b * H + k) * SS, *zk = z + (size_t)b * d + k * hd;
+            /* P (n, n) = scale Q^k (n, hd) . K^k^T (hd, n), then the softmax of each row */
+            memset(P, 0, sizeof(real) * SS);
+            matmul(CblasNoTrans, CblasTrans, n, n, hd, scale, Q, ld, K, ld, 0, P, S);
+            softmax_rows(P, n, n, S);
+            if (mean)
+                for (int i = 0; i < n; i++)
+                    for (int j = 0; j < n; j++)
+                        mean[(size_t)b * SS + (size_t)i * S + j] += P[(size_t)i * S + j] / H;
+            const real *used = P;
+            if (mask_p) { /* dropout on the weights: they no longer sum to 1 */
+                const real *M = mask_p + ((size_t)b * H + k) * SS;
+                for (int i = 0; i < n; i++)
+                    for (int j = 0; j < n; j++)
+                        scratch[(size_t)i * S + j] = P[(size_t)i * S + j] * M[(size_t)i * S + j];
+                used = scratch;
+            }
+            /* z^k (n, hd; row stride B d) = P' (n, n) . V^k (n, hd) */
+            matmul(CblasNoTrans, CblasNoTrans, n, hd, n, 1, used, S, V, ld, 0, zk, B * d);
+            for (int i = n; i < S; i++)
+                memset(zk + (size_t)i * B * d, 0, sizeof(real) * hd);
+        }
+    }
+}
+
+void sa_attend_backward(real *dqkv, const real *dz, const real *probs, const real *mask_p,
+                        real *scratch, const real *qkv, const int *len, int S, int B, int H,
+                        int d)
+{
+    const int hd = d / H, ld = 3 * d * B;
+    const size_t SS = (size_t)S * S;
+    const real scale = (real)(1 / sqrt((double)hd));
+    real *dropped = scratch, *dP = scratch + SS;
+    memset(dqkv, 0, sizeof(real) * (size_t)S * B * 3 * d);
+    for (int b = 0; b < B; b++) {
+        const int n = len[b];
+        for (int k = 0; k < H; k++) {
+            const size_t at = (size_t)b * 3 * d + k * hd;
+            const real *Q = qkv + at, *K = Q + d, *V = Q + 2 * d;
+            real *dQ = dqkv + at, *dK = dQ + d, *dV = dQ + 2 * d;
+            const real *P = probs + ((size_t)b * H + k) * SS;
+            const real *M = mask_p ? mask_p + ((size_t)b * H + k) * SS : NULL;
+            const real *dzk = dz + (size_t)b * d + k * hd;
+            const real *used = P;
+            if (M) {
+                for (int i = 0; i < n; i++)
+                    for (int j = 0; j < n; j++)
+                        dropped[(size_t)i * S + j] = P[(size_t)i * S + j] * M[(size_t)i * S + j];
+                used = dropped;
+            }
+            /* forward: z^k = P' V^k, so dP' (n, n) = dz^k (n, hd) . V^k^T and
+             * dV^k (n, hd) += P'^T (n, n) . dz^k */
+            matmul(CblasNoTrans, CblasTrans, n, n, hd, 1, dzk, B * d, V, ld, 0, dP, S);
+            matmul(CblasTrans, CblasNoTrans, n, hd, n, 1, used, S, dzk, B * d, 1, dV, ld);
+            /* forward: P' = P * M and P = softmax(E) by rows, so
+             * dE_ij = P_ij (dP_ij - sum_j' P_ij' dP_ij'), with dP = dP' * M; E = scale Q K^T
+             * takes the scale */
+            for (int i = 0; i < n; i++) {
+                const real *Pi = P + (size_t)i * S;
+                real *dPi = dP + (size_t)i * S;
+                if (M)
+                    for (int j = 0; j < n; j++)
+                        dPi[j] *= M[(size_t)i * S + j];
+                real dot = 0;
+                for (int j = 0; j < n; j++)
+                    dot += Pi[j] * dPi[j];
+                for (int j = 0; j < n; j++)
+                    dPi[j] = scale * Pi[j] * (dPi[j] - dot);
+            }
+            /* forward: E = scale Q^k K^k^T, so dQ^k (n, hd) += dE . K^k, dK^k += dE^T . Q^k
+             * (the scale is in dE already) */
+            matmul(CblasNoTrans, CblasNoTrans, n, hd, n, 1, dP, S, K, ld, 1, dQ, ld);
+            matmul(CblasTrans, CblasNoTrans, n, hd, n, 1, dP, S, Q, ld, 1, dK, ld);
+        }
+    }
+}
+
+/* ---- a layer --------------------------------------------------------------------- */
+
+/* Dropout's factors for the weights of every head of every sentence, over the real
+ * (query, key) pairs only. */
+static void draw_weight_masks(real *mask, const int *len, int S, int B, int H, double rate,
+                              Pcg32 *rng)
+{
+    const real keep = (real)(1 / (1 - rate));
+    const size_t SS = (size_t)S * S;
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < H; k++) {
+            real *M = mask + ((size_t)b * H + k) * SS;
+            memset(M, 0, sizeof(real) * SS);
+            for (int i = 0; i < len[b]; i++)
+                for (int j = 0; j < len[b]; j++)
+                    M[(size_t)i * S + j] = pcg32_unit(rng) < rate ? 0 : keep;
+        }
+}
+
+/* x (S*B, d) -> w->out (S*B, d). */
+static void layer_forward(SelfAttnLayerWork *w, real *scratch, const SelfAttnParams *P,
+                          const SelfAttnDims *D, const real *x, const int *len, int S, int B,
+                          double rate, Pcg32 *rng)
+{
+    const int d = D->width, F = D->ffn, SB = S * B;
+    w->dropped = rng && rate > 0 && w->mask_p;
+    assert(P->W_K == P->W_Q + (size_t)d * d && P->b_K == P->b_Q + d); /* one in_proj */
+    /* [Q ; K ; V] (S*B, 3d) = x (S*B, d) . [W_Q ; W_K ; W_V]^T + [b_Q ; b_K ; b_V] */
+    linear_forward(w->qkv, x, P->W_Q, P->b_Q, SB, d, 3 * d);
+    if (w->dropped)
+        draw_weight_masks(w->mask_p, len, S, B, D->heads, rate, rng);
+    sa_attend_forward(w->z, w->probs, w->mean, w->dropped ? w->mask_p : NULL, scratch, w->qkv,
+                      len, S, B, D->heads, d);
+    /* A (S*B, d) = z W_O^T + b_O, in y's memory; Y = LayerNorm_1(x + dropout(A)) */
+    linear_forward(w->y, w->z, P->W_O, P->b_O, SB, d, d);
+    if (w->dropped)
+        dropout_forward(w->y, d, w->mask_a, SB, d, rate, rng);
+    for (size_t k = 0; k < (size_t)SB * d; k++)
+        w->y[k] += x[k];
+    layer_norm_forward(w->y, w->xhat1, w->rstd1, w->y, P->gamma_1, P->beta_1, SB, d);
+    /* u (S*B, F) = relu(Y W_1^T + b_1); r = dropout(u) */
+    linear_forward(w->u, w->y, P->W_1, P->b_1, SB, d, F);
+    relu_forward(w->u, w->u, (size_t)SB * F);
+    const real *r = w->u;
+    if (w->dropped) {
+        memcpy(w->r, w->u, sizeof(real) * SB * F);
+        dropout_forward(w->r, F, w->mask_r, SB, F, rate, rng);
+        r = w->r;
+    }
+    /* X' = LayerNorm_2(Y + dropout(r W_2^T + b_2)), the FFN's output in out's memory */
+    linear_forward(w->out, r, P->W_2, P->b_2, SB, F, d);
+    if (w->dropped)
+        dropout_forward(w->out, d, w->mask_o, SB, d, rate, rng);
+    for (size_t k = 0; k < (size_t)SB * d; k++)
+        w->out[k] += w->y[k];
+    layer_norm_forward(w->out, w->xhat2, w->rstd2, w->out, P->gamma_2, P->beta_2, SB, d);
+}
+
+/* v (n) *= mask (n) */
+static void scale_by(real *v, const real *mask, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        v[k] *= mask[k];
+}
+
+/* Backward of layer_forward from dout (S*B, d) to dx (S*B, d; overwritten, and it may be
+ * dout's memory: dout is read first). */
+static void layer_backward(real *dx, SelfAttnParams *G, const SelfAttnLayerWork *w,
+                           SelfAttnWork *sw, const real *dout, const SelfAttnParams *P,
+                           const SelfAttnDims *D, const real *x, const int *len, int S, int B)
+{
+    const int d = D->width, F = D->ffn, SB = S * B;
+    const size_t n_d = (size_t)SB * d, n_F = (size_t)SB * F;
+    real *dY = sw->d_y, *dt = sw->d_t, *dr = sw->d_r, *dz = sw->d_z, *dqkv = sw->d_qkv;
+    /* forward: X' = LayerNorm_2(Xpre), Xpre = Y + o', o' = dropout(o): dY starts as
+     * dXpre (the residual), do (in dt) = dXpre * mask_o */
+    layer_norm_backward(dY, G->gamma_2, G->beta_2, dout, w->xhat2, w->rstd2, P->gamma_2, SB, d);
+    memcpy(dt, dY, sizeof(real) * n_d);
+    if (w->dropped)
+        scale_by(dt, w->mask_o, n_d);
+    /* forward: o = r W_2^T + b_2, so dW_2 (d, F) += do^T r, dr (S*B, F) = do . W_2 */
+    const real *r = w->dropped ? w->r : w->u;
+    linear_backward(NULL, G->W_2, G->b_2, dt, r, P->W_2, SB, F, d);
+    matmul(CblasNoTrans, CblasNoTrans, SB, F, d, 1, dt, d, P->W_2, F, 0, dr, F);
+    /* forward: r = u * mask_r, u = relu(Y W_1^T + b_1) */
+    if (w->dropped)
+        scale_by(dr, w->mask_r, n_F);
+    relu_backward(dr, dr, w->u, n_F);
+    /* dW_1 (F, d) += du^T Y, dY (S*B, d) += du . W_1 */
+    linear_backward(dY, G->W_1, G->b_1, dr, w->y, P->W_1, SB, d, F);
+    /* forward: Y = LayerNorm_1(Ypre), Ypre = x + dropout(A): dY becomes dYpre, the
+     * residual's share of dx, and dA (in dt) = dYpre * mask_a */
+    layer_norm_backward(dY, G->gamma_1, G->beta_1, dY, w->xhat1, w->rstd1, P->gamma_1, SB, d);
+    memcpy(dt, dY, sizeof(real) * n_d);
+    if (w->dropped)
+        scale_by(dt, w->mask_a, n_d);
+    /* forward: A = z W_O^T + b_O, so dW_O += dA^T z, dz (S*B, d) = dA . W_O */
+    linear_backward(NULL, G->W_O, G->b_O, dt, w->z, P->W_O, SB, d, d);
+    matmul(CblasNoTrans, CblasNoTrans, SB, d, d, 1, dt, d, P->W_O, d, 0, dz, d);
+    sa_attend_backward(dqkv, dz, w->probs, w->dropped ? w->mask_p : NULL, sw->probs_dropped,
+                       w->qkv, len, S, B, D->heads, d);
+    /* forward: [Q ; K ; V] = x W_in^T + b_in, so dW_in += dqkv^T x and
+     * dx = dYpre + dqkv (S*B, 3d) . W_in (3d, d) */
+    linear_backward(NULL, G->W_Q, G->b_Q, dqkv, x, P->W_Q, SB, d, 3 * d);
+    memcpy(dx, dY, sizeof(real) * n_d);
+    matmul(CblasNoTrans, CblasNoTrans, SB, d, 3 * d, 1, dqkv, 3 * d, P->W_Q, d, 1, dx, d);
+}
+
+/* ---- the stack ------------------------------------------------------------------- */
+
+void sa_forward(SelfAttnWork *w, const SelfAttnParams *P, const SelfAttnDims *d, const real *x,
+                const int *len, int S, int B, double rate, Pcg32 *rng)
+{
+    for (int l = 0; l < d->layers; l++)
+        layer_forward(&w->layer[l], w->probs_dropped, &P[l], d, l ? w->layer[l - 1].out : x, len,
+                      S, B, rate, rng);
+}
+
+const real *sa_output(const SelfAttnWork *w, const SelfAttnDims *d, const real *x)
+{
+    return d->layers ? w->layer[d->layers - 1].out : x;
+}
+
+void sa_backward(real *dx, SelfAttnParams *G, SelfAttnWork *w, const real *dout,
+                 const SelfAttnParams *P, const SelfAttnDims *d, const real *x, const int *len,
+                 int S, int B)
+{
+    const int L = d->layers;
+    if (L == 0) {
+        memmove(dx, dout, sizeof(real) * (size_t)S * B * d->width);
+        return;
+    }
+    /* top to bottom; between layers the gradient stays in d_between (each layer reads
+     * its dout before it writes its dx) */
+    for (int l = L - 1; l >= 0; l--)
+        layer_backward(l ? w->d_between : dx, &G[l], &w->layer[l], w,
+                       l == L - 1 ? dout : w->d_between, &P[l], d,
+                       l ? w->layer[l - 1].out : x, len, S, B);
+}
