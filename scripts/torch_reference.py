@@ -45,14 +45,39 @@ SCORES = ("additive", "dot", "general", "scaled_dot", "none")
 CELLS = {"gru": (nn.GRU, nn.GRUCell), "lstm": (nn.LSTM, nn.LSTMCell), "rnn": (nn.RNN, nn.RNNCell)}
 
 
+def self_attention_layer(layer, x, padding, masks):
+    """What torch.nn.TransformerEncoderLayer `layer` (post-LN, relu) computes on x (S, B, d)
+    with src_key_padding_mask `padding` (B, S), written out so that dropout can use the
+    C pass's masks: mask_p (B, H, S, S) on the weights, mask_a (S, B, d) on the
+    attention's output, mask_r (S, B, F) on the feed-forward's inner layer, mask_o
+    (S, B, d) on its output. crosscheck.py checks it against the module itself."""
+    S, B, d = x.shape
+    H = layer.self_attn.num_heads
+    attn = layer.self_attn
+    q, k, v = F.linear(x, attn.in_proj_weight, attn.in_proj_bias).chunk(3, dim=-1)
+
+    def by_head(t):                                    # (S, B, d) -> (B, H, S, d / H)
+        return t.reshape(S, B, H, d // H).permute(1, 2, 0, 3)
+    e = by_head(q) @ by_head(k).transpose(2, 3) / (d // H) ** 0.5
+    p = torch.softmax(e.masked_fill(padding[:, None, None, :], float("-inf")), dim=-1)
+    z = (p * masks["mask_p"]) @ by_head(v)              # (B, H, S, d / H)
+    z = z.permute(2, 0, 1, 3).reshape(S, B, d)
+    y = layer.norm1(x + attn.out_proj(z) * masks["mask_a"])
+    u = torch.relu(layer.linear1(y)) * masks["mask_r"]
+    return layer.norm2(y + layer.linear2(u) * masks["mask_o"])
+
+
 class Seq2Seq(nn.Module):
     """RNNsearch and its variants (src/nn/MODEL.md): a bidirectional recurrent encoder
-    of `layers` layers, s_0 = tanh(W_s bwd_h_1 + b_s), one of five attention scores, a
-    recurrent decoder on [ey_{i-1} ; c_i], the readout tanh(W_t [s_i ; c_i ; ey_{i-1}] +
-    b_t) and the output layer. Sizes as in MODEL.md: vx, vy, m, n, p, a, l."""
+    of `layers` layers, optionally `sa_layers` self-attention layers on top
+    (torch.nn.TransformerEncoderLayer, `sa_heads` heads, feed-forward width `sa_ffn`),
+    s_0 = tanh(W_s bwd_h_1 + b_s) from the recurrent encoder, one of five attention
+    scores with `heads` heads, a recurrent decoder on [ey_{i-1} ; c_i], the readout
+    tanh(W_t [s_i ; c_i ; ey_{i-1}] + b_t) and the output layer. Sizes as in MODEL.md:
+    vx, vy, m, n, p, a, l."""
 
     def __init__(self, vx, vy, m, n, p, a, l, score="additive", enc_cell="gru",
-                 dec_cell="gru", layers=1, heads=1):
+                 dec_cell="gru", layers=1, heads=1, sa_layers=0, sa_heads=4, sa_ffn=0):
         super().__init__()
         assert score in SCORES and enc_cell in CELLS and dec_cell in CELLS
         self.n, self.score, self.dec_cell, self.heads = n, score, dec_cell, heads
@@ -61,6 +86,9 @@ class Seq2Seq(nn.Module):
         self.encoder = CELLS[enc_cell][0](m, n, num_layers=layers, bidirectional=True)
         self.W_s = nn.Linear(n, p)
         d_h = 2 * n
+        self.self_attention = nn.ModuleList(
+            nn.TransformerEncoderLayer(d_h, sa_heads, sa_ffn or 4 * d_h, dropout=0.0)
+            for _ in range(sa_layers))
         if score == "additive":
             self.W_a = nn.Linear(p, a, bias=False)
             self.U_a = nn.Linear(d_h, a)              # its bias is b_a
@@ -77,7 +105,16 @@ class Seq2Seq(nn.Module):
         self.W_o = nn.Linear(l, vy)
 
     def c_tensors(self):
-        """{C tensor name: parameter}, for every parameter of this variant."""
+        """{C tensor name: parameter}, for every parameter of this variant (a view of one
+        where a C tensor is part of a torch parameter: sa1.W_Q is the first third of
+        in_proj_weight)."""
+        return self._c_names(lambda w: w)
+
+    def c_grads(self):
+        """{C tensor name: its gradient}, named as c_tensors() names the weights."""
+        return self._c_names(lambda w: w.grad)
+
+    def _c_names(self, of):
         names = {"E_x": self.E_x.weight, "E_y": self.E_y.weight,
                  "W_s": self.W_s.weight, "b_s": self.W_s.bias,
                  "dec.W_i": self.decoder.weight_ih, "dec.W_h": self.decoder.weight_hh,
@@ -98,27 +135,56 @@ class Seq2Seq(nn.Module):
             names["W_g"] = self.W_g.weight
         elif self.score == "scaled_dot":
             names.update({"W_q": self.W_q.weight, "W_k": self.W_k.weight})
-        assert len(names) == len(list(self.parameters()))
+        assert len(names) == len(list(self.parameters())) - 12 * len(self.self_attention)
+        names = {name: of(w) for name, w in names.items()}
+        for k, layer in enumerate(self.self_attention):
+            at = "sa%d." % (k + 1)
+            for part, w in zip(("Q", "K", "V"), of(layer.self_attn.in_proj_weight).chunk(3)):
+                names[at + "W_" + part] = w
+            for part, b in zip(("Q", "K", "V"), of(layer.self_attn.in_proj_bias).chunk(3)):
+                names[at + "b_" + part] = b
+            for c_part, w in (("W_O", layer.self_attn.out_proj.weight),
+                              ("b_O", layer.self_attn.out_proj.bias),
+                              ("W_1", layer.linear1.weight), ("b_1", layer.linear1.bias),
+                              ("W_2", layer.linear2.weight), ("b_2", layer.linear2.bias),
+                              ("gamma_1", layer.norm1.weight), ("beta_1", layer.norm1.bias),
+                              ("gamma_2", layer.norm2.weight), ("beta_2", layer.norm2.bias)):
+                names[at + c_part] = of(w)
         return names
 
     def init_uniform(self, scale=0.1):
         """MODEL.md's initialisation in distribution (not in values: s2s draws from
-        PCG32): weights uniform in [-scale, scale], biases 0."""
+        PCG32): weights uniform in [-scale, scale], biases 0, layer norms' gains 1."""
         with torch.no_grad():
             for name, w in self.c_tensors().items():
-                if name.split(".")[-1].startswith("b_"):
+                part = name.split(".")[-1]
+                if part.startswith("b_") or part.startswith("beta_"):
                     w.zero_()
+                elif part.startswith("gamma_"):
+                    w.fill_(1)
                 else:
                     w.uniform_(-scale, scale)
 
-    def encode(self, src, src_len, mask_x=None):
-        """src (S, B), src_len (B) -> annotations H (S, B, 2n), 0 at padding."""
+    def encode(self, src, src_len, masks):
+        """src (S, B), src_len (B) -> the recurrent encoder's output (S, B, 2n), 0 at
+        padding, and the annotations H: that output through the self-attention layers
+        (torch's own modules, or with the C pass's dropout masks their written-out form)."""
         ex = self.E_x(src)
-        if mask_x is not None:                         # embedding dropout
-            ex = ex * mask_x
+        if "mask_x" in masks:                          # embedding dropout
+            ex = ex * masks["mask_x"]
         packed = pack_padded_sequence(ex, src_len, enforce_sorted=False)
-        H, _ = pad_packed_sequence(self.encoder(packed)[0], total_length=src.size(0))
-        return H
+        top, _ = pad_packed_sequence(self.encoder(packed)[0], total_length=src.size(0))
+        padding = torch.arange(src.size(0)).unsqueeze(0) >= src_len.unsqueeze(1)  # (B, S)
+        H = top
+        for k, layer in enumerate(self.self_attention):
+            at = "sa%d." % (k + 1)
+            if at + "mask_p" in masks:
+                H = self_attention_layer(layer, H, padding,
+                                         {m: masks[at + m] for m in ("mask_p", "mask_a",
+                                                                     "mask_r", "mask_o")})
+            else:
+                H = layer(H, src_key_padding_mask=padding)
+        return top, H
 
     def scores(self, s_prev, H, keys):
         """e (heads, S, B) of one decoder step: s_prev (B, p), keys from source_keys().
@@ -153,15 +219,16 @@ class Seq2Seq(nn.Module):
     def loss(self, src, src_len, tgt_in, tgt_out, masks=None, smoothing=0.0):
         """Token-mean cross-entropy over the real target tokens (label-smoothed as
         torch's cross_entropy does it). masks: the C pass's dropout masks, mask_x
-        (S, B, m), mask_y (T, B, m) and mask_t (N, l), each optional."""
+        (S, B, m), mask_y (T, B, m), mask_t (N, l) and the self-attention layers' (see
+        encode), each optional."""
         masks = masks or {}
         S = src.size(0)
         real_src = torch.arange(S).unsqueeze(1) < src_len.unsqueeze(0)   # (S, B)
-        H = self.encode(src, src_len, masks.get("mask_x"))
-        s = torch.tanh(self.W_s(H[0, :, self.n:]))     # from bwd_h_1
+        top, H = self.encode(src, src_len, masks)
+        s = torch.tanh(self.W_s(top[0, :, self.n:]))   # from bwd_h_1
         cell = torch.zeros_like(s)                     # an LSTM decoder's c_0
         keys = self.source_keys(H)
-        fixed = self.fixed_context(H, src_len) if self.score == "none" else None
+        fixed = self.fixed_context(top, src_len) if self.score == "none" else None
         ey = self.E_y(tgt_in)
         if "mask_y" in masks:
             ey = ey * masks["mask_y"]
@@ -334,8 +401,8 @@ def _fd_worst(model, batch):
 
 def selfcheck():
     """Autograd's gradients of every variant's loss against central finite differences
-    in float64, on a tiny padded batch: every score with every cell, and every score
-    with 2 heads; exits 1 on a relative error above 1e-6."""
+    in float64, on a tiny padded batch: every score with every cell, every score
+    with 2 heads, and two self-attention layers on a GRU and an LSTM encoder; exits 1 on a relative error above 1e-6."""
     rng = random.Random(7)
     torch.manual_seed(7)
     pairs = [([rng.randrange(4, 9) for _ in range(k)], [rng.randrange(4, 8) for _ in range(j)])
@@ -357,6 +424,14 @@ def selfcheck():
         worst, n = _fd_worst(model, batch)
         print("selfcheck %-10s 2 heads: %d parameters, worst relative error %.1e"
               % (score, n, worst))
+        worst_all = max(worst_all, worst)
+    for cell in ("gru", "lstm"):
+        # two self-attention layers of 2 heads on d_h = 4, under a 2-head score
+        model = Seq2Seq(9, 8, 3, 2, 4, 4, 4, "additive", cell, cell, 1, heads=2,
+                        sa_layers=2, sa_heads=2, sa_ffn=6).double()
+        worst, n = _fd_worst(model, batch)
+        print("selfcheck additive   %-4s, 2 self-attention layers: %d parameters, worst "
+              "relative error %.1e" % (cell, n, worst))
         worst_all = max(worst_all, worst)
     print("selfcheck %s (tolerance 1e-6)" % ("PASSED" if worst_all < 1e-6 else "FAILED"))
     return 0 if worst_all < 1e-6 else 1

@@ -97,8 +97,8 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
     const char **tw = xmalloc_array((size_t)c->max_tgt_len + 1, sizeof(char *));
     long next_line = 1; /* empty pairs were skipped: they get empty lines */
     const AttnDims ad = model_attn_dims(&ck->dims);
-    AttnMatrix heads[64];
-    AlignExtras extra = {heads, ad.heads > 1 ? ad.heads : 0, NULL, 0};
+    AttnMatrix heads[64], self[SA_MAX_LAYERS];
+    AlignExtras extra = {heads, ad.heads > 1 ? ad.heads : 0, self, ck->dims.sa_layers};
     for (int first = 0; first < c->n; first += ALIGN_BATCH) {
         int count = c->n - first < ALIGN_BATCH ? c->n - first : ALIGN_BATCH;
         corpus_batch(c, NULL, first, count, 1, &bt);
@@ -124,6 +124,11 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
                 for (int h = 0; h < extra.n_heads; h++)
                     heads[h] = (AttnMatrix){ws.alpha_heads + h * m.row_stride + k, m.rows, m.cols,
                                             extra.n_heads * m.row_stride, count};
+                /* and each self-attention layer's source-by-source weights */
+                const int S = bt.src_steps;
+                for (int l = 0; l < extra.n_self; l++)
+                    self[l] = (AttnMatrix){model_self_weights(&ws, l) + (size_t)k * S * S, m.cols,
+                                           m.cols, S, 1};
                 if (align_write_json(out, ck->step, -1, c->line_no[pair], sw, tw, &m, &extra) < 0)
                     out = NULL; /* the error stays on the stream: reported at its close */
             }

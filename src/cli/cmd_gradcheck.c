@@ -63,8 +63,10 @@ int cmd_gradcheck(int argc, char **argv)
     batch_init(&bt, n, GRADCHECK_MAX_WORDS + 1, GRADCHECK_MAX_WORDS + 1);
     batch_fill(&bt, n, src, src_n, tgt, tgt_n);
     Dims d = config_model_dims(&cfg, src_vocab.size, tgt_vocab.size);
-    Regularization reg = {cfg.model.embedding_dropout, cfg.model.readout_dropout,
-                          cfg.training.label_smoothing, {0, 0}};
+    Regularization reg = {.embedding_dropout = cfg.model.embedding_dropout,
+                          .readout_dropout = cfg.model.readout_dropout,
+                          .self_attention_dropout = cfg.model.self_attention_dropout,
+                          .label_smoothing = cfg.training.label_smoothing};
     char model[160];
     model_describe(&d, model, sizeof model);
     char drop_e[32], drop_r[32], smooth[32];

@@ -113,7 +113,10 @@ static char *hypothesis_text(const Options *o, const Pending *p, const Hypothesi
     return text;
 }
 
-static void show(const Options *o, const Pending *p, const Hypothesis *h, const char **tgt_words)
+/* Writes the hypothesis's attention to --out-alignments (with its heads, and the self
+ * attention of its source in self[0..n_self)) and draws it with --show-attention. */
+static void show(const Options *o, const Pending *p, const Hypothesis *h, const char **tgt_words,
+                 const AttnMatrix *self, int n_self)
 {
     AlignRecord r = {.step = o->ck->step, .id = p->line_no, .n_src = h->src_len,
                      .n_tgt = h->len + h->ended, .weights = h->attention};
@@ -128,7 +131,7 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
         r.tgt[h->len] = "</s>";
     if (o->json) { /* no epoch: the step is the model's */
         AttnMatrix heads[64];
-        AlignExtras extra = {heads, h->n_heads, NULL, 0};
+        AlignExtras extra = {heads, h->n_heads, self, n_self};
         for (int k = 0; k < h->n_heads && k < 64; k++)
             heads[k] = (AttnMatrix){h->heads + (size_t)k * r.n_tgt * h->src_len, r.n_tgt,
                                     h->src_len, h->src_len, 1};
@@ -185,8 +188,15 @@ static void flush_batch(Decoder *dec, const Options *o, Pending *pend, int n_pen
             if (o->align)
                 write_alignment(out, o, hyp);
             fputc('\n', out);
-            if (h == 0 && (o->show || o->json))
-                show(o, p, hyp, words);
+            if (h == 0 && (o->show || o->json)) {
+                /* the self-attention of this source, from the batch's encoding */
+                const int S = bt->src_steps, b = slot[k];
+                AttnMatrix self[SA_MAX_LAYERS];
+                for (int l = 0; l < dec->dims.sa_layers; l++)
+                    self[l] = (AttnMatrix){model_self_weights(&dec->enc, l) + (size_t)b * S * S,
+                                           hyp->src_len, hyp->src_len, S, 1};
+                show(o, p, hyp, words, self, dec->dims.sa_layers);
+            }
             free(text);
             free(words);
             if (o->n_best <= 1)

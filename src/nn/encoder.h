@@ -7,15 +7,18 @@
  *
  * An encoder is an EncoderOps table (encoder_birnn.c is the first); encoder.c lists
  * them. A new one brings its file, its tensors and buffers (members of EncoderParams
- * and EncoderWork below) and one line in that list. */
+ * and EncoderWork below) and one line in that list. Self-attention layers
+ * (self_attention.h) are a part any encoder may put on top of what it computes. */
 #ifndef S2S_ENCODER_H
 #define S2S_ENCODER_H
 
 #include <stddef.h>
 
 #include "base/mem.h"
+#include "base/rng.h"
 #include "nn/cell.h"
 #include "nn/real.h"
+#include "nn/self_attention.h"
 #include "nn/tensor.h"
 
 /* Stacked bidirectional encoder layers at most. */
@@ -30,12 +33,14 @@ typedef struct {
     int hidden; /* n: units per direction (bi-RNN) */
     int layers; /* stacked layers, 1 to MODEL_MAX_LAYERS */
     CellKind cell;
+    SelfAttnDims sa; /* self-attention layers on top (sa.layers 0: none); sa.width is d_h */
 } EncoderDims;
 
 /* Every encoder's tensors; an encoder uses its own members, the rest stay NULL. */
 typedef struct {
     /* bi-RNN: W_i (Gn, m; 2n above layer 0), W_h (Gn, n), b_i, b_h (Gn) per direction */
     CellParams fwd[MODEL_MAX_LAYERS], bwd[MODEL_MAX_LAYERS];
+    SelfAttnParams sa[SA_MAX_LAYERS]; /* the self-attention layers, after the rest */
 } EncoderParams;
 
 /* An encoder's activations over one batch, carved from the model's arena. The first
@@ -51,12 +56,18 @@ typedef struct {
     real *d_H;        /* (S*B, d_h) */
     real *d_init;     /* (B, init width), row stride ld_init (it may lie inside d_H) */
     real *d_summary;  /* (B, d_h) */
+    /* what training adds: dropout in the self-attention layers, masks drawn from rng
+     * (NULL: none) */
+    Pcg32 *rng;
+    double sa_dropout;
+    SelfAttnWork sa;  /* the self-attention layers' activations */
 
     /* bi-RNN: per layer, each direction's input projections (S*B, G n) and cell caches
      * (S*B, C n), and [fwd_h ; bwd_h] (S*B, 2n); backward scratch */
     real *xg_fwd[MODEL_MAX_LAYERS], *xg_bwd[MODEL_MAX_LAYERS];
     real *cache_fwd[MODEL_MAX_LAYERS], *cache_bwd[MODEL_MAX_LAYERS];
     real *out[MODEL_MAX_LAYERS];
+    real *d_top;      /* the top layer's gradient: d_H, or below self-attention its own */
     real *d_below, *d_carry;
 } EncoderWork;
 
@@ -76,8 +87,11 @@ typedef struct {
     /* ex (S*B, m): the source embeddings; len (B) the real positions. */
     void (*forward)(EncoderWork *w, const EncoderParams *P, const EncoderDims *d, const real *ex,
                     const int *len);
-    /* Takes d_summary back into d_H; called before anything accumulates into d_init. */
-    void (*summary_backward)(EncoderWork *w, const EncoderDims *d, const int *len);
+    /* Once the attention's gradient is in d_H and d_summary and before anything
+     * accumulates into d_init: takes them back as far as d_init lies (through the
+     * self-attention layers, whose weights' gradients go to G). */
+    void (*annotations_backward)(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
+                                 const EncoderDims *d, const int *len);
     /* From d_H (d_init included) to the weights' gradients (accumulated into G) and to
      * d_ex (S*B, m, overwritten; it may be ex's memory: ex is read first). */
     void (*backward)(EncoderParams *G, EncoderWork *w, const EncoderParams *P,

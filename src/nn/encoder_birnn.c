@@ -1,8 +1,9 @@
 /* encoder_birnn.c: the bidirectional recurrent encoder of nn/MODEL.md behind encoder.h:
  * `layers` stacked layers of any cell, each direction's input projection for every
  * position in one gemm, then the recurrences. h_j = [fwd_h_j ; bwd_h_j] of the top
- * layer (d_h = 2n); s_0 comes from bwd_h_1, and score none's fixed context is
- * [fwd_h_S ; bwd_h_1]. Never allocates. */
+ * layer (d_h = 2n), through the self-attention layers when there are any (RNMT+'s
+ * cascaded encoder); s_0 comes from the top recurrent layer's bwd_h_1, and score none's
+ * fixed context is its [fwd_h_S ; bwd_h_1]. Never allocates. */
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ static void birnn_carve_params(EncoderParams *p, TensorCarver *c, const EncoderD
             x->b_h = tensor_carve(c, Gn, 1, 1, "enc_%s%s.b_h", side, layer);
         }
     }
+    sa_carve(p->sa, c, &d->sa);
 }
 
 static void birnn_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d, int B, int S,
@@ -56,16 +58,22 @@ static void birnn_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d, in
         TAKE(cache_bwd[l], SB * C * n);
         TAKE(out[l], SB * 2 * n);
     }
-    w->H = w->out[L - 1];
-    /* s_0 reads bwd_h_1: the second half of position 0's rows of H */
+    sa_carve_work(&w->sa, ar, &d->sa, B, S, with_backward);
+    real *top = w->out[L - 1];
+    w->H = (real *)sa_output(&w->sa, &d->sa, top);
+    /* s_0 reads bwd_h_1: the second half of position 0's rows of the top layer */
     w->ld_init = (int)(2 * n);
-    w->init = w->H ? w->H + n : NULL;
+    w->init = top ? top + n : NULL;
     w->summary = with_summary ? arena_alloc(ar, (size_t)B * 2 * n, sizeof(real)) : NULL;
-    w->d_H = w->d_init = w->d_summary = w->d_below = w->d_carry = NULL;
+    w->d_H = w->d_init = w->d_summary = w->d_top = w->d_below = w->d_carry = NULL;
     if (with_backward) {
         TAKE(d_carry, cell_sequence_scratch(d->cell, B, (int)n));
         TAKE(d_H, SB * 2 * n);
-        w->d_init = w->d_H ? w->d_H + n : NULL;
+        if (d->sa.layers)
+            TAKE(d_top, SB * 2 * n);
+        else
+            w->d_top = w->d_H;
+        w->d_init = w->d_top ? w->d_top + n : NULL;
         if (L > 1)
             TAKE(d_below, SB * 2 * n);
         if (with_summary)
@@ -94,24 +102,31 @@ static void birnn_forward(EncoderWork *w, const EncoderParams *P, const EncoderD
         cell_sequence_forward(d->cell, w->out[l] + n, 2 * n, w->cache_bwd[l], w->xg_bwd[l],
                               P->bwd[l].W_h, P->bwd[l].b_h, len, S, B, n, 1);
     }
+    const real *top = w->out[d->layers - 1];
+    sa_forward(&w->sa, P->sa, &d->sa, top, len, S, B, w->sa_dropout, w->rng);
     if (w->summary) /* [fwd_h_S ; bwd_h_1], S each sentence's own length */
         for (int b = 0; b < B; b++) {
             real *c = w->summary + (size_t)b * 2 * n;
-            memcpy(c, w->H + ((size_t)(len[b] - 1) * B + b) * 2 * n, sizeof(real) * n);
-            memcpy(c + n, w->H + (size_t)b * 2 * n + n, sizeof(real) * n);
+            memcpy(c, top + ((size_t)(len[b] - 1) * B + b) * 2 * n, sizeof(real) * n);
+            memcpy(c + n, top + (size_t)b * 2 * n + n, sizeof(real) * n);
         }
 }
 
-static void birnn_summary_backward(EncoderWork *w, const EncoderDims *d, const int *len)
+static void birnn_annotations_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
+                                       const EncoderDims *d, const int *len)
 {
     const int B = w->B, n = d->hidden;
+    /* forward: H = the self-attention layers of the top layer's output */
+    if (d->sa.layers)
+        sa_backward(w->d_top, G->sa, &w->sa, w->d_H, P->sa, &d->sa, w->out[d->layers - 1], len,
+                    w->S, B);
     if (!w->d_summary)
         return;
     /* forward: summary = [fwd_h at the last position ; bwd_h at the first] */
     for (int b = 0; b < B; b++) {
         const real *dcf = w->d_summary + (size_t)b * 2 * n;
-        real *last = w->d_H + ((size_t)(len[b] - 1) * B + b) * 2 * n;
-        real *first = w->d_H + (size_t)b * 2 * n + n;
+        real *last = w->d_top + ((size_t)(len[b] - 1) * B + b) * 2 * n;
+        real *first = w->d_top + (size_t)b * 2 * n + n;
         for (int u = 0; u < n; u++) {
             last[u] += dcf[u];
             first[u] += dcf[n + u];
@@ -119,13 +134,13 @@ static void birnn_summary_backward(EncoderWork *w, const EncoderDims *d, const i
     }
 }
 
-/* The layers, top to bottom, from d_H (where d_init lies) to d_ex. */
+/* The recurrent layers, top to bottom, from d_top (where d_init lies) to d_ex. */
 static void birnn_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
                            const EncoderDims *d, const real *ex, real *d_ex, real *scratch,
                            const int *len)
 {
     const int S = w->S, B = w->B, SB = S * B, n = d->hidden, Gn = cell_gates(d->cell) * n;
-    real *d_out = w->d_H;
+    real *d_out = w->d_top;
     for (int l = d->layers - 1; l >= 0; l--) {
         CellParams *gf = &G->fwd[l], *gb = &G->bwd[l];
         const CellParams *pf = &P->fwd[l], *pb = &P->bwd[l];
@@ -144,7 +159,7 @@ static void birnn_backward(EncoderParams *G, EncoderWork *w, const EncoderParams
         const int width = l ? 2 * n : d->emb;
         linear_backward(NULL, gf->W_i, gf->b_i, dxg_fwd, in, pf->W_i, SB, width, Gn);
         linear_backward(NULL, gb->W_i, gb->b_i, dxg_bwd, in, pb->W_i, SB, width, Gn);
-        real *d_in = l ? (d_out == w->d_H ? w->d_below : w->d_H) : d_ex;
+        real *d_in = l ? (d_out == w->d_top ? w->d_below : w->d_top) : d_ex;
         matmul(CblasNoTrans, CblasNoTrans, SB, width, Gn, 1, dxg_fwd, Gn, pf->W_i, width, 0, d_in,
                width);
         matmul(CblasNoTrans, CblasNoTrans, SB, width, Gn, 1, dxg_bwd, Gn, pb->W_i, width, 1, d_in,
@@ -161,6 +176,6 @@ const EncoderOps birnn_encoder = {
     .carve_work = birnn_carve_work,
     .backward_scratch = birnn_backward_scratch,
     .forward = birnn_forward,
-    .summary_backward = birnn_summary_backward,
+    .annotations_backward = birnn_annotations_backward,
     .backward = birnn_backward,
 };

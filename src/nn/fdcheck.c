@@ -9,9 +9,38 @@
  * order stencil with h = 1e-3 left absolute errors of ~5e-13, too coarse for the
  * attention weights, whose gradients can be as small as 1e-7. */
 #define FD_STEP 1e-2
-/* Below this size a gradient counts as zero, so an absolute error of 1e-13 on it is a
- * relative error of 1e-6. */
+/* Below this size times the loss (when the loss is above 1) a gradient counts as zero:
+ * the differences' rounding error grows with the loss they subtract, ~2e-14 |L| (some
+ * gradients are exactly 0, as b_K's: a softmax ignores a shift common to every key), so
+ * an absolute error of 1e-13 |L| on it is a relative error of 1e-6. */
 #define FD_FLOOR 1e-7
+/* A step that moves some relu input across 0 measures the kink, not the gradient: the
+ * element is measured again with a step 10 times smaller, down to this one (rounding
+ * error ~2e-10 times the loss; relu units have gradients far above that). The loss is
+ * smooth in a neighbourhood of any point off the kinks, so a small enough step stays in
+ * it. */
+#define FD_STEP_MIN 1e-6
+
+#include "nn/ops.h"
+
+/* The sixth-order difference quotient of loss along element k of x with step h, and
+ * whether any of its points saw other relu signs than `signs`. */
+static double difference(real *x, size_t k, double h, uint64_t signs, int *crossed, LossFn loss,
+                         void *ctx)
+{
+    const real saved = x[k];
+    const double offsets[6] = {3, 2, 1, -1, -2, -3};
+    double l[6];
+    *crossed = 0;
+    for (int s = 0; s < 6; s++) {
+        x[k] = saved + (real)(offsets[s] * h);
+        relu_signs = 0;
+        l[s] = loss(ctx);
+        *crossed |= relu_signs != signs;
+    }
+    x[k] = saved;
+    return (l[0] - 9 * l[1] + 45 * l[2] - 45 * l[3] + 9 * l[4] - l[5]) / (60 * h);
+}
 
 double fdcheck_tensor(const char *name, real *x, const real *grad, size_t count,
                         LossFn loss, void *ctx)
@@ -23,22 +52,24 @@ double fdcheck_elements(const char *name, real *x, const real *grad, size_t coun
                           const size_t *which, size_t n_which, LossFn loss, void *ctx)
 {
     double worst = 0, worst_abs = 0, max_grad = 0;
-    size_t worst_at = 0;
+    size_t worst_at = 0, smaller_steps = 0;
     double worst_g = 0, worst_fd = 0;
+    relu_signs = 0;
+    const double floor = FD_FLOOR * fmax(1, fabs(loss(ctx)));
+    const uint64_t signs = relu_signs; /* at the point itself */
     for (size_t e = 0; e < n_which; e++) {
         size_t k = which ? which[e] : e;
-        real saved = x[k];
-        double l[6];
-        const double offsets[6] = {3, 2, 1, -1, -2, -3};
-        for (int s = 0; s < 6; s++) {
-            x[k] = saved + (real)(offsets[s] * FD_STEP);
-            l[s] = loss(ctx);
+        int crossed;
+        double h = FD_STEP, fd = difference(x, k, h, signs, &crossed, loss, ctx);
+        if (crossed)
+            smaller_steps++;
+        while (crossed && h / 10 >= FD_STEP_MIN) {
+            h /= 10;
+            fd = difference(x, k, h, signs, &crossed, loss, ctx);
         }
-        x[k] = saved;
-        double fd = (l[0] - 9 * l[1] + 45 * l[2] - 45 * l[3] + 9 * l[4] - l[5]) / (60 * FD_STEP);
         double g = grad[k];
         double err = fabs(g - fd);
-        double scale = fmax(fmax(fabs(g), fabs(fd)), FD_FLOOR);
+        double scale = fmax(fmax(fabs(g), fabs(fd)), floor);
         if (fabs(g) > max_grad)
             max_grad = fabs(g);
         if (err > worst_abs)
@@ -55,6 +86,8 @@ double fdcheck_elements(const char *name, real *x, const real *grad, size_t coun
     else
         printf("  %-16s %6zu", name, count);
     printf("  max|g| %.3e  max abs err %.3e  worst rel err %.3e", max_grad, worst_abs, worst);
+    if (smaller_steps)
+        printf("  (%zu across a relu kink: smaller steps)", smaller_steps);
     if (worst > GRADCHECK_TOLERANCE)
         printf("  FAIL at [%zu]: analytic %.12g, numeric %.12g", worst_at, worst_g, worst_fd);
     printf("\n");

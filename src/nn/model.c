@@ -185,6 +185,8 @@ static void encode(Workspace *ws, const Params *P, const Batch *bt, Pcg32 *rng)
     embedding_forward(ws->ex, m, P->E_x, bt->src, SB, m);
     if (rng && ws->reg.embedding_dropout > 0)
         dropout_forward(ws->ex, m, ws->mask_x, SB, m, ws->reg.embedding_dropout, rng);
+    ws->enc.rng = rng;
+    ws->enc.sa_dropout = rng ? ws->reg.self_attention_dropout : 0;
     encoder->forward(&ws->enc, &P->enc, &ed, ws->ex, bt->src_len);
     /* The source side of the scores does not depend on the decoder step: once per batch. */
     attn_keys_forward(ws->keys, &P->att, &ad, ws->enc.H, SB);
@@ -200,6 +202,11 @@ static void encode(Workspace *ws, const Params *P, const Batch *bt, Pcg32 *rng)
 void model_encode(Workspace *ws, const Params *P, const Batch *bt)
 {
     encode(ws, P, bt, NULL);
+}
+
+const real *model_self_weights(const Workspace *ws, int layer)
+{
+    return layer >= 0 && layer < ws->dims.sa_layers ? ws->enc.sa.layer[layer].mean : NULL;
 }
 
 /* The decoder rows each step computes: with targets sorted longest first (see

@@ -34,6 +34,9 @@ typedef struct {
     CellKind enc_cell, dec_cell;
     int enc_layers; /* bidirectional encoder layers, 1 to MODEL_MAX_LAYERS; layer k > 0
                      * reads [fwd_h ; bwd_h] of layer k - 1, as torch.nn.GRU does */
+    int sa_layers;  /* self-attention layers on the encoder, 0 to SA_MAX_LAYERS */
+    int sa_heads;   /* their heads (divides d_h) */
+    int sa_ffn;     /* their feed-forward width F */
 } Dims;
 
 /* What the encoder and the attention need of the model's sizes, and d_h, the width of
@@ -49,7 +52,7 @@ int model_has_alignments(const Dims *d);
 /* "gru encoder (2 layers), lstm decoder, attention additive": the model in words. */
 void model_describe(const Dims *d, char *out, size_t cap);
 
-#define MODEL_MAX_TENSORS (16 + 8 * MODEL_MAX_LAYERS)
+#define MODEL_MAX_TENSORS (16 + 8 * MODEL_MAX_LAYERS + 16 * SA_MAX_LAYERS)
 
 /* Every tensor of nn/MODEL.md, named as there; G = cell_gates of the decoder's cell.
  * The encoder's and the attention's are theirs (encoder.h, attention.h). */
@@ -90,6 +93,7 @@ void params_init(Params *p, Pcg32 *rng, float scale);
  * the trainer gives each step its own position on the dropout stream. */
 typedef struct {
     double embedding_dropout, readout_dropout; /* probabilities in [0, 1) */
+    double self_attention_dropout;             /* at torch's four sites of each layer */
     double label_smoothing;                    /* eps in [0, 1) */
     Pcg32 rng;
 } Regularization;
@@ -167,6 +171,11 @@ void model_workspace_free(Workspace *ws);
 /* Dropout and label smoothing for the forward passes to come (training's workspace
  * only; NULL turns them off). Needs with_backward. */
 void model_set_regularization(Workspace *ws, const Regularization *reg);
+
+/* The heads' mean of self-attention layer `layer` (from 0) over the last batch, (B, S, S):
+ * sentence b's query position i over key position j at [(b * S + i) * S + j]; NULL when
+ * the model has no such layer. */
+const real *model_self_weights(const Workspace *ws, int layer);
 
 /* Carves the workspace for the batch and runs the encoder, without dropout:
  * annotations enc.H, keys (or the fixed context enc.summary) and s_0 (states block 0).

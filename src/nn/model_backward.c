@@ -166,7 +166,7 @@ static void source_backward(Params *G, EmbeddingGrad *dE_x, Workspace *ws, const
     attn_keys_backward(enc->d_H, &G->att, ws->d_keys, enc->H, &P->att, &ad, SB);
     /* before s_0's gradient reaches what it was computed from (the same numbers may
      * meet there: the order of the sums stays the one forward implies) */
-    encoder->summary_backward(enc, &ed, bt->src_len);
+    encoder->annotations_backward(&G->enc, enc, &P->enc, &ed, bt->src_len);
     /* forward: s_0 = tanh(init W_s^T + b_s) */
     tanh_backward(ws->d_s0, ws->d_states, ws->states, (size_t)B * p);
     /* dW_s (p, w0) += ds0^T (p, B) . init (B, w0) */

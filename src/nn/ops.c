@@ -90,11 +90,23 @@ SIMD_CLONES void tanh_backward(real *dx, const real *dy, const real *y, size_t n
         dx[k] = dy[k] * (1 - y[k] * y[k]);
 }
 
+#ifdef S2S_REAL_DOUBLE
+uint64_t relu_signs;
+
+void relu_forward(real *y, const real *x, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        relu_signs = relu_signs * 0x100000001b3u ^ (uint64_t)(x[k] > 0); /* FNV-1 */
+        y[k] = x[k] > 0 ? x[k] : 0;
+    }
+}
+#else
 SIMD_CLONES void relu_forward(real *y, const real *x, size_t n)
 {
     for (size_t k = 0; k < n; k++)
         y[k] = x[k] > 0 ? x[k] : 0;
 }
+#endif
 
 SIMD_CLONES void relu_backward(real *dx, const real *dy, const real *y, size_t n)
 {

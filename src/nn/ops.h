@@ -6,6 +6,8 @@
 #ifndef S2S_OPS_H
 #define S2S_OPS_H
 
+#include <stdint.h>
+
 #include "base/rng.h"
 #include "nn/real.h"
 
@@ -44,6 +46,12 @@ void tanh_backward(real *dx, const real *dy, const real *y, size_t n);
 
 /* y = max(x, 0) for n values; y may alias x. */
 void relu_forward(real *y, const real *x, size_t n);
+#ifdef S2S_REAL_DOUBLE
+/* The double build's relu_forward folds the sign of every input it sees into this hash,
+ * so that the finite differences (fdcheck.c) see a step cross relu's kink, where a
+ * difference quotient means nothing, and take a smaller one. */
+extern uint64_t relu_signs;
+#endif
 /* dx = dy where y > 0, else 0, given y = relu(x). Overwrites dx (which may alias dy). */
 void relu_backward(real *dx, const real *dy, const real *y, size_t n);
 

@@ -12,8 +12,12 @@
 
 EncoderDims model_encoder_dims(const Dims *d)
 {
-    return (EncoderDims){.kind = ENCODER_BIRNN, .emb = d->emb, .hidden = d->enc_hidden,
-                         .layers = d->enc_layers, .cell = d->enc_cell};
+    EncoderDims e = {.kind = ENCODER_BIRNN, .emb = d->emb, .hidden = d->enc_hidden,
+                     .layers = d->enc_layers, .cell = d->enc_cell};
+    /* the self-attention layers keep the width of what they read */
+    e.sa = (SelfAttnDims){.width = encoder_ops(&e)->width(&e), .heads = d->sa_heads,
+                          .ffn = d->sa_ffn, .layers = d->sa_layers};
+    return e;
 }
 
 int model_annotation_width(const Dims *d)
@@ -40,8 +44,12 @@ void model_describe(const Dims *d, char *out, size_t cap)
     char heads[32] = "";
     if (d->heads > 1)
         snprintf(heads, sizeof heads, " (%d heads)", d->heads);
-    snprintf(out, cap, "%s encoder (%d layer%s), %s decoder, attention %s%s",
-             cell_name(d->enc_cell), d->enc_layers, d->enc_layers > 1 ? "s" : "",
+    char sa[80] = "";
+    if (d->sa_layers > 0)
+        snprintf(sa, sizeof sa, " and %d self-attention layer%s (%d heads, ffn %d)", d->sa_layers,
+                 d->sa_layers > 1 ? "s" : "", d->sa_heads, d->sa_ffn);
+    snprintf(out, cap, "%s encoder (%d layer%s)%s, %s decoder, attention %s%s",
+             cell_name(d->enc_cell), d->enc_layers, d->enc_layers > 1 ? "s" : "", sa,
              cell_name(d->dec_cell), score_names[d->score], heads);
 }
 

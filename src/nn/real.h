@@ -28,6 +28,7 @@ typedef double real;
 #define tanh_backward tanh_backward_f64
 #define relu_forward relu_forward_f64
 #define relu_backward relu_backward_f64
+#define relu_signs relu_signs_f64
 #define layer_norm_forward layer_norm_forward_f64
 #define layer_norm_backward layer_norm_backward_f64
 #define dropout_forward dropout_forward_f64
@@ -96,6 +97,7 @@ typedef double real;
 #define model_workspace_init model_workspace_init_f64
 #define model_workspace_free model_workspace_free_f64
 #define model_encode model_encode_f64
+#define model_self_weights model_self_weights_f64
 #define model_forward model_forward_f64
 #define model_backward model_backward_f64
 #define model_backward_rows model_backward_rows_f64

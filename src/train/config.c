@@ -123,6 +123,15 @@ int config_validate(Config *cfg, Error *err)
                          "divisible by %d", attn.heads, attn.heads, sizes, n > 1 ? "are" : "is",
                          attn.heads);
     }
+    if (dims.sa_layers > 0 && cfg->model.attention == SCORE_NONE)
+        return key_error(cfg, err, "model.self_attention_layers", "model.self_attention_layers: "
+                         "model.attention none reads no annotations, so self-attention layers "
+                         "would learn nothing (use a score, or 0 layers)");
+    if (dims.sa_layers > 0 && model_annotation_width(&dims) % dims.sa_heads != 0)
+        return key_error(cfg, err, "model.self_attention_heads", "model.self_attention_heads: %d "
+                         "heads split the annotations in %d equal slices, and their width d_h = "
+                         "2 x model.encoder_size = %d is not divisible by %d", dims.sa_heads,
+                         dims.sa_heads, model_annotation_width(&dims), dims.sa_heads);
 #undef D
 #undef T
     if (!cfg->name[0])
@@ -229,11 +238,17 @@ char *config_key_doc_row(int k)
 
 Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
 {
-    return (Dims){.src_vocab = src_vocab, .tgt_vocab = tgt_vocab,
-                  .emb = (int)cfg->model.embedding_size, .enc_hidden = (int)cfg->model.encoder_size,
-                  .dec_hidden = (int)cfg->model.decoder_size, .attn = (int)cfg->model.attention_size,
-                  .readout = (int)cfg->model.readout_size, .score = cfg->model.attention,
-                  .heads = (int)cfg->model.attention_heads,
-                  .enc_cell = cfg->model.encoder_cell, .dec_cell = cfg->model.decoder_cell,
-                  .enc_layers = (int)cfg->model.encoder_layers};
+    Dims d = {.src_vocab = src_vocab, .tgt_vocab = tgt_vocab,
+              .emb = (int)cfg->model.embedding_size, .enc_hidden = (int)cfg->model.encoder_size,
+              .dec_hidden = (int)cfg->model.decoder_size, .attn = (int)cfg->model.attention_size,
+              .readout = (int)cfg->model.readout_size, .score = cfg->model.attention,
+              .heads = (int)cfg->model.attention_heads,
+              .enc_cell = cfg->model.encoder_cell, .dec_cell = cfg->model.decoder_cell,
+              .enc_layers = (int)cfg->model.encoder_layers,
+              .sa_layers = (int)cfg->model.self_attention_layers,
+              .sa_heads = (int)cfg->model.self_attention_heads,
+              .sa_ffn = (int)cfg->model.self_attention_ffn};
+    if (d.sa_ffn == 0) /* torch's and the Transformer's choice: four times the width */
+        d.sa_ffn = 4 * model_annotation_width(&d);
+    return d;
 }

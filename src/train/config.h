@@ -55,6 +55,8 @@ typedef struct {
         long attention_heads;
         CellKind encoder_cell, decoder_cell;
         long encoder_layers;
+        long self_attention_layers, self_attention_heads, self_attention_ffn;
+        double self_attention_dropout;
         double embedding_dropout, readout_dropout;
         double init_range;
     } model;

@@ -447,7 +447,8 @@ static int dump_alignments(Trainer *t, Error *err)
     const char **tgt_words = xmalloc_array((size_t)b->tgt_steps, sizeof(char *));
     const AttnDims ad = model_attn_dims(&t->dims);
     AttnMatrix *heads = xmalloc_array((size_t)ad.heads, sizeof(AttnMatrix));
-    AlignExtras extra = {heads, ad.heads > 1 ? ad.heads : 0, NULL, 0};
+    AttnMatrix self[SA_MAX_LAYERS];
+    AlignExtras extra = {heads, ad.heads > 1 ? ad.heads : 0, self, t->dims.sa_layers};
     for (int k = 0; k < n && rc == 0; k++) {
         int pair = t->probes[k];
         int ns = b->src_len[k], nt = b->tgt_len[k];
@@ -461,6 +462,11 @@ static int dump_alignments(Trainer *t, Error *err)
         for (int h = 0; h < extra.n_heads; h++)
             heads[h] = (AttnMatrix){t->probe_ws.alpha_heads + h * SB + k, nt, ns,
                                     extra.n_heads * SB, b->batch_size};
+        /* and each self-attention layer's source-by-source weights */
+        const int S = b->src_steps;
+        for (int l = 0; l < extra.n_self; l++)
+            self[l] = (AttnMatrix){model_self_weights(&t->probe_ws, l) + (size_t)k * S * S, ns, ns,
+                                   S, 1};
         rc = append_record(t, v->line_no[pair], epoch, src_words, tgt_words, &m, &extra, err);
     }
     free(src_words);
@@ -664,8 +670,10 @@ static int step(Trainer *t)
     batch_sort_by_target(&t->batch); /* lets the decoder skip ended sentences */
     /* Dropout's masks come from this step's own window of 2^32 draws on the dropout
      * stream, so a resumed run draws exactly what a run straight through does. */
-    Regularization reg = {cfg->model.embedding_dropout, cfg->model.readout_dropout,
-                          cfg->training.label_smoothing, {0, 0}};
+    Regularization reg = {.embedding_dropout = cfg->model.embedding_dropout,
+                          .readout_dropout = cfg->model.readout_dropout,
+                          .self_attention_dropout = cfg->model.self_attention_dropout,
+                          .label_smoothing = cfg->training.label_smoothing};
     pcg32_seed(&reg.rng, (uint64_t)cfg->seed, RNG_STREAM_DROPOUT);
     pcg32_advance(&reg.rng, (uint64_t)t->prog.step << 32);
     model_set_regularization(&t->ws, &reg);

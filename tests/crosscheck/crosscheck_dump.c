@@ -3,10 +3,13 @@
  * PyTorch. Built twice: against the float core and against the double core.
  *
  * usage: crosscheck_dump V_x V_y m n p a l B seed
- *                        [score enc_cell dec_cell layers emb_dropout readout_dropout smoothing]
+ *                        [score enc_cell dec_cell layers emb_dropout readout_dropout smoothing
+ *                         [heads [sa_layers sa_heads sa_ffn sa_dropout]]]
  * With dropout, the masks the forward pass drew are written too, in (position, batch)
  * layouts: mask_x (S, B, m), mask_y (T, B, m) and mask_t over the real target
- * positions in (step, sentence) order, as PyTorch indexes them. */
+ * positions in (step, sentence) order, as PyTorch indexes them; and per self-attention
+ * layer L (from 1) saL.mask_p (B, H, S, S), saL.mask_a (S, B, d_h), saL.mask_r (S, B, F)
+ * and saL.mask_o (S, B, d_h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,9 +72,10 @@ static void print_tensors(const char *kind, const Params *p)
 
 int main(int argc, char **argv)
 {
-    if (argc != 10 && argc != 17 && argc != 18) {
+    if (argc != 10 && argc != 17 && argc != 18 && argc != 22) {
         fprintf(stderr, "usage: crosscheck_dump V_x V_y m n p a l B seed [score enc_cell dec_cell "
-                "layers emb_dropout readout_dropout smoothing [heads]]\n");
+                "layers emb_dropout readout_dropout smoothing [heads [sa_layers sa_heads sa_ffn "
+                "sa_dropout]]]\n");
         return 2;
     }
     Dims d = {atoi(argv[1]), atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
@@ -91,7 +95,15 @@ int main(int argc, char **argv)
         reg.embedding_dropout = atof(argv[14]);
         reg.readout_dropout = atof(argv[15]);
         reg.label_smoothing = atof(argv[16]);
-        d.heads = argc == 18 ? atoi(argv[17]) : 1;
+        d.heads = argc >= 18 ? atoi(argv[17]) : 1;
+    }
+    if (argc == 22) {
+        d.sa_layers = atoi(argv[18]);
+        d.sa_heads = atoi(argv[19]);
+        d.sa_ffn = atoi(argv[20]);
+        reg.self_attention_dropout = atof(argv[21]);
+        if (d.sa_ffn == 0)
+            d.sa_ffn = 4 * model_annotation_width(&d);
     }
     int B = atoi(argv[8]);
     uint64_t seed = strtoull(argv[9], NULL, 10);
@@ -127,6 +139,12 @@ int main(int argc, char **argv)
     pcg32_seed(&init, seed, RNG_STREAM_INIT);
     for (size_t k = 0; k < P.n; k++)
         P.mem[k] = (real)pcg32_uniform(&init, -0.5f, 0.5f);
+    /* layer norms' gains around 1, where they start: near 0 they would shrink the
+     * annotations, and with them the attention's gradients, to rounding noise */
+    for (int t = 0; t < P.n_tensors; t++)
+        if (P.tensors[t].init == TENSOR_ONES)
+            for (int k = 0; k < P.tensors[t].rows; k++)
+                P.tensors[t].data[k] += 1;
     Workspace ws;
     model_workspace_init(&ws, &d, B, bt.src_steps, bt.tgt_steps, 1);
     pcg32_seed(&reg.rng, seed, RNG_STREAM_DROPOUT);
@@ -136,9 +154,10 @@ int main(int argc, char **argv)
     printf("precision %s\n", REAL_NAME);
     printf("dims %d %d %d %d %d %d %d\n", d.src_vocab, d.tgt_vocab, d.emb, d.enc_hidden,
            d.dec_hidden, d.attn, d.readout);
-    printf("variant %s %s %s %d %.17g %.17g %.17g %d\n", score_names[d.score],
+    printf("variant %s %s %s %d %.17g %.17g %.17g %d %d %d %d %.17g\n", score_names[d.score],
            cell_name(d.enc_cell), cell_name(d.dec_cell), d.enc_layers, reg.embedding_dropout,
-           reg.readout_dropout, reg.label_smoothing, d.heads > 1 ? d.heads : 1);
+           reg.readout_dropout, reg.label_smoothing, d.heads > 1 ? d.heads : 1, d.sa_layers,
+           d.sa_heads, d.sa_ffn, reg.self_attention_dropout);
     printf("batch %d %d %d\n", bt.batch_size, bt.src_steps, bt.tgt_steps);
     if (reg.embedding_dropout > 0) {
         print_reals("mask_x", ws.mask_x, (size_t)bt.src_steps * B * d.emb);
@@ -146,6 +165,19 @@ int main(int argc, char **argv)
     }
     if (reg.readout_dropout > 0)
         print_reals("mask_t", ws.mask_t, (size_t)ws.N * d.readout);
+    for (int l = 0; l < d.sa_layers && reg.self_attention_dropout > 0; l++) {
+        const SelfAttnLayerWork *x = &ws.enc.sa.layer[l];
+        const size_t SB = (size_t)bt.src_steps * B, d_h = model_annotation_width(&d);
+        char name[32];
+        snprintf(name, sizeof name, "sa%d.mask_p", l + 1);
+        print_reals(name, x->mask_p, (size_t)B * d.sa_heads * bt.src_steps * bt.src_steps);
+        snprintf(name, sizeof name, "sa%d.mask_a", l + 1);
+        print_reals(name, x->mask_a, SB * d_h);
+        snprintf(name, sizeof name, "sa%d.mask_r", l + 1);
+        print_reals(name, x->mask_r, SB * d.sa_ffn);
+        snprintf(name, sizeof name, "sa%d.mask_o", l + 1);
+        print_reals(name, x->mask_o, SB * d_h);
+    }
     print_ints("src", bt.src, bt.src_steps * B);
     print_ints("src_len", bt.src_len, B);
     print_ints("tgt_in", bt.tgt_in, bt.tgt_steps * B);

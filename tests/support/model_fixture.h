@@ -23,12 +23,15 @@ typedef struct {
     int enc_layers;
     double embedding_dropout, readout_dropout, label_smoothing;
     int heads; /* attention heads */
+    int sa_layers, sa_heads; /* self-attention layers (feed-forward width 6) */
+    double sa_dropout;
 } ModelVariant;
 
-enum { FIXTURE_N_VARIANTS = 18, FIXTURE_FIRST_DROPOUT = 15 };
+enum { FIXTURE_N_VARIANTS = 21, FIXTURE_FIRST_DROPOUT = 17 };
 extern const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS];
 /* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,
- * so that 2 and 4 heads split every vector evenly). */
+ * so that 2 and 4 heads split every vector evenly; d_h = 8 for the self-attention
+ * layers' heads to split). */
 Dims fixture_variant_dims(int v);
 /* Variant v's regularization, its masks drawn from a stream of seed. */
 Regularization fixture_variant_regularization(int v, uint64_t seed);

@@ -18,6 +18,7 @@ Suite *metrics_suite(void);
 Suite *ops_suite(void);
 Suite *cell_suite(void);
 Suite *attention_suite(void);
+Suite *self_attention_suite(void);
 Suite *model_suite(void);
 Suite *training_suite(void);
 Suite *train_suite(void);

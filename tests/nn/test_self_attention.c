@@ -1,0 +1,276 @@
+/* test_self_attention.c: the self-attention layers in double: every element of every
+ * tensor of one and two layers against finite differences (padding, several heads, and
+ * dropout with its masks held fixed); the worked example of tests/fixtures/README.md
+ * through the layer's in-projection and attention; permutation equivariance of a layer;
+ * what padding may and may not change. PyTorch's own TransformerEncoderLayer is
+ * scripts/crosscheck.py's (make crosscheck). */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/fdcheck.h"
+#include "nn/ops.h"
+#include "nn/self_attention.h"
+#include "support/suites.h"
+
+enum { B = 3, S = 4, WIDTH = 6, MAX_PARAMS = 2 * 400 };
+
+typedef struct {
+    SelfAttnDims d;
+    SelfAttnParams P[SA_MAX_LAYERS], G[SA_MAX_LAYERS];
+    Tensor tensors[2 * 16];
+    int n_tensors;
+    real p[MAX_PARAMS], g[MAX_PARAMS];
+    real x[S * B * WIDTH], R[S * B * WIDTH];
+    int len[B];
+    double rate;
+    uint64_t mask_seed;
+    Arena arena;
+    SelfAttnWork w;
+} Case;
+
+/* The loss of a layer test: sum of out * R over every row, padded ones included (their
+ * outputs are a function of the inputs too, so their gradients are checked as well). */
+static double case_loss(void *ctx)
+{
+    Case *c = ctx;
+    Pcg32 rng; /* the same masks at every call */
+    pcg32_seed(&rng, c->mask_seed, 5);
+    sa_forward(&c->w, c->P, &c->d, c->x, c->len, S, B, c->rate, &rng);
+    return weighted_sum(sa_output(&c->w, &c->d, c->x), c->R, S * B * WIDTH);
+}
+
+static void case_init(Case *c, int layers, int heads, int ffn, double rate, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    c->d = (SelfAttnDims){WIDTH, heads, ffn, layers};
+    c->len[0] = 4, c->len[1] = 2, c->len[2] = 1;
+    c->rate = rate;
+    c->mask_seed = seed + 100;
+    TensorCarver carver = {.base = c->p, .list = c->tensors, .cap = 2 * 16};
+    sa_carve(c->P, &carver, &c->d);
+    ck_assert_uint_le(carver.offset, MAX_PARAMS);
+    c->n_tensors = carver.n;
+    Tensor unused[2 * 16];
+    TensorCarver gc = {.base = c->g, .list = unused, .cap = 2 * 16};
+    sa_carve(c->G, &gc, &c->d);
+    Pcg32 rng;
+    pcg32_seed(&rng, seed, 1);
+    /* a general point: gains near 1, biases away from 0 */
+    for (int t = 0; t < c->n_tensors; t++) {
+        Tensor *x = &c->tensors[t];
+        size_t n = (size_t)x->rows * x->cols;
+        fill_uniform(x->data, n, &rng, -0.5, 0.5);
+        if (x->init == TENSOR_ONES)
+            for (size_t k = 0; k < n; k++)
+                x->data[k] += 1;
+    }
+    fill_uniform(c->x, S * B * WIDTH, &rng, -1, 1);
+    /* small weights keep the loss near 1, and with it the rounding error of the
+     * differences: the gradient of b_K is exactly 0 (a softmax ignores a shift common
+     * to all keys), so what they measure there is that error */
+    fill_uniform(c->R, S * B * WIDTH, &rng, -0.2, 0.2);
+    Arena count = {0};
+    sa_carve_work(&c->w, &count, &c->d, B, S, 1);
+    arena_init(&c->arena, count.used);
+    sa_carve_work(&c->w, &c->arena, &c->d, B, S, 1);
+}
+
+static double check_case(Case *c, const char *what)
+{
+    real dx[S * B * WIDTH], dout[S * B * WIDTH];
+    case_loss(c);
+    memcpy(dout, c->R, sizeof dout);
+    memset(c->g, 0, sizeof c->g);
+    sa_backward(dx, c->G, &c->w, dout, c->P, &c->d, c->x, c->len, S, B);
+    printf("%s, every element of every tensor (double):\n", what);
+    double worst = fdcheck_tensor("x", c->x, dx, S * B * WIDTH, case_loss, c);
+    for (int t = 0; t < c->n_tensors; t++) {
+        const Tensor *x = &c->tensors[t];
+        const real *grad = c->g + (x->data - c->p);
+        double e = fdcheck_tensor(x->name, x->data, grad, (size_t)x->rows * x->cols, case_loss, c);
+        worst = e > worst ? e : worst;
+    }
+    printf("  worst relative error: %.3e (tolerance %.0e)\n", worst, GRADCHECK_TOLERANCE);
+    arena_free(&c->arena);
+    return worst;
+}
+
+static const struct {
+    const char *what;
+    int layers, heads, ffn;
+    double rate;
+} CASES[] = {
+    {"self-attention, 1 layer, 2 heads", 1, 2, 8, 0},
+    {"self-attention, 2 layers, 3 heads", 2, 3, 5, 0},
+    {"self-attention, 1 layer, 1 head", 1, 1, 4, 0},
+    {"self-attention, 2 layers, 2 heads, dropout 0.3", 2, 2, 8, 0.3},
+};
+
+START_TEST(self_attention_layers_match_finite_differences)
+{
+    Case *c = malloc(sizeof *c);
+    case_init(c, CASES[_i].layers, CASES[_i].heads, CASES[_i].ffn, CASES[_i].rate, 40 + _i);
+    if (CASES[_i].rate > 0) { /* the masks are drawn, and some weights dropped */
+        case_loss(c);
+        int zeros = 0;
+        for (int k = 0; k < S * B * WIDTH; k++)
+            zeros += c->w.layer[0].mask_a[k] == 0;
+        ck_assert_int_gt(zeros, 0);
+        ck_assert(c->w.layer[0].dropped);
+    }
+    ck_assert_double_le(check_case(c, CASES[_i].what), GRADCHECK_TOLERANCE);
+    free(c);
+}
+END_TEST
+
+/* tests/fixtures/README.md, example 1, through the layer's own in-projection (in torch's
+ * convention, W_in = [W_Q^T ; W_K^T ; W_V^T] of the example's x W) and attention, in a
+ * batch with a shorter sentence beside it: its weights and values to 1e-14. */
+START_TEST(worked_example_through_the_self_attention_layer)
+{
+    enum { n = 4, d = 3, BB = 2 };
+    const real words[n][d] = {{1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}};
+    const real W[3][d][d] = {{{2, 0, 2}, {2, 0, 0}, {2, 1, 2}},  /* W_Q */
+                             {{2, 2, 2}, {0, 2, 1}, {0, 1, 1}},  /* W_K */
+                             {{1, 1, 0}, {0, 1, 1}, {0, 0, 0}}}; /* W_V */
+    const double weights[4][4] = {
+        {2.3608986335744746738834657e-1, 7.3898755489321947930425076e-3,
+         7.4913038554468814302556842e-1, 7.3898755489321947930425076e-3},
+        {4.5482632251957518394555437e-1, 4.5173677480424816054445635e-2,
+         4.5482632251957518394555437e-1, 4.5173677480424816054445635e-2},
+        {2.3927504868045535805345438e-1, 7.4387001505192912484078431e-4,
+         7.5923721128944078369686405e-1, 7.4387001505192912484078431e-4},
+        {8.9950175354197386973147310e-2, 2.8155406251633037224608556e-3,
+         9.0565368480502525293909857e-1, 1.5805992156140563652932688e-3}};
+    const double attention[4][3] = {
+        {9.8522024890213561041391498e-1, 1.7417405099957559482325259e+0, 7.5652026109362033781861092e-1},
+        {9.0965264503915036789110873e-1, 1.4096526450391503678911087e+0, 5.0000000000000000000000000e-1},
+        {9.9851225996989614175031843e-1, 1.7584933412743888545720233e+0, 7.5998108130449271282170483e-1},
+        {9.9560386015922263991224588e-1, 1.9040730855894111965738053e+0, 9.0846922543018855666155942e-1}};
+    real W_in[3 * d * d], x[n * BB * d], qkv[n * BB * 3 * d], z[n * BB * d];
+    real probs[BB * n * n], mean[BB * n * n], scratch[n * n];
+    for (int m = 0; m < 3; m++) /* torch's in_proj holds the transposes */
+        for (int o = 0; o < d; o++)
+            for (int i = 0; i < d; i++)
+                W_in[(m * d + o) * d + i] = W[m][i][o];
+    /* sentence 0: the four words; sentence 1: two other words, padded */
+    for (int j = 0; j < n; j++)
+        for (int u = 0; u < d; u++) {
+            x[(j * BB + 0) * d + u] = words[j][u];
+            x[(j * BB + 1) * d + u] = j < 2 ? (real)(u + j) : 7;
+        }
+    const int len[BB] = {4, 2};
+    linear_forward(qkv, x, W_in, NULL, n * BB, d, 3 * d);
+    sa_attend_forward(z, probs, mean, NULL, scratch, qkv, len, n, BB, 1, d);
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) {
+            ck_assert_double_eq_tol(probs[i * n + j] / weights[i][j], 1, 1e-14);
+            ck_assert_double_eq_tol(mean[i * n + j] / weights[i][j], 1, 1e-14);
+        }
+        for (int u = 0; u < d; u++)
+            ck_assert_double_eq_tol(z[(i * BB) * d + u] / attention[i][u], 1, 1e-14);
+    }
+    /* the padded sentence: weights only over its two real keys, zero rows past them */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i >= 2 || j >= 2)
+                ck_assert(probs[n * n + i * n + j] == 0);
+    ck_assert_double_eq_tol(probs[n * n] + probs[n * n + 1], 1, 1e-15);
+}
+END_TEST
+
+/* A layer has no notion of order: permuting the positions of a sentence permutes its
+ * outputs (rows), to 1e-12. */
+START_TEST(a_layer_is_permutation_equivariant)
+{
+    Case *c = malloc(sizeof *c);
+    case_init(c, 2, 2, 8, 0, 77);
+    const int perm[S] = {2, 0, 3, 1}; /* position j of the permuted input is perm[j] */
+    real before[S * B * WIDTH], x0[S * B * WIDTH];
+    case_loss(c);
+    memcpy(before, sa_output(&c->w, &c->d, c->x), sizeof before);
+    memcpy(x0, c->x, sizeof x0);
+    /* sentence 0 is the one with every position real */
+    for (int j = 0; j < S; j++)
+        memcpy(c->x + (j * B) * WIDTH, x0 + (perm[j] * B) * WIDTH, sizeof(real) * WIDTH);
+    case_loss(c);
+    const real *after = sa_output(&c->w, &c->d, c->x);
+    double worst = 0;
+    for (int j = 0; j < S; j++)
+        for (int u = 0; u < WIDTH; u++) {
+            double a = after[(j * B) * WIDTH + u], e = before[(perm[j] * B) * WIDTH + u];
+            worst = fmax(worst, fabs(a - e) / fmax(fabs(e), 1e-300));
+        }
+    printf("permutation equivariance of 2 layers: worst relative difference %.2e\n", worst);
+    ck_assert_double_le(worst, 1e-12);
+    /* and the order did matter to something: the rows moved */
+    ck_assert_double_gt(fabs(after[0] - before[0]), 1e-3);
+    arena_free(&c->arena);
+    free(c);
+}
+END_TEST
+
+/* What lies past a sentence's end changes nothing within it: another padding value
+ * gives bit-identical real rows (the keys are masked, every other product is per row). */
+START_TEST(padding_changes_no_real_row)
+{
+    Case *c = malloc(sizeof *c);
+    case_init(c, 2, 3, 5, 0, 91);
+    real before[S * B * WIDTH];
+    case_loss(c);
+    memcpy(before, sa_output(&c->w, &c->d, c->x), sizeof before);
+    for (int j = 0; j < S; j++)
+        for (int b = 0; b < B; b++)
+            if (j >= c->len[b])
+                for (int u = 0; u < WIDTH; u++)
+                    c->x[(j * B + b) * WIDTH + u] = 1e3 * (u + 1);
+    case_loss(c);
+    const real *after = sa_output(&c->w, &c->d, c->x);
+    for (int j = 0; j < S; j++)
+        for (int b = 0; b < B; b++)
+            if (j < c->len[b])
+                for (int u = 0; u < WIDTH; u++)
+                    ck_assert(after[(j * B + b) * WIDTH + u] == before[(j * B + b) * WIDTH + u]);
+    arena_free(&c->arena);
+    free(c);
+}
+END_TEST
+
+/* Each row of the heads' mean is a distribution over the real keys. */
+START_TEST(the_mean_of_the_heads_is_a_distribution)
+{
+    Case *c = malloc(sizeof *c);
+    case_init(c, 1, 3, 5, 0, 13);
+    case_loss(c);
+    const real *mean = c->w.layer[0].mean;
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < c->len[b]; i++) {
+            double sum = 0;
+            for (int j = 0; j < S; j++) {
+                const real v = mean[((size_t)b * S + i) * S + j];
+                if (j >= c->len[b])
+                    ck_assert(v == 0);
+                sum += v;
+            }
+            ck_assert_double_eq_tol(sum, 1, 1e-14);
+        }
+    arena_free(&c->arena);
+    free(c);
+}
+END_TEST
+
+Suite *self_attention_suite(void)
+{
+    Suite *s = suite_create("self_attention");
+    TCase *tc = tcase_create("layer");
+    tcase_add_loop_test(tc, self_attention_layers_match_finite_differences, 0,
+                        sizeof CASES / sizeof *CASES);
+    tcase_add_test(tc, worked_example_through_the_self_attention_layer);
+    tcase_add_test(tc, a_layer_is_permutation_equivariant);
+    tcase_add_test(tc, padding_changes_no_real_row);
+    tcase_add_test(tc, the_mean_of_the_heads_is_a_distribution);
+    suite_add_tcase(s, tc);
+    return s;
+}
