@@ -9,7 +9,7 @@ machine's limit: 190 GFLOP/s (sgemm peak, 2 threads) over the FLOPs per target t
 of MODEL.md (forward + backward = 6 x forward multiply-adds), as issue 7 gives them.
 torch runs with its fastest setting here (1 torch thread, 2 OpenBLAS threads).
 
-usage: scripts/bench.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/32]
+usage: scripts/bench.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/32,variants]
 """
 import argparse
 import json
@@ -21,13 +21,18 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEAK_FLOPS = 190e9
 FLOPS_PER_TOKEN = {"S": 2.16e6, "M": 3.25e7, "L": 1.30e8}
-# (size, batch, timed steps, warm-up steps, target: (times torch, fraction of limit))
+# (size, batch, timed steps, warm-up steps, target: (times torch, fraction of limit),
+# the variant's flags to both programs: issue 18's heads and self-attention beside the
+# default; the FLOP limit is the default model's, so variants have none)
 CONFIGS = [
-    ("S", 1, 300, 20, (10, 0)),
-    ("S", 32, 100, 10, (4, 0)),
-    ("S", 64, 60, 6, (0, 0)),
-    ("M", 32, 20, 3, (2, 0.6)),
-    ("L", 32, 8, 2, (2, 0.6)),
+    ("S", 1, 300, 20, (10, 0), []),
+    ("S", 32, 100, 10, (4, 0), []),
+    ("S", 64, 60, 6, (0, 0), []),
+    ("M", 32, 20, 3, (2, 0.6), []),
+    ("L", 32, 8, 2, (2, 0.6), []),
+    ("S", 32, 100, 10, (0, 0), ["--heads", "4"]),
+    ("S", 32, 60, 6, (0, 0), ["--self-attention", "2"]),
+    ("S", 32, 100, 10, (0, 0), ["--attention-only"]),
 ]
 
 
@@ -43,20 +48,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--s2s", default=os.path.join(HERE, "..", "s2s"))
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="", help="comma-separated SIZE/BATCH, e.g. S/32,M/32")
+    ap.add_argument("--only", default="", help="comma-separated SIZE/BATCH, e.g. S/32,M/32, "
+                    "and `variants` for the rows with heads and self-attention")
     args = ap.parse_args()
     reference = os.path.join(HERE, "torch_reference.py")
     only = set(filter(None, args.only.split(",")))
     peaks = [run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"]]
     rows = []
-    for size, batch, steps, warmup, target in CONFIGS:
+    for size, batch, steps, warmup, target, flags in CONFIGS:
         name = "%s/%d" % (size, batch)
-        if only and name not in only:
+        if only and ("variants" not in only if flags else name not in only):
             continue
+        name += " " + " ".join(flags) if flags else ""
         ours, theirs = [], []
         for r in range(args.rounds):
             common = ["--size", size, "--batch", str(batch), "--steps", str(steps),
-                      "--warmup", str(warmup)]
+                      "--warmup", str(warmup)] + flags
             ours.append(run([args.s2s, "bench"] + common + ["--seed", str(r + 1)]))
             theirs.append(run(["/usr/bin/python3", reference, "bench", "--json", "--seed", str(r + 1)]
                               + common))
@@ -67,7 +74,7 @@ def main():
         t = statistics.median(x["tgt_tokens_per_s"] for x in theirs)
         o_rss = statistics.median(x["peak_rss_mib"] for x in ours)
         t_rss = statistics.median(x["peak_rss_mib"] for x in theirs)
-        limit = PEAK_FLOPS / FLOPS_PER_TOKEN[size]
+        limit = None if flags else PEAK_FLOPS / FLOPS_PER_TOKEN[size]
         rows.append((name, o, t, o_rss, t_rss, limit, target))
         peaks.append(run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"])
     peak = statistics.median(peaks)
@@ -85,9 +92,13 @@ def main():
         if frac:
             goals.append("%d%% of limit" % (100 * frac))
             ok = ok and o >= frac * limit
-        measured = peak * 1e9 / FLOPS_PER_TOKEN[name[0]]
-        print("| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %.1f%% | %.1f%% | %s | %s |" % (
-            name, o, t, o / t, o_rss, t_rss, o_rss / t_rss, 100 * o / limit, 100 * o / measured,
+        if limit:
+            measured = peak * 1e9 / FLOPS_PER_TOKEN[name[0]]
+            shares = "%.1f%% | %.1f%%" % (100 * o / limit, 100 * o / measured)
+        else:
+            shares = "- | -"
+        print("| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s | %s | %s |" % (
+            name, o, t, o / t, o_rss, t_rss, o_rss / t_rss, shares,
             ", ".join(goals + ["RSS <= torch/2"]), "yes" if ok else "no"))
 
 

@@ -1,19 +1,37 @@
 #!/bin/sh
 # Trains one config once per model variant (attention scores, cells, depth,
-# regularization) with the same budget of steps, and prints a Markdown table of the
-# test scores each reached: BLEU, exact matches, alignment error rate (with the
-# config's data.test_align) and training speed.
+# regularization, heads, self-attention layers, the attention-only encoder) and seed,
+# with the same budget for each -- a number of steps, or of seconds of training -- and
+# prints a Markdown table of the test scores each reached: BLEU (the mean, and the range
+# over the seeds when there are several), exact matches, alignment error rate (with the
+# config's data.test_align), training speed and size.
 #
-# usage: scripts/compare-variants.sh CONFIG STEPS OUT_DIR [S2S]
+# usage: scripts/compare-variants.sh CONFIG BUDGET OUT_DIR [S2S]
+#   BUDGET: STEPS (e.g. 1500), or SECONDS followed by s (e.g. 180s: a wall-clock budget,
+#           training.max_time, the fair one between variants of different speeds)
+#   environment: SEEDS="1 2 3" (default: the config's seed), VARIANTS="additive
+#           attention-only" (default: every variant below)
 #   e.g. scripts/compare-variants.sh configs/demo.yaml 1500 runs/variants
-# Each variant's run directory is OUT_DIR/<variant>; the table is OUT_DIR/table.md.
+#        SEEDS="1 2 3" VARIANTS="additive additive-4-heads self-attention-2 attention-only" \
+#            scripts/compare-variants.sh configs/tatoeba-fr-en.yaml 180s runs/tatoeba-variants
+# Each run directory is OUT_DIR/<variant> (OUT_DIR/<variant>-seed<N> with SEEDS); the
+# table is OUT_DIR/table.md.
 set -eu
 
 config=$1
-steps=$2
+budget=$2
 out=$3
 s2s=${4:-./s2s}
+seeds=${SEEDS:-}
+only=${VARIANTS:-}
 mkdir -p "$out"
+
+case $budget in
+    *s) limit="--set training.max_time=${budget%s} --set training.max_steps=0"
+        what="${budget%s} s" ;;
+    *) limit="--set training.max_steps=$budget --set training.max_time=0"
+       what="$budget steps" ;;
+esac
 
 # name, then its --set overrides (a decoder twice the encoder's size is assumed, as in
 # the shipped configs, so that dot is valid)
@@ -27,37 +45,67 @@ lstm|model.encoder_cell=lstm model.decoder_cell=lstm
 rnn|model.encoder_cell=rnn model.decoder_cell=rnn
 2-layer-encoder|model.encoder_layers=2
 dropout-smoothing|model.embedding_dropout=0.2 model.readout_dropout=0.2 training.label_smoothing=0.1
+additive-4-heads|model.attention_heads=4
+self-attention-2|model.self_attention_layers=2
+attention-only|model.encoder_cell=none model.self_attention_layers=2
 "
+
+# field NAME of the last `test (` line of a train.log
+test_field() {
+    grep '^test (' "$1" | tail -n 1 | sed -n "s/.* test_$2=\\([0-9.]*\\).*/\\1/p"
+}
+
+# "mean" or "mean (min-max)" of the numbers on stdin, with 2 decimals
+summary() {
+    awk 'NF { s += $1; n++; if (n == 1 || $1 < lo) lo = $1; if (n == 1 || $1 > hi) hi = $1 }
+         END { if (!n) { print "?"; exit }
+               if (n == 1) printf "%.2f\n", s
+               else printf "%.2f (%.2f-%.2f)\n", s / n, lo, hi }'
+}
 
 table="$out/table.md"
 {
-    echo "| variant | test BLEU | exact % | AER | steps/s | parameters |"
-    echo "| --- | --- | --- | --- | --- | --- |"
+    echo "| variant | test BLEU | exact % | AER | steps | steps/s | parameters |"
+    echo "| --- | --- | --- | --- | --- | --- | --- |"
 } > "$table"
 
 echo "$variants" | while IFS='|' read -r name sets; do
     [ -n "$name" ] || continue
-    run="$out/$name"
-    rm -rf "$run"
+    if [ -n "$only" ]; then
+        case " $only " in *" $name "*) ;; *) continue ;; esac
+    fi
     args=""
     for s in $sets; do
         args="$args --set $s"
     done
-    echo "compare-variants: $name ($steps steps)" >&2
-    # shellcheck disable=SC2086 # word splitting of the --set list is intended
-    "$s2s" train "$config" --set run_dir="$run" --set training.max_steps="$steps" \
-        --set training.max_time=0 --set training.epochs=0 --set training.early_stopping=0 \
-        $args > /dev/null 2>&1
-    log="$run/train.log"
-    test_line=$(grep '^test (' "$log" | tail -n 1)
-    bleu=$(echo "$test_line" | sed -n 's/.*test_bleu=\([0-9.]*\).*/\1/p')
-    exact=$(echo "$test_line" | sed -n 's/.*test_exact=\([0-9.]*\).*/\1/p')
-    aer=$(echo "$test_line" | sed -n 's/.*test_aer=\([0-9.]*\).*/\1/p')
-    params=$(sed -n 's/.*model: \([0-9]*\) parameters.*/\1/p' "$log" | head -n 1)
-    # the mean speed over the run: steps / training seconds of the last metrics line
-    speed=$(grep '"train_seconds"' "$run/metrics.jsonl" | tail -n 1 |
-            sed -n 's/.*"step":\([0-9]*\).*"train_seconds":\([0-9.]*\).*/\1 \2/p' |
-            awk '{ if ($2 > 0) printf "%.1f", $1 / $2 }')
-    echo "| $name | ${bleu:-?} | ${exact:-?} | ${aer:--} | ${speed:-?} | ${params:-?} |" >> "$table"
+    bleus="" exacts="" aers="" all_steps="" speeds="" params=""
+    for seed in ${seeds:-config}; do
+        if [ "$seed" = config ]; then
+            run="$out/$name" seed_set=""
+        else
+            run="$out/$name-seed$seed" seed_set="--set seed=$seed"
+        fi
+        rm -rf "$run"
+        echo "compare-variants: $name${seed_set:+ (seed $seed)}, $what" >&2
+        # shellcheck disable=SC2086 # word splitting of the --set lists is intended
+        "$s2s" train "$config" --set run_dir="$run" $limit --set training.epochs=0 \
+            --set training.early_stopping=0 $seed_set $args > /dev/null 2>&1
+        log="$run/train.log"
+        bleus="$bleus $(test_field "$log" bleu)"
+        exacts="$exacts $(test_field "$log" exact)"
+        aers="$aers $(test_field "$log" aer)"
+        params=$(sed -n 's/.*model: \([0-9]*\) parameters.*/\1/p' "$log" | head -n 1)
+        # the mean speed over the run: steps / training seconds of the last metrics line
+        last=$(grep '"train_seconds"' "$run/metrics.jsonl" | tail -n 1 |
+               sed -n 's/.*"step":\([0-9]*\).*"train_seconds":\([0-9.]*\).*/\1 \2/p')
+        all_steps="$all_steps $(echo "$last" | awk '{ print $1 }')"
+        speeds="$speeds $(echo "$last" | awk '{ if ($2 > 0) printf "%.1f", $1 / $2 }')"
+    done
+    bleu=$(echo "$bleus" | tr ' ' '\n' | summary)
+    exact=$(echo "$exacts" | tr ' ' '\n' | summary)
+    aer=$(echo "$aers" | tr ' ' '\n' | awk 'NF { s += $1; n++ } END { if (n) printf "%.3f", s / n; else print "-" }')
+    steps=$(echo "$all_steps" | tr ' ' '\n' | awk 'NF { s += $1; n++ } END { if (n) printf "%d", s / n; else print "?" }')
+    speed=$(echo "$speeds" | tr ' ' '\n' | awk 'NF { s += $1; n++ } END { if (n) printf "%.1f", s / n; else print "?" }')
+    echo "| $name | $bleu | $exact | $aer | $steps | $speed | ${params:-?} |" >> "$table"
 done
 cat "$table"

@@ -41,7 +41,8 @@ TOLERANCES = {"float": (1e-5, 1e-4), "double": (1e-14, 1e-13)}
 GRAD_NORM_FLOOR = 1e-2
 
 # The variants, each at one size where p = 2n (so dot is valid) and a = p (so 2, 4 and 8
-# heads split every vector evenly): (score, encoder cell, decoder cell, encoder layers,
+# heads split every vector evenly; encoder cell none, the attention-only encoder, has d_h =
+# m = 16): (score, encoder cell, decoder cell, encoder layers,
 # embedding dropout, readout dropout, label smoothing[, heads[, self-attention layers,
 # their heads, their feed-forward width (0: 4 d_h), their dropout]]).
 VARIANT_SIZE = (50, 60, 16, 12, 24, 24, 28, 6, 4)
@@ -65,6 +66,10 @@ VARIANTS = [
     ("general", "lstm", "lstm", 2, 0, 0, 0, 2, 2, 2, 16, 0),
     ("additive", "gru", "gru", 1, 0, 0, 0, 1, 2, 4, 0, 0.3),
     ("scaled_dot", "lstm", "gru", 1, 0.2, 0.3, 0.1, 2, 3, 6, 20, 0.25),
+    ("additive", "none", "gru", 1, 0, 0, 0, 1, 2, 4, 0, 0),
+    ("scaled_dot", "none", "lstm", 1, 0, 0, 0, 4, 1, 2, 32, 0),
+    ("none", "none", "lstm", 1, 0, 0, 0, 1, 1, 4, 0, 0),
+    ("general", "none", "lstm", 1, 0.2, 0.3, 0.1, 2, 2, 4, 24, 0.2),
 ]
 SA_MASKS = ("mask_p", "mask_a", "mask_r", "mask_o")
 
@@ -160,11 +165,12 @@ def check(dump_binary, size, variant=None):
     tgt_in = torch.tensor(dump["tgt_in"]).view(T, B)
     tgt_out = torch.tensor(dump["tgt_out"]).view(T, B)
     shapes = {"mask_x": (S, B, m), "mask_y": (T, B, m), "mask_t": (-1, l)}
+    d_h = m if enc_cell == "none" else 2 * n
     for k in range(sa_layers):
         shapes.update({"sa%d.mask_p" % (k + 1): (B, sa_heads, S, S),
-                       "sa%d.mask_a" % (k + 1): (S, B, 2 * n),
+                       "sa%d.mask_a" % (k + 1): (S, B, d_h),
                        "sa%d.mask_r" % (k + 1): (S, B, sa_ffn),
-                       "sa%d.mask_o" % (k + 1): (S, B, 2 * n)})
+                       "sa%d.mask_o" % (k + 1): (S, B, d_h)})
     masks = {k: torch.tensor(dump[k], dtype=torch.float64).view(*shapes[k])
              for k in shapes if k in dump}
     loss = model.loss(src, src_len, tgt_in, tgt_out, masks, smoothing)

@@ -13,7 +13,9 @@
 #   --seconds  training time of each model (default 600)
 #   --size     training pairs (default 40000)
 #   --out      where everything goes (default runs/length-experiment)
-#   --scores   the models, in order (default "none additive dot general scaled_dot")
+#   --scores   the models, in order (default "none additive dot general scaled_dot"); also
+#              additive-4-heads, self-attention-2 (2 layers on the bi-GRU) and
+#              attention-only (model.encoder_cell none, 2 layers)
 # Results: OUT/table.md, OUT/bleu-by-length.svg, OUT/alignments/*.svg and OUT/summary.txt;
 # each model's run directory is OUT/<score>.
 set -eu
@@ -35,6 +37,18 @@ while [ $# -gt 0 ]; do
 done
 here=$(dirname "$0")
 corpus=$out/corpus
+
+# The --set options of a model's name: a score, or one of issue 18's variants.
+model_sets() {
+    case $1 in
+        none | additive | dot | general | scaled_dot) echo "--set model.attention=$1" ;;
+        additive-4-heads) echo "--set model.attention_heads=4" ;;
+        self-attention-2) echo "--set model.self_attention_layers=2" ;;
+        attention-only)
+            echo "--set model.encoder_cell=none --set model.self_attention_layers=2" ;;
+        *) echo "length-experiment: unknown model $1" >&2; exit 2 ;;
+    esac
+}
 mkdir -p "$out"
 
 echo "length-experiment: corpus toy-fr-long, $size training pairs, in $corpus" >&2
@@ -49,9 +63,11 @@ mkdir -p "$out/alignments"
 
 for score in $scores; do
     run=$out/$score
-    echo "length-experiment: training model.attention=$score for $seconds s" >&2
+    sets=$(model_sets "$score")
+    echo "length-experiment: training $score ($sets) for $seconds s" >&2
     rm -rf "$run"
-    "$s2s" train configs/toy-fr-long.yaml --set run_dir="$run" --set model.attention="$score" \
+    # shellcheck disable=SC2086 # word splitting of the --set list is intended
+    "$s2s" train configs/toy-fr-long.yaml --set run_dir="$run" $sets \
         --set training.max_time="$seconds" \
         --set data.train_src="$corpus/train.src" --set data.train_tgt="$corpus/train.tgt" \
         --set data.valid_src="$corpus/valid.src" --set data.valid_tgt="$corpus/valid.tgt" \

@@ -14,7 +14,8 @@ import re
 import sys
 
 COLOURS = {"none": "#7f7f7f", "additive": "#1f77b4", "dot": "#d62728", "general": "#2ca02c",
-           "scaled_dot": "#9467bd"}
+           "scaled_dot": "#9467bd", "additive-4-heads": "#ff7f0e", "self-attention-2": "#8c564b",
+           "attention-only": "#e377c2"}
 
 
 def read_eval(path):
@@ -114,7 +115,7 @@ def main():
         results[score] = dict(overall=overall, exact=exact, groups=groups, steps=steps, aer=aer)
 
     groups = results[scores[0]]["groups"]
-    lines = ["| model.attention | " + " | ".join("%d-%d" % (lo, hi) for lo, hi, _, _ in groups)
+    lines = ["| model | " + " | ".join("%d-%d" % (lo, hi) for lo, hi, _, _ in groups)
              + " | all | drop | exact % | test AER | steps |",
              "| --- |" + " --- |" * (len(groups) + 5)]
     lines.append("| (sentences) | " + " | ".join(str(n) for _, _, n, _ in groups)

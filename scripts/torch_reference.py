@@ -79,13 +79,24 @@ class Seq2Seq(nn.Module):
     def __init__(self, vx, vy, m, n, p, a, l, score="additive", enc_cell="gru",
                  dec_cell="gru", layers=1, heads=1, sa_layers=0, sa_heads=4, sa_ffn=0):
         super().__init__()
-        assert score in SCORES and enc_cell in CELLS and dec_cell in CELLS
+        assert score in SCORES and (enc_cell in CELLS or enc_cell == "none") and dec_cell in CELLS
         self.n, self.score, self.dec_cell, self.heads = n, score, dec_cell, heads
+        self.attention_only = enc_cell == "none"
         self.E_x = nn.Embedding(vx, m)
         self.E_y = nn.Embedding(vy, m)
-        self.encoder = CELLS[enc_cell][0](m, n, num_layers=layers, bidirectional=True)
-        self.W_s = nn.Linear(n, p)
-        d_h = 2 * n
+        if self.attention_only:
+            # positions and self-attention layers only; s_0 (and an LSTM's c_0) from the
+            # mean of the annotations (MODEL.md, "Attention-only encoder")
+            assert sa_layers >= 1 and m % 2 == 0
+            self.encoder = None
+            d_h = m
+            self.W_s = nn.Linear(m, p)
+            self.W_c = nn.Linear(m, p) if dec_cell == "lstm" else None
+        else:
+            self.encoder = CELLS[enc_cell][0](m, n, num_layers=layers, bidirectional=True)
+            self.W_s = nn.Linear(n, p)
+            self.W_c = None
+            d_h = 2 * n
         self.self_attention = nn.ModuleList(
             nn.TransformerEncoderLayer(d_h, sa_heads, sa_ffn or 4 * d_h, dropout=0.0)
             for _ in range(sa_layers))
@@ -121,7 +132,9 @@ class Seq2Seq(nn.Module):
                  "dec.b_i": self.decoder.bias_ih, "dec.b_h": self.decoder.bias_hh,
                  "W_t": self.W_t.weight, "b_t": self.W_t.bias,
                  "W_o": self.W_o.weight, "b_o": self.W_o.bias}
-        for layer in range(self.encoder.num_layers):
+        if self.W_c is not None:
+            names.update({"W_c": self.W_c.weight, "b_c": self.W_c.bias})
+        for layer in range(self.encoder.num_layers if self.encoder else 0):
             suffix = "_l%d" % layer if layer else ""
             for side, torch_side in (("fwd", ""), ("bwd", "_reverse")):
                 for c_part, torch_part in (("W_i", "weight_ih"), ("W_h", "weight_hh"),
@@ -172,8 +185,12 @@ class Seq2Seq(nn.Module):
         ex = self.E_x(src)
         if "mask_x" in masks:                          # embedding dropout
             ex = ex * masks["mask_x"]
-        packed = pack_padded_sequence(ex, src_len, enforce_sorted=False)
-        top, _ = pad_packed_sequence(self.encoder(packed)[0], total_length=src.size(0))
+        if self.attention_only:                        # X = sqrt(m) ex + PE
+            pe = positions(src.size(0), ex.size(2)).to(ex.dtype)
+            top = ex * ex.size(2) ** 0.5 + pe.unsqueeze(1)
+        else:
+            packed = pack_padded_sequence(ex, src_len, enforce_sorted=False)
+            top, _ = pad_packed_sequence(self.encoder(packed)[0], total_length=src.size(0))
         padding = torch.arange(src.size(0)).unsqueeze(0) >= src_len.unsqueeze(1)  # (B, S)
         H = top
         for k, layer in enumerate(self.self_attention):
@@ -212,7 +229,10 @@ class Seq2Seq(nn.Module):
                 "scaled_dot": lambda: self.W_k(H)}.get(self.score, lambda: None)()
 
     def fixed_context(self, H, src_len):
-        """Score none: [fwd_h at the last real position ; bwd_h at the first] (B, 2n)."""
+        """Score none: [fwd_h at the last real position ; bwd_h at the first] (B, 2n);
+        for the attention-only encoder, the mean of H over the real positions."""
+        if self.attention_only:
+            return real_mean(H, src_len)
         last = H[src_len - 1, torch.arange(H.size(1)), :self.n]
         return torch.cat([last, H[0, :, self.n:]], dim=1)
 
@@ -225,10 +245,16 @@ class Seq2Seq(nn.Module):
         S = src.size(0)
         real_src = torch.arange(S).unsqueeze(1) < src_len.unsqueeze(0)   # (S, B)
         top, H = self.encode(src, src_len, masks)
-        s = torch.tanh(self.W_s(top[0, :, self.n:]))   # from bwd_h_1
-        cell = torch.zeros_like(s)                     # an LSTM decoder's c_0
+        if self.attention_only:
+            init = real_mean(H, src_len)
+            s = torch.tanh(self.W_s(init))
+            cell = torch.tanh(self.W_c(init)) if self.W_c is not None else torch.zeros_like(s)
+        else:
+            s = torch.tanh(self.W_s(top[0, :, self.n:]))   # from bwd_h_1
+            cell = torch.zeros_like(s)                     # an LSTM decoder's c_0
         keys = self.source_keys(H)
-        fixed = self.fixed_context(top, src_len) if self.score == "none" else None
+        fixed = (self.fixed_context(H if self.attention_only else top, src_len)
+                 if self.score == "none" else None)
         ey = self.E_y(tgt_in)
         if "mask_y" in masks:
             ey = ey * masks["mask_y"]
@@ -251,6 +277,23 @@ class Seq2Seq(nn.Module):
         if "mask_t" in masks:
             t = t * masks["mask_t"]
         return F.cross_entropy(self.W_o(t), tgt_out[real], label_smoothing=smoothing)
+
+
+def positions(S, m):
+    """The sinusoidal positions (S, m) of Vaswani et al.: PE[j, 2t] = sin(j / 10000^(2t/m)),
+    PE[j, 2t+1] = cos(the same), in float64."""
+    j = torch.arange(S, dtype=torch.float64).unsqueeze(1)
+    rate = 10000.0 ** (torch.arange(0, m, 2, dtype=torch.float64) / m)
+    pe = torch.zeros(S, m, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(j / rate)
+    pe[:, 1::2] = torch.cos(j / rate)
+    return pe
+
+
+def real_mean(H, src_len):
+    """The mean of H (S, B, w) over each sentence's real positions: (B, w)."""
+    real = (torch.arange(H.size(0)).unsqueeze(1) < src_len.unsqueeze(0)).to(H.dtype)
+    return (H * real.unsqueeze(2)).sum(0) / src_len.to(H.dtype).unsqueeze(1)
 
 
 def pad_batch(pairs):
@@ -342,7 +385,10 @@ def bench(args):
     times each step after the warm-up; prints tokens per second and peak memory."""
     torch.manual_seed(args.seed)
     m, n, p, a, l, V = SIZES[args.size]
-    model = Seq2Seq(V, V, m, n, p, a, l)
+    sa_layers = args.self_attention if args.self_attention is not None else (
+        2 if args.attention_only else 0)
+    model = Seq2Seq(V, V, m, n, p, a, l, enc_cell="none" if args.attention_only else "gru",
+                    heads=args.heads, sa_layers=sa_layers, sa_heads=4)
     model.init_uniform(0.1)
     adam = torch.optim.Adam(model.parameters(), lr=1e-3)
     batches = synthetic_batches(args.warmup + args.steps, args.batch, V,
@@ -402,7 +448,8 @@ def _fd_worst(model, batch):
 def selfcheck():
     """Autograd's gradients of every variant's loss against central finite differences
     in float64, on a tiny padded batch: every score with every cell, every score
-    with 2 heads, and two self-attention layers on a GRU and an LSTM encoder; exits 1 on a relative error above 1e-6."""
+    with 2 heads, two self-attention layers on a GRU and an LSTM encoder, and the
+    attention-only encoder with a GRU and an LSTM decoder; exits 1 on a relative error above 1e-6."""
     rng = random.Random(7)
     torch.manual_seed(7)
     pairs = [([rng.randrange(4, 9) for _ in range(k)], [rng.randrange(4, 8) for _ in range(j)])
@@ -433,6 +480,14 @@ def selfcheck():
         print("selfcheck additive   %-4s, 2 self-attention layers: %d parameters, worst "
               "relative error %.1e" % (cell, n, worst))
         worst_all = max(worst_all, worst)
+    for cell in ("gru", "lstm"):
+        # the attention-only encoder: m = 4 even, 2 layers of 2 heads, c_0 for an LSTM
+        model = Seq2Seq(9, 8, 4, 2, 4, 4, 4, "general", "none", cell, 1, heads=2,
+                        sa_layers=2, sa_heads=2, sa_ffn=6).double()
+        worst, n = _fd_worst(model, batch)
+        print("selfcheck general    %-4s, attention-only encoder: %d parameters, worst "
+              "relative error %.1e" % (cell, n, worst))
+        worst_all = max(worst_all, worst)
     print("selfcheck %s (tolerance 1e-6)" % ("PASSED" if worst_all < 1e-6 else "FAILED"))
     return 0 if worst_all < 1e-6 else 1
 
@@ -447,6 +502,11 @@ def main():
     b.add_argument("--warmup", type=int, default=10)
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--json", action="store_true", help="also print a RESULT {json} line")
+    b.add_argument("--heads", type=int, default=1, help="attention heads")
+    b.add_argument("--self-attention", type=int, default=None,
+                   help="self-attention layers (4 heads, ffn 4 d_h) on the encoder")
+    b.add_argument("--attention-only", action="store_true",
+                   help="no recurrent encoder (2 self-attention layers unless given)")
     t = sub.add_parser("tokenize", help="stdin to tokens, one line a line")
     t.add_argument("--lowercase", action="store_true")
     sub.add_parser("selfcheck", help="the reference's gradients by finite differences")

@@ -27,7 +27,7 @@ static double now_seconds(void)
 
 static const char BENCH_USAGE[] =
     "usage: s2s bench [--size S|M|L] [--batch B] [--steps N] [--warmup W] [--threads T]\n"
-    "                 [--seed S]\n"
+    "                 [--seed S] [--heads H] [--self-attention L] [--attention-only]\n"
     "       s2s bench --sgemm-peak [--threads T]\n"
     "\n"
     "Times training steps on synthetic batches (lengths uniform 5..20 plus </s>, as\n"
@@ -35,7 +35,10 @@ static const char BENCH_USAGE[] =
     "seconds per step and the peak resident memory, then a `RESULT {json}` line.\n"
     "Sizes (m, n, p, a, l, V): S 64,64,128,64,128,1000; M 256,256,512,256,256,8000;\n"
     "L 512,512,1024,512,512,16000. Defaults: S, batch 32, 200 steps after 20 warm-up\n"
-    "steps; threads: one up to batch 4, else one per core. --sgemm-peak measures the\n"
+    "steps; threads: one up to batch 4, else one per core. --heads: attention heads\n"
+    "(default 1); --self-attention: that many self-attention layers (4 heads, ffn 4 d_h)\n"
+    "on the encoder; --attention-only: no recurrent encoder (model.encoder_cell none,\n"
+    "2 layers unless --self-attention says). --sgemm-peak measures the\n"
     "machine's matrix-product speed instead: the best of five 2048 x 2048 x 2048 sgemm,\n"
     "in GFLOP/s. An option's value is the next argument: --steps 50, not --steps=50.\n";
 
@@ -72,18 +75,22 @@ static int by_double(const void *a, const void *b)
 typedef struct {
     const char *size;
     long batch, steps, warmup, threads, seed;
-    int peak; /* --sgemm-peak */
+    long heads, sa_layers; /* --heads, --self-attention (-1: not given) */
+    int peak;              /* --sgemm-peak */
+    int attention_only;    /* --attention-only */
 } BenchOptions;
 
 /* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
 static int parse_options(BenchOptions *o, int argc, char **argv)
 {
-    enum { HELP, PEAK, SIZE, BATCH, STEPS, WARMUP, THREADS, SEED };
+    enum { HELP, PEAK, SIZE, BATCH, STEPS, WARMUP, THREADS, SEED, HEADS, SA, ONLY };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [PEAK] = {"--sgemm-peak", 0}, [SIZE] = {"--size", 1},
         [BATCH] = {"--batch", 1}, [STEPS] = {"--steps", 1}, [WARMUP] = {"--warmup", 1},
-        [THREADS] = {"--threads", 1}, [SEED] = {"--seed", 1}, {NULL, 0}};
-    *o = (BenchOptions){.size = "S", .batch = 32, .steps = 200, .warmup = 20, .seed = 1};
+        [THREADS] = {"--threads", 1}, [SEED] = {"--seed", 1}, [HEADS] = {"--heads", 1},
+        [SA] = {"--self-attention", 1}, [ONLY] = {"--attention-only", 0}, {NULL, 0}};
+    *o = (BenchOptions){.size = "S", .batch = 32, .steps = 200, .warmup = 20, .seed = 1,
+                        .heads = 1, .sa_layers = -1};
     for (int a = 0; a < argc; a++) {
         const char *value = NULL;
         int opt = cmd_option("bench", OPTS, argc, argv, &a, &value);
@@ -99,6 +106,10 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
             o->peak = 1;
             continue;
         }
+        if (opt == ONLY) {
+            o->attention_only = 1;
+            continue;
+        }
         if (opt == SIZE) {
             o->size = value;
             continue;
@@ -112,7 +123,8 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
             return cmd_usage_error(what, value);
         }
         long *field[] = {[BATCH] = &o->batch, [STEPS] = &o->steps, [WARMUP] = &o->warmup,
-                         [THREADS] = &o->threads, [SEED] = &o->seed};
+                         [THREADS] = &o->threads, [SEED] = &o->seed, [HEADS] = &o->heads,
+                         [SA] = &o->sa_layers};
         *field[opt] = v;
     }
     return -1;
@@ -210,6 +222,21 @@ int cmd_bench(int argc, char **argv)
         return cmd_usage_error("--size: expected S, M or L, got `%s`", o.size);
     if (o.batch < 1 || o.steps < 1)
         return cmd_usage_error("%s", "bench: --batch and --steps must be at least 1");
+    d.heads = (int)o.heads;
+    d.encoder = o.attention_only ? ENCODER_ATTN : ENCODER_BIRNN;
+    d.sa_layers = o.sa_layers >= 0 ? (int)o.sa_layers : o.attention_only ? 2 : 0;
+    d.sa_heads = 4;
+    d.sa_ffn = 4 * model_annotation_width(&d);
+    char given[32];
+    snprintf(given, sizeof given, "%ld", o.sa_layers);
+    if (d.sa_layers > SA_MAX_LAYERS || (o.attention_only && d.sa_layers < 1))
+        return cmd_usage_error("--self-attention: expected 0 to 6 layers (with --attention-only, "
+                               "1 to 6), got %s", given);
+    const AttnDims ad = model_attn_dims(&d);
+    snprintf(given, sizeof given, "%ld", o.heads);
+    if (d.heads < 1 || attn_size_problems(&ad))
+        return cmd_usage_error("--heads: %s heads do not split the model's vectors evenly (try "
+                               "1, 2, 4 or 8)", given);
     /* as training does with training.threads 0: one BLAS thread for one sentence at a
      * time, whose products are too small to share out */
     openblas_set_num_threads(o.threads > 0 ? (int)o.threads
@@ -229,8 +256,10 @@ int cmd_bench(int argc, char **argv)
     double rss_mib = (double)ru.ru_maxrss / 1024.0;
     Params counted;
     size_t n_params = params_carve(&counted, NULL, &d);
-    printf("s2s bench: size %s, batch %ld, %ld steps after %ld warm-up, %zu parameters\n", o.size,
-           o.batch, o.steps, o.warmup, n_params);
+    char model[256];
+    model_describe(&d, model, sizeof model);
+    printf("s2s bench: size %s, batch %ld, %ld steps after %ld warm-up, %zu parameters: %s\n",
+           o.size, o.batch, o.steps, o.warmup, n_params, model);
     printf("target tokens/s      : %.1f\n", (double)tokens / seconds);
     printf("s/step mean, median  : %.5f, %.5f\n", seconds / (double)o.steps, times[o.steps / 2]);
     printf("peak RSS             : %.1f MiB\n", rss_mib);

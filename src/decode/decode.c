@@ -88,8 +88,15 @@ void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
                        sizeof(real) * d_h);
             dec->prev[r] = TOK_BOS;
         }
-    /* the LSTM's cell state starts at 0: it is read from the "previous" cache */
-    memset(dec->cache, 0, sizeof(real) * (size_t)rows * C * p);
+    /* the LSTM's cell state is read from the "previous" cache: c_0 where the encoder
+     * gives one (model.c's cache0), else 0 */
+    if (enc->cache0)
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < K; k++)
+                memcpy(dec->cache + (size_t)(b * K + k) * C * p, enc->cache0 + (size_t)b * C * p,
+                       sizeof(real) * C * p);
+    else
+        memset(dec->cache, 0, sizeof(real) * (size_t)rows * C * p);
 }
 
 void decoder_step(Decoder *dec, const Params *P, int S, int rows)

@@ -2,6 +2,7 @@
  * any of them (see cell.h). Borrowed buffers only. */
 #include "nn/cell.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "nn/gru.h"
@@ -17,6 +18,12 @@ int cell_gates(CellKind kind)
 int cell_cache_width(CellKind kind)
 {
     return kind == CELL_GRU ? 4 : kind == CELL_LSTM ? 6 : 1;
+}
+
+int cell_state_offset(CellKind kind)
+{
+    assert(kind == CELL_LSTM);
+    return 4; /* lstm.c's cache: i f g o c tanh(c) */
 }
 
 const char *const cell_names[N_CELLS + 1] = {"gru", "lstm", "rnn", NULL};

@@ -31,6 +31,9 @@ typedef struct {
 int cell_gates(CellKind kind);
 /* Cache floats per unit of one step: 4 (GRU: r z hn g), 6 (LSTM: i f g o c tanh c), 1. */
 int cell_cache_width(CellKind kind);
+/* Where the LSTM's cell state lies in a step's cache, in units of H (only the LSTM has
+ * one). */
+int cell_state_offset(CellKind kind);
 /* cell_names[kind]. */
 const char *cell_name(CellKind kind);
 

@@ -1,10 +1,11 @@
 /* encoder.c: the list of encoders behind encoder.h. */
 #include "nn/encoder.h"
 
-extern const EncoderOps birnn_encoder;
+extern const EncoderOps birnn_encoder, attn_encoder;
 
 const EncoderOps *encoder_ops(const EncoderDims *d)
 {
-    static const EncoderOps *const encoders[] = {[ENCODER_BIRNN] = &birnn_encoder};
+    static const EncoderOps *const encoders[] = {[ENCODER_BIRNN] = &birnn_encoder,
+                                                      [ENCODER_ATTN] = &attn_encoder};
     return encoders[d->kind];
 }

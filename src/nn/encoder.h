@@ -5,7 +5,7 @@
  * the source embeddings. The decoder, the attention, beam search, alignments, heatmaps
  * and checkpoints see only this interface and d_h.
  *
- * An encoder is an EncoderOps table (encoder_birnn.c is the first); encoder.c lists
+ * An encoder is an EncoderOps table (encoder_birnn.c, encoder_attn.c); encoder.c lists
  * them. A new one brings its file, its tensors and buffers (members of EncoderParams
  * and EncoderWork below) and one line in that list. Self-attention layers
  * (self_attention.h) are a part any encoder may put on top of what it computes. */
@@ -24,7 +24,10 @@
 /* Stacked bidirectional encoder layers at most. */
 #define MODEL_MAX_LAYERS 4
 
-typedef enum { ENCODER_BIRNN } EncoderKind;
+typedef enum {
+    ENCODER_BIRNN, /* the bidirectional recurrent encoder (encoder_birnn.c) */
+    ENCODER_ATTN   /* attention-only: positions and self-attention layers (encoder_attn.c) */
+} EncoderKind;
 
 /* What an encoder needs to know of the model's sizes. */
 typedef struct {
@@ -69,6 +72,8 @@ typedef struct {
     real *out[MODEL_MAX_LAYERS];
     real *d_top;      /* the top layer's gradient: d_H, or below self-attention its own */
     real *d_below, *d_carry;
+    /* attention-only: X = sqrt(m) ex + PE (S*B, m), and the mean of H (B, m) */
+    real *x, *mean;
 } EncoderWork;
 
 typedef struct {
@@ -76,6 +81,9 @@ typedef struct {
     /* d_h, and the width of what s_0 is computed from */
     int (*width)(const EncoderDims *d);
     int (*init_width)(const EncoderDims *d);
+    /* 1: an LSTM decoder's cell state starts at c_0 = tanh(W_c init + b_c) (the model
+     * then has W_c and b_c); 0: at 0 */
+    int init_cell_state;
     void (*carve_params)(EncoderParams *p, TensorCarver *c, const EncoderDims *d);
     /* Carves w's buffers for (B, S) from ar (a counting arena measures); the summary
      * only with with_summary, backward's buffers only with with_backward. */

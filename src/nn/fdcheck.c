@@ -39,7 +39,10 @@ static double difference(real *x, size_t k, double h, uint64_t signs, int *cross
         *crossed |= relu_signs != signs;
     }
     x[k] = saved;
-    return (l[0] - 9 * l[1] + 45 * l[2] - 45 * l[3] + 9 * l[4] - l[5]) / (60 * h);
+    /* symmetric pairs first: each difference of two nearby losses is exact, and a loss
+     * that does not move (a padding row's embedding) gives exactly 0, where summing
+     * 45 l_2 - 45 l_3 ... term by term would leave ~ulp(45 L) / 60h (8e-12 at h = 1e-5) */
+    return ((l[0] - l[5]) - 9 * (l[1] - l[4]) + 45 * (l[2] - l[3])) / (60 * h);
 }
 
 double fdcheck_tensor(const char *name, real *x, const real *grad, size_t count,

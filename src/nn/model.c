@@ -68,6 +68,7 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
     TAKE_IF(ws->with_backward, mask_y, rows * m);
     TAKE(dec_xg, rows * Gd * p);
     TAKE(dec_cache, rows * Cd * p);
+    TAKE_IF(model_starts_cell_state(d), cache0, (size_t)B * Cd * p);
     TAKE_IF(Q > 0, query, state_rows * Q);
     TAKE_IF(A > 0, att_pre, (ws->keep_att_pre ? TB : (size_t)B) * S * A);
     TAKE(scores, SB);
@@ -197,6 +198,19 @@ static void encode(Workspace *ws, const Params *P, const Batch *bt, Pcg32 *rng)
     for (int b = 0; b < B; b++)
         for (int k = 0; k < p; k++)
             s0[(size_t)b * p + k] = r_tanh(s0[(size_t)b * p + k] + P->b_s[k]);
+    if (ws->cache0) {
+        /* c_0 (B, p) = tanh(init . W_c^T + b_c), into the LSTM cache's cell-state slot
+         * (lstm.h: i f g o c tanh(c)); the other slots stay 0, nothing reads them */
+        const int Cp = cell_cache_width(d->dec_cell) * p, at = cell_state_offset(d->dec_cell) * p;
+        memset(ws->cache0, 0, sizeof(real) * (size_t)B * Cp);
+        matmul(CblasNoTrans, CblasTrans, B, p, w0, 1, ws->enc.init, ws->enc.ld_init, P->W_c, w0, 0,
+               ws->cache0 + at, Cp);
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < p; k++) {
+                real *c = ws->cache0 + (size_t)b * Cp + at + k;
+                *c = r_tanh(*c + P->b_c[k]);
+            }
+    }
 }
 
 void model_encode(Workspace *ws, const Params *P, const Batch *bt)
@@ -285,8 +299,9 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
         /* xg (Bi, Gp) += c_i (Bi, d_h) . W_i[:, m:]^T (d_h, Gp) */
         matmul(CblasNoTrans, CblasTrans, Bi, Gp, d_h, 1, c, in_width, P->dec.W_i + m, in_width,
                1, xg, Gp);
-        /* the LSTM's cell state comes from the previous step's cache (0 before step 0) */
-        const real *cache_prev = i ? ws->dec_cache + (size_t)ws->step_row[i - 1] * Cp : NULL;
+        /* the LSTM's cell state comes from the previous step's cache (before step 0,
+         * cache0, or 0 without it) */
+        const real *cache_prev = i ? ws->dec_cache + (size_t)ws->step_row[i - 1] * Cp : ws->cache0;
         cell_step_forward(d->dec_cell, s_next, ws->dec_cache + row * Cp, xg, Gp, s_prev, p,
                           cache_prev, P->dec.W_h, P->dec.b_h, NULL, i, Bi, p);
         /* rows of s_prev's block this step leaves out get zero queries, so that the

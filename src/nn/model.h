@@ -31,6 +31,7 @@ typedef struct {
     int readout;    /* l: readout size */
     ScoreKind score;
     int heads;      /* H: attention heads (1: the single-head model) */
+    EncoderKind encoder; /* the bi-RNN (0, the default) or attention-only */
     CellKind enc_cell, dec_cell;
     int enc_layers; /* bidirectional encoder layers, 1 to MODEL_MAX_LAYERS; layer k > 0
                      * reads [fwd_h ; bwd_h] of layer k - 1, as torch.nn.GRU does */
@@ -49,10 +50,14 @@ int model_annotation_width(const Dims *d);
  * draw or score. */
 int model_has_alignments(const Dims *d);
 
+/* 1 when an LSTM decoder's cell state starts from the encoder (c_0 = tanh(W_c init +
+ * b_c), the attention-only encoder), 0 when it starts at 0. */
+int model_starts_cell_state(const Dims *d);
+
 /* "gru encoder (2 layers), lstm decoder, attention additive": the model in words. */
 void model_describe(const Dims *d, char *out, size_t cap);
 
-#define MODEL_MAX_TENSORS (16 + 8 * MODEL_MAX_LAYERS + 16 * SA_MAX_LAYERS)
+#define MODEL_MAX_TENSORS (18 + 8 * MODEL_MAX_LAYERS + 16 * SA_MAX_LAYERS)
 
 /* Every tensor of nn/MODEL.md, named as there; G = cell_gates of the decoder's cell.
  * The encoder's and the attention's are theirs (encoder.h, attention.h). */
@@ -60,6 +65,8 @@ typedef struct {
     real *E_x, *E_y;          /* (V_x, m), (V_y, m) */
     EncoderParams enc;
     real *W_s, *b_s;          /* (p, init width), (p): s_0 = tanh(W_s init + b_s) */
+    real *W_c, *b_c;          /* the same shapes, c_0 = tanh(W_c init + b_c); NULL unless
+                               * model_starts_cell_state */
     AttnParams att;
     CellParams dec;           /* W_i (Gp, m + d_h) on [ey; c], W_h (Gp, p), b_i, b_h (Gp) */
     real *W_t, *b_t;          /* (l, p + d_h + m) on [s; c; ey], (l) */
@@ -125,6 +132,9 @@ typedef struct {
     real *mask_y;          /* (R, m) embedding dropout of ey_{i-1} */
     real *dec_xg;          /* (R, G_d p) step rows */
     real *dec_cache;       /* (R, C_d p) step rows (the LSTM's cell state among them) */
+    real *cache0;          /* (B, C_d p) what step 0 reads as the previous step's cache:
+                            * c_0 in an LSTM's cell-state slot, the rest 0 (NULL when the
+                            * cell state starts at 0, model_starts_cell_state) */
     real *query;           /* (B + R, Q) state blocks, zero in rows left out */
     int keep_att_pre;      /* att_pre holds every step for backward (else one block;
                             * tests may clear it) */

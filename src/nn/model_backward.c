@@ -88,7 +88,7 @@ static void decoder_steps_backward(Params *G, Workspace *ws, const Params *P)
         real *dxg = ws->d_dec_xg + row * Gp;
         real *dhg = ws->d_hg + block * Gp; /* laid out as s_prev, for dW_h below */
         real *dc = ws->d_dec_in + row * in_width + m;
-        const real *cache_prev = i ? ws->dec_cache + (size_t)ws->step_row[i - 1] * Cp : NULL;
+        const real *cache_prev = i ? ws->dec_cache + (size_t)ws->step_row[i - 1] * Cp : ws->cache0;
         /* forward: s_i = cell(xg_i, s_{i-1}); d_states block i+1 is complete here */
         cell_step_backward(d->dec_cell, ds_prev, ws->d_cell, dxg, Gp, dhg, NULL, NULL,
                            ws->d_states + (size_t)ws->state_row[i + 1] * p, p,
@@ -151,8 +151,8 @@ static void decoder_weights_backward(Params *G, EmbeddingGrad *dE_y, Workspace *
 }
 
 /* The source side: the keys' gradient (summed over the steps) and the fixed context's
- * back to the annotations, s_0's to what it was computed from, then the encoder and
- * the source embeddings. */
+ * back to the annotations, s_0's (and c_0's) to what it was computed from, then the
+ * encoder and the source embeddings. */
 static void source_backward(Params *G, EmbeddingGrad *dE_x, Workspace *ws, const Params *P,
                             const Batch *bt)
 {
@@ -176,6 +176,21 @@ static void source_backward(Params *G, EmbeddingGrad *dE_x, Workspace *ws, const
     /* dinit (B, w0) += ds0 (B, p) . W_s (p, w0) */
     matmul(CblasNoTrans, CblasNoTrans, B, w0, p, 1, ws->d_s0, p, P->W_s, w0, 1, enc->d_init,
            enc->ld_init);
+    if (ws->cache0) {
+        /* forward: c_0 = tanh(init W_c^T + b_c); d_cell holds dc_0 after step 0's backward
+         * and becomes the pre-activation's gradient in place */
+        const int Cp = cell_cache_width(d->dec_cell) * p, at = cell_state_offset(d->dec_cell) * p;
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < p; k++) {
+                const real c0 = ws->cache0[(size_t)b * Cp + at + k];
+                ws->d_cell[(size_t)b * p + k] *= 1 - c0 * c0;
+            }
+        matmul(CblasTrans, CblasNoTrans, p, w0, B, 1, ws->d_cell, p, enc->init, enc->ld_init, 1,
+               G->W_c, w0);
+        column_sums_add(G->b_c, ws->d_cell, B, p, p);
+        matmul(CblasNoTrans, CblasNoTrans, B, w0, p, 1, ws->d_cell, p, P->W_c, w0, 1, enc->d_init,
+               enc->ld_init);
+    }
 
     encoder->backward(&G->enc, enc, &P->enc, &ed, ws->ex, ws->d_ex, ws->d_hg, bt->src_len);
     /* forward: ex' = ex * mask (embedding dropout) */

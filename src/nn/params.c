@@ -12,7 +12,7 @@
 
 EncoderDims model_encoder_dims(const Dims *d)
 {
-    EncoderDims e = {.kind = ENCODER_BIRNN, .emb = d->emb, .hidden = d->enc_hidden,
+    EncoderDims e = {.kind = d->encoder, .emb = d->emb, .hidden = d->enc_hidden,
                      .layers = d->enc_layers, .cell = d->enc_cell};
     /* the self-attention layers keep the width of what they read */
     e.sa = (SelfAttnDims){.width = encoder_ops(&e)->width(&e), .heads = d->sa_heads,
@@ -33,6 +33,12 @@ AttnDims model_attn_dims(const Dims *d)
                       .heads = d->heads > 0 ? d->heads : 1};
 }
 
+int model_starts_cell_state(const Dims *d)
+{
+    const EncoderDims e = model_encoder_dims(d);
+    return d->dec_cell == CELL_LSTM && encoder_ops(&e)->init_cell_state;
+}
+
 int model_has_alignments(const Dims *d)
 {
     AttnDims ad = model_attn_dims(d);
@@ -48,9 +54,14 @@ void model_describe(const Dims *d, char *out, size_t cap)
     if (d->sa_layers > 0)
         snprintf(sa, sizeof sa, " and %d self-attention layer%s (%d heads, ffn %d)", d->sa_layers,
                  d->sa_layers > 1 ? "s" : "", d->sa_heads, d->sa_ffn);
-    snprintf(out, cap, "%s encoder (%d layer%s)%s, %s decoder, attention %s%s",
-             cell_name(d->enc_cell), d->enc_layers, d->enc_layers > 1 ? "s" : "", sa,
-             cell_name(d->dec_cell), score_names[d->score], heads);
+    char encoder[64];
+    if (d->encoder == ENCODER_ATTN)
+        snprintf(encoder, sizeof encoder, "attention-only encoder (positions)");
+    else
+        snprintf(encoder, sizeof encoder, "%s encoder (%d layer%s)", cell_name(d->enc_cell),
+                 d->enc_layers, d->enc_layers > 1 ? "s" : "");
+    snprintf(out, cap, "%s%s, %s decoder, attention %s%s", encoder, sa, cell_name(d->dec_cell),
+             score_names[d->score], heads);
 }
 
 /* Carves every tensor, or (without with_embeddings) every tensor but E_x and E_y. */
@@ -72,6 +83,11 @@ static size_t carve(Params *p, real *base, const Dims *d, int with_embeddings)
     encoder->carve_params(&p->enc, &c, &ed);
     p->W_s = tensor_carve(&c, dp, encoder->init_width(&ed), 0, "W_s");
     p->b_s = tensor_carve(&c, dp, 1, 1, "b_s");
+    p->W_c = p->b_c = NULL;
+    if (model_starts_cell_state(d)) {
+        p->W_c = tensor_carve(&c, dp, encoder->init_width(&ed), 0, "W_c");
+        p->b_c = tensor_carve(&c, dp, 1, 1, "b_c");
+    }
     attn_carve(&p->att, &c, &ad);
     p->dec.W_i = tensor_carve(&c, Gd * dp, m + d_h, 0, "dec.W_i");
     p->dec.W_h = tensor_carve(&c, Gd * dp, dp, 0, "dec.W_h");

@@ -55,6 +55,7 @@ typedef double real;
 #define cell_sequence_backward cell_sequence_backward_f64
 #define cell_gates cell_gates_f64
 #define cell_cache_width cell_cache_width_f64
+#define cell_state_offset cell_state_offset_f64
 #define cell_name cell_name_f64
 #define cell_sequence_scratch cell_sequence_scratch_f64
 #define cell_names cell_names_f64
@@ -73,10 +74,12 @@ typedef double real;
 #define attn_queries_backward attn_queries_backward_f64
 #define encoder_ops encoder_ops_f64
 #define birnn_encoder birnn_encoder_f64
+#define attn_encoder attn_encoder_f64
 #define model_encoder_dims model_encoder_dims_f64
 #define model_attn_dims model_attn_dims_f64
 #define model_annotation_width model_annotation_width_f64
 #define model_has_alignments model_has_alignments_f64
+#define model_starts_cell_state model_starts_cell_state_f64
 #define model_describe model_describe_f64
 #define model_set_regularization model_set_regularization_f64
 #define model_forward_to_readout model_forward_to_readout_f64

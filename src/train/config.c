@@ -99,11 +99,14 @@ int config_validate(Config *cfg, Error *err)
     const Dims dims = config_model_dims(cfg, 1, 1);
     const AttnDims attn = model_attn_dims(&dims);
     const int problems = attn_size_problems(&attn);
+    /* d_h, the annotations' width, in the keys that set it */
+    const char *d_h_keys = dims.encoder == ENCODER_ATTN ? "model.embedding_size"
+                                                        : "2 x model.encoder_size";
     if (problems & ATTN_DOT_WIDTHS)
         return key_error(cfg, err, "model.attention", "model.attention: %s needs model.decoder_size "
-                         "= 2 x model.encoder_size (s_{i-1} . h_j), got %ld and %ld",
-                         score_names[cfg->model.attention], cfg->model.decoder_size,
-                         cfg->model.encoder_size);
+                         "= %s (s_{i-1} . h_j), got %ld and %d", score_names[cfg->model.attention],
+                         d_h_keys, cfg->model.decoder_size,
+                         dims.encoder == ENCODER_ATTN ? dims.emb : dims.enc_hidden);
     if (problems) {
         char sizes[256] = "";
         int n = 0;
@@ -111,7 +114,7 @@ int config_validate(Config *cfg, Error *err)
             int flag;
             const char *what;
             long size;
-        } split[] = {{ATTN_SPLIT_VALUES, "2 x model.encoder_size", attn.value_width},
+        } split[] = {{ATTN_SPLIT_VALUES, d_h_keys, attn.value_width},
                      {ATTN_SPLIT_ATTN, "model.attention_size", attn.attn},
                      {ATTN_SPLIT_QUERY, "model.decoder_size", attn.query_width}};
         for (size_t k = 0; k < sizeof split / sizeof *split; k++)
@@ -123,15 +126,29 @@ int config_validate(Config *cfg, Error *err)
                          "divisible by %d", attn.heads, attn.heads, sizes, n > 1 ? "are" : "is",
                          attn.heads);
     }
-    if (dims.sa_layers > 0 && cfg->model.attention == SCORE_NONE)
+    if (dims.encoder == ENCODER_ATTN) {
+        if (dims.sa_layers == 0)
+            return key_error(cfg, err, "model.self_attention_layers", "model.self_attention_layers: "
+                             "model.encoder_cell none is made of self-attention layers: it needs "
+                             "at least 1 (0 would leave each word alone with its position)");
+        if (dims.enc_layers != 1)
+            return key_error(cfg, err, "model.encoder_layers", "model.encoder_layers: %d recurrent "
+                             "layers, but model.encoder_cell none has none (set "
+                             "model.self_attention_layers instead)", dims.enc_layers);
+        if (dims.emb % 2 != 0)
+            return key_error(cfg, err, "model.embedding_size", "model.embedding_size: %d, but "
+                             "model.encoder_cell none adds sine and cosine positions in pairs: it "
+                             "must be even", dims.emb);
+    }
+    if (dims.sa_layers > 0 && cfg->model.attention == SCORE_NONE && dims.encoder == ENCODER_BIRNN)
         return key_error(cfg, err, "model.self_attention_layers", "model.self_attention_layers: "
                          "model.attention none reads no annotations, so self-attention layers "
                          "would learn nothing (use a score, or 0 layers)");
     if (dims.sa_layers > 0 && model_annotation_width(&dims) % dims.sa_heads != 0)
         return key_error(cfg, err, "model.self_attention_heads", "model.self_attention_heads: %d "
                          "heads split the annotations in %d equal slices, and their width d_h = "
-                         "2 x model.encoder_size = %d is not divisible by %d", dims.sa_heads,
-                         dims.sa_heads, model_annotation_width(&dims), dims.sa_heads);
+                         "%s = %d is not divisible by %d", dims.sa_heads, dims.sa_heads, d_h_keys,
+                         model_annotation_width(&dims), dims.sa_heads);
 #undef D
 #undef T
     if (!cfg->name[0])
@@ -243,7 +260,10 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
               .dec_hidden = (int)cfg->model.decoder_size, .attn = (int)cfg->model.attention_size,
               .readout = (int)cfg->model.readout_size, .score = cfg->model.attention,
               .heads = (int)cfg->model.attention_heads,
-              .enc_cell = cfg->model.encoder_cell, .dec_cell = cfg->model.decoder_cell,
+              .encoder = cfg->model.encoder_cell == ENCODER_CELL_NONE ? ENCODER_ATTN : ENCODER_BIRNN,
+              .enc_cell = cfg->model.encoder_cell == ENCODER_CELL_NONE ? CELL_GRU
+                                                                       : (CellKind)cfg->model.encoder_cell,
+              .dec_cell = cfg->model.decoder_cell,
               .enc_layers = (int)cfg->model.encoder_layers,
               .sa_layers = (int)cfg->model.self_attention_layers,
               .sa_heads = (int)cfg->model.self_attention_heads,

@@ -17,6 +17,8 @@
 #define CONFIG_STR_MAX 1024
 #define CONFIG_MAX_KEYS 96
 #define CONFIG_MAX_LIST 32
+/* model.encoder_cell: none, after the cells */
+#define ENCODER_CELL_NONE N_CELLS
 
 /* A list of integers, e.g. alignments.lines: [3, 17, 42]. */
 typedef struct {
@@ -53,7 +55,8 @@ typedef struct {
         long embedding_size, encoder_size, decoder_size, attention_size, readout_size;
         ScoreKind attention;
         long attention_heads;
-        CellKind encoder_cell, decoder_cell;
+        int encoder_cell; /* a CellKind, or ENCODER_CELL_NONE: the attention-only encoder */
+        CellKind decoder_cell;
         long encoder_layers;
         long self_attention_layers, self_attention_heads, self_attention_ffn;
         double self_attention_dropout;

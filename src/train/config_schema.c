@@ -20,6 +20,8 @@ static const char *const optimizer_names[] = {"adam", "sgd", "adadelta", NULL};
 static const char *const scheduling_names[] = {"none", "plateau", NULL};
 static const char *const metric_names[] = {"bleu", "loss", "exact", NULL};
 static const char *const svg_names[] = {"last", "all", "none", NULL};
+/* cell_names (CellKind order), then none: ENCODER_CELL_NONE, the attention-only encoder */
+static const char *const encoder_cell_names[] = {"gru", "lstm", "rnn", "none", NULL};
 
 #define OFF(field) offsetof(Config, field)
 #define BIG 1e18
@@ -57,10 +59,10 @@ const KeySpec config_keys[] = {
     {"model.decoder_size", T_INT, OFF(model.decoder_size), "128", 1, 8192, NULL, 0, "p: decoder units"},
     {"model.attention_size", T_INT, OFF(model.attention_size), "64", 1, 8192, NULL, 0, "a: attention layer size (additive and scaled_dot)"},
     {"model.readout_size", T_INT, OFF(model.readout_size), "128", 1, 8192, NULL, 0, "l: readout layer size"},
-    {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, score_names, 0, "attention score (src/nn/MODEL.md): v_a.tanh(W_a s + U_a h), s.h (needs decoder_size = 2 encoder_size), s.W_g h, W_q s.W_k h / sqrt(a), or none: a fixed context [fwd_h_S; bwd_h_1]"},
+    {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, score_names, 0, "attention score (src/nn/MODEL.md): v_a.tanh(W_a s + U_a h), s.h (needs decoder_size = 2 encoder_size), s.W_g h, W_q s.W_k h / sqrt(a), or none: a fixed context [fwd_h_S; bwd_h_1] (with encoder_cell none: the mean of the annotations)"},
     {"model.attention_heads", T_INT, OFF(model.attention_heads), "1", 1, 64, NULL, 0, "attention heads: each scores its own slices of the query, the keys and the annotations, and reads its slice of the context (src/nn/MODEL.md); the alignment is their mean"},
-    {"model.encoder_cell", T_ENUM, OFF(model.encoder_cell), "gru", 0, 0, cell_names, 0, "encoder cell, in torch.nn's gate layout (rnn: tanh)"},
-    {"model.decoder_cell", T_ENUM, OFF(model.decoder_cell), "gru", 0, 0, cell_names, 0, "decoder cell (an LSTM decoder starts from cell state 0)"},
+    {"model.encoder_cell", T_ENUM, OFF(model.encoder_cell), "gru", 0, 0, encoder_cell_names, 0, "encoder cell, in torch.nn's gate layout (rnn: tanh); none: no recurrent encoder, only positions and the self-attention layers (src/nn/MODEL.md)"},
+    {"model.decoder_cell", T_ENUM, OFF(model.decoder_cell), "gru", 0, 0, cell_names, 0, "decoder cell (an LSTM decoder starts from cell state 0, or with encoder_cell none from tanh(W_c mean + b_c))"},
     {"model.encoder_layers", T_INT, OFF(model.encoder_layers), "1", 1, 4, NULL, 0, "stacked bidirectional encoder layers; each above the first reads [fwd_h; bwd_h] of the one below"},
     {"model.self_attention_layers", T_INT, OFF(model.self_attention_layers), "0", 0, SA_MAX_LAYERS, NULL, 0, "self-attention layers on the encoder's annotations, each torch.nn.TransformerEncoderLayer (post-LN, relu) of width d_h (src/nn/MODEL.md)"},
     {"model.self_attention_heads", T_INT, OFF(model.self_attention_heads), "4", 1, 64, NULL, 0, "heads of each self-attention layer; they must divide d_h"},

@@ -5,6 +5,7 @@
  * usage: crosscheck_dump V_x V_y m n p a l B seed
  *                        [score enc_cell dec_cell layers emb_dropout readout_dropout smoothing
  *                         [heads [sa_layers sa_heads sa_ffn sa_dropout]]]
+ * enc_cell none is the attention-only encoder (d_h = m; n is unused).
  * With dropout, the masks the forward pass drew are written too, in (position, batch)
  * layouts: mask_x (S, B, m), mask_y (T, B, m) and mask_t over the real target
  * positions in (step, sentence) order, as PyTorch indexes them; and per self-attention
@@ -82,7 +83,10 @@ int main(int argc, char **argv)
               atoi(argv[6]), atoi(argv[7]), .enc_layers = 1};
     Regularization reg = {0};
     if (argc >= 17) {
-        int score = lookup(argv[10], score_names, N_SCORES), enc = lookup(argv[11], cell_names, N_CELLS);
+        /* enc_cell none: the attention-only encoder */
+        const int attention_only = strcmp(argv[11], "none") == 0;
+        int score = lookup(argv[10], score_names, N_SCORES);
+        int enc = attention_only ? CELL_GRU : lookup(argv[11], cell_names, N_CELLS);
         int dec = lookup(argv[12], cell_names, N_CELLS);
         d.enc_layers = atoi(argv[13]);
         if (score < 0 || enc < 0 || dec < 0 || d.enc_layers < 1 || d.enc_layers > MODEL_MAX_LAYERS) {
@@ -91,6 +95,7 @@ int main(int argc, char **argv)
         }
         d.score = (ScoreKind)score;
         d.enc_cell = (CellKind)enc;
+        d.encoder = attention_only ? ENCODER_ATTN : ENCODER_BIRNN;
         d.dec_cell = (CellKind)dec;
         reg.embedding_dropout = atof(argv[14]);
         reg.readout_dropout = atof(argv[15]);
@@ -155,7 +160,7 @@ int main(int argc, char **argv)
     printf("dims %d %d %d %d %d %d %d\n", d.src_vocab, d.tgt_vocab, d.emb, d.enc_hidden,
            d.dec_hidden, d.attn, d.readout);
     printf("variant %s %s %s %d %.17g %.17g %.17g %d %d %d %d %.17g\n", score_names[d.score],
-           cell_name(d.enc_cell), cell_name(d.dec_cell), d.enc_layers, reg.embedding_dropout,
+           d.encoder == ENCODER_ATTN ? "none" : cell_name(d.enc_cell), cell_name(d.dec_cell), d.enc_layers, reg.embedding_dropout,
            reg.readout_dropout, reg.label_smoothing, d.heads > 1 ? d.heads : 1, d.sa_layers,
            d.sa_heads, d.sa_ffn, reg.self_attention_dropout);
     printf("batch %d %d %d\n", bt.batch_size, bt.src_steps, bt.tgt_steps);

@@ -25,13 +25,14 @@ typedef struct {
     int heads; /* attention heads */
     int sa_layers, sa_heads; /* self-attention layers (feed-forward width 6) */
     double sa_dropout;
+    int attention_only; /* model.encoder_cell none: m = 6, no recurrent encoder */
 } ModelVariant;
 
-enum { FIXTURE_N_VARIANTS = 21, FIXTURE_FIRST_DROPOUT = 17 };
+enum { FIXTURE_N_VARIANTS = 25, FIXTURE_FIRST_DROPOUT = 20 };
 extern const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS];
 /* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,
  * so that 2 and 4 heads split every vector evenly; d_h = 8 for the self-attention
- * layers' heads to split). */
+ * layers' heads to split; attention-only, m = d_h = 6, and p = 6 for dot). */
 Dims fixture_variant_dims(int v);
 /* Variant v's regularization, its masks drawn from a stream of seed. */
 Regularization fixture_variant_regularization(int v, uint64_t seed);

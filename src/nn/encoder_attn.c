@@ -1,0 +1,137 @@
+/* encoder_attn.c: the attention-only encoder of nn/MODEL.md behind encoder.h
+ * (model.encoder_cell: none). No recurrence: X_j = sqrt(m) ex_j + PE_j, the sinusoidal
+ * positions of Vaswani et al. (2017), then the self-attention layers (at least one):
+ * H = X', d_h = m. Nothing else carries a sentence's order, so the positions are what
+ * tells "dog bites man" from "man bites dog". s_0 (and an LSTM decoder's c_0, see
+ * init_cell_state) comes from the mean of X' over the sentence's real positions, and
+ * score none's fixed context is that mean too. Never allocates. */
+#include <math.h>
+#include <string.h>
+
+#include "nn/encoder.h"
+#include "nn/ops.h"
+
+static int attn_width(const EncoderDims *d)
+{
+    return d->emb;
+}
+
+static int attn_init_width(const EncoderDims *d)
+{
+    return d->emb;
+}
+
+static void attn_carve_params(EncoderParams *p, TensorCarver *c, const EncoderDims *d)
+{
+    memset(p, 0, sizeof *p);
+    sa_carve(p->sa, c, &d->sa);
+}
+
+static void attn_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d, int B, int S,
+                            int with_summary, int with_backward)
+{
+    const size_t m = d->emb, SB = (size_t)S * B;
+    w->B = B, w->S = S;
+    w->x = arena_alloc(ar, SB * m, sizeof(real));
+    sa_carve_work(&w->sa, ar, &d->sa, B, S, with_backward);
+    w->H = (real *)sa_output(&w->sa, &d->sa, w->x);
+    w->mean = arena_alloc(ar, (size_t)B * m, sizeof(real));
+    w->init = w->mean;
+    w->ld_init = (int)m;
+    w->summary = with_summary ? w->mean : NULL;
+    w->d_H = w->d_init = w->d_summary = w->d_top = w->d_below = w->d_carry = NULL;
+    if (with_backward) {
+        w->d_H = arena_alloc(ar, SB * m, sizeof(real));
+        w->d_init = arena_alloc(ar, (size_t)B * m, sizeof(real));
+        if (with_summary)
+            w->d_summary = arena_alloc(ar, (size_t)B * m, sizeof(real));
+    }
+}
+
+static size_t attn_backward_scratch(const EncoderDims *d, int B, int S)
+{
+    (void)d, (void)B, (void)S;
+    return 0;
+}
+
+/* PE_{j, 2t} = sin(j / 10000^(2t/m)), PE_{j, 2t+1} = cos(the same), j from 0; m is even
+ * (the config says so). Computed in double, as torch's reference does before casting. */
+static double position(int j, int u, int m)
+{
+    const double angle = j / pow(10000.0, (double)(u - u % 2) / m);
+    return u % 2 ? cos(angle) : sin(angle);
+}
+
+static void attn_forward(EncoderWork *w, const EncoderParams *P, const EncoderDims *d,
+                         const real *ex, const int *len)
+{
+    const int S = w->S, B = w->B, m = d->emb;
+    const real scale = (real)sqrt((double)m);
+    for (int j = 0; j < S; j++)
+        for (int u = 0; u < m; u++) {
+            const real pe = (real)position(j, u, m);
+            for (int b = 0; b < B; b++) {
+                const size_t at = ((size_t)j * B + b) * m + u;
+                w->x[at] = scale * ex[at] + pe;
+            }
+        }
+    sa_forward(&w->sa, P->sa, &d->sa, w->x, len, S, B, w->sa_dropout, w->rng);
+    /* mean (B, m) = the mean of H's rows over each sentence's real positions */
+    memset(w->mean, 0, sizeof(real) * (size_t)B * m);
+    for (int b = 0; b < B; b++) {
+        real *mean = w->mean + (size_t)b * m;
+        for (int j = 0; j < len[b]; j++)
+            for (int u = 0; u < m; u++)
+                mean[u] += w->H[((size_t)j * B + b) * m + u];
+        for (int u = 0; u < m; u++)
+            mean[u] /= (real)len[b];
+    }
+}
+
+/* The mean is computed from H, the layers' output, so its gradient must join d_H before
+ * the layers' backward: nothing to do yet but to start d_init, where the model
+ * accumulates s_0's (and c_0's) gradient, from the fixed context's (the same mean). */
+static void attn_annotations_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
+                                      const EncoderDims *d, const int *len)
+{
+    (void)G, (void)P, (void)len;
+    const size_t bytes = sizeof(real) * (size_t)w->B * d->emb;
+    if (w->d_summary)
+        memcpy(w->d_init, w->d_summary, bytes);
+    else
+        memset(w->d_init, 0, bytes);
+}
+
+static void attn_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
+                          const EncoderDims *d, const real *ex, real *d_ex, real *scratch,
+                          const int *len)
+{
+    (void)ex, (void)scratch;
+    const int S = w->S, B = w->B, m = d->emb;
+    /* forward: mean_b = sum over j < len[b] of H_jb / len[b] */
+    for (int b = 0; b < B; b++) {
+        const real *dmean = w->d_init + (size_t)b * m;
+        for (int j = 0; j < len[b]; j++)
+            for (int u = 0; u < m; u++)
+                w->d_H[((size_t)j * B + b) * m + u] += dmean[u] / (real)len[b];
+    }
+    /* the layers, into d_H's own memory; then X = sqrt(m) ex + PE */
+    sa_backward(w->d_H, G->sa, &w->sa, w->d_H, P->sa, &d->sa, w->x, len, S, B);
+    const real scale = (real)sqrt((double)m);
+    const size_t n = (size_t)S * B * m;
+    for (size_t k = 0; k < n; k++)
+        d_ex[k] = scale * w->d_H[k];
+}
+
+const EncoderOps attn_encoder = {
+    .name = "attention-only",
+    .width = attn_width,
+    .init_width = attn_init_width,
+    .init_cell_state = 1,
+    .carve_params = attn_carve_params,
+    .carve_work = attn_carve_work,
+    .backward_scratch = attn_backward_scratch,
+    .forward = attn_forward,
+    .annotations_backward = attn_annotations_backward,
+    .backward = attn_backward,
+};
