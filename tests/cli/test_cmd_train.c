@@ -93,13 +93,19 @@ START_TEST(train_writes_the_run_directory_and_its_config_retrains_identically)
 }
 END_TEST
 
-/* The default model, and one with every stateful addition of the variants: an LSTM
- * decoder (its cell state), dropout (its per-step masks), label smoothing and a deeper
- * encoder. */
-static const char *const RESUME_VARIANTS[][6] = {
+/* The default model, and ones with every stateful addition of the variants: an LSTM
+ * decoder (its cell state), dropout (its per-step masks, the self-attention layers' too),
+ * label smoothing, a deeper encoder, heads, and the attention-only encoder (whose c_0
+ * an LSTM decoder starts from). */
+static const char *const RESUME_VARIANTS[][7] = {
     {NULL},
     {"model.decoder_cell=lstm", "model.encoder_layers=2", "model.embedding_dropout=0.2",
      "model.readout_dropout=0.3", "training.label_smoothing=0.1", NULL},
+    {"model.decoder_cell=lstm", "model.attention_heads=2", "model.self_attention_layers=2",
+     "model.self_attention_heads=2", "model.self_attention_dropout=0.2",
+     "model.embedding_dropout=0.2", NULL},
+    {"model.encoder_cell=none", "model.self_attention_layers=1", "model.decoder_cell=lstm",
+     "model.self_attention_dropout=0.3", NULL},
 };
 
 START_TEST(resume_continues_bit_identically)
@@ -824,7 +830,8 @@ Suite *train_suite(void)
     TCase *tc = tcase_create("cli");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, train_writes_the_run_directory_and_its_config_retrains_identically);
-    tcase_add_loop_test(tc, resume_continues_bit_identically, 0, 2);
+    tcase_add_loop_test(tc, resume_continues_bit_identically, 0,
+                        (int)(sizeof RESUME_VARIANTS / sizeof *RESUME_VARIANTS));
     tcase_add_test(tc, resume_refuses_changed_settings_and_fresh_runs_refuse_old_directories);
     tcase_add_test(tc, sigint_saves_and_exits_130);
     tcase_add_test(tc, sigterm_saves_and_exits_143);
