@@ -821,6 +821,28 @@ START_TEST(gradcheck_command_checks_the_configured_model)
     ck_assert_ptr_nonnull(strstr(out, "  v_a "));
     ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
     free(out);
+    /* self-attention layers on the bi-GRU, with their dropout; the attention-only encoder
+     * with an LSTM decoder (its c_0) */
+    const char *layers[] = {S2S, "gradcheck", path, "--samples", "8", "--set",
+                            "model.self_attention_layers=2", "--set",
+                            "model.self_attention_heads=2", NULL};
+    ck_assert_int_eq(run_command(layers, out_path, NULL, NULL), 0);
+    out = read_file(out_path);
+    printf("%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "and 2 self-attention layers (2 heads, ffn "));
+    ck_assert_ptr_nonnull(strstr(out, "  sa2.gamma_2 "));
+    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
+    free(out);
+    const char *only[] = {S2S, "gradcheck", path, "--samples", "8", "--set",
+                          "model.encoder_cell=none", "--set", "model.self_attention_layers=1",
+                          "--set", "model.decoder_cell=lstm", NULL};
+    ck_assert_int_eq(run_command(only, out_path, NULL, NULL), 0);
+    out = read_file(out_path);
+    printf("%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "model: attention-only encoder (positions) and 1 self-attention"));
+    ck_assert_ptr_nonnull(strstr(out, "  W_c "));
+    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
+    free(out);
 }
 END_TEST
 
