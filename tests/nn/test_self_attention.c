@@ -2,13 +2,14 @@
  * tensor of one and two layers against finite differences (padding, several heads, and
  * dropout with its masks held fixed); the worked example of tests/fixtures/README.md
  * through the layer's in-projection and attention; permutation equivariance of a layer;
- * what padding may and may not change. PyTorch's own TransformerEncoderLayer is
+ * what padding may and may not change; the attention-only encoder's positions. PyTorch's own TransformerEncoderLayer is
  * scripts/crosscheck.py's (make crosscheck). */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/encoder.h"
 #include "nn/fdcheck.h"
 #include "nn/ops.h"
 #include "nn/self_attention.h"
@@ -261,6 +262,48 @@ START_TEST(the_mean_of_the_heads_is_a_distribution)
 }
 END_TEST
 
+/* The attention-only encoder's input X_j = sqrt(m) ex_j + PE_j against the sinusoidal
+ * positions of Vaswani et al. (2017) at m = 4, written out: PE_{j,2t} = sin(j /
+ * 10000^(2t/m)), PE_{j,2t+1} = cos(the same), j from 0 (values of sin and cos to 17
+ * digits). A swap of sin and cos, a position counted from 1 or a missing sqrt(m) fails. */
+START_TEST(the_attention_only_encoder_adds_the_published_positions)
+{
+    static const double PE[4][4] = {
+        {0, 1, 0, 1},
+        {0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653},
+        {0.9092974268256817, -0.4161468365471424, 0.01999866669333308, 0.9998000066665778},
+        {0.1411200080598672, -0.9899924966004454, 0.02999550020249566, 0.9995500337489875}};
+    enum { M = 4, NB = 2 };
+    const EncoderDims d = {.kind = ENCODER_ATTN, .emb = M, .layers = 1,
+                           .sa = {.width = M, .heads = 2, .ffn = 4, .layers = 1}};
+    const EncoderOps *ops = encoder_ops(&d);
+    ck_assert_int_eq(ops->width(&d), M);
+    EncoderParams P;
+    Tensor tensors[16];
+    real weights[400] = {0};
+    TensorCarver carver = {.base = weights, .list = tensors, .cap = 16};
+    ops->carve_params(&P, &carver, &d);
+    ck_assert_uint_le(carver.offset, sizeof weights / sizeof *weights);
+    EncoderWork w = {0};
+    Arena count = {0}, arena;
+    ops->carve_work(&w, &count, &d, NB, S, 0, 0);
+    arena_init(&arena, count.used);
+    ops->carve_work(&w, &arena, &d, NB, S, 0, 0);
+    real ex[S * NB * M];
+    for (int k = 0; k < S * NB * M; k++)
+        ex[k] = (real)(0.01 * (k % 7) - 0.03);
+    const int len[NB] = {S, 2};
+    ops->forward(&w, &P, &d, ex, len);
+    for (int j = 0; j < S; j++)
+        for (int b = 0; b < NB; b++)
+            for (int u = 0; u < M; u++) {
+                const size_t at = ((size_t)j * NB + b) * M + u;
+                ck_assert_double_eq_tol(w.x[at], 2 * ex[at] + PE[j][u], 1e-15);
+            }
+    arena_free(&arena);
+}
+END_TEST
+
 Suite *self_attention_suite(void)
 {
     Suite *s = suite_create("self_attention");
@@ -271,6 +314,7 @@ Suite *self_attention_suite(void)
     tcase_add_test(tc, a_layer_is_permutation_equivariant);
     tcase_add_test(tc, padding_changes_no_real_row);
     tcase_add_test(tc, the_mean_of_the_heads_is_a_distribution);
+    tcase_add_test(tc, the_attention_only_encoder_adds_the_published_positions);
     suite_add_tcase(s, tc);
     return s;
 }
