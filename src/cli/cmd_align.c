@@ -96,9 +96,7 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
     const char **sw = xmalloc_array((size_t)c->max_src_len + 1, sizeof(char *));
     const char **tw = xmalloc_array((size_t)c->max_tgt_len + 1, sizeof(char *));
     long next_line = 1; /* empty pairs were skipped: they get empty lines */
-    const AttnDims ad = model_attn_dims(&ck->dims);
-    AttnMatrix heads[64], self[SA_MAX_LAYERS];
-    AlignExtras extra = {heads, ad.heads > 1 ? ad.heads : 0, self, ck->dims.sa_layers};
+    AttnMatrix heads[ATTN_MAX_HEADS], self[SA_MAX_LAYERS];
     for (int first = 0; first < c->n; first += ALIGN_BATCH) {
         int count = c->n - first < ALIGN_BATCH ? c->n - first : ALIGN_BATCH;
         corpus_batch(c, NULL, first, count, 1, &bt);
@@ -108,8 +106,7 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
             for (; next_line < c->line_no[pair]; next_line++)
                 putchar('\n');
             next_line++;
-            AttnMatrix m = {ws.alpha + k, bt.tgt_len[k], bt.src_len[k],
-                            (long)bt.src_steps * count, count};
+            const AttnMatrix m = align_of_pass(&ws, k, bt.tgt_len[k], bt.src_len[k]);
             int n = align_hard_links(&m, threshold, links, max_links);
             align_format_links(links, n, text, (size_t)max_links * 16 + 1);
             puts(text);
@@ -120,15 +117,7 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
                     sw[j] = vocab_word(&ck->src_vocab, bt.src[j * count + k]);
                 for (int i = 0; i < m.rows; i++)
                     tw[i] = vocab_word(&ck->tgt_vocab, bt.tgt_out[i * count + k]);
-                /* a multi-head model's heads, each like the mean */
-                for (int h = 0; h < extra.n_heads; h++)
-                    heads[h] = (AttnMatrix){ws.alpha_heads + h * m.row_stride + k, m.rows, m.cols,
-                                            extra.n_heads * m.row_stride, count};
-                /* and each self-attention layer's source-by-source weights */
-                const int S = bt.src_steps;
-                for (int l = 0; l < extra.n_self; l++)
-                    self[l] = (AttnMatrix){model_self_weights(&ws, l) + (size_t)k * S * S, m.cols,
-                                           m.cols, S, 1};
+                const AlignExtras extra = align_extras_of_pass(&ws, k, m.rows, m.cols, heads, self);
                 if (align_write_json(out, ck->step, -1, c->line_no[pair], sw, tw, &m, &extra) < 0)
                     out = NULL; /* the error stays on the stream: reported at its close */
             }

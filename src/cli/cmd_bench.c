@@ -230,8 +230,8 @@ int cmd_bench(int argc, char **argv)
     char given[32];
     snprintf(given, sizeof given, "%ld", o.sa_layers);
     if (d.sa_layers > SA_MAX_LAYERS || (o.attention_only && d.sa_layers < 1))
-        return cmd_usage_error("--self-attention: expected 0 to 6 layers (with --attention-only, "
-                               "1 to 6), got %s", given);
+        return cmd_usage_error("--self-attention: expected 0 to " SA_MAX_LAYERS_TEXT " layers (with "
+                               "--attention-only, 1 to " SA_MAX_LAYERS_TEXT "), got %s", given);
     const AttnDims ad = model_attn_dims(&d);
     snprintf(given, sizeof given, "%ld", o.heads);
     if (d.heads < 1 || attn_size_problems(&ad))

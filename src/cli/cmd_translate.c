@@ -130,9 +130,9 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
     if (h->ended)
         r.tgt[h->len] = "</s>";
     if (o->json) { /* no epoch: the step is the model's */
-        AttnMatrix heads[64];
+        AttnMatrix heads[ATTN_MAX_HEADS];
         AlignExtras extra = {heads, h->n_heads, self, n_self};
-        for (int k = 0; k < h->n_heads && k < 64; k++)
+        for (int k = 0; k < h->n_heads; k++) /* at most ATTN_MAX_HEADS (the config's limit) */
             heads[k] = (AttnMatrix){h->heads + (size_t)k * r.n_tgt * h->src_len, r.n_tgt,
                                     h->src_len, h->src_len, 1};
         align_write_json(o->json, r.step, -1, r.id, (const char *const *)r.src,

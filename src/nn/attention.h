@@ -17,6 +17,9 @@
 /* The score e_ij (config model.attention). */
 typedef enum { SCORE_ADDITIVE, SCORE_DOT, SCORE_GENERAL, SCORE_SCALED_DOT, SCORE_NONE } ScoreKind;
 #define N_SCORES 5
+/* Heads at most, of the attention and of a self-attention layer (the config's limit;
+ * the commands that list heads size their arrays by it). */
+#define ATTN_MAX_HEADS 64
 
 /* The scores' names in ScoreKind order, NULL-terminated: the one list that the config,
  * the log and the checks use. */

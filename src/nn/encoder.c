@@ -1,11 +1,13 @@
 /* encoder.c: the list of encoders behind encoder.h. */
 #include "nn/encoder.h"
 
-extern const EncoderOps birnn_encoder, attn_encoder;
+extern const EncoderOps birnn_encoder, attention_only_encoder;
 
 const EncoderOps *encoder_ops(const EncoderDims *d)
 {
-    static const EncoderOps *const encoders[] = {[ENCODER_BIRNN] = &birnn_encoder,
-                                                      [ENCODER_ATTN] = &attn_encoder};
+    static const EncoderOps *const encoders[] = {
+        [ENCODER_BIRNN] = &birnn_encoder,
+        [ENCODER_ATTN] = &attention_only_encoder,
+    };
     return encoders[d->kind];
 }

@@ -11,23 +11,23 @@
 #include "nn/encoder.h"
 #include "nn/ops.h"
 
-static int attn_width(const EncoderDims *d)
+static int attn_only_width(const EncoderDims *d)
 {
     return d->emb;
 }
 
-static int attn_init_width(const EncoderDims *d)
+static int attn_only_init_width(const EncoderDims *d)
 {
     return d->emb;
 }
 
-static void attn_carve_params(EncoderParams *p, TensorCarver *c, const EncoderDims *d)
+static void attn_only_carve_params(EncoderParams *p, TensorCarver *c, const EncoderDims *d)
 {
     memset(p, 0, sizeof *p);
     sa_carve(p->sa, c, &d->sa);
 }
 
-static void attn_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d, int B, int S,
+static void attn_only_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d, int B, int S,
                             int with_summary, int with_backward)
 {
     const size_t m = d->emb, SB = (size_t)S * B;
@@ -48,7 +48,7 @@ static void attn_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d, int
     }
 }
 
-static size_t attn_backward_scratch(const EncoderDims *d, int B, int S)
+static size_t attn_only_backward_scratch(const EncoderDims *d, int B, int S)
 {
     (void)d, (void)B, (void)S;
     return 0;
@@ -62,7 +62,7 @@ static double position(int j, int u, int m)
     return u % 2 ? cos(angle) : sin(angle);
 }
 
-static void attn_forward(EncoderWork *w, const EncoderParams *P, const EncoderDims *d,
+static void attn_only_forward(EncoderWork *w, const EncoderParams *P, const EncoderDims *d,
                          const real *ex, const int *len)
 {
     const int S = w->S, B = w->B, m = d->emb;
@@ -91,7 +91,7 @@ static void attn_forward(EncoderWork *w, const EncoderParams *P, const EncoderDi
 /* The mean is computed from H, the layers' output, so its gradient must join d_H before
  * the layers' backward: nothing to do yet but to start d_init, where the model
  * accumulates s_0's (and c_0's) gradient, from the fixed context's (the same mean). */
-static void attn_annotations_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
+static void attn_only_annotations_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
                                       const EncoderDims *d, const int *len)
 {
     (void)G, (void)P, (void)len;
@@ -102,7 +102,7 @@ static void attn_annotations_backward(EncoderParams *G, EncoderWork *w, const En
         memset(w->d_init, 0, bytes);
 }
 
-static void attn_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
+static void attn_only_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
                           const EncoderDims *d, const real *ex, real *d_ex, real *scratch,
                           const int *len)
 {
@@ -123,15 +123,15 @@ static void attn_backward(EncoderParams *G, EncoderWork *w, const EncoderParams 
         d_ex[k] = scale * w->d_H[k];
 }
 
-const EncoderOps attn_encoder = {
+const EncoderOps attention_only_encoder = {
     .name = "attention-only",
-    .width = attn_width,
-    .init_width = attn_init_width,
+    .width = attn_only_width,
+    .init_width = attn_only_init_width,
     .init_cell_state = 1,
-    .carve_params = attn_carve_params,
-    .carve_work = attn_carve_work,
-    .backward_scratch = attn_backward_scratch,
-    .forward = attn_forward,
-    .annotations_backward = attn_annotations_backward,
-    .backward = attn_backward,
+    .carve_params = attn_only_carve_params,
+    .carve_work = attn_only_carve_work,
+    .backward_scratch = attn_only_backward_scratch,
+    .forward = attn_only_forward,
+    .annotations_backward = attn_only_annotations_backward,
+    .backward = attn_only_backward,
 };

@@ -74,7 +74,7 @@ typedef double real;
 #define attn_queries_backward attn_queries_backward_f64
 #define encoder_ops encoder_ops_f64
 #define birnn_encoder birnn_encoder_f64
-#define attn_encoder attn_encoder_f64
+#define attention_only_encoder attention_only_encoder_f64
 #define model_encoder_dims model_encoder_dims_f64
 #define model_attn_dims model_attn_dims_f64
 #define model_annotation_width model_annotation_width_f64

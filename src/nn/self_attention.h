@@ -6,8 +6,8 @@
  *
  * Layout as everywhere on the source side: (S, B, width), row j * B + b; len (B) the
  * real positions. Padded positions are masked as keys, so nothing real depends on
- * them; their rows are computed like the others and hold finite numbers that nothing
- * reads. */
+ * them; their rows hold finite numbers that nothing reads (their weights, weighted
+ * values and relu outputs are 0, where torch computes them as queries). */
 #ifndef S2S_SELF_ATTENTION_H
 #define S2S_SELF_ATTENTION_H
 
@@ -18,8 +18,9 @@
 #include "nn/real.h"
 #include "nn/tensor.h"
 
-/* Self-attention layers at most. */
+/* Self-attention layers at most (and the same in words, for messages). */
 #define SA_MAX_LAYERS 6
+#define SA_MAX_LAYERS_TEXT "6"
 
 typedef struct {
     int width;  /* d: the annotations' width, in and out */
@@ -51,7 +52,8 @@ typedef struct {
     real *z;           /* (S*B, d) [Z^1 ... Z^H], each head's weighted values */
     real *xhat1, *rstd1, *y;  /* norm1's (S*B, d), (S*B), and its output Y (S*B, d) */
     real *u;           /* (S*B, F) relu(Y W_1^T + b_1) */
-    real *r;           /* (S*B, F) u after dropout (u itself without) */
+    real *r;           /* (S*B, F) u after dropout (training only; without dropout the
+                        * layer reads u) */
     real *xhat2, *rstd2;
     real *out;         /* (S*B, d) X', the layer's output */
     /* dropout's factors (training only): on the weights (B, H, S, S), on the

@@ -98,6 +98,28 @@ int align_write_json(FILE *f, long step, double epoch, long id, const char *cons
     return ferror(f) || fflush(f) != 0 ? -1 : 0;
 }
 
+AttnMatrix align_of_pass(const Workspace *ws, int b, int rows, int cols)
+{
+    /* alpha (T, S*B): step i's row of sentence b is at i * S * B + j * B + b */
+    return (AttnMatrix){ws->alpha + b, rows, cols, (long)ws->S * ws->B, ws->B};
+}
+
+AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols, AttnMatrix *heads,
+                                 AttnMatrix *self)
+{
+    const AttnDims ad = model_attn_dims(&ws->dims);
+    AlignExtras x = {heads, ad.heads > 1 ? ad.heads : 0, self, ws->dims.sa_layers};
+    const long SB = (long)ws->S * ws->B;
+    /* alpha_heads (T, H, S*B): head h of step i is block i * H + h */
+    for (int h = 0; h < x.n_heads; h++)
+        heads[h] = (AttnMatrix){ws->alpha_heads + h * SB + b, rows, cols, x.n_heads * SB, ws->B};
+    /* each layer's head mean (B, S, S) */
+    for (int l = 0; l < x.n_self; l++)
+        self[l] = (AttnMatrix){model_self_weights(ws, l) + (size_t)b * ws->S * ws->S, cols, cols,
+                               ws->S, 1};
+    return x;
+}
+
 void align_format_links(const Link *links, int n, char *out, size_t cap)
 {
     size_t used = 0;

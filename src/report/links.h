@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "data/corpus.h"
+#include "nn/model.h"
 #include "report/metrics.h"
 
 /* The weights of one sentence: rows (target tokens, </s> included) of cols (source
@@ -44,6 +45,14 @@ typedef struct {
     const AttnMatrix *self;  /* n_self matrices, source by source */
     int n_self;
 } AlignExtras;
+
+/* Sentence b's alignment (rows target tokens, cols source tokens) after a teacher-
+ * forced pass over a batch (model_forward), pointing into ws. */
+AttnMatrix align_of_pass(const Workspace *ws, int b, int rows, int cols);
+/* The same pass's extras for sentence b: each head (a multi-head model's) into heads,
+ * each self-attention layer into self (arrays of ATTN_MAX_HEADS and SA_MAX_LAYERS). */
+AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols, AttnMatrix *heads,
+                                 AttnMatrix *self);
 
 /* One line of alignments.jsonl (and of `s2s align --out`, `s2s translate
  * --out-alignments`). src and tgt are the tokens, with "</s>" as the last of each. An

@@ -221,6 +221,8 @@ static int load_dims(Dims *d, const Config *cfg, const Section *s, const char *n
     d->dec_hidden = (int)v[4];
     d->attn = (int)v[5];
     d->readout = (int)v[6];
+    if (cfg->model.self_attention_ffn == 0) /* 4 d_h, of the file's sizes */
+        d->sa_ffn = 4 * model_annotation_width(d);
     return 0;
 }
 

@@ -126,11 +126,14 @@ int config_validate(Config *cfg, Error *err)
                          "divisible by %d", attn.heads, attn.heads, sizes, n > 1 ? "are" : "is",
                          attn.heads);
     }
+    if (cfg->model.attention == SCORE_NONE && dims.heads > 1)
+        return key_error(cfg, err, "model.attention_heads", "model.attention_heads: %d heads, but "
+                         "model.attention none has no attention to split (use 1)", dims.heads);
     if (dims.encoder == ENCODER_ATTN) {
         if (dims.sa_layers == 0)
-            return key_error(cfg, err, "model.self_attention_layers", "model.self_attention_layers: "
-                             "model.encoder_cell none is made of self-attention layers: it needs "
-                             "at least 1 (0 would leave each word alone with its position)");
+            return key_error(cfg, err, "model.encoder_cell", "model.encoder_cell: none is made of "
+                             "self-attention layers, and model.self_attention_layers is 0: set at "
+                             "least 1 (with none, each word would stay alone with its position)");
         if (dims.enc_layers != 1)
             return key_error(cfg, err, "model.encoder_layers", "model.encoder_layers: %d recurrent "
                              "layers, but model.encoder_cell none has none (set "

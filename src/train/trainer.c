@@ -445,10 +445,7 @@ static int dump_alignments(Trainer *t, Error *err)
     double epoch = epochs_progress(&t->batcher);
     const char **src_words = xmalloc_array((size_t)b->src_steps, sizeof(char *));
     const char **tgt_words = xmalloc_array((size_t)b->tgt_steps, sizeof(char *));
-    const AttnDims ad = model_attn_dims(&t->dims);
-    AttnMatrix *heads = xmalloc_array((size_t)ad.heads, sizeof(AttnMatrix));
-    AttnMatrix self[SA_MAX_LAYERS];
-    AlignExtras extra = {heads, ad.heads > 1 ? ad.heads : 0, self, t->dims.sa_layers};
+    AttnMatrix heads[ATTN_MAX_HEADS], self[SA_MAX_LAYERS];
     for (int k = 0; k < n && rc == 0; k++) {
         int pair = t->probes[k];
         int ns = b->src_len[k], nt = b->tgt_len[k];
@@ -456,22 +453,12 @@ static int dump_alignments(Trainer *t, Error *err)
             src_words[j] = vocab_word(&t->src_vocab, b->src[j * b->batch_size + k]);
         for (int i = 0; i < nt; i++)
             tgt_words[i] = vocab_word(&t->tgt_vocab, b->tgt_out[i * b->batch_size + k]);
-        const long SB = (long)b->src_steps * b->batch_size;
-        AttnMatrix m = {t->probe_ws.alpha + k, nt, ns, SB, b->batch_size};
-        /* a multi-head model's heads, each like the mean: step i's block of head h */
-        for (int h = 0; h < extra.n_heads; h++)
-            heads[h] = (AttnMatrix){t->probe_ws.alpha_heads + h * SB + k, nt, ns,
-                                    extra.n_heads * SB, b->batch_size};
-        /* and each self-attention layer's source-by-source weights */
-        const int S = b->src_steps;
-        for (int l = 0; l < extra.n_self; l++)
-            self[l] = (AttnMatrix){model_self_weights(&t->probe_ws, l) + (size_t)k * S * S, ns, ns,
-                                   S, 1};
+        const AttnMatrix m = align_of_pass(&t->probe_ws, k, nt, ns);
+        const AlignExtras extra = align_extras_of_pass(&t->probe_ws, k, nt, ns, heads, self);
         rc = append_record(t, v->line_no[pair], epoch, src_words, tgt_words, &m, &extra, err);
     }
     free(src_words);
     free(tgt_words);
-    free(heads);
     if (rc < 0)
         return -1;
     AerCounts aer;

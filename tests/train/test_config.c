@@ -155,6 +155,50 @@ START_TEST(config_rejects_impossible_combinations)
 }
 END_TEST
 
+/* Issue 18's sizes and combinations: heads that must split what they read, layers the
+ * attention-only encoder cannot do without, what it has no use for. */
+START_TEST(config_rejects_heads_and_layers_that_do_not_fit)
+{
+    static const char *const cases[][2] = {
+        {"model:\n  encoder_size: 5\n  attention_heads: 4\n",
+         "c.yaml:8:20: model.attention_heads: 4 heads split each vector they read in 4 equal "
+         "slices, and 2 x model.encoder_size = 10 is not divisible by 4"},
+        {"model:\n  attention: none\n  attention_heads: 2\n",
+         "c.yaml:8:20: model.attention_heads: 2 heads, but model.attention none has no attention "
+         "to split (use 1)"},
+        {"model:\n  self_attention_layers: 1\n  self_attention_heads: 5\n",
+         "c.yaml:8:25: model.self_attention_heads: 5 heads split the annotations in 5 equal "
+         "slices, and their width d_h = 2 x model.encoder_size = 128 is not divisible by 5"},
+        {"model:\n  self_attention_layers: 1\n  attention: none\n",
+         "c.yaml:7:26: model.self_attention_layers: model.attention none reads no annotations, "
+         "so self-attention layers would learn nothing (use a score, or 0 layers)"},
+        {"model:\n  encoder_cell: none\n",
+         "c.yaml:7:17: model.encoder_cell: none is made of self-attention layers, and "
+         "model.self_attention_layers is 0: set at least 1 (with none, each word would stay "
+         "alone with its position)"},
+        {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  embedding_size: 63\n",
+         "c.yaml:9:19: model.embedding_size: 63, but model.encoder_cell none adds sine and "
+         "cosine positions in pairs: it must be even"},
+        {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  encoder_layers: 2\n",
+         "c.yaml:9:19: model.encoder_layers: 2 recurrent layers, but model.encoder_cell none has "
+         "none (set model.self_attention_layers instead)"},
+        {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  self_attention_heads: 3\n",
+         "c.yaml:9:25: model.self_attention_heads: 3 heads split the annotations in 3 equal "
+         "slices, and their width d_h = model.embedding_size = 64 is not divisible by 3"},
+        {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  attention: dot\n",
+         "c.yaml:9:14: model.attention: dot needs model.decoder_size = model.embedding_size "
+         "(s_{i-1} . h_j), got 128 and 64"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char text[512];
+        snprintf(text, sizeof text, BASE "%s", cases[k][0]);
+        ck_assert_str_eq(load(text), cases[k][1]);
+    }
+    /* and what fits: the attention-only encoder at the defaults, with one layer */
+    ck_assert_str_eq(load(BASE "model:\n  encoder_cell: none\n  self_attention_layers: 1\n"), "");
+}
+END_TEST
+
 START_TEST(config_rejects_anchors_and_aliases)
 {
     ck_assert_str_eq(load(BASE "model:\n  embedding_size: &m 16\n  readout_size: *m\n"),
@@ -629,6 +673,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, config_rejects_wrong_types);
     tcase_add_test(tc, config_rejects_out_of_range_values_at_the_boundaries);
     tcase_add_test(tc, config_rejects_impossible_combinations);
+    tcase_add_test(tc, config_rejects_heads_and_layers_that_do_not_fit);
     tcase_add_test(tc, config_rejects_anchors_and_aliases);
     tcase_add_test(tc, config_set_overrides_and_reports_errors);
     tcase_add_test(tc, written_config_loads_back_to_the_same_values);
