@@ -76,7 +76,7 @@ static int count_lines(const char *text)
 /* The largest difference between the beam's attention (a) and the teacher-forced one
  * (b) over every row of every sentence. `s2s align` skips pairs with an empty side, so
  * a sentence the model translated as nothing has no forced record. */
-static double attention_difference(const char *beam_json, const char *forced_json)
+static double attention_difference(const char *beam_json, const char *forced_json, int layers)
 {
     AlignLog a, b;
     Error err;
@@ -104,8 +104,9 @@ static double attention_difference(const char *beam_json, const char *forced_jso
             for (int j = 0; j < x->n_src; j++)
                 worst = fmax(worst, fabs(x->weights[i * x->n_src + j] - y->weights[i * y->n_src + j]));
         }
-        /* the source's self-attention: the same encoder pass both ways */
-        ck_assert_int_eq(x->n_self, y->n_self);
+        /* the source's self-attention, one map per layer: the same encoder pass both ways */
+        ck_assert_int_eq(x->n_self, layers);
+        ck_assert_int_eq(y->n_self, layers);
         for (size_t e = 0; e < (size_t)x->n_self * x->n_src * x->n_src; e++)
             worst = fmax(worst, fabs(x->self[e] - y->self[e]));
         /* and each head of a multi-head model */
@@ -126,6 +127,10 @@ static double attention_difference(const char *beam_json, const char *forced_jso
 START_TEST(every_variant_trains_translates_and_decodes_as_it_trains)
 {
     const Variant *v = &VARIANTS[_i];
+    int layers = 0; /* self-attention layers: each dump must carry as many maps */
+    for (int k = 0; v->sets[k]; k++)
+        if (!strncmp(v->sets[k], "model.self_attention_layers=", 28))
+            layers = atoi(v->sets[k] + 28);
     char dir[512], name[32], run[600], log_path[700], src[700], hyp[700], model[700];
     char beam_json[700], forced_json[700], err_path[700], line[1024], expected[1600];
     snprintf(name, sizeof name, "variant%d", _i);
@@ -182,13 +187,27 @@ START_TEST(every_variant_trains_translates_and_decodes_as_it_trains)
         free(dumps);
         return;
     }
+    /* training's dumps carry the layers' maps too, and so does the report */
+    char path[700];
+    snprintf(path, sizeof path, "%s/alignments.jsonl", run);
+    AlignLog dumps;
+    Error aerr;
+    ck_assert_msg(alignlog_read(&dumps, path, &aerr) == 0, "%s", aerr.msg);
+    ck_assert_int_gt(dumps.n, 0);
+    for (int k = 0; k < dumps.n; k++)
+        ck_assert_int_eq(dumps.records[k].n_self, layers);
+    alignlog_free(&dumps);
+    snprintf(path, sizeof path, "%s/heatmaps/report.html", run);
+    char *report = read_file(path);
+    ck_assert_int_eq(strstr(report, ",\"self\":[") != NULL, layers > 0);
+    free(report);
     const char *translate[] = {S2S, "translate", "--model", model, "--beam", "5", "--out-alignments",
                                beam_json, NULL};
     ck_assert_int_eq(run_command_with(translate, hyp, err_path, &(RunOptions){.in_path = src}, NULL), 0);
     const char *align[] = {S2S, "align", "--model", model, "--src", src, "--tgt", hyp, "--out",
                            forced_json, NULL};
     ck_assert_int_eq(run_command(align, NULL, err_path, NULL), 0);
-    double worst = attention_difference(beam_json, forced_json);
+    double worst = attention_difference(beam_json, forced_json, layers);
     printf("  beam vs teacher-forced attention: largest difference %.2e\n", worst);
     ck_assert_double_le(worst, 1e-5);
 }
