@@ -69,22 +69,30 @@ static int count_of(const char *haystack, const char *needle)
     return n;
 }
 
-START_TEST(report_opens_in_headless_chromium_with_every_heatmap)
+/* The DOM headless Chromium builds from the page at html (its scripts run), as text
+ * (free it); its profile and the dump go under dir. */
+static char *dom_in_chromium(const char *html, const char *dir)
 {
-    char dir[512], report[700], out[700], profile[700], url[800];
-    train_with_dumps(dir, sizeof dir);
-    snprintf(report, sizeof report, "%s/run/heatmaps/report.html", dir);
+    char out[700], profile[700], url[800];
     snprintf(out, sizeof out, "%s/dom.html", dir);
     snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", dir);
-    snprintf(url, sizeof url, "file://%s", report);
-    /* the report is rewritten at each validation (steps 10 and 20): it holds the dumps of
-     * steps 0 to 20, five per sentence */
+    snprintf(url, sizeof url, "file://%s", html);
     const char *argv[] = {"/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
                           "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
                           "--disable-background-networking", "--disable-component-update",
                           "--disable-sync", profile, "--dump-dom", url, NULL};
     ck_assert_int_eq(run_command(argv, out, NULL, NULL), 0);
-    char *dom = read_file(out);
+    return read_file(out);
+}
+
+START_TEST(report_opens_in_headless_chromium_with_every_heatmap)
+{
+    char dir[512], report[700];
+    train_with_dumps(dir, sizeof dir);
+    snprintf(report, sizeof report, "%s/run/heatmaps/report.html", dir);
+    /* the report is rewritten at each validation (steps 10 and 20): it holds the dumps of
+     * steps 0 to 20, five per sentence */
+    char *dom = dom_in_chromium(report, dir);
     ck_assert_msg(strstr(dom, "data-heatmaps=\"10\"") != NULL, "the DOM Chromium rendered does not "
                   "show 10 heatmaps");
     /* the report holds numbers; these heatmaps are the ones its script drew */
@@ -170,7 +178,7 @@ END_TEST
  * (`</script>` is written \u003c/script\u003e), and the browser draws them as words. */
 START_TEST(report_keeps_tokens_that_look_like_markup_as_text)
 {
-    char dir[512], jsonl[700], report[700], out[700], profile[700], url[800];
+    char dir[512], jsonl[700], report[700];
     scratch_dir(dir, sizeof dir, "markup");
     snprintf(jsonl, sizeof jsonl, "%s/a.jsonl", dir);
     write_file(jsonl, "{\"step\":3,\"id\":1,\"src\":[\"</script><script>document.title='owned'"
@@ -183,15 +191,7 @@ START_TEST(report_keeps_tokens_that_look_like_markup_as_text)
     ck_assert_ptr_null(strstr(text, "<script>document"));
     ck_assert_ptr_nonnull(strstr(text, "\\u003c/script\\u003e\\u003cscript\\u003edocument"));
     free(text);
-    snprintf(out, sizeof out, "%s/dom.html", dir);
-    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", dir);
-    snprintf(url, sizeof url, "file://%s", report);
-    const char *argv[] = {"/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                          "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-                          "--disable-background-networking", "--disable-component-update",
-                          "--disable-sync", profile, "--dump-dom", url, NULL};
-    ck_assert_int_eq(run_command(argv, out, NULL, NULL), 0);
-    char *dom = read_file(out);
+    char *dom = dom_in_chromium(report, dir);
     ck_assert_msg(strstr(dom, "data-heatmaps=\"1\"") != NULL, "the report's script did not run");
     ck_assert_ptr_null(strstr(dom, "<title>owned</title>")); /* its script never ran */
     /* the tokens are drawn as text: the DOM escapes them again */
@@ -326,7 +326,7 @@ static void assert_rows_are_distributions(const float *w, int rows, int cols)
 START_TEST(a_multi_head_model_shows_each_head)
 {
     char dir[512], path[700], out[700], err_path[700], svg_dir[700], model[700], src[700],
-        tgt[700], forced[700], profile[700], url[900];
+        tgt[700], forced[700];
     scratch_dir(dir, sizeof dir, "heads");
     write_tiny_setup(dir);
     const char *sets[] = {"model.attention_heads=2", "alignments.every=10", "alignments.lines=[2]",
@@ -408,15 +408,7 @@ START_TEST(a_multi_head_model_shows_each_head)
 
     /* the report: per dump the mean and a panel per head, drawn by Chromium */
     snprintf(file, sizeof file, "%s/run/heatmaps/report.html", dir);
-    snprintf(out, sizeof out, "%s/dom.html", dir);
-    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", dir);
-    snprintf(url, sizeof url, "file://%s", file);
-    const char *chromium[] = {"/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                              "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-                              "--disable-background-networking", "--disable-component-update",
-                              "--disable-sync", profile, "--dump-dom", url, NULL};
-    ck_assert_int_eq(run_command(chromium, out, NULL, NULL), 0);
-    char *dom = read_file(out);
+    char *dom = dom_in_chromium(file, dir);
     ck_assert_msg(strstr(dom, "data-heatmaps=\"9\"") != NULL, "expected 3 dumps x 3 panels");
     ck_assert_ptr_nonnull(strstr(dom, "<title>attention, step 20, sentence 2, mean of 2 heads</title>"));
     ck_assert_ptr_nonnull(strstr(dom, "<title>attention, step 20, sentence 2, head 2</title>"));
