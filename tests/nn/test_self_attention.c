@@ -13,6 +13,7 @@
 #include "nn/fdcheck.h"
 #include "nn/ops.h"
 #include "nn/self_attention.h"
+#include "support/qkv_example.h"
 #include "support/suites.h"
 
 enum { B = 3, S = 4, WIDTH = 6, MAX_PARAMS = 2 * 400 };
@@ -132,34 +133,16 @@ END_TEST
 START_TEST(worked_example_through_the_self_attention_layer)
 {
     enum { n = 4, d = 3, BB = 2 };
-    const real words[n][d] = {{1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}};
-    const real W[3][d][d] = {{{2, 0, 2}, {2, 0, 0}, {2, 1, 2}},  /* W_Q */
-                             {{2, 2, 2}, {0, 2, 1}, {0, 1, 1}},  /* W_K */
-                             {{1, 1, 0}, {0, 1, 1}, {0, 0, 0}}}; /* W_V */
-    const double weights[4][4] = {
-        {2.3608986335744746738834657e-1, 7.3898755489321947930425076e-3,
-         7.4913038554468814302556842e-1, 7.3898755489321947930425076e-3},
-        {4.5482632251957518394555437e-1, 4.5173677480424816054445635e-2,
-         4.5482632251957518394555437e-1, 4.5173677480424816054445635e-2},
-        {2.3927504868045535805345438e-1, 7.4387001505192912484078431e-4,
-         7.5923721128944078369686405e-1, 7.4387001505192912484078431e-4},
-        {8.9950175354197386973147310e-2, 2.8155406251633037224608556e-3,
-         9.0565368480502525293909857e-1, 1.5805992156140563652932688e-3}};
-    const double attention[4][3] = {
-        {9.8522024890213561041391498e-1, 1.7417405099957559482325259e+0, 7.5652026109362033781861092e-1},
-        {9.0965264503915036789110873e-1, 1.4096526450391503678911087e+0, 5.0000000000000000000000000e-1},
-        {9.9851225996989614175031843e-1, 1.7584933412743888545720233e+0, 7.5998108130449271282170483e-1},
-        {9.9560386015922263991224588e-1, 1.9040730855894111965738053e+0, 9.0846922543018855666155942e-1}};
     real W_in[3 * d * d], x[n * BB * d], qkv[n * BB * 3 * d], z[n * BB * d];
     real probs[BB * n * n], mean[BB * n * n], scratch[n * n];
     for (int m = 0; m < 3; m++) /* torch's in_proj holds the transposes */
         for (int o = 0; o < d; o++)
             for (int i = 0; i < d; i++)
-                W_in[(m * d + o) * d + i] = W[m][i][o];
+                W_in[(m * d + o) * d + i] = (real)QKV_W[m][i][o];
     /* sentence 0: the four words; sentence 1: two other words, padded */
     for (int j = 0; j < n; j++)
         for (int u = 0; u < d; u++) {
-            x[(j * BB + 0) * d + u] = words[j][u];
+            x[(j * BB + 0) * d + u] = (real)QKV_WORDS[j][u];
             x[(j * BB + 1) * d + u] = j < 2 ? (real)(u + j) : 7;
         }
     const int len[BB] = {4, 2};
@@ -167,11 +150,11 @@ START_TEST(worked_example_through_the_self_attention_layer)
     sa_attend_forward(z, probs, mean, NULL, scratch, qkv, len, n, BB, 1, d);
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < n; j++) {
-            ck_assert_double_eq_tol(probs[i * n + j] / weights[i][j], 1, 1e-14);
-            ck_assert_double_eq_tol(mean[i * n + j] / weights[i][j], 1, 1e-14);
+            ck_assert_double_eq_tol(probs[i * n + j] / QKV_WEIGHTS[i][j], 1, 1e-14);
+            ck_assert_double_eq_tol(mean[i * n + j] / QKV_WEIGHTS[i][j], 1, 1e-14);
         }
         for (int u = 0; u < d; u++)
-            ck_assert_double_eq_tol(z[(i * BB) * d + u] / attention[i][u], 1, 1e-14);
+            ck_assert_double_eq_tol(z[(i * BB) * d + u] / QKV_ATTENTION[i][u], 1, 1e-14);
     }
     /* the padded sentence: weights only over its two real keys, zero rows past them */
     for (int i = 0; i < n; i++)
