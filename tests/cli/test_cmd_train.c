@@ -781,6 +781,25 @@ START_TEST(the_log_keeps_control_characters_off_the_terminal)
 }
 END_TEST
 
+/* `s2s gradcheck CONFIG --samples 8` with a --set for each of sets (NULL-ended): it
+ * exits 0 and says PASSED; returns its output (free it), which the caller also sees. */
+static char *gradcheck_output(const char *config, const char *out_path, const char *const *sets)
+{
+    const char *argv[24] = {S2S, "gradcheck", config, "--samples", "8"};
+    int a = 5;
+    for (; *sets; sets++) {
+        ck_assert_int_lt(a + 3, 24);
+        argv[a++] = "--set";
+        argv[a++] = *sets;
+    }
+    argv[a] = NULL;
+    ck_assert_int_eq(run_command(argv, out_path, NULL, NULL), 0);
+    char *out = read_file(out_path);
+    printf("%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
+    return out;
+}
+
 START_TEST(gradcheck_command_checks_the_configured_model)
 {
     char dir[512], path[600], out_path[600];
@@ -788,60 +807,39 @@ START_TEST(gradcheck_command_checks_the_configured_model)
     write_tiny_setup(dir);
     snprintf(path, sizeof path, "%s/tiny.yaml", dir);
     snprintf(out_path, sizeof out_path, "%s/out.txt", dir);
-    const char *argv[] = {S2S, "gradcheck", path, "--samples", "8", NULL};
-    ck_assert_int_eq(run_command(argv, out_path, NULL, NULL), 0);
-    char *out = read_file(out_path);
-    printf("%s", out);
+    char *out = gradcheck_output(path, out_path, (const char *[]){NULL});
     ck_assert_ptr_nonnull(strstr(out, "gradient check in double precision: 3 sentence pairs"));
     ck_assert_ptr_nonnull(strstr(out, "  W_a "));
-    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
     free(out);
     /* a variant, with its dropout and label smoothing */
-    const char *variant[] = {S2S, "gradcheck", path, "--samples", "8", "--set", "model.attention=general",
-                             "--set", "model.decoder_cell=lstm", "--set", "model.encoder_layers=2",
-                             "--set", "model.readout_dropout=0.5", "--set", "training.label_smoothing=0.1",
-                             NULL};
-    ck_assert_int_eq(run_command(variant, out_path, NULL, NULL), 0);
-    out = read_file(out_path);
-    printf("%s", out);
+    out = gradcheck_output(path, out_path,
+                           (const char *[]){"model.attention=general", "model.decoder_cell=lstm",
+                                            "model.encoder_layers=2", "model.readout_dropout=0.5",
+                                            "training.label_smoothing=0.1", NULL});
     ck_assert_ptr_nonnull(strstr(out, "model: gru encoder (2 layers), lstm decoder, attention general; "
                                       "embedding dropout 0, readout dropout 0.5, label smoothing 0.1\n"));
     ck_assert_ptr_nonnull(strstr(out, "  W_g "));
     ck_assert_ptr_nonnull(strstr(out, "  enc_bwd_l1.W_h "));
     ck_assert_ptr_null(strstr(out, "  W_a "));
-    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
     free(out);
     /* four heads */
-    const char *heads[] = {S2S, "gradcheck", path, "--samples", "8", "--set", "model.attention_heads=4",
-                           NULL};
-    ck_assert_int_eq(run_command(heads, out_path, NULL, NULL), 0);
-    out = read_file(out_path);
-    printf("%s", out);
+    out = gradcheck_output(path, out_path, (const char *[]){"model.attention_heads=4", NULL});
     ck_assert_ptr_nonnull(strstr(out, "model: gru encoder (1 layer), gru decoder, attention additive (4 heads); "));
     ck_assert_ptr_nonnull(strstr(out, "  v_a "));
-    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
     free(out);
     /* self-attention layers on the bi-GRU, with their dropout; the attention-only encoder
      * with an LSTM decoder (its c_0) */
-    const char *layers[] = {S2S, "gradcheck", path, "--samples", "8", "--set",
-                            "model.self_attention_layers=2", "--set",
-                            "model.self_attention_heads=2", NULL};
-    ck_assert_int_eq(run_command(layers, out_path, NULL, NULL), 0);
-    out = read_file(out_path);
-    printf("%s", out);
+    out = gradcheck_output(path, out_path,
+                           (const char *[]){"model.self_attention_layers=2",
+                                            "model.self_attention_heads=2", NULL});
     ck_assert_ptr_nonnull(strstr(out, "and 2 self-attention layers (2 heads, ffn "));
     ck_assert_ptr_nonnull(strstr(out, "  sa2.gamma_2 "));
-    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
     free(out);
-    const char *only[] = {S2S, "gradcheck", path, "--samples", "8", "--set",
-                          "model.encoder_cell=none", "--set", "model.self_attention_layers=1",
-                          "--set", "model.decoder_cell=lstm", NULL};
-    ck_assert_int_eq(run_command(only, out_path, NULL, NULL), 0);
-    out = read_file(out_path);
-    printf("%s", out);
+    out = gradcheck_output(path, out_path,
+                           (const char *[]){"model.encoder_cell=none", "model.self_attention_layers=1",
+                                            "model.decoder_cell=lstm", NULL});
     ck_assert_ptr_nonnull(strstr(out, "model: attention-only encoder (positions) and 1 self-attention"));
     ck_assert_ptr_nonnull(strstr(out, "  W_c "));
-    ck_assert_ptr_nonnull(strstr(out, "): PASSED\n"));
     free(out);
 }
 END_TEST
