@@ -24,7 +24,7 @@ B       ?= build
 PROG    ?= s2s
 
 # The numerical core (src/nn), compiled as float and as double.
-CORE    := $(addprefix nn/,ops gru lstm rnn_tanh cell attn_kernels attention self_attention encoder encoder_birnn encoder_attn tensor embedding_grad params model model_backward)
+CORE    := $(addprefix nn/,ops gru lstm rnn_tanh cell attn_kernels attention self_attention encoder encoder_birnn encoder_attn tensor embedding_grad params model model_backward hard_attention)
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
 F64_ONLY := nn/fdcheck nn/fdcheck_model
 SRCS    := $(wildcard src/*/*.c)

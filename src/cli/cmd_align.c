@@ -14,7 +14,7 @@
 
 static const char ALIGN_USAGE[] =
     "usage: s2s align --model CKPT --src FILE --tgt FILE [--gold FILE] [--out FILE]\n"
-    "                 [--threshold P]\n"
+    "                 [--threshold P] [--attention-mode auto|soft|argmax]\n"
     "\n"
     "Runs the model over the given sentence pairs with teacher forcing and reads its\n"
     "attention as a word alignment. stdout: one line per pair, Pharaoh links j-i (0-based\n"
@@ -23,6 +23,9 @@ static const char ALIGN_USAGE[] =
     "--out FILE writes the attention matrices as JSONL (the format of alignments.jsonl).\n"
     "--gold FILE (links j-i sure, j?i possible; one line per line of the corpus files)\n"
     "prints AER, precision and recall on stderr.\n"
+    "--attention-mode: the contexts of the pass (default: the model's\n"
+    "translate.attention_mode; auto is argmax for a model trained with hard attention,\n"
+    "whose records then carry the positions each head chose, \"chosen\").\n"
     "Tokenization, lowercasing and data.max_line_bytes are the model's. An option's value\n"
     "is the next argument: --out FILE, not --out=FILE.\n";
 
@@ -31,17 +34,18 @@ enum { ALIGN_BATCH = 32 };
 typedef struct {
     const char *model, *src, *tgt, *gold, *out;
     float threshold; /* 0: the argmax of each row */
+    int attention_mode; /* a ConfigDecodeMode, -1: the model's translate.attention_mode */
 } AlignOptions;
 
 /* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
 static int parse_options(AlignOptions *o, int argc, char **argv)
 {
-    enum { HELP, MODEL, SRC, TGT, GOLD, OUT, THRESHOLD };
+    enum { HELP, MODEL, SRC, TGT, GOLD, OUT, THRESHOLD, MODE };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [MODEL] = {"--model", 1}, [SRC] = {"--src", 1},
         [TGT] = {"--tgt", 1}, [GOLD] = {"--gold", 1}, [OUT] = {"--out", 1},
-        [THRESHOLD] = {"--threshold", 1}, {NULL, 0}};
-    *o = (AlignOptions){0};
+        [THRESHOLD] = {"--threshold", 1}, [MODE] = {"--attention-mode", 1}, {NULL, 0}};
+    *o = (AlignOptions){.attention_mode = -1};
     for (int a = 0; a < argc; a++) {
         const char *value = NULL;
         char *end;
@@ -68,6 +72,11 @@ static int parse_options(AlignOptions *o, int argc, char **argv)
         case OUT:
             o->out = value;
             break;
+        case MODE:
+            if ((o->attention_mode = cmd_choice(decode_mode_names, value)) < 0)
+                return cmd_usage_error("--attention-mode: expected auto, soft or argmax, got `%s`",
+                                       value);
+            break;
         case THRESHOLD:
             o->threshold = strtof(value, &end);
             if (*end || end == value || !(o->threshold > 0 && o->threshold < 1))
@@ -84,11 +93,13 @@ static int parse_options(AlignOptions *o, int argc, char **argv)
  * empty line for each line the corpus skipped), added to aer against gold (if any),
  * and its matrix to out (if any). */
 static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignments *gold,
-                         float threshold, FILE *out, AerCounts *aer)
+                         float threshold, int argmax, FILE *out, AerCounts *aer)
 {
     Workspace ws;
     Batch bt;
     model_workspace_init(&ws, &ck->dims, ALIGN_BATCH, c->max_src_len + 1, c->max_tgt_len + 1, 0);
+    if (argmax)
+        model_set_hard(&ws, &(HardAttention){.mode = CONTEXT_ARGMAX});
     batch_init(&bt, ALIGN_BATCH, c->max_src_len + 1, c->max_tgt_len + 1);
     int max_links = (c->max_src_len + 1) * (c->max_tgt_len + 1);
     Link *links = xmalloc_array((size_t)max_links, sizeof(Link));
@@ -164,7 +175,8 @@ int cmd_align(int argc, char **argv)
         goto done;
     }
     AerCounts aer = {0};
-    align_corpus(&ck, &c, o.gold ? &gold : NULL, o.threshold, out, &aer);
+    align_corpus(&ck, &c, o.gold ? &gold : NULL, o.threshold,
+                 config_decodes_argmax(&ck.config, o.attention_mode), out, &aer);
     if (out && (ferror(out) || fclose(out) != 0)) {
         out = NULL;
         error_errno(&err, "cannot write", o.out);

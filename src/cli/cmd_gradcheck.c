@@ -17,7 +17,9 @@ static const char GRADCHECK_USAGE[] =
     "training pairs (cut to 10 tokens a side). Every tensor is checked: all of its\n"
     "elements when it has at most N (default 20; 0: all), else N elements with non-zero\n"
     "gradients and two with zero ones. Prints the worst relative error per tensor; exits\n"
-    "0 if every error is at most 1e-6, 1 otherwise.\n";
+    "0 if every error is at most 1e-6, 1 otherwise. A hard-attention model is checked on\n"
+    "its surrogate objective with the sampled positions and the rewards held fixed\n"
+    "(src/nn/MODEL.md).\n";
 
 enum { GRADCHECK_PAIRS = 3, GRADCHECK_MAX_WORDS = 10 };
 
@@ -74,7 +76,12 @@ int cmd_gradcheck(int argc, char **argv)
            number_shortest(drop_e, sizeof drop_e, reg.embedding_dropout),
            number_shortest(drop_r, sizeof drop_r, reg.readout_dropout),
            number_shortest(smooth, sizeof smooth, reg.label_smoothing));
-    double worst = fdcheck_model_run(&d, &bt, (uint64_t)cfg.seed, samples, &reg);
+    const HardAttention hard = {.expected_prob = cfg.training.hard_expected_prob,
+                                .reinforce_weight = cfg.training.hard_reinforce_weight,
+                                .entropy_weight = cfg.training.hard_entropy_weight,
+                                .token_reward = cfg.training.hard_reward == HARD_REWARD_TOKEN};
+    double worst = fdcheck_model_run(&d, &bt, (uint64_t)cfg.seed, samples, &reg,
+                                     d.hard ? &hard : NULL);
     batch_free(&bt);
     corpus_free(&corpus);
     vocab_free(&src_counts);

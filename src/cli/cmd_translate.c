@@ -19,7 +19,8 @@
 static const char TRANSLATE_USAGE[] =
     "usage: s2s translate --model CKPT [--beam N] [--alpha A] [--n-best N]\n"
     "                     [--alignment soft|hard|P] [--out-alignments FILE]\n"
-    "                     [--show-attention] [--unk-replace] < source.txt > translations.txt\n"
+    "                     [--show-attention] [--unk-replace] [--attention-mode M]\n"
+    "                     < source.txt > translations.txt\n"
     "\n"
     "Translates stdin, one sentence a line, to stdout, one translation a line in the same\n"
     "order (flushed per line when stdin is a terminal); a line that cannot be translated\n"
@@ -39,12 +40,17 @@ static const char TRANSLATE_USAGE[] =
     "  --show-attention   draw each sentence's attention on stderr (control characters\n"
     "                     in words shown as U+FFFD)\n"
     "  --unk-replace      replace each <unk> by the source word it attends to most\n"
+    "  --attention-mode M contexts: soft (the weighted sum), argmax (each head reads its\n"
+    "                     most probable position) or auto: argmax for a model trained\n"
+    "                     with hard attention, else soft (default: translate.attention_mode)\n"
     "An option's value is the next argument: --beam 5, not --beam=5.\n";
 
 typedef struct {
     int beam, n_best, show, unk_replace;
     double alpha;
     int align;          /* 0 none, 1 hard, 2 soft, 3 threshold */
+    int attention_mode; /* a ConfigDecodeMode, -1: the model's translate.attention_mode */
+    int argmax;         /* decode with argmax contexts (resolved in settle_options) */
     float threshold;
     FILE *json;
     const Checkpoint *ck;
@@ -119,7 +125,8 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
                  const AttnMatrix *self, int n_self)
 {
     AlignRecord r = {.step = o->ck->step, .id = p->line_no, .n_src = h->src_len,
-                     .n_tgt = h->len + h->ended, .weights = h->attention};
+                     .n_tgt = h->len + h->ended, .weights = h->attention,
+                     .n_chosen = h->n_chosen, .chosen = h->chosen};
     r.src = xmalloc_array((size_t)h->src_len, sizeof(char *));
     r.tgt = xmalloc_array((size_t)r.n_tgt + 1, sizeof(char *));
     for (int j = 0; j < p->n; j++)
@@ -131,7 +138,7 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
         r.tgt[h->len] = "</s>";
     if (o->json) { /* no epoch: the step is the model's */
         AttnMatrix heads[ATTN_MAX_HEADS];
-        AlignExtras extra = {heads, h->n_heads, self, n_self};
+        AlignExtras extra = {heads, h->n_heads, self, n_self, h->chosen, h->n_chosen, h->n_chosen};
         for (int k = 0; k < h->n_heads; k++) /* at most ATTN_MAX_HEADS (the config's limit) */
             heads[k] = (AttnMatrix){h->heads + (size_t)k * r.n_tgt * h->src_len, r.n_tgt,
                                     h->src_len, h->src_len, 1};
@@ -208,12 +215,12 @@ static void flush_batch(Decoder *dec, const Options *o, Pending *pend, int n_pen
 
 static int parse_options(Options *o, const char **model, const char **json_path, int argc, char **argv)
 {
-    enum { HELP, SHOW, UNK, MODEL, JSON, BEAM, N_BEST, ALPHA, ALIGN };
+    enum { HELP, SHOW, UNK, MODEL, JSON, BEAM, N_BEST, ALPHA, ALIGN, MODE };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [SHOW] = {"--show-attention", 0}, [UNK] = {"--unk-replace", 0},
         [MODEL] = {"--model", 1}, [JSON] = {"--out-alignments", 1}, [BEAM] = {"--beam", 1},
         [N_BEST] = {"--n-best", 1}, [ALPHA] = {"--alpha", 1}, [ALIGN] = {"--alignment", 1},
-        {NULL, 0}};
+        [MODE] = {"--attention-mode", 1}, {NULL, 0}};
     for (int a = 0; a < argc; a++) {
         const char *value = NULL;
         char *end;
@@ -254,6 +261,11 @@ static int parse_options(Options *o, const char **model, const char **json_path,
             if (*end || end == value || !(o->alpha >= 0 && o->alpha <= 10))
                 return cmd_usage_error("--alpha: expected a number from 0 to 10, got `%s`", value);
             break;
+        case MODE:
+            if ((o->attention_mode = cmd_choice(decode_mode_names, value)) < 0)
+                return cmd_usage_error("--attention-mode: expected auto, soft or argmax, got `%s`",
+                                       value);
+            break;
         case ALIGN:
             if (!strcmp(value, "hard"))
                 o->align = 1;
@@ -289,6 +301,12 @@ static int settle_options(Options *o, const Checkpoint *ck, const char *model,
         error_set(&err, "%s: the model `%s` has no attention (model.attention: none)", opt, model);
         return cmd_error(&err, EXIT_USAGE);
     }
+    if (o->attention_mode == DECODE_ARGMAX && !model_has_alignments(&ck->dims)) {
+        error_set(&err, "--attention-mode: argmax chooses from the attention's weights, and the "
+                  "model `%s` has none (model.attention: none)", model);
+        return cmd_error(&err, EXIT_USAGE);
+    }
+    o->argmax = config_decodes_argmax(cfg, o->attention_mode);
     if (o->n_best > o->beam)
         return cmd_usage_error("--n-best: at most --beam hypotheses (got more than %s)",
                                o->beam == 1 ? "1" : "the beam");
@@ -348,7 +366,7 @@ static void flush_pending(Decoder *dec, const Options *o, Pending *pend, int *n_
 
 int cmd_translate(int argc, char **argv)
 {
-    Options o = {.beam = -1, .n_best = 1, .alpha = -1};
+    Options o = {.beam = -1, .n_best = 1, .alpha = -1, .attention_mode = -1};
     const char *model = NULL, *json_path = NULL;
     int rc = parse_options(&o, &model, &json_path, argc, argv);
     if (rc)
@@ -377,6 +395,7 @@ int cmd_translate(int argc, char **argv)
     long max_src = cfg->translate.max_source_length;
     Decoder dec;
     decoder_init(&dec, &ck.dims, batch_size, (int)max_src + 1, o.beam);
+    dec.argmax = o.argmax;
     Batch bt;
     batch_init(&bt, batch_size, (int)max_src + 1, 0);
     Pending pend[BATCH] = {0};

@@ -139,3 +139,11 @@ int cmd_load_config(Config *cfg, int argc, char **argv, const char *usage,
     return 0;
 }
 
+
+int cmd_choice(const char *const *names, const char *value)
+{
+    for (int k = 0; names[k]; k++)
+        if (!strcmp(names[k], value))
+            return k;
+    return -1;
+}

@@ -17,6 +17,9 @@ int cmd_usage_error(const char *fmt, const char *arg);
  * comes from outside and must not act on the terminal. */
 int cmd_error(const Error *err, int code);
 
+/* The index of value in names (NULL-terminated), or -1. */
+int cmd_choice(const char *const *names, const char *value);
+
 /* Options follow one rule in every command: an option's value is the next argument
  * (`--beam 5`). `--beam=5` is refused, naming the form to use, and so is a value given
  * to an option that takes none (`--show-attention=1`); an option the command does not

@@ -28,6 +28,8 @@ typedef struct {
     int planes;          /* attention rows kept per step: the alignment, then each head's
                           * of a multi-head model */
     float *att;          /* (T, rows, planes, S): the attention each row used at each step */
+    int heads;           /* H when decoding with argmax contexts, else 0: */
+    int *chosen;         /* (T, rows, H) the positions each row's heads read */
 } History;
 
 static double length_penalty(int length, double alpha)
@@ -91,6 +93,9 @@ static void take_rows(const History *h, int step, int row, Hypothesis *out, int 
     for (int k = 0; k < out->n_heads; k++)
         memcpy(out->heads + ((size_t)k * n_rows + step) * S, at + (size_t)(k + 1) * h->S,
                sizeof(float) * S);
+    if (h->heads)
+        memcpy(out->chosen + (size_t)step * h->heads,
+               h->chosen + ((size_t)step * h->rows + row) * h->heads, sizeof(int) * h->heads);
 }
 
 /* The words of row `row` after step t and the attention rows that produced them. */
@@ -119,6 +124,8 @@ static void make_hypothesis(const History *h, const Finished *f, int src_len, Hy
     out->n_heads = h->planes > 1 ? h->planes - 1 : 0;
     out->heads = out->n_heads ? xmalloc_array((size_t)out->n_heads * n_rows * src_len, sizeof(float))
                               : NULL;
+    out->n_chosen = h->heads;
+    out->chosen = h->heads ? xmalloc_array((size_t)n_rows * h->heads + 1, sizeof(int)) : NULL;
     if (f->ended) {
         if (words > 0)
             trace(h, f->t - 1, f->row, out, words, n_rows);
@@ -143,13 +150,16 @@ typedef struct {
     int *n_fin, *done;       /* (B) */
 } Search;
 
-static void search_init(Search *s, int B, int K, int S, int T, int V, double alpha, int heads)
+static void search_init(Search *s, int B, int K, int S, int T, int V, double alpha, int heads,
+                        int argmax)
 {
     const int rows = B * K, planes = heads > 1 ? 1 + heads : 1;
     *s = (Search){.B = B, .K = K, .rows = rows, .V = V, .alpha = alpha,
                   .h = {rows, S, T, xmalloc_array((size_t)T * rows, sizeof(int)),
                         xmalloc_array((size_t)T * rows, sizeof(int)), planes,
-                        xmalloc_array((size_t)T * rows * planes * S, sizeof(float))}};
+                        xmalloc_array((size_t)T * rows * planes * S, sizeof(float)),
+                        argmax ? heads : 0,
+                        argmax ? xmalloc_array((size_t)T * rows * heads, sizeof(int)) : NULL}};
     s->score = xmalloc_array((size_t)rows, sizeof(double));
     s->next_score = xmalloc_array((size_t)rows, sizeof(double));
     s->next_token = xmalloc_array((size_t)rows, sizeof(int));
@@ -168,6 +178,7 @@ static void search_free(Search *s)
     free(s->h.token);
     free(s->h.parent);
     free(s->h.att);
+    free(s->h.chosen);
     free(s->score);
     free(s->next_score);
     free(s->next_token);
@@ -253,7 +264,8 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
         T = max_out[b] + 1 > T ? max_out[b] + 1 : T;
     Search s;
     const AttnDims ad = model_attn_dims(&dec->dims);
-    search_init(&s, B, K, S, T, dec->dims.tgt_vocab, alpha, ad.heads);
+    search_init(&s, B, K, S, T, dec->dims.tgt_vocab, alpha, ad.heads,
+                dec->argmax && attn_has_weights(&ad));
     int n_done = 0;
     for (int t = 0; t < T && n_done < B; t++) {
         decoder_step(dec, P, S, rows);
@@ -266,6 +278,9 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
                 for (int j = 0; j < S; j++)
                     at[j] = (float)w[(size_t)j * rows + r];
             }
+        if (s.h.chosen)
+            memcpy(s.h.chosen + (size_t)t * rows * ad.heads, dec->chosen,
+                   sizeof(int) * (size_t)rows * ad.heads);
         for (int b = 0; b < B; b++)
             n_done += extend_sentence(&s, dec->logits, b, t, max_out[b]);
         /* each surviving hypothesis continues from its parent's new state */
@@ -295,6 +310,7 @@ void nbest_free(NBest *nb)
         free(nb->hyps[k].tokens);
         free(nb->hyps[k].attention);
         free(nb->hyps[k].heads);
+        free(nb->hyps[k].chosen);
     }
     free(nb->hyps);
     nb->hyps = NULL;

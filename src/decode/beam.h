@@ -18,6 +18,9 @@ typedef struct {
                         * (a multi-head model's: the mean of its heads) */
     int n_heads;       /* 0, or a multi-head model's heads: */
     float *heads;      /* (n_heads, len + ended, src_len) each head's rows */
+    int *chosen;       /* (len + ended, H) each head's position, decoded with argmax
+                        * contexts (NULL otherwise) */
+    int n_chosen;      /* H when chosen is set, else 0 */
     int src_len;       /* source positions, </s> included */
 } Hypothesis;
 

@@ -46,12 +46,19 @@ void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps,
         TAKE(logits, B * d->tgt_vocab);
         TAKE(prev, B);
         TAKE(done, B);
+        TAKE(every_row, attn_has_weights(&ad) ? B : 0);
+        TAKE(no_len, attn_has_weights(&ad) ? B : 0);
+        TAKE(chosen, attn_has_weights(&ad) ? B * ad.heads : 0);
 #undef TAKE
     }
     if (!dec->alpha_heads)
         dec->alpha_heads = dec->alpha;
     /* a model without attention has no weights to show: rows of zeros */
     memset(dec->alpha, 0, sizeof(real) * SB);
+    if (dec->every_row) {
+        memset(dec->every_row, 1, B);
+        memset(dec->no_len, 0, sizeof(int) * B);
+    }
 }
 
 void decoder_free(Decoder *dec)
@@ -112,8 +119,10 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows)
     embedding_forward(dec->dec_in, in_width, P->E_y, dec->prev, B, m);
     AttnStep step = {dec->dec_in + m, in_width, dec->alpha_heads, dec->alpha, dec->scores,
                      dec->query, dec->att_pre};
+    const int argmax = dec->argmax && attn_has_weights(&ad);
+    const AttnChoice choice = {dec->every_row, dec->no_len, NULL, 0, dec->chosen};
     const AttnInput in = {dec->state, dec->H_rows, dec->keys_rows, dec->summary_rows,
-                          dec->src_len_rows, S, B, B};
+                          dec->src_len_rows, S, B, B, argmax ? &choice : NULL};
     attn_step_forward(&step, &P->att, &ad, &in);
     linear_forward(dec->xg, dec->dec_in, P->dec.W_i, P->dec.b_i, B, in_width, Gp);
     cell_step_forward(d->dec_cell, dec->next_state, dec->next_cache, dec->xg, Gp, dec->state, p,

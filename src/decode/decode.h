@@ -35,6 +35,12 @@ typedef struct {
     real *logits;       /* (rows, V_y) */
     int *prev;          /* (rows) y_{i-1} */
     int *done;          /* (rows) */
+    /* argmax contexts (nn/MODEL.md, "Hard attention"): each head reads its most probable
+     * position instead of the weighted sum. 0 (soft) after decoder_init. */
+    int argmax;
+    unsigned char *every_row; /* (rows) all 1: every row chooses */
+    int *no_len;        /* (rows) all 0: no row reads the weighted sum */
+    int *chosen;        /* (rows, H) each head's position at the current step (argmax only) */
 } Decoder;
 
 /* Sizes a decoder for up to max_batch sentences of up to max_src_steps positions
@@ -50,7 +56,7 @@ void decoder_start(Decoder *dec, const Batch *batch, int per_sentence);
 
 /* One decoder step for `rows` hypotheses over what decoder_start laid out: from s_{i-1}
  * (dec->state) and y_{i-1} (dec->prev) to s_i (dec->next_state), alpha_i (dec->alpha)
- * and the logits o_i (dec->logits). */
+ * and the logits o_i (dec->logits); with dec->argmax, also dec->chosen. */
 void decoder_step(Decoder *dec, const Params *P, int S, int rows);
 
 /* Row r continues from row from[r] of the step just taken: next_state and next_cache

@@ -159,11 +159,29 @@ static void head_scores(AttnStep *out, const AttnParams *P, const AttnDims *d,
     }
 }
 
+/* Hard attention: head k of each choosing row takes one position (sampled, the argmax,
+ * or given) and its context slice is that position's annotation slice. */
+static void choose_positions(AttnStep *out, const AttnChoice *choice, const real *alpha,
+                             const AttnDims *d, const AttnInput *in, int k)
+{
+    const int H = d->heads, v = d->value_width, vh = v / H;
+    for (int b = 0; b < in->B && !choice->given; b++) {
+        int pick = -1; /* rows past in->rows have length 0 */
+        if (choice->hard[b] && in->len[b] > 0)
+            pick = attn_choose(alpha, b, in->B, in->len[b],
+                               choice->draw ? choice->draw + (size_t)b * H + k : NULL);
+        choice->chosen[(size_t)b * H + k] = pick;
+    }
+    attn_pick_forward(out->c + k * vh, out->ld_c, choice->chosen + k, H, in->H + k * vh, v,
+                      in->B, vh);
+}
+
 void attn_step_forward(AttnStep *out, const AttnParams *P, const AttnDims *d, const AttnInput *in)
 {
     const int H = d->heads, p = d->query_width, v = d->value_width, a = d->attn;
     const int S = in->S, B = in->B, rows = in->rows, vh = v / H;
     const size_t SB = (size_t)S * B;
+    const AttnChoice *choice = in->choice;
     assert(rows <= B);
     switch (d->score) {
     case SCORE_ADDITIVE: /* q (rows, a) = s_{i-1} (rows, p) . W_a^T (p, a), every head's */
@@ -187,8 +205,10 @@ void attn_step_forward(AttnStep *out, const AttnParams *P, const AttnDims *d, co
         real *alpha = out->alpha + (size_t)k * SB;
         head_scores(out, P, d, in, k);
         attn_softmax_forward(alpha, out->scores, in->len, S, B);
-        attn_context_forward(out->c + k * vh, out->ld_c, alpha, in->H + k * vh, v, in->len, S, B,
-                             vh);
+        attn_context_forward(out->c + k * vh, out->ld_c, alpha, in->H + k * vh, v,
+                             choice ? choice->soft_len : in->len, S, B, vh);
+        if (choice)
+            choose_positions(out, choice, alpha, d, in, k);
     }
     /* the alignment: the mean of the heads' weights (torch's average_attn_weights) */
     if (H > 1 && out->mean)
@@ -245,6 +265,7 @@ void attn_step_backward(AttnGrads *g, AttnParams *G, const real *dc, int ld_dc,
     const int H = d->heads, p = d->query_width, v = d->value_width, a = d->attn;
     const int S = in->S, B = in->B, rows = in->rows, vh = v / H;
     const size_t SB = (size_t)S * B;
+    const AttnChoice *choice = in->choice;
     if (d->score == SCORE_NONE) { /* forward: c_i = fixed context, at every step */
         for (int b = 0; b < rows; b++)
             for (int u = 0; u < v; u++)
@@ -255,8 +276,17 @@ void attn_step_backward(AttnGrads *g, AttnParams *G, const real *dc, int ld_dc,
         const real *alpha = step->alpha + (size_t)k * SB;
         /* forward: c^k_i = sum_j alpha^k_ij h_j[k]; alpha^k_i = softmax(e^k_i) */
         attn_context_backward(g->dalpha, g->dH + k * vh, dc + k * vh, ld_dc, alpha, in->H + k * vh,
-                              v, in->len, S, B, vh);
+                              v, choice ? choice->soft_len : in->len, S, B, vh);
+        if (choice) { /* forward: c^k_i = h_{chosen}[k] in the choosing rows */
+            attn_pick_backward(g->dH + k * vh, v, dc + k * vh, ld_dc, choice->chosen + k, H, B,
+                               vh);
+            if (g->entropy)
+                attn_entropy_backward(g->dalpha, alpha, g->entropy, in->len, S, B);
+        }
         attn_softmax_backward(g->dscores, g->dalpha, alpha, in->len, S, B);
+        if (choice && g->reinforce)
+            attn_log_prob_backward(g->dscores, alpha, g->reinforce, choice->chosen + k, H, in->len,
+                                   S, B);
         head_scores_backward(g, G, step, pre_kept, P, d, in, k);
     }
     /* forward: q = s_{i-1} W^T (W_a or W_q), so ds_{i-1} (rows, p) += dq (rows, a) . W (a, p) */

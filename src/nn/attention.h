@@ -66,6 +66,19 @@ void attn_keys_forward(real *keys, const AttnParams *P, const AttnDims *d, const
 void attn_keys_backward(real *dH, AttnParams *G, const real *d_keys, const real *H,
                         const AttnParams *P, const AttnDims *d, int SB);
 
+/* Hard attention (nn/MODEL.md, "Hard attention"): the rows of a step whose heads each
+ * read one chosen position h_j[k] instead of the weighted sum. */
+typedef struct {
+    const unsigned char *hard; /* (B) 1: the row chooses; 0: the expected context */
+    const int *soft_len;       /* (B) len with the choosing rows' set to 0 (what the
+                                * weighted sum reads) */
+    const double *draw;        /* (B, H) uniform draws in [0, 1): sample j with probability
+                                * alpha^k_j; NULL: the most probable j (argmax) */
+    int given;                 /* 1: chosen already holds the positions (read, not written) */
+    int *chosen;               /* (B, H) each head's position in a choosing row, -1 in
+                                * the others (rows past `rows` included) */
+} AttnChoice;
+
 /* What one step reads. */
 typedef struct {
     const real *s_prev;  /* (rows, p) s_{i-1} */
@@ -74,6 +87,7 @@ typedef struct {
     const real *summary; /* (B, d_h) score none's fixed context, the encoder's */
     const int *len;      /* (B) real positions; 0 for rows left out */
     int S, B, rows;      /* the first `rows` of the B rows take part */
+    const AttnChoice *choice; /* NULL: every row's context is the expected one (soft) */
 } AttnInput;
 
 /* What one step writes, and its scratch. */
@@ -88,7 +102,9 @@ typedef struct {
     real *pre;    /* (S*B, pre width) */
 } AttnStep;
 
-/* One decoder step: from s_{i-1} to alpha_i and c_i. Overwrites out's buffers. */
+/* One decoder step: from s_{i-1} to alpha_i and c_i. Overwrites out's buffers. With
+ * in->choice, its choosing rows read one position per head (and write in->choice->chosen
+ * unless given). */
 void attn_step_forward(AttnStep *out, const AttnParams *P, const AttnDims *d, const AttnInput *in);
 
 /* The gradients one step's backward writes into. */
@@ -100,10 +116,13 @@ typedef struct {
     real *dkeys;     /* (S*B, K): accumulated */
     real *dsummary;  /* (B, d_h): accumulated (score none) */
     real *dalpha, *dscores; /* (S*B) scratch */
+    /* a hard step's surrogate terms (nn/MODEL.md), per row, 0 for none (NULL: none):
+     * - reinforce[b] sum_k log alpha^k_{chosen} - entropy[b] sum_k H(alpha^k) */
+    const real *reinforce, *entropy; /* (B), 0 in the rows left out */
 } AttnGrads;
 
 /* Backward of one step from dc (rows, d_h, row stride ld_dc), the gradient reaching its
- * context. step holds what attn_step_forward wrote; when pre_kept is 0, step->pre is
+ * context, plus g's surrogate terms on the choosing rows' weights. step holds what attn_step_forward wrote; when pre_kept is 0, step->pre is
  * computed again here first (the same arithmetic, so the same numbers). Accumulates
  * v_a's gradient into G. */
 void attn_step_backward(AttnGrads *g, AttnParams *G, const real *dc, int ld_dc,

@@ -2,6 +2,7 @@
  * backward, for one decoder step over a batch. Borrowed buffers only. */
 #include "nn/attn_kernels.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Real positions of sentence b. */
@@ -185,6 +186,95 @@ void attn_context_backward(real *dalpha, real *dvalues, const real *dc, int ld_c
         for (int j = 0; j < L; j++) {
             size_t row = (size_t)j * B + b;
             add_scaled(dvalues + row * ld_v, dcb, alpha[row], D);
+        }
+    }
+}
+
+/* ---- hard attention ---------------------------------------------------------------- */
+
+int attn_choose(const real *alpha, int b, int B, int L, const double *draw)
+{
+    int pick = 0;
+    if (!draw) {
+        for (int j = 1; j < L; j++)
+            if (alpha[(size_t)j * B + b] > alpha[(size_t)pick * B + b])
+                pick = j;
+        return pick;
+    }
+    /* the cumulative sum in double: the same choice in the float and the double build
+     * unless u falls within rounding of a boundary */
+    double cum = 0;
+    for (int j = 0; j < L; j++) {
+        double a = alpha[(size_t)j * B + b];
+        if (a > 0)
+            pick = j;
+        cum += a;
+        if (*draw < cum)
+            return j;
+    }
+    return pick;
+}
+
+void attn_pick_forward(real *c, int ld_c, const int *chosen, int ld_chosen, const real *values,
+                       int ld_v, int B, int D)
+{
+    for (int b = 0; b < B; b++) {
+        int j = chosen[(size_t)b * ld_chosen];
+        if (j >= 0)
+            memcpy(c + (size_t)b * ld_c, values + ((size_t)j * B + b) * ld_v, sizeof(real) * D);
+    }
+}
+
+void attn_pick_backward(real *dvalues, int ld_v, const real *dc, int ld_c, const int *chosen,
+                        int ld_chosen, int B, int D)
+{
+    for (int b = 0; b < B; b++) {
+        int j = chosen[(size_t)b * ld_chosen];
+        if (j >= 0) /* forward: c_b = values[j, b] */
+            add_scaled(dvalues + ((size_t)j * B + b) * ld_v, dc + (size_t)b * ld_c, 1, D);
+    }
+}
+
+double attn_entropy(const real *alpha, int b, int B, int L)
+{
+    double h = 0;
+    for (int j = 0; j < L; j++) {
+        double a = alpha[(size_t)j * B + b];
+        if (a > 0)
+            h -= a * log(a);
+    }
+    return h;
+}
+
+void attn_entropy_backward(real *dalpha, const real *alpha, const real *w, const int *len, int S,
+                           int B)
+{
+    for (int b = 0; b < B; b++) {
+        int L = n_real(len, S, b);
+        if (w[b] == 0)
+            continue;
+        /* forward: term = - w H = w sum_j alpha_j log alpha_j, so
+         * dterm/dalpha_j = w (log alpha_j + 1) */
+        for (int j = 0; j < L; j++) {
+            size_t row = (size_t)j * B + b;
+            if (alpha[row] > 0)
+                dalpha[row] += w[b] * (r_log(alpha[row]) + 1);
+        }
+    }
+}
+
+void attn_log_prob_backward(real *de, const real *alpha, const real *w, const int *chosen,
+                            int ld_chosen, const int *len, int S, int B)
+{
+    for (int b = 0; b < B; b++) {
+        int L = n_real(len, S, b), pick = chosen[(size_t)b * ld_chosen];
+        if (w[b] == 0 || pick < 0)
+            continue;
+        /* forward: term = - w log alpha_pick, alpha = softmax(e), so
+         * dterm/de_j = - w ([j == pick] - alpha_j) */
+        for (int j = 0; j < L; j++) {
+            size_t row = (size_t)j * B + b;
+            de[row] -= w[b] * ((j == pick) - alpha[row]);
         }
     }
 }

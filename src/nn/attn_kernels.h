@@ -50,4 +50,32 @@ void attn_context_backward(real *dalpha, real *dvalues, const real *dc, int ld_c
                            const real *alpha, const real *values, int ld_v, const int *len,
                            int S, int B, int D);
 
+/* Hard attention (nn/MODEL.md): one position instead of the weighted sum.
+ * attn_choose picks row b's position among its L real ones: with a draw u in [0, 1), the
+ * first j whose cumulative weight alpha_0 + ... + alpha_j exceeds u (so j with
+ * probability alpha_j; rounding that leaves u above the total picks the last position
+ * of non-zero weight); with draw NULL the most probable (the first of equal ones). */
+int attn_choose(const real *alpha, int b, int B, int L, const double *draw);
+/* c[b] = values[chosen[b], b] for the rows with chosen[b] >= 0: c (B, D) row stride
+ * ld_c, values (S*B, D) row stride ld_v, chosen (B) stride ld_chosen (one head's column
+ * of a (B, H) table). Other rows are left alone. */
+void attn_pick_forward(real *c, int ld_c, const int *chosen, int ld_chosen, const real *values,
+                       int ld_v, int B, int D);
+/* Backward of attn_pick_forward: dvalues[chosen[b], b] += dc[b]. */
+void attn_pick_backward(real *dvalues, int ld_v, const real *dc, int ld_c, const int *chosen,
+                        int ld_chosen, int B, int D);
+/* The entropy term of the surrogate, - w_b H(alpha[., b]) with H = - sum_j alpha_j log
+ * alpha_j, for the rows with w[b] != 0: dalpha_j += w_b (log alpha_j + 1) over the real
+ * positions (0 where alpha_j is 0: alpha log alpha -> 0). Returns nothing; the weights'
+ * entropy itself is attn_entropy's. */
+void attn_entropy_backward(real *dalpha, const real *alpha, const real *w, const int *len, int S,
+                           int B);
+/* H(alpha[., b]) over row b's L real positions. */
+double attn_entropy(const real *alpha, int b, int B, int L);
+/* The REINFORCE term of the surrogate, - w_b log alpha[chosen[b], b], for the rows with
+ * w[b] != 0: de_j -= w_b ([j == chosen[b]] - alpha_j), written on the scores directly
+ * (the softmax's Jacobian applied in closed form: no division by a small alpha). */
+void attn_log_prob_backward(real *de, const real *alpha, const real *w, const int *chosen,
+                            int ld_chosen, const int *len, int S, int B);
+
 #endif

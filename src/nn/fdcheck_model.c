@@ -47,7 +47,7 @@ static size_t pick_elements(const real *grad, size_t count, long samples, Pcg32 
 }
 
 double fdcheck_model_run(const Dims *d, const Batch *bt, uint64_t seed, long samples,
-                      const Regularization *reg)
+                         const Regularization *reg, const HardAttention *hard)
 {
     Check c = {.bt = bt};
     Params G;
@@ -62,10 +62,23 @@ double fdcheck_model_run(const Dims *d, const Batch *bt, uint64_t seed, long sam
         pcg32_seed(&r.rng, seed, RNG_STREAM_DROPOUT);
         model_set_regularization(&c.ws, &r);
     }
+    if (hard) {
+        HardAttention h = *hard;
+        h.mode = CONTEXT_SAMPLE;
+        pcg32_seed(&h.rng, seed, RNG_STREAM_HARD);
+        model_set_hard(&c.ws, &h);
+    }
     double loss = model_forward(&c.ws, &c.P, bt);
     model_backward(&G, &c.ws, &c.P, bt);
-    printf("gradient check in double precision: %d sentence pairs, loss %.6f, %zu parameters\n",
-           bt->batch_size, loss, c.P.n);
+    printf("gradient check in double precision: %d sentence pairs, %s %.6f, %zu parameters\n",
+           bt->batch_size, hard ? "surrogate J" : "loss", loss, c.P.n);
+    if (hard) { /* from here on the paths and the rewards stay as sampled */
+        printf("hard attention: %d of %d sentences sampled their positions (the others used the "
+               "expected context); paths and rewards held fixed\n", c.ws.hard_stats.sampled,
+               bt->batch_size);
+        c.ws.hard.mode = CONTEXT_GIVEN;
+        c.ws.hard.freeze_rewards = 1;
+    }
     double worst = 0;
     size_t *which = xmalloc_array(c.P.n + 2, sizeof(size_t));
     for (int t = 0; t < c.P.n_tensors; t++) {

@@ -83,6 +83,19 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
     TAKE(step_len, TB);
     TAKE(real_rows, (size_t)N);
     TAKE(targets, (size_t)N);
+    /* hard attention's, before the readout's (whose memory backward reuses): a
+     * CONTEXT_GIVEN pass reads hard_rows and chosen as the last pass of this shape left them */
+    const size_t TBH = TB * ad.heads;
+    TAKE_IF(attends, hard_rows, (size_t)B);
+    TAKE_IF(attends, soft_len, TB);
+    TAKE_IF(attends, draws, TBH);
+    TAKE_IF(attends, chosen, TBH);
+    TAKE_IF(attends, tok_sentence, (size_t)N);
+    TAKE_IF(attends, tok_step, (size_t)N);
+    TAKE_IF(attends, tok_nll, (size_t)N);
+    TAKE_IF(attends, advantage, TB);
+    TAKE_IF(attends && ws->with_backward, step_reinforce, (size_t)B);
+    TAKE_IF(attends && ws->with_backward, step_entropy, (size_t)B);
     /* The readout's buffers are dead once backward has scattered their gradient back to
      * the decoder (d_ro_in is ro_in), which is where the recurrences' scratch d_hg
      * begins its use: d_hg shares their memory (6.5 MiB at benchmark size L). */
@@ -153,6 +166,11 @@ void model_set_regularization(Workspace *ws, const Regularization *reg)
 {
     assert(!reg || ws->with_backward);
     ws->reg = reg ? *reg : (Regularization){0};
+}
+
+void model_set_hard(Workspace *ws, const HardAttention *hard)
+{
+    ws->hard = hard ? *hard : (HardAttention){0};
 }
 
 /* ---- forward --------------------------------------------------------------------- */
@@ -267,6 +285,9 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
      * part of the decoder's input projection for all steps at once:
      * dec_xg (R, Gp) = ey (R, m) . W_i[:, :m]^T + b_i */
     plan_active_rows(ws, bt);
+    const int hard = hard_contexts(ws);
+    if (hard)
+        hard_plan(ws);
     const int R = ws->R;
     for (int i = 0; i < T; i++)
         embedding_forward(ws->dec_in + (size_t)ws->step_row[i] * in_width, in_width, P->E_y,
@@ -294,7 +315,9 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
         AttnStep step = {c, in_width, ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
                          ws->alpha ? ws->alpha + (size_t)i * SB : NULL, ws->scores, q,
                          model_att_pre_step(ws, i)};
-        const AttnInput in = {s_prev, ws->enc.H, ws->keys, ws->enc.summary, len, S, B, Bi};
+        const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
+        const AttnInput in = {s_prev, ws->enc.H,     ws->keys, ws->enc.summary, len,
+                              S,      B,             Bi,       hard ? &choice : NULL};
         attn_step_forward(&step, &P->att, &ad, &in);
         /* xg (Bi, Gp) += c_i (Bi, d_h) . W_i[:, m:]^T (d_h, Gp) */
         matmul(CblasNoTrans, CblasTrans, Bi, Gp, d_h, 1, c, in_width, P->dec.W_i + m, in_width,
@@ -324,6 +347,10 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
             memcpy(x + p + d_h, ws->dec_in + row * in_width, sizeof(real) * m);
             ws->real_rows[k] = (int)row;
             ws->targets[k] = bt->tgt_out[(size_t)i * B + b];
+            if (hard) {
+                ws->tok_sentence[k] = b;
+                ws->tok_step[k] = i;
+            }
             k++;
         }
     assert(k == N);
@@ -356,7 +383,8 @@ double model_output_layer(Params *G, Workspace *ws, const Params *P)
         const int *y = ws->targets + k0;
         /* o (rows, V) = t W_o^T + b_o */
         linear_forward(ws->logits, t, P->W_o, P->b_o, rows, readout, Vy);
-        loss += softmax_xent_forward(ws->logits, y, smoothing, rows, Vy);
+        loss += softmax_xent_forward(ws->logits, y, smoothing,
+                                     hard_contexts(ws) ? ws->tok_nll + k0 : NULL, rows, Vy);
         if (G) {
             /* loss = sum_k xent(o_k, y_k) / N; the gradient replaces the softmax */
             softmax_xent_backward(ws->logits, ws->logits, y, smoothing, (real)1 / N, rows, Vy);
@@ -370,5 +398,6 @@ double model_output_layer(Params *G, Workspace *ws, const Params *P)
 double model_forward(Workspace *ws, const Params *P, const Batch *bt)
 {
     model_forward_to_readout(ws, P, bt);
-    return model_output_layer(NULL, ws, P) / ws->N;
+    double ce_sum = model_output_layer(NULL, ws, P);
+    return hard_contexts(ws) ? hard_rewards(ws, bt, ce_sum) : ce_sum / ws->N;
 }

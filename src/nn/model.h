@@ -38,6 +38,8 @@ typedef struct {
     int sa_layers;  /* self-attention layers on the encoder, 0 to SA_MAX_LAYERS */
     int sa_heads;   /* their heads (divides d_h) */
     int sa_ffn;     /* their feed-forward width F */
+    int hard;       /* model.attention_mode hard: trained by sampling positions (its
+                     * weights are a soft model's; decoding chooses, see ContextMode) */
 } Dims;
 
 /* What the encoder and the attention need of the model's sizes, and d_h, the width of
@@ -105,6 +107,44 @@ typedef struct {
     Pcg32 rng;
 } Regularization;
 
+/* How a pass forms the decoder's contexts (nn/MODEL.md, "Hard attention"). */
+typedef enum {
+    CONTEXT_SOFT,   /* the expected context sum_j alpha_ij h_j: a soft model, or a hard
+                     * model decoded "deterministically" */
+    CONTEXT_ARGMAX, /* each head reads its most probable position */
+    CONTEXT_SAMPLE, /* training a hard model: each head samples its position, and a
+                     * sentence uses the expected context with probability expected_prob */
+    CONTEXT_GIVEN   /* the positions and sentence choices the last pass left in the
+                     * workspace (chosen, hard_rows): gradient checks, enumerations */
+} ContextMode;
+
+/* A hard pass's settings: the surrogate's weights and baselines (nn/MODEL.md). */
+typedef struct {
+    ContextMode mode;
+    double expected_prob;    /* CONTEXT_SAMPLE: a sentence's chance of the expected context */
+    double reinforce_weight; /* lambda_r */
+    double entropy_weight;   /* lambda_e */
+    int token_reward;        /* 0: the sentence reward R_s - b; 1: each token's r_i */
+    double baseline;         /* b, the running mean of R_s */
+    double token_baseline;   /* b_tok, the running mean of a token's log p */
+    int freeze_rewards;      /* keep the last pass's (R_s - b) or r_i: finite differences
+                              * of the surrogate with the rewards held constant */
+    Pcg32 rng;               /* the draws of this pass, from a copy, as reg.rng */
+} HardAttention;
+
+/* What the last pass measured of a hard model's contexts. */
+typedef struct {
+    double surrogate;        /* J: what backward differentiates (CONTEXT_SAMPLE, _GIVEN) */
+    double nll;              /* (1/N) sum_s -R_s with label smoothing as trained: the loss
+                              * reported (the cross-entropy model_forward returns otherwise) */
+    double reward_sum;       /* sum of R_s over the sentences that chose positions (the
+                              * sum of log p(y_i) over their real target tokens) */
+    int sampled;             /* those sentences */
+    int sampled_tokens;      /* and their real target tokens */
+    double entropy_sum;      /* sum of H(alpha^k_i) over every real step and head */
+    long entropy_terms;      /* those steps times heads */
+} HardStats;
+
 /* Activations of one batch, and the scratch of its backward pass. All pointers point
  * into one arena, re-carved for each batch's (B, S, T). Position-major layouts:
  * source rows are j * B + b, target rows i * B + b. G_d, C_d: gate and cache widths of
@@ -160,6 +200,19 @@ typedef struct {
     real *logits;          /* (out_chunk_rows, V_y) scratch: one chunk's logits, softmax,
                             * gradient */
 
+    /* hard attention (nn/MODEL.md); carved for every model with attention weights */
+    HardAttention hard;    /* mode CONTEXT_SOFT unless model_set_hard */
+    HardStats hard_stats;  /* of the last pass with mode other than CONTEXT_SOFT */
+    unsigned char *hard_rows; /* (B) 1: sentence b's heads choose positions */
+    int *soft_len;         /* (T, B) step_len with the choosing rows' set to 0 */
+    double *draws;         /* (T, B, H) the uniform draws of sampling */
+    int *chosen;           /* (T, B, H) each head's position; -1 in rows that did not choose */
+    int *tok_sentence;     /* (N) the sentence (row b) of each real target position */
+    int *tok_step;         /* (N) and its step i */
+    double *tok_nll;       /* (N) its -log p(y_i), unsmoothed */
+    double *advantage;     /* (B) R_s - b (sentence reward) or (N) r_i (token reward) */
+    real *step_reinforce, *step_entropy; /* (B) one step's surrogate weights (backward) */
+
     /* backward scratch (only with_backward); d_ro_in, d_dec_xg and d_ex are the memory
      * of ro_in, dec_xg and ex, and d_hg that of the readout's buffers, all dead by the
      * time their gradient is written; the encoder's gradients are in enc */
@@ -182,6 +235,10 @@ void model_workspace_free(Workspace *ws);
  * only; NULL turns them off). Needs with_backward. */
 void model_set_regularization(Workspace *ws, const Regularization *reg);
 
+/* How the coming passes form their contexts (NULL: soft, the default). A hard model's
+ * training sets CONTEXT_SAMPLE with its weights and baselines every step. */
+void model_set_hard(Workspace *ws, const HardAttention *hard);
+
 /* The heads' mean of self-attention layer `layer` (from 0) over the last batch, (B, S, S):
  * sentence b's query position i over key position j at [(b * S + i) * S + j]; NULL when
  * the model has no such layer. */
@@ -193,9 +250,10 @@ const real *model_self_weights(const Workspace *ws, int layer);
 void model_encode(Workspace *ws, const Params *P, const Batch *batch);
 
 /* Forward pass with teacher forcing. Returns the token-mean cross-entropy over the
- * batch's real target tokens (MODEL.md; label-smoothed if the regularization says so);
- * keeps every activation for backward but the output layer's, which model_backward
- * computes again. */
+ * batch's real target tokens (MODEL.md; label-smoothed if the regularization says so),
+ * or with hard contexts being trained (CONTEXT_SAMPLE, CONTEXT_GIVEN) the surrogate J
+ * that backward differentiates (the cross-entropy is then hard_stats.nll); keeps every
+ * activation for backward but the output layer's, which model_backward computes again. */
 double model_forward(Workspace *ws, const Params *P, const Batch *batch);
 
 /* Backward of the last model_forward on the same batch. Accumulates into G (a Params

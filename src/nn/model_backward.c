@@ -60,7 +60,7 @@ static void readout_backward(Params *G, Workspace *ws, const Params *P)
 /* The decoder's steps, last to first: each cell step, then its attention, into
  * d_states, the gradients of the annotations (enc.d_H), the keys, the fixed context and
  * the queries, and the hidden projections' scratch d_hg. */
-static void decoder_steps_backward(Params *G, Workspace *ws, const Params *P)
+static void decoder_steps_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
 {
     const Dims *d = &ws->dims;
     const AttnDims ad = model_attn_dims(d);
@@ -100,13 +100,21 @@ static void decoder_steps_backward(Params *G, Workspace *ws, const Params *P)
         matmul(CblasNoTrans, CblasNoTrans, Bi, d_h, Gp, 1, dxg, Gp, P->dec.W_i + m, in_width,
                1, dc, in_width);
         const int *len = ws->step_len + (size_t)i * B;
-        const AttnInput in = {s_prev, enc->H, ws->keys, enc->summary, len, S, B, Bi};
+        const int hard = hard_contexts(ws);
+        const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
+        const AttnInput in = {s_prev, enc->H, ws->keys, enc->summary, len,
+                              S,      B,      Bi,       hard ? &choice : NULL};
+        if (hard)
+            hard_step_weights(ws, bt, i);
         const AttnStep step = {NULL, 0,
                                ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
                                NULL, ws->scores, ws->query ? ws->query + block * Q : NULL,
                                model_att_pre_step(ws, i)};
-        AttnGrads g = {ds_prev, ws->d_query ? ws->d_query + block * Q : NULL, enc->d_H,
-                       ws->d_keys, enc->d_summary, ws->d_alpha, ws->d_scores};
+        AttnGrads g = {ds_prev,         ws->d_query ? ws->d_query + block * Q : NULL,
+                       enc->d_H,        ws->d_keys,
+                       enc->d_summary,  ws->d_alpha,
+                       ws->d_scores,    hard ? ws->step_reinforce : NULL,
+                       hard ? ws->step_entropy : NULL};
         attn_step_backward(&g, &G->att, dc, in_width, &step, ws->keep_att_pre, &P->att, &ad, &in);
     }
 }
@@ -208,7 +216,7 @@ static void backward_from_readout(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad 
 {
     assert(ws->with_backward);
     readout_backward(G, ws, P);
-    decoder_steps_backward(G, ws, P);
+    decoder_steps_backward(G, ws, P, bt);
     decoder_weights_backward(G, dE_y, ws, P, bt);
     source_backward(G, dE_x, ws, P, bt);
 }
@@ -231,7 +239,8 @@ double model_forward_backward(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad *dE_
 {
     assert(ws->with_backward);
     model_forward_to_readout(ws, P, bt);
-    double loss = model_output_layer(G, ws, P); /* the output layer's backward with its forward */
+    double ce_sum = model_output_layer(G, ws, P); /* the output layer's backward with its forward */
+    double loss = hard_contexts(ws) ? hard_rewards(ws, bt, ce_sum) : ce_sum / ws->N;
     backward_from_readout(G, dE_x, dE_y, ws, P, bt);
-    return loss / ws->N;
+    return loss;
 }

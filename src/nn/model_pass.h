@@ -18,4 +18,18 @@ double model_output_layer(Params *G, Workspace *ws, const Params *P);
  * kept for backward, else the one block that backward fills again. */
 real *model_att_pre_step(const Workspace *ws, int i);
 
+/* Hard attention (hard_attention.c). Whether this pass forms contexts other than the
+ * expected ones. */
+int hard_contexts(const Workspace *ws);
+/* Before the decoder steps: which sentences choose (hard_rows), the draws, soft_len. */
+void hard_plan(Workspace *ws);
+/* Step i's AttnChoice over the workspace's buffers. */
+AttnChoice hard_step_choice(const Workspace *ws, int i);
+/* After the output layer, from its summed loss ce_sum and tok_nll: hard_stats, the
+ * advantages (unless frozen), and the returned value: J in a surrogate pass
+ * (CONTEXT_SAMPLE, CONTEXT_GIVEN), else the token-mean cross-entropy. */
+double hard_rewards(Workspace *ws, const Batch *bt, double ce_sum);
+/* Step i's surrogate weights into step_reinforce and step_entropy (B), for backward. */
+void hard_step_weights(Workspace *ws, const Batch *bt, int i);
+
 #endif

@@ -207,7 +207,7 @@ static real max_lanes(const real *x, int n)
 }
 
 SIMD_CLONES double softmax_xent_forward(real *o_to_p, const int *targets, real smoothing,
-                                        int rows, int V)
+                                        double *row_nll, int rows, int V)
 {
     double loss = 0;
     for (int r = 0; r < rows; r++) {
@@ -225,6 +225,8 @@ SIMD_CLONES double softmax_xent_forward(real *o_to_p, const int *targets, real s
             loss += (double)(max + r_log(sum)) - (1 - (double)smoothing) * target - smoothing * mean;
         else
             loss += (double)(max + r_log(sum)) - (double)target;
+        if (row_nll)
+            row_nll[r] = (double)(max + r_log(sum)) - (double)target;
         real inv = 1 / sum;
         for (int v = 0; v < V; v++)
             o[v] *= inv;

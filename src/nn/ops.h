@@ -79,9 +79,10 @@ void dropout_forward(real *x, int ld, real *mask, int rows, int cols, double rat
  * sum_r (log sum_v exp(o[r, v]) - o[r, target[r]]), accumulated in double. With label
  * smoothing eps > 0 the target of row r is (1 - eps) onehot + eps / V (torch's
  * cross_entropy with label_smoothing=eps): the loss is lse - (1 - eps) o_target -
- * eps mean_v o_v. */
+ * eps mean_v o_v.
+ * With row_nll (not NULL), row r's own unsmoothed -log p(target) goes to row_nll[r]. */
 double softmax_xent_forward(real *logits_to_probs, const int *targets, real smoothing,
-                            int rows, int V);
+                            double *row_nll, int rows, int V);
 /* dlogits = scale * (probs - (1 - eps) onehot(target) - eps / V), probs as
  * softmax_xent_forward left them. Overwrites dlogits, which may alias probs. */
 void softmax_xent_backward(real *dlogits, const real *probs, const int *targets, real smoothing,

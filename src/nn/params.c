@@ -60,8 +60,8 @@ void model_describe(const Dims *d, char *out, size_t cap)
     else
         snprintf(encoder, sizeof encoder, "%s encoder (%d layer%s)", cell_name(d->enc_cell),
                  d->enc_layers, d->enc_layers > 1 ? "s" : "");
-    snprintf(out, cap, "%s%s, %s decoder, attention %s%s", encoder, sa, cell_name(d->dec_cell),
-             score_names[d->score], heads);
+    snprintf(out, cap, "%s%s, %s decoder, %sattention %s%s", encoder, sa, cell_name(d->dec_cell),
+             d->hard ? "hard " : "", score_names[d->score], heads);
 }
 
 /* Carves every tensor, or (without with_embeddings) every tensor but E_x and E_y. */

@@ -106,6 +106,36 @@ static int take_matrices(const JsonValue *list, const char *key, int rows, int c
     return list->n_items;
 }
 
+/* The optional "chosen": rows lists of 1 to 64 source positions (0 to cols - 1), the
+ * same number in each. Returns that number (0 if the key is absent), or -1. */
+static int take_chosen(const JsonValue *v, int rows, int cols, int **out, const char *name,
+                       long line, Error *err)
+{
+    *out = NULL;
+    if (!v)
+        return 0;
+    if (v->type != JSON_ARRAY || v->n_items != rows || rows < 1 || v->items[0].type != JSON_ARRAY ||
+        v->items[0].n_items < 1 || v->items[0].n_items > 64)
+        return error_at(err, name, line, 1, "expected \"chosen\": %d rows, one per target token, "
+                        "of 1 to 64 source positions", rows);
+    const int H = v->items[0].n_items;
+    int *c = xmalloc_array((size_t)rows * H, sizeof(int));
+    for (int i = 0; i < rows; i++) {
+        const JsonValue *row = &v->items[i];
+        for (int k = 0; k < H; k++) {
+            const JsonValue *x = row->type == JSON_ARRAY && row->n_items == H ? &row->items[k] : NULL;
+            if (!is_whole(x, 0) || x->number >= cols) {
+                free(c);
+                return error_at(err, name, line, 1, "\"chosen\" row %d: expected %d source "
+                                "positions from 0 to %d", i + 1, H, cols - 1);
+            }
+            c[(size_t)i * H + k] = (int)x->number;
+        }
+    }
+    *out = c;
+    return H;
+}
+
 /* One record from a parsed line. */
 static int take_record(AlignLog *log, const JsonValue *root, const char *name, long line, Error *err)
 {
@@ -141,6 +171,14 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
         free(heads);
         return -1;
     }
+    int *chosen;
+    int n_chosen = take_chosen(json_get(root, "chosen"), tgt->n_items, src->n_items, &chosen, name,
+                               line, err);
+    if (n_chosen < 0) {
+        free(heads);
+        free(self);
+        return -1;
+    }
     if (log->n == log->cap) {
         log->cap = log->cap * 2 + 16;
         log->records = xrealloc_array(log->records, (size_t)log->cap, sizeof(AlignRecord));
@@ -159,6 +197,8 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
     r->heads = heads;
     r->n_self = n_self;
     r->self = self;
+    r->n_chosen = n_chosen;
+    r->chosen = chosen;
     return 0;
 }
 
@@ -224,6 +264,7 @@ void alignlog_free(AlignLog *log)
         free(r->tgt);
         free(r->weights);
         free(r->heads);
+        free(r->chosen);
         free(r->self);
     }
     free(log->records);

@@ -1,5 +1,5 @@
 /* alignlog.h: reading alignments.jsonl (cli/INTERFACE.md) back: every record checked
- * (shapes, weights finite and in [0, 1], the optional "heads" and "self" too), errors
+ * (shapes, weights finite and in [0, 1], the optional "heads", "self" and "chosen" too), errors
  * with file:line:col. Fields a record may have beyond these are passed over. Used by
  * `s2s heatmap` and the training report. */
 #ifndef S2S_ALIGNLOG_H
@@ -21,6 +21,8 @@ typedef struct {
     int n_self;         /* self-attention layers, 0 if none */
     float *self;        /* (n_self, n_src, n_src): each layer's weights (its heads' mean),
                          * a row per query position, a column per key position */
+    int n_chosen;       /* 0, or the heads of a hard-attention record's "chosen": */
+    int *chosen;        /* (n_tgt, n_chosen) the source position each head read */
     char view[40];      /* which matrix weights holds, when not the alignment: "head 2",
                          * "self-attention layer 1" (alignrecord_select) */
 } AlignRecord;

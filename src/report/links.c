@@ -94,6 +94,16 @@ int align_write_json(FILE *f, long step, double epoch, long id, const char *cons
         write_matrices(f, "heads", extra->heads, extra->n_heads);
     if (extra && extra->n_self > 0)
         write_matrices(f, "self", extra->self, extra->n_self);
+    if (extra && extra->n_chosen > 0) {
+        fputs(",\"chosen\":[", f);
+        for (int i = 0; i < m->rows; i++) {
+            fputs(i ? ",[" : "[", f);
+            for (int k = 0; k < extra->n_chosen; k++)
+                fprintf(f, "%s%d", k ? "," : "", extra->chosen[i * extra->chosen_stride + k]);
+            fputc(']', f);
+        }
+        fputc(']', f);
+    }
     fputs("}\n", f);
     return ferror(f) || fflush(f) != 0 ? -1 : 0;
 }
@@ -108,7 +118,12 @@ AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols,
                                  AttnMatrix *self)
 {
     const AttnDims ad = model_attn_dims(&ws->dims);
-    AlignExtras x = {heads, ad.heads > 1 ? ad.heads : 0, self, ws->dims.sa_layers};
+    AlignExtras x = {heads, ad.heads > 1 ? ad.heads : 0, self, ws->dims.sa_layers, NULL, 0, 0};
+    if (ws->hard.mode != CONTEXT_SOFT && ws->chosen) { /* chosen (T, B, H) */
+        x.chosen = ws->chosen + (size_t)b * ad.heads;
+        x.n_chosen = ad.heads;
+        x.chosen_stride = (long)ws->B * ad.heads;
+    }
     const long SB = (long)ws->S * ws->B;
     /* alpha_heads (T, H, S*B): head h of step i is block i * H + h */
     for (int h = 0; h < x.n_heads; h++)

@@ -44,13 +44,19 @@ typedef struct {
     int n_heads;
     const AttnMatrix *self;  /* n_self matrices, source by source */
     int n_self;
+    /* a pass with hard (argmax or sampled) contexts: the position each of n_chosen heads
+     * read at target step i, chosen[i * chosen_stride + k] (n_chosen 0: none) */
+    const int *chosen;
+    int n_chosen;
+    long chosen_stride;
 } AlignExtras;
 
 /* Sentence b's alignment (rows target tokens, cols source tokens) after a teacher-
  * forced pass over a batch (model_forward), pointing into ws. */
 AttnMatrix align_of_pass(const Workspace *ws, int b, int rows, int cols);
 /* The same pass's extras for sentence b: each head (a multi-head model's) into heads,
- * each self-attention layer into self (arrays of ATTN_MAX_HEADS and SA_MAX_LAYERS). */
+ * each self-attention layer into self (arrays of ATTN_MAX_HEADS and SA_MAX_LAYERS), and
+ * the chosen positions of a pass with hard contexts. */
 AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols, AttnMatrix *heads,
                                  AttnMatrix *self);
 
@@ -58,7 +64,8 @@ AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols,
  * --out-alignments`). src and tgt are the tokens, with "</s>" as the last of each. An
  * epoch < 0 is none, and leaves the key out: outside training there is no epoch to tell
  * (the step is then the model's). extra (may be NULL) adds "heads": [H x T x S] when it
- * has more than one head and "self": [L x S x S] when it has layers. Returns 0, or -1 on
+ * has more than one head, "self": [L x S x S] when it has layers and "chosen": [T x H]
+ * when it has chosen positions. Returns 0, or -1 on
  * a write error. */
 int align_write_json(FILE *f, long step, double epoch, long id, const char *const *src,
                      const char *const *tgt, const AttnMatrix *m, const AlignExtras *extra);

@@ -111,6 +111,17 @@ static void pack_logs(Pack *p, const Progress *g)
     pack_i64(p, g->validated_step);
 }
 
+/* Hard attention's state, a section of its own (checkpoints before it load with 0s). */
+static void pack_hard(Pack *p, const Progress *g)
+{
+    pack_f64(p, g->hard_baseline);
+    pack_f64(p, g->hard_token_baseline);
+    pack_f64(p, g->log_reward);
+    pack_i64(p, g->log_sampled);
+    pack_f64(p, g->log_entropy);
+    pack_i64(p, g->log_entropy_terms);
+}
+
 static void pack_optim(Pack *p, const Optimizer *o)
 {
     pack_i64(p, o->kind);
@@ -125,7 +136,7 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                     const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
                     const Optimizer *optim, const Progress *progress, Error *err)
 {
-    Pack p[7] = {{0}};
+    Pack p[8] = {{0}};
     pack_dims(&p[0], dims);
     pack_vocab(&p[1], src_vocab);
     pack_vocab(&p[2], tgt_vocab);
@@ -135,6 +146,7 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
     if (progress) {
         pack_progress(&p[5], progress);
         pack_logs(&p[6], progress);
+        pack_hard(&p[7], progress);
     }
     SectionWriter w;
     int rc = -1;
@@ -155,14 +167,15 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
             goto fail;
     }
     if (progress && (secfile_section(&w, "PROG", p[5].b, p[5].len, err) < 0 ||
-                     secfile_section(&w, "LOGS", p[6].b, p[6].len, err) < 0))
+                     secfile_section(&w, "LOGS", p[6].b, p[6].len, err) < 0 ||
+                     secfile_section(&w, "HARD", p[7].b, p[7].len, err) < 0))
         goto fail;
     rc = secfile_commit(&w, err);
     goto done;
 fail:
     secfile_abort(&w);
 done:
-    for (int k = 0; k < 7; k++)
+    for (int k = 0; k < 8; k++)
         free(p[k].b);
     return rc;
 }
@@ -320,6 +333,20 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
             !isfinite(p->log_seconds) || p->log_seconds < 0 || p->validated_step < 0 ||
             p->validated_step > p->step)
             return error_set(err, "checkpoint `%s`: bad log positions", name);
+    }
+    const Section *hard = secfile_find(f, "HARD");
+    if (hard) {
+        Unpack h = {hard->data, hard->len, 0, 0};
+        p->hard_baseline = take_f64(&h);
+        p->hard_token_baseline = take_f64(&h);
+        p->log_reward = take_f64(&h);
+        p->log_sampled = take_i64(&h);
+        p->log_entropy = take_f64(&h);
+        p->log_entropy_terms = take_i64(&h);
+        if (h.bad || h.at != h.len || !isfinite(p->hard_baseline) ||
+            !isfinite(p->hard_token_baseline) || !isfinite(p->log_reward) ||
+            !isfinite(p->log_entropy) || p->log_sampled < 0 || p->log_entropy_terms < 0)
+            return error_set(err, "checkpoint `%s`: bad hard-attention state", name);
     }
     ck->has_training = 1;
     return 0;

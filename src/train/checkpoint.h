@@ -38,6 +38,11 @@ typedef struct {
     double log_loss, log_seconds;
     long log_steps, log_tokens;
     long validated_step;    /* the step the last validation scored (older checkpoints: step) */
+    /* Hard attention (nn/MODEL.md): the running baselines b and b_tok, and what the next
+     * log line averages over: rewards of the sentences that sampled, attention entropy. */
+    double hard_baseline, hard_token_baseline;
+    double log_reward, log_entropy;
+    long log_sampled, log_entropy_terms;
 } Progress;
 
 typedef struct {

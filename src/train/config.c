@@ -143,6 +143,10 @@ int config_validate(Config *cfg, Error *err)
                              "model.encoder_cell none adds sine and cosine positions in pairs: it "
                              "must be even", dims.emb);
     }
+    if (dims.hard && cfg->model.attention == SCORE_NONE)
+        return key_error(cfg, err, "model.attention_mode", "model.attention_mode: hard samples "
+                         "positions from the attention's weights, and model.attention none has none "
+                         "(use a score)");
     if (dims.sa_layers > 0 && cfg->model.attention == SCORE_NONE && dims.encoder == ENCODER_BIRNN)
         return key_error(cfg, err, "model.self_attention_layers", "model.self_attention_layers: "
                          "model.attention none reads no annotations, so self-attention layers "
@@ -256,6 +260,17 @@ char *config_key_doc_row(int k)
     return row;
 }
 
+int config_decodes_argmax(const Config *cfg, int mode)
+{
+    if (mode < 0)
+        mode = cfg->translate.attention_mode;
+    if (cfg->model.attention == SCORE_NONE) /* no weights to choose from */
+        return 0;
+    if (mode == DECODE_AUTO)
+        return cfg->model.attention_mode == ATTENTION_HARD;
+    return mode == DECODE_ARGMAX;
+}
+
 Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
 {
     Dims d = {.src_vocab = src_vocab, .tgt_vocab = tgt_vocab,
@@ -270,7 +285,8 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
               .enc_layers = (int)cfg->model.encoder_layers,
               .sa_layers = (int)cfg->model.self_attention_layers,
               .sa_heads = (int)cfg->model.self_attention_heads,
-              .sa_ffn = (int)cfg->model.self_attention_ffn};
+              .sa_ffn = (int)cfg->model.self_attention_ffn,
+              .hard = cfg->model.attention_mode == ATTENTION_HARD};
     if (d.sa_ffn == 0) /* torch's and the Transformer's choice: four times the width */
         d.sa_ffn = 4 * model_annotation_width(&d);
     return d;

@@ -33,6 +33,10 @@ typedef enum { OPTIMIZER_ADAM, OPTIMIZER_SGD, OPTIMIZER_ADADELTA } ConfigOptimiz
 typedef enum { SCHEDULING_NONE, SCHEDULING_PLATEAU } ConfigScheduling;
 typedef enum { METRIC_BLEU, METRIC_LOSS, METRIC_EXACT } ConfigMetric;
 typedef enum { SVG_LAST, SVG_ALL, SVG_NONE } ConfigSvg;
+typedef enum { ATTENTION_SOFT, ATTENTION_HARD } ConfigAttentionMode;
+typedef enum { HARD_REWARD_SENTENCE, HARD_REWARD_TOKEN } ConfigHardReward;
+/* translate.attention_mode: auto is argmax for a hard model and soft for a soft one */
+typedef enum { DECODE_AUTO, DECODE_SOFT, DECODE_ARGMAX } ConfigDecodeMode;
 
 typedef struct {
     char name[CONFIG_STR_MAX];
@@ -62,6 +66,7 @@ typedef struct {
         double self_attention_dropout;
         double embedding_dropout, readout_dropout;
         double init_range;
+        int attention_mode; /* ConfigAttentionMode */
     } model;
     struct {
         int optimizer;      /* ConfigOptimizer */
@@ -83,6 +88,11 @@ typedef struct {
         long valid_every, log_every;
         long max_bad_steps;
         long threads;
+        /* hard attention (nn/MODEL.md) */
+        double hard_reinforce_weight, hard_entropy_weight, hard_expected_prob;
+        double hard_baseline_decay;
+        long hard_warmup_steps;
+        int hard_reward;    /* ConfigHardReward */
     } training;
     struct {
         long every;          /* dump every this many steps (and at step 0); 0: never */
@@ -98,6 +108,7 @@ typedef struct {
         long max_source_length;
         double max_output_ratio;
         long max_output_extra;
+        int attention_mode; /* ConfigDecodeMode */
     } translate;
     /* Where each key got its value, for messages: line 0 is the default, line -1 a
      * --set override. */
@@ -110,6 +121,13 @@ typedef struct {
 /* The model's sizes and architecture as the config gives them, with the vocabularies'
  * sizes: the one place a config becomes model dimensions. */
 Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab);
+
+/* translate.attention_mode's names in ConfigDecodeMode order, NULL-terminated. */
+extern const char *const decode_mode_names[];
+/* Whether decoding reads argmax contexts: mode (a ConfigDecodeMode, or -1 for
+ * translate.attention_mode), its auto resolved by the model (argmax for a hard model,
+ * soft for a soft one). */
+int config_decodes_argmax(const Config *cfg, int mode);
 
 /* Fills cfg with every default. */
 void config_defaults(Config *cfg);

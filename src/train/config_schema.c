@@ -20,6 +20,9 @@ static const char *const optimizer_names[] = {"adam", "sgd", "adadelta", NULL};
 static const char *const scheduling_names[] = {"none", "plateau", NULL};
 static const char *const metric_names[] = {"bleu", "loss", "exact", NULL};
 static const char *const svg_names[] = {"last", "all", "none", NULL};
+static const char *const attention_mode_names[] = {"soft", "hard", NULL};
+static const char *const hard_reward_names[] = {"sentence", "token", NULL};
+const char *const decode_mode_names[] = {"auto", "soft", "argmax", NULL};
 /* cell_names (CellKind order), then none: ENCODER_CELL_NONE, the attention-only encoder */
 static const char *const encoder_cell_names[] = {"gru", "lstm", "rnn", "none", NULL};
 
@@ -70,6 +73,7 @@ const KeySpec config_keys[] = {
     {"model.self_attention_dropout", T_REAL, OFF(model.self_attention_dropout), "0.1", 0, 0.9, NULL, 0, "in training, dropout in each self-attention layer at torch's four sites: the weights, the attention's output, the feed-forward's inner layer and its output"},
     {"model.embedding_dropout", T_REAL, OFF(model.embedding_dropout), "0", 0, 0.9, NULL, 0, "in training, zero each embedding value (source and target) with this probability"},
     {"model.readout_dropout", T_REAL, OFF(model.readout_dropout), "0", 0, 0.9, NULL, 0, "in training, zero each readout value t_i with this probability"},
+    {"model.attention_mode", T_ENUM, OFF(model.attention_mode), "soft", 0, 0, attention_mode_names, 0, "soft: the context is the weighted sum of the annotations; hard: in training each head samples one position from its weights (Xu et al. 2015, trained by REINFORCE; src/nn/MODEL.md) and decoding takes the most probable"},
     {"model.init_range", T_REAL, OFF(model.init_range), "0.1", 0, 10, NULL, KEY_MIN_EXCLUSIVE, "weights start uniform in [-init_range, init_range], biases at 0"},
 
     {"training.optimizer", T_ENUM, OFF(training.optimizer), "adam", 0, 0, optimizer_names, 0, "the update rule"},
@@ -97,6 +101,12 @@ const KeySpec config_keys[] = {
     {"training.log_every", T_INT, OFF(training.log_every), "100", 1, BIG, NULL, FREE, "log a progress line every this many steps (off a terminal)"},
     {"training.max_bad_steps", T_INT, OFF(training.max_bad_steps), "5", 1, 1000000, NULL, FREE, "stop (exit 4) after this many non-finite steps in a row"},
     {"training.threads", T_INT, OFF(training.threads), "0", 0, 1024, NULL, FREE, "OpenBLAS threads (0: one for batches of up to 4 sentences, else one per core)"},
+    {"training.hard_reinforce_weight", T_REAL, OFF(training.hard_reinforce_weight), "1", 0, 1e6, NULL, 0, "hard attention: lambda_r, the weight of the REINFORCE term (reward - baseline) log p(positions)"},
+    {"training.hard_entropy_weight", T_REAL, OFF(training.hard_entropy_weight), "0.002", 0, 1e6, NULL, 0, "hard attention: lambda_e, the weight of the attention's entropy, which keeps the weights from collapsing early"},
+    {"training.hard_expected_prob", T_REAL, OFF(training.hard_expected_prob), "0.5", 0, 1, NULL, 0, "hard attention: each sentence of a step uses the expected (soft) context with this probability, else samples"},
+    {"training.hard_baseline_decay", T_REAL, OFF(training.hard_baseline_decay), "0.9", 0, 1, NULL, 0, "hard attention: the running baseline b <- decay b + (1 - decay) (the step's mean reward)"},
+    {"training.hard_warmup_steps", T_INT, OFF(training.hard_warmup_steps), "0", 0, BIG, NULL, 0, "hard attention: the first this many steps use the expected context for every sentence, so that alignments form before sampling starts"},
+    {"training.hard_reward", T_ENUM, OFF(training.hard_reward), "sentence", 0, 0, hard_reward_names, 0, "hard attention: sentence: the paper's reward log p(y | positions) against a running baseline; token: each step's own log p(y_i) against a per-token baseline (less variance, biased; src/nn/MODEL.md)"},
 
     {"alignments.every", T_INT, OFF(alignments.every), "500", 0, BIG, NULL, FREE, "append the attention of the probe pairs to alignments.jsonl at step 0 and every this many steps (0: never)"},
     {"alignments.probes", T_INT, OFF(alignments.probes), "4", 0, 100, NULL, FREE, "the probe pairs are the first this many validation pairs..."},
@@ -110,6 +120,7 @@ const KeySpec config_keys[] = {
     {"translate.max_source_length", T_INT, OFF(translate.max_source_length), "250", 1, 100000, NULL, FREE, "s2s translate cuts longer sources (with a warning)"},
     {"translate.max_output_ratio", T_REAL, OFF(translate.max_output_ratio), "2", 0, 1000, NULL, KEY_MIN_EXCLUSIVE, "a translation stops after max_output_ratio * (source tokens) + max_output_extra tokens"},
     {"translate.max_output_extra", T_INT, OFF(translate.max_output_extra), "10", 0, 100000, NULL, 0, "see max_output_ratio"},
+    {"translate.attention_mode", T_ENUM, OFF(translate.attention_mode), "auto", 0, 0, decode_mode_names, FREE, "contexts when decoding, aligning and validating: soft (the weighted sum), argmax (each head reads its most probable position), or auto: argmax for a hard model, soft for a soft one"},
 };
 
 #undef OFF

@@ -78,6 +78,12 @@ static char *hyp_text(const Vocab *v, const int *ids, int n, TokenLevel level, i
     return s;
 }
 
+void evaluator_set_argmax(Evaluator *e, int argmax)
+{
+    model_set_hard(&e->ws, argmax ? &(HardAttention){.mode = CONTEXT_ARGMAX} : NULL);
+    e->dec.argmax = argmax;
+}
+
 int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
              int natural, double max_output_ratio, long max_output_extra, EvalScores *out,
              int (*stop)(void))

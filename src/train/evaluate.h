@@ -34,6 +34,9 @@ typedef struct {
 void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size,
                     double max_output_ratio, long max_output_extra);
 void evaluator_free(Evaluator *e);
+/* Scores with argmax contexts (translate.attention_mode, resolved) or, with 0, soft ones
+ * (the default): the teacher-forced loss, the translations and the alignments alike. */
+void evaluator_set_argmax(Evaluator *e, int argmax);
 
 /* Scores params on the corpus. Translations stop after ratio * (source tokens) + extra
  * words; they are left in e->hyps, as natural text or as tokens (natural 0). With stop

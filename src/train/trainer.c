@@ -237,9 +237,14 @@ static void init_model(Trainer *t, Checkpoint *ck)
     if (ck)
         epochs_restore(&t->batcher, t->prog.epoch, t->prog.next_batch, t->prog.rng_state,
                         t->prog.rng_inc);
-    if (t->has_valid)
+    /* validation, dumps and the test read the contexts decoding uses (a hard model's:
+     * argmax, unless translate.attention_mode says otherwise) */
+    const int argmax = config_decodes_argmax(cfg, -1);
+    if (t->has_valid) {
         evaluator_init(&t->eval, &t->dims, &t->valid, max_batch, cfg->translate.max_output_ratio,
                        cfg->translate.max_output_extra);
+        evaluator_set_argmax(&t->eval, argmax);
+    }
     if (t->n_probes) {
         int max_src = 0, max_tgt = 0;
         for (int k = 0; k < t->n_probes; k++) {
@@ -247,6 +252,8 @@ static void init_model(Trainer *t, Checkpoint *ck)
             max_tgt = t->valid.tgt_len[t->probes[k]] > max_tgt ? t->valid.tgt_len[t->probes[k]] : max_tgt;
         }
         model_workspace_init(&t->probe_ws, &t->dims, t->n_probes, max_src + 1, max_tgt + 1, 0);
+        if (argmax)
+            model_set_hard(&t->probe_ws, &(HardAttention){.mode = CONTEXT_ARGMAX});
         batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
     }
     if (!ck)
@@ -360,10 +367,24 @@ static void log_progress(Trainer *t, int line_due)
     }
     if (!line_due)
         return;
-    char line[512];
+    char line[512], hard[160] = "", hard_json[160] = "";
+    if (t->dims.hard) {
+        /* the mean reward R_s of the sentences that sampled, the baseline, the mean
+         * entropy of a head's weights per target step */
+        Progress *g = &t->prog;
+        double reward = g->log_sampled ? g->log_reward / (double)g->log_sampled : NAN;
+        double entropy = g->log_entropy_terms ? g->log_entropy / (double)g->log_entropy_terms : NAN;
+        snprintf(hard, sizeof hard, " reward=%.4f baseline=%.4f entropy=%.4f", reward,
+                 g->hard_baseline, entropy);
+        snprintf(hard_json, sizeof hard_json, ",\"hard_reward\":%.6g,\"hard_baseline\":%.6g,"
+                 "\"attention_entropy\":%.6g", isfinite(reward) ? reward : 0, g->hard_baseline,
+                 isfinite(entropy) ? entropy : 0);
+        g->log_reward = g->log_entropy = 0;
+        g->log_sampled = g->log_entropy_terms = 0;
+    }
     snprintf(line, sizeof line, "step=%ld epoch=%.3f loss=%.4f ppl=%.2f tok_per_s=%.0f lr=%.4g "
-             "elapsed=%.1fs eta=%s", t->prog.step, epoch, loss, exp(loss), tok_s, t->prog.lr,
-             t->prog.train_seconds, eta);
+             "elapsed=%.1fs eta=%s%s", t->prog.step, epoch, loss, exp(loss), tok_s, t->prog.lr,
+             t->prog.train_seconds, eta, hard);
     if (t->run.tty) { /* the live line shows it; the log keeps it */
         rundir_note(&t->run, "%s", line);
     } else {
@@ -372,11 +393,11 @@ static void log_progress(Trainer *t, int line_due)
     fault_signal_at("log", t->prog.step);
     /* the loss exactly (the shortest text of its double: runs compare bit for bit), the
      * rest to the precision a reader uses */
-    char json[512], loss_text[32];
+    char json[768], loss_text[32];
     snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"train_loss\":%s,\"lr\":%.6g,"
-             "\"tokens_per_s\":%.1f,\"train_seconds\":%.3f}", t->prog.step, epoch,
+             "\"tokens_per_s\":%.1f,\"train_seconds\":%.3f%s}", t->prog.step, epoch,
              number_shortest(loss_text, sizeof loss_text, loss), t->prog.lr, tok_s,
-             t->prog.train_seconds);
+             t->prog.train_seconds, hard_json);
     rundir_metrics(&t->run, json);
     t->log_loss = 0;
     t->log_steps = t->log_tokens = 0;
@@ -589,6 +610,7 @@ static int test_best(Trainer *t, Error *err)
     TokenLevel level = cfg->data.level;
     evaluator_init(&e, &t->dims, &t->test, (int)cfg->training.batch_size,
                    cfg->translate.max_output_ratio, cfg->translate.max_output_extra);
+    evaluator_set_argmax(&e, config_decodes_argmax(cfg, -1));
     fault_signal_at("test", t->prog.step);
     if (evaluate(&e, P, &t->tgt_vocab, level, cfg->translate.detokenize,
                  cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s,
@@ -647,6 +669,44 @@ static const char *stop_reason(const Trainer *t)
     return NULL;
 }
 
+/* Hard attention's settings for this step: sampling (every sentence on the expected
+ * context during the warm-up), the surrogate's weights, the baselines, and the step's
+ * own window of 2^32 draws on the hard-attention stream (as dropout's). */
+static void set_hard_step(Trainer *t)
+{
+    const Config *cfg = t->cfg;
+    HardAttention hard = {.mode = CONTEXT_SAMPLE,
+                          .expected_prob = t->prog.step < cfg->training.hard_warmup_steps
+                                               ? 1.0
+                                               : cfg->training.hard_expected_prob,
+                          .reinforce_weight = cfg->training.hard_reinforce_weight,
+                          .entropy_weight = cfg->training.hard_entropy_weight,
+                          .token_reward = cfg->training.hard_reward == HARD_REWARD_TOKEN,
+                          .baseline = t->prog.hard_baseline,
+                          .token_baseline = t->prog.hard_token_baseline};
+    pcg32_seed(&hard.rng, (uint64_t)cfg->seed, RNG_STREAM_HARD);
+    pcg32_advance(&hard.rng, (uint64_t)t->prog.step << 32);
+    model_set_hard(&t->ws, &hard);
+}
+
+/* After an update: b <- d b + (1 - d) mean_s R_s over the sentences that sampled, and
+ * b_tok likewise from their tokens' log p (unchanged when none sampled); the log's sums. */
+static void update_baselines(Trainer *t)
+{
+    const HardStats *st = &t->ws.hard_stats;
+    const double d = t->cfg->training.hard_baseline_decay;
+    Progress *g = &t->prog;
+    if (st->sampled > 0) {
+        g->hard_baseline = d * g->hard_baseline + (1 - d) * (st->reward_sum / st->sampled);
+        g->hard_token_baseline =
+            d * g->hard_token_baseline + (1 - d) * (st->reward_sum / st->sampled_tokens);
+    }
+    g->log_reward += st->reward_sum;
+    g->log_sampled += st->sampled;
+    g->log_entropy += st->entropy_sum;
+    g->log_entropy_terms += st->entropy_terms;
+}
+
 /* One update. Returns 0, or 1 if the step was skipped as non-finite. */
 static int step(Trainer *t)
 {
@@ -664,8 +724,12 @@ static int step(Trainer *t)
     pcg32_seed(&reg.rng, (uint64_t)cfg->seed, RNG_STREAM_DROPOUT);
     pcg32_advance(&reg.rng, (uint64_t)t->prog.step << 32);
     model_set_regularization(&t->ws, &reg);
+    if (t->dims.hard)
+        set_hard_step(t);
     model_grad_zero(&t->G);
     double loss = model_grad_forward_backward(&t->G, &t->ws, &t->P, &t->batch);
+    if (t->dims.hard) /* what it returned was the surrogate J: report the cross-entropy */
+        loss = t->ws.hard_stats.nll;
     t->prog.step++;
     fault_signal_at("gradient", t->prog.step);
     fault_slow_step();
@@ -686,6 +750,8 @@ static int step(Trainer *t)
         fault_signal_at("update", t->prog.step);
         t->log_loss += loss;
         t->log_steps++;
+        if (t->dims.hard)
+            update_baselines(t);
     }
     t->prog.tokens += t->batch.n_tgt_tokens;
     t->log_tokens += t->batch.n_tgt_tokens;
@@ -719,6 +785,22 @@ static void log_header(Trainer *t, int resumed)
                number_shortest(smooth, sizeof smooth, cfg->training.label_smoothing));
     if (!model_has_alignments(&t->dims) && cfg->alignments.every > 0)
         rundir_log(&t->run, "no attention (model.attention: none): no alignments to dump");
+    if (t->dims.hard) {
+        char w[4][32];
+        rundir_log(&t->run, "hard attention: %s reward, reinforce weight %s, entropy weight %s, "
+                   "expected context for a sentence with probability %s after %ld warm-up steps, "
+                   "baseline decay %s",
+                   cfg->training.hard_reward == HARD_REWARD_TOKEN ? "token" : "sentence",
+                   number_shortest(w[0], sizeof w[0], cfg->training.hard_reinforce_weight),
+                   number_shortest(w[1], sizeof w[1], cfg->training.hard_entropy_weight),
+                   number_shortest(w[2], sizeof w[2], cfg->training.hard_expected_prob),
+                   cfg->training.hard_warmup_steps,
+                   number_shortest(w[3], sizeof w[3], cfg->training.hard_baseline_decay));
+    }
+    if (t->dims.hard || config_decodes_argmax(cfg, -1))
+        rundir_log(&t->run, "validation loss, translations, alignment dumps and the test use %s "
+                   "contexts (translate.attention_mode)",
+                   config_decodes_argmax(cfg, -1) ? "argmax" : "soft (expected)");
     if (resumed)
         rundir_log(&t->run, "resuming at step %ld (epoch %.3f)", t->prog.step,
                    epochs_progress(&t->batcher));

@@ -128,7 +128,7 @@ static double xent_loss(void *ctx)
 {
     XentCase *c = ctx;
     memcpy(c->probs, c->logits, sizeof c->probs);
-    return softmax_xent_forward(c->probs, c->targets, c->smoothing, XENT_ROWS, XENT_V);
+    return softmax_xent_forward(c->probs, c->targets, c->smoothing, NULL, XENT_ROWS, XENT_V);
 }
 
 /* Without and with label smoothing. */
@@ -152,7 +152,7 @@ START_TEST(softmax_xent_is_stable_for_large_logits)
     /* exp(1000) overflows a double; the max shift must keep the result exact. */
     real logits[3] = {1000, 998, 990};
     int target = 1;
-    double loss = softmax_xent_forward(logits, &target, 0, 1, 3);
+    double loss = softmax_xent_forward(logits, &target, 0, NULL, 1, 3);
     double expected = 2 + log(1 + exp(-2.0) + exp(-10.0));
     ck_assert_double_eq_tol(loss, expected, 1e-12);
     ck_assert_double_eq_tol(logits[0] + logits[1] + logits[2], 1, 1e-15); /* now the softmax */
@@ -168,7 +168,7 @@ START_TEST(label_smoothing_mixes_the_target_with_the_uniform_distribution)
     const int targets[2] = {3, 1};
     real probs[2 * 5];
     memcpy(probs, logits, sizeof probs);
-    double smoothed = softmax_xent_forward(probs, targets, eps, 2, 5);
+    double smoothed = softmax_xent_forward(probs, targets, eps, NULL, 2, 5);
     double expected = 0;
     for (int r = 0; r < 2; r++) {
         double mean_nll = 0;
@@ -181,8 +181,8 @@ START_TEST(label_smoothing_mixes_the_target_with_the_uniform_distribution)
      * grows far past the others, instead of falling to 0 */
     real peaked[5] = {0, 0, 0, 40, 0}, flatter[5] = {0, 0, 0, 8, 0};
     const int three = 3;
-    ck_assert_double_gt(softmax_xent_forward(peaked, &three, eps, 1, 5),
-                        softmax_xent_forward(flatter, &three, eps, 1, 5));
+    ck_assert_double_gt(softmax_xent_forward(peaked, &three, eps, NULL, 1, 5),
+                        softmax_xent_forward(flatter, &three, eps, NULL, 1, 5));
 }
 END_TEST
 
