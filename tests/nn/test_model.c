@@ -32,6 +32,8 @@ static void model_case_init_variant(ModelCase *c, uint64_t seed, int v)
     model_workspace_init(&c->ws, &d, 3, 5, 5, 1);
     Regularization reg = fixture_variant_regularization(v, seed);
     model_set_regularization(&c->ws, &reg);
+    HardAttention hard = fixture_variant_hard(v, seed);
+    model_set_hard(&c->ws, &hard);
 }
 
 static void model_case_init(ModelCase *c, uint64_t seed)
@@ -67,6 +69,20 @@ START_TEST(model_backward_matches_finite_differences_for_every_parameter)
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     printf("whole model, %s, every element of every tensor (double):\n",
            FIXTURE_VARIANTS[_i].name);
+    if (FIXTURE_VARIANTS[_i].hard) {
+        /* the surrogate with the sampled paths and the rewards held fixed (nn/MODEL.md);
+         * the point must have sentences that sampled, and with 0 < expected_prob < 1
+         * one that did not */
+        const double p = FIXTURE_VARIANTS[_i].expected_prob;
+        printf("  %d of 3 sentences sampled their positions\n", c.ws.hard_stats.sampled);
+        ck_assert_int_ge(c.ws.hard_stats.sampled, 1);
+        if (p > 0)
+            ck_assert_int_le(c.ws.hard_stats.sampled, 2);
+        else
+            ck_assert_int_eq(c.ws.hard_stats.sampled, 3);
+        c.ws.hard.mode = CONTEXT_GIVEN;
+        c.ws.hard.freeze_rewards = 1;
+    }
     double worst = 0;
     for (int t = 0; t < c.params.n_tensors; t++) {
         const Tensor *x = &c.params.tensors[t];

@@ -161,7 +161,9 @@ START_TEST(alignments_jsonl_keeps_heads_and_self_attention)
     AttnMatrix m = {&mean[0][0], 2, 3, 3, 1};
     AttnMatrix heads[2] = {{&h[0][0][0], 2, 3, 3, 1}, {&h[1][0][0], 2, 3, 3, 1}};
     AttnMatrix layers[1] = {{&self[0][0], 3, 3, 3, 1}};
-    AlignExtras extra = {heads, 2, layers, 1};
+    /* and the positions each head chose, as a hard-attention pass writes them */
+    const int chosen[2][2] = {{0, 2}, {1, 2}};
+    AlignExtras extra = {heads, 2, layers, 1, &chosen[0][0], 2, 2};
     const char *src[] = {"a", "b", "</s>"}, *tgt[] = {"x", "</s>"};
     FILE *f = fopen(path, "w");
     ck_assert_int_eq(align_write_json(f, 3, -1, 5, src, tgt, &m, &extra), 0);
@@ -172,6 +174,10 @@ START_TEST(alignments_jsonl_keeps_heads_and_self_attention)
     AlignRecord *r = &log.records[0];
     ck_assert_int_eq(r->n_heads, 2);
     ck_assert_int_eq(r->n_self, 1);
+    ck_assert_int_eq(r->n_chosen, 2);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++)
+            ck_assert_int_eq(r->chosen[i * 2 + k], chosen[i][k]);
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < 2; i++)
             for (int j = 0; j < 3; j++)
@@ -270,6 +276,15 @@ START_TEST(alignments_reader_names_line_and_column)
                      "a.jsonl:1:1: expected \"self\" 1: 2 rows, one per source token");
     ck_assert_str_eq(read_error(ONE ",\"self\":{}}"),
                      "a.jsonl:1:1: expected \"self\": a list of 1 to 64 matrices");
+    /* a hard-attention record's chosen positions: T rows of H source positions */
+    ck_assert_str_eq(read_error(ONE ",\"chosen\":[[1,0]]}"), "");
+    ck_assert_str_eq(read_error(ONE ",\"chosen\":[[2]]}"),
+                     "a.jsonl:1:1: \"chosen\" row 1: expected 1 source positions from 0 to 1");
+    ck_assert_str_eq(read_error(ONE ",\"chosen\":[[0],[1]]}"),
+                     "a.jsonl:1:1: expected \"chosen\": 1 rows, one per target token, of 1 to 64 "
+                     "source positions");
+    ck_assert_str_eq(read_error(ONE ",\"chosen\":[[0.5]]}"),
+                     "a.jsonl:1:1: \"chosen\" row 1: expected 1 source positions from 0 to 1");
 #undef ONE
 }
 END_TEST

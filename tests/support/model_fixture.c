@@ -13,31 +13,35 @@ Dims fixture_dims(void)
 }
 
 const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS] = {
-    {"additive attention, GRU", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0},
-    {"dot attention", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0},
-    {"general attention", SCORE_GENERAL, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0},
-    {"scaled_dot attention", SCORE_SCALED_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0},
-    {"no attention", SCORE_NONE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0},
-    {"LSTM encoder and decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0, 1, 0, 0, 0, 0},
-    {"tanh RNN encoder and decoder", SCORE_ADDITIVE, CELL_RNN, CELL_RNN, 1, 0, 0, 0, 1, 0, 0, 0, 0},
-    {"2 LSTM encoder layers, GRU decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_GRU, 2, 0, 0, 0, 1, 0, 0, 0, 0},
-    {"3 GRU encoder layers, LSTM decoder, scaled_dot", SCORE_SCALED_DOT, CELL_GRU, CELL_LSTM, 3, 0, 0, 0, 1, 0, 0, 0, 0},
-    {"label smoothing 0.1", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0.1, 1, 0, 0, 0, 0},
-    {"additive, 2 heads", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 2, 0, 0, 0, 0},
-    {"additive, 4 heads", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0},
-    {"dot, 4 heads", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0},
-    {"general, 2 heads", SCORE_GENERAL, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 2, 0, 0, 0, 0},
-    {"scaled_dot, 4 heads", SCORE_SCALED_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0},
-    {"2 self-attention layers (2 heads)", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 2, 2, 0, 0},
-    {"1 self-attention layer (4 heads), LSTM, general, 2 heads", SCORE_GENERAL, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0, 2, 1, 4, 0, 0},
-    {"attention-only encoder, 2 layers (2 heads)", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 2, 2, 0, 1},
-    {"attention-only encoder, LSTM decoder, dot, 2 heads", SCORE_DOT, CELL_GRU, CELL_LSTM, 1, 0, 0, 0, 2, 1, 2, 0, 1},
-    {"attention-only encoder, LSTM decoder, no attention", SCORE_NONE, CELL_GRU, CELL_LSTM, 1, 0, 0, 0, 1, 1, 3, 0, 1},
-    {"embedding dropout 0.3, readout dropout 0.4", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0.3, 0.4, 0, 1, 0, 0, 0, 0},
-    {"general, RNN/LSTM, 2 layers, dropout, smoothing", SCORE_GENERAL, CELL_RNN, CELL_LSTM, 2, 0.2, 0.3, 0.2, 1, 0, 0, 0, 0},
-    {"additive, 4 heads, LSTM, dropout", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0.2, 0.3, 0, 4, 0, 0, 0, 0},
-    {"2 self-attention layers, LSTM, every dropout", SCORE_SCALED_DOT, CELL_LSTM, CELL_LSTM, 1, 0.2, 0.3, 0, 1, 2, 2, 0.3, 0},
-    {"attention-only encoder, LSTM decoder, every dropout", SCORE_GENERAL, CELL_GRU, CELL_LSTM, 1, 0.2, 0.3, 0.1, 1, 2, 2, 0.3, 1},
+    {"additive attention, GRU", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"dot attention", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"general attention", SCORE_GENERAL, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"scaled_dot attention", SCORE_SCALED_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"no attention", SCORE_NONE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"LSTM encoder and decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"tanh RNN encoder and decoder", SCORE_ADDITIVE, CELL_RNN, CELL_RNN, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2 LSTM encoder layers, GRU decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_GRU, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"3 GRU encoder layers, LSTM decoder, scaled_dot", SCORE_SCALED_DOT, CELL_GRU, CELL_LSTM, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"label smoothing 0.1", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0.1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"additive, 2 heads", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"additive, 4 heads", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"dot, 4 heads", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"general, 2 heads", SCORE_GENERAL, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"scaled_dot, 4 heads", SCORE_SCALED_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2 self-attention layers (2 heads)", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 2, 2, 0, 0, 0, 0, 0, 0, 0},
+    {"1 self-attention layer (4 heads), LSTM, general, 2 heads", SCORE_GENERAL, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0, 2, 1, 4, 0, 0, 0, 0, 0, 0, 0},
+    {"attention-only encoder, 2 layers (2 heads)", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 2, 2, 0, 1, 0, 0, 0, 0, 0},
+    {"attention-only encoder, LSTM decoder, dot, 2 heads", SCORE_DOT, CELL_GRU, CELL_LSTM, 1, 0, 0, 0, 2, 1, 2, 0, 1, 0, 0, 0, 0, 0},
+    {"attention-only encoder, LSTM decoder, no attention", SCORE_NONE, CELL_GRU, CELL_LSTM, 1, 0, 0, 0, 1, 1, 3, 0, 1, 0, 0, 0, 0, 0},
+    {"embedding dropout 0.3, readout dropout 0.4", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0.3, 0.4, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"general, RNN/LSTM, 2 layers, dropout, smoothing", SCORE_GENERAL, CELL_RNN, CELL_LSTM, 2, 0.2, 0.3, 0.2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"additive, 4 heads, LSTM, dropout", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0.2, 0.3, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"2 self-attention layers, LSTM, every dropout", SCORE_SCALED_DOT, CELL_LSTM, CELL_LSTM, 1, 0.2, 0.3, 0, 1, 2, 2, 0.3, 0, 0, 0, 0, 0, 0},
+    {"attention-only encoder, LSTM decoder, every dropout", SCORE_GENERAL, CELL_GRU, CELL_LSTM, 1, 0.2, 0.3, 0.1, 1, 2, 2, 0.3, 1, 0, 0, 0, 0, 0},
+    {"hard attention, sentence reward, entropy, baseline", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.5, 0.3, -2.5},
+    {"hard attention, every sentence sampled, 2 heads, LSTM", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 0, 0.2, 1.5},
+    {"hard attention, token reward, dot, 4 heads", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0, 1, 1, 0.3, 0.1, -1},
+    {"hard attention, self-attention layer, dropout, smoothing", SCORE_SCALED_DOT, CELL_GRU, CELL_LSTM, 1, 0.2, 0.3, 0.1, 2, 1, 2, 0.3, 0, 1, 0, 0.4, 0.05, -3},
 };
 
 Dims fixture_variant_dims(int v)
@@ -62,6 +66,7 @@ Dims fixture_variant_dims(int v)
     d.sa_layers = x->sa_layers;
     d.sa_heads = x->sa_heads;
     d.sa_ffn = 6;
+    d.hard = x->hard;
     return d;
 }
 
@@ -74,6 +79,19 @@ Regularization fixture_variant_regularization(int v, uint64_t seed)
                         .label_smoothing = x->label_smoothing};
     pcg32_seed(&r.rng, seed, RNG_STREAM_DROPOUT);
     return r;
+}
+
+HardAttention fixture_variant_hard(int v, uint64_t seed)
+{
+    const ModelVariant *x = &FIXTURE_VARIANTS[v];
+    if (!x->hard)
+        return (HardAttention){.mode = CONTEXT_SOFT};
+    HardAttention h = {.mode = CONTEXT_SAMPLE, .expected_prob = x->expected_prob,
+                       .reinforce_weight = 1, .entropy_weight = x->entropy_weight,
+                       .token_reward = x->token_reward, .baseline = x->baseline,
+                       .token_baseline = x->baseline / 4};
+    pcg32_seed(&h.rng, seed, RNG_STREAM_HARD);
+    return h;
 }
 
 void fixture_batch(Batch *bt)

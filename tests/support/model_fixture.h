@@ -26,9 +26,14 @@ typedef struct {
     int sa_layers, sa_heads; /* self-attention layers (feed-forward width 6) */
     double sa_dropout;
     int attention_only; /* model.encoder_cell none: m = 6, no recurrent encoder */
+    /* hard attention (model.attention_mode hard), trained by its surrogate: */
+    int hard, token_reward;
+    double expected_prob, entropy_weight, baseline;
 } ModelVariant;
 
-enum { FIXTURE_N_VARIANTS = 25, FIXTURE_FIRST_DROPOUT = 20 };
+/* The variants from FIXTURE_FIRST_DROPOUT on draw from a stream (dropout's masks, hard
+ * attention's samples) in a way that depends on the batch's layout. */
+enum { FIXTURE_N_VARIANTS = 29, FIXTURE_FIRST_DROPOUT = 20 };
 extern const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS];
 /* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,
  * so that 2 and 4 heads split every vector evenly; d_h = 8 for the self-attention
@@ -36,6 +41,9 @@ extern const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS];
 Dims fixture_variant_dims(int v);
 /* Variant v's regularization, its masks drawn from a stream of seed. */
 Regularization fixture_variant_regularization(int v, uint64_t seed);
+/* Variant v's hard-attention training settings (mode CONTEXT_SAMPLE, draws from a stream
+ * of seed), or mode CONTEXT_SOFT for a soft variant. */
+HardAttention fixture_variant_hard(int v, uint64_t seed);
 
 /* Three pairs whose lengths differ on both sides (so the batch has source and target
  * padding in different places): sources of 4, 1, 3 words, targets of 2, 4, 3.

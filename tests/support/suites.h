@@ -20,6 +20,7 @@ Suite *cell_suite(void);
 Suite *attention_suite(void);
 Suite *self_attention_suite(void);
 Suite *model_suite(void);
+Suite *hard_suite(void);
 Suite *training_suite(void);
 Suite *train_suite(void);
 Suite *resume_suite(void);
