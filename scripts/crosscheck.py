@@ -7,7 +7,9 @@ script loads the weights by name into the PyTorch model of scripts/torch_referen
 (torch.nn's GRU, LSTM and RNN and their cells, cross_entropy) in float64, recomputes
 loss and gradients with autograd and compares; the same for each model variant: every
 attention score, other cells, deeper encoders, dropout (with the masks the C pass drew)
-and label smoothing. Tolerances:
+and label smoothing; and hard attention's surrogate J, on the sentences and positions the
+C pass sampled (which it writes out), with both rewards, baselines and the entropy term.
+Tolerances:
   float build:  loss to 1e-5 relative, each gradient tensor to 1e-4 relative norm;
   double build: loss to 1e-14 relative, each gradient tensor to 1e-13 relative norm;
   a gradient whose norm is below 1e-2 is measured as if it were 1e-2 (GRAD_NORM_FLOOR).
@@ -70,8 +72,24 @@ VARIANTS = [
     ("scaled_dot", "none", "lstm", 1, 0, 0, 0, 4, 1, 2, 32, 0),
     ("none", "none", "lstm", 1, 0, 0, 0, 1, 1, 4, 0, 0),
     ("general", "none", "lstm", 1, 0.2, 0.3, 0.1, 2, 2, 4, 24, 0.2),
+    # Hard attention, after every field above (0 0 0 0: no self-attention layer): (hard,
+    # expected_prob, lambda_r, lambda_e, token_reward, baseline, token_baseline). The
+    # loss and gradients are the surrogate J's on the positions the C pass sampled; at
+    # this size's seed, 2 of the 6 sentences choose when expected_prob is 0.5 or 0.3.
+    ("additive", "gru", "gru", 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0.5, 1, 0.3, 0, -2.5, 0),
+    ("scaled_dot", "lstm", "lstm", 1, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 1, 0.1, 0, 1.5, 0),
+    ("dot", "gru", "gru", 1, 0, 0, 0.1, 4, 0, 0, 0, 0, 1, 0.5, 0.7, 0.05, 1, -1, -0.25),
+    ("general", "rnn", "lstm", 2, 0.2, 0.3, 0.1, 2, 0, 0, 0, 0, 1, 0.3, 1, 0.2, 1, -2, -0.5),
+    ("additive", "lstm", "gru", 1, 0, 0, 0, 2, 1, 4, 0, 0, 1, 0.5, 1, 0.2, 0, -3, 0),
+    # b between the rewards of the two sentences that choose (-36.7, -42.7): advantages
+    # of both signs, as a baseline that tracks R_s gives. (b = -2 made them ~-40 and the
+    # gradients ~10: the exactly-0 key biases' rounding noise grew with them to 7e-14
+    # of the GRAD_NORM_FLOOR, too near the double tolerance.)
+    ("scaled_dot", "gru", "lstm", 1, 0.2, 0.3, 0.1, 4, 2, 2, 20, 0.25, 1, 0.5, 1, 0.1, 0, -40, 0),
+    ("general", "none", "lstm", 1, 0, 0, 0, 2, 2, 4, 24, 0, 1, 0.5, 0.5, 0.1, 1, -1, -0.5),
 ]
 SA_MASKS = ("mask_p", "mask_a", "mask_r", "mask_o")
+WORST = {}  # (precision, "soft" or "hard"): the worst loss and gradient errors measured
 
 
 def check_layer_form():
@@ -123,9 +141,13 @@ def parse_dump(text):
             dump[key] = (head[1], head[2], head[3], int(head[4]), float(head[5]),
                          float(head[6]), float(head[7]), int(head[8]), int(head[9]),
                          int(head[10]), int(head[11]), float(head[12]))
+            # hard attention: hard, expected_prob, lambda_r, lambda_e, token_reward,
+            # baseline, token_baseline
+            dump["hard"] = (int(head[13]), float(head[14]), float(head[15]), float(head[16]),
+                            int(head[17]), float(head[18]), float(head[19]))
         elif key in ("mask_x", "mask_y", "mask_t") or key.split(".")[-1] in SA_MASKS:
             dump[key] = [float(x) for x in next(lines).split()]
-        elif key in ("src", "src_len", "tgt_in", "tgt_out"):
+        elif key in ("src", "src_len", "tgt_in", "tgt_out", "hard_rows", "chosen"):
             dump[key] = [int(x) for x in next(lines).split()]
         elif key in ("param", "grad"):
             name, rows, cols = head[1], int(head[2]), int(head[3])
@@ -173,13 +195,19 @@ def check(dump_binary, size, variant=None):
                        "sa%d.mask_o" % (k + 1): (S, B, d_h)})
     masks = {k: torch.tensor(dump[k], dtype=torch.float64).view(*shapes[k])
              for k in shapes if k in dump}
-    loss = model.loss(src, src_len, tgt_in, tgt_out, masks, smoothing)
+    hard, paths_ok = None, True
+    if dump["hard"][0]:
+        hard_rows = torch.tensor(dump["hard_rows"]) == 1
+        chosen = torch.tensor(dump["chosen"]).view(T, B, heads)
+        hard = torch_reference.HardPass(hard_rows, chosen, *dump["hard"][2:])
+        paths_ok, paths = check_paths(hard_rows, chosen, src_len, tgt_out, dump["hard"][1])
+    loss = model.loss(src, src_len, tgt_in, tgt_out, masks, smoothing, hard)
     loss.backward()
 
     precision = dump["precision"]
     loss_tol, grad_tol = TOLERANCES[precision]
     loss_err = abs(dump["loss"] - loss.item()) / abs(loss.item())
-    ok = loss_err <= loss_tol
+    ok = loss_err <= loss_tol and paths_ok
     print("crosscheck %s build, %s attention, %s encoder x%d, %s decoder, dropout %g/%g, "
           "smoothing %g, heads %d, self-attention %d x %d heads ffn %d dropout %g, V_x=%d "
           "V_y=%d m=%d n=%d p=%d a=%d l=%d B=%d (S=%d T=%d): loss C %.10f torch %.10f, "
@@ -187,6 +215,14 @@ def check(dump_binary, size, variant=None):
           % ((precision, variant[0], variant[1], variant[3], variant[2]) + variant[4:] +
              (vx, vy, m, n, p, a, l, B, S, T, dump["loss"], loss.item(), loss_err,
               "" if loss_err <= loss_tol else "  FAIL")))
+    if hard is not None:
+        expected_prob, lambda_r, lambda_e, token_reward, baseline, token_baseline = \
+            dump["hard"][1:]
+        print("  hard attention, the surrogate J: expected context with probability %g, "
+              "lambda_r %g, lambda_e %g, %s reward against baseline %g; %s%s"
+              % (expected_prob, lambda_r, lambda_e, "token" if token_reward else "sentence",
+                 token_baseline if token_reward else baseline, paths,
+                 "" if paths_ok else "  FAIL"))
     worst = 0.0
     grads = model.c_grads()
     for c_name, values in dump["grad"].items():
@@ -205,7 +241,28 @@ def check(dump_binary, size, variant=None):
         print("  %-16s |g| %.3e  relative norm of the difference %.2e%s"
               % (c_name, torch.linalg.norm(g).item(), err, flag))
     print("  worst gradient tensor: %.2e (tolerance %.0e)" % (worst, grad_tol))
+    kind = (precision, "hard" if hard is not None else "soft")
+    was = WORST.get(kind, (0.0, 0.0))
+    WORST[kind] = (max(was[0], loss_err), max(was[1], worst))
     return ok
+
+
+def check_paths(hard_rows, chosen, src_len, tgt_out, expected_prob):
+    """Whether the C pass's choices are what the surrogate reads and the variant means
+    to test: a real source position at every real step of each sentence that chose,
+    none (-1) in the sentences that did not; at least one sentence that chose, and,
+    when the expected context has a chance (0 < expected_prob < 1), one that did not.
+    Also the words that say so."""
+    choosing = (tgt_out != torch_reference.PAD) & hard_rows.unsqueeze(0)   # (T, B)
+    picks = chosen[choosing]                                                # (steps, heads)
+    inside = picks < src_len.expand_as(choosing)[choosing].unsqueeze(1)
+    ok = bool(((picks >= 0) & inside).all()) and bool((chosen[:, ~hard_rows] == -1).all())
+    chose = int(hard_rows.sum())
+    mixed = chose > 0 and (chose < hard_rows.numel() or not 0 < expected_prob < 1)
+    words = "%d of %d sentences chose positions (%d steps)%s%s" % (
+        chose, hard_rows.numel(), picks.size(0), "" if ok else ", positions out of range",
+        "" if mixed else ", not the mix the variant needs (pick another seed)")
+    return ok and mixed, words
 
 
 def tokenizer_texts():
@@ -260,6 +317,9 @@ def main():
             ok = check(binary, size) and ok
         for variant in VARIANTS:
             ok = check(binary, VARIANT_SIZE, variant) and ok
+    for (precision, kind), (loss_err, grad_err) in sorted(WORST.items()):
+        print("worst over the %s build's %s variants: loss %.2e, gradient tensor %.2e"
+              % (precision, kind, loss_err, grad_err))
     print("CROSSCHECK %s" % ("PASSED" if ok else "FAILED"))
     return 0 if ok else 1
 

@@ -223,6 +223,30 @@ class Seq2Seq(nn.Module):
         values = torch.stack(H.chunk(self.heads, dim=2))            # (heads, S, B, 2n / heads)
         return alpha, torch.cat(list((alpha.unsqueeze(3) * values).sum(1)), dim=1)
 
+    def choose(self, alpha, c, H, real_src, chosen, choosing):
+        """Hard attention's step (MODEL.md, "Hard attention") on the rows where choosing
+        (B) is true: head k's slice of the context is the annotation slice h_j[k] at its
+        given position j = chosen[b, k] (chosen (B, heads)) instead of the expected one in
+        c (B, 2n). Also returns, per row, sum_k log alpha^k at its position and the
+        heads' summed entropy (each 0 where the row does not choose). The rows that do not
+        choose keep c as it is, bit for bit."""
+        head = torch.arange(self.heads).unsqueeze(1)
+        row = torch.arange(real_src.size(1)).unsqueeze(0)
+        # (heads, B); rows without a position (-1) read position 0, always real (</s> at
+        # least), so that their discarded log alpha is finite: a NaN or an infinity there
+        # would reach the gradient through where's other branch as 0 * inf
+        j = chosen.clamp(min=0).T
+        values = torch.stack(H.chunk(self.heads, dim=2))            # (heads, S, B, 2n / heads)
+        picked = torch.cat(list(values[head, j, row]), dim=1)      # (B, 2n)
+        c = torch.where(choosing.unsqueeze(1), picked, c)
+        log_path = torch.log(alpha[head, j, row]).sum(0)
+        # log alpha where alpha is 0 (padding) would be -inf, and 0 * -inf a NaN in both
+        # directions; the padding's terms are 0, as MODEL.md's sum over real positions
+        log_alpha = torch.log(torch.where(real_src, alpha, torch.ones_like(alpha)))
+        entropy = -(alpha * log_alpha).sum(dim=(0, 1))
+        zero = torch.zeros_like(log_path)
+        return c, torch.where(choosing, log_path, zero), torch.where(choosing, entropy, zero)
+
     def source_keys(self, H):
         """The part of the score that depends on h_j only: once per batch."""
         return {"additive": lambda: self.U_a(H), "general": lambda: self.W_g(H),
@@ -236,12 +260,18 @@ class Seq2Seq(nn.Module):
         last = H[src_len - 1, torch.arange(H.size(1)), :self.n]
         return torch.cat([last, H[0, :, self.n:]], dim=1)
 
-    def loss(self, src, src_len, tgt_in, tgt_out, masks=None, smoothing=0.0):
+    def loss(self, src, src_len, tgt_in, tgt_out, masks=None, smoothing=0.0, hard=None):
         """Token-mean cross-entropy over the real target tokens (label-smoothed as
         torch's cross_entropy does it). masks: the C pass's dropout masks, mask_x
         (S, B, m), mask_y (T, B, m), mask_t (N, l) and the self-attention layers' (see
-        encode), each optional."""
+        encode), each optional. hard: a HardPass, for hard attention's surrogate J on
+        the positions it gives instead."""
         masks = masks or {}
+        real = tgt_out != PAD                          # the loss's positions, (T, B)
+        if hard is not None:
+            assert self.score != "none", "hard attention chooses by the weights"
+            choosing = real & hard.rows.unsqueeze(0)   # (T, B): the steps that choose
+            log_paths, entropies = [], []
         S = src.size(0)
         real_src = torch.arange(S).unsqueeze(1) < src_len.unsqueeze(0)   # (S, B)
         top, H = self.encode(src, src_len, masks)
@@ -263,7 +293,12 @@ class Seq2Seq(nn.Module):
             if fixed is not None:
                 c = fixed
             else:
-                c = self.attend(self.scores(s, H, keys), H, real_src)[1]
+                alpha, c = self.attend(self.scores(s, H, keys), H, real_src)
+                if hard is not None:
+                    c, log_path, entropy = self.choose(alpha, c, H, real_src, hard.chosen[i],
+                                                       choosing[i])
+                    log_paths.append(log_path)
+                    entropies.append(entropy)
             x = torch.cat([ey[i], c], dim=1)
             if self.dec_cell == "lstm":
                 s, cell = self.decoder(x, (s, cell))
@@ -271,12 +306,48 @@ class Seq2Seq(nn.Module):
                 s = self.decoder(x, s)
             states.append(s)
             contexts.append(c)
-        real = tgt_out != PAD                          # the loss's positions, (T, B)
         ro_in = torch.cat([torch.stack(states)[real], torch.stack(contexts)[real], ey[real]], 1)
         t = torch.tanh(self.W_t(ro_in))
         if "mask_t" in masks:
             t = t * masks["mask_t"]
-        return F.cross_entropy(self.W_o(t), tgt_out[real], label_smoothing=smoothing)
+        if hard is None:
+            return F.cross_entropy(self.W_o(t), tgt_out[real], label_smoothing=smoothing)
+        return hard.surrogate(self.W_o(t), tgt_out, real, torch.stack(log_paths),
+                              torch.stack(entropies), smoothing)
+
+
+class HardPass:
+    """What a hard pass needs besides the weights and the batch: which sentences chose
+    positions, rows (B, bool); each head's position, chosen (T, B, heads), read only
+    where a sentence that chose has a real target step; and the surrogate's settings
+    (MODEL.md, "Hard attention"): lambda_r, lambda_e, the reward (sentence, or token),
+    the baselines b and b_tok."""
+
+    def __init__(self, rows, chosen, reinforce_weight, entropy_weight, token_reward,
+                 baseline, token_baseline):
+        self.rows, self.chosen = rows, chosen
+        self.reinforce_weight, self.entropy_weight = reinforce_weight, entropy_weight
+        self.token_reward = token_reward
+        self.baseline, self.token_baseline = baseline, token_baseline
+
+    def surrogate(self, logits, tgt_out, real, log_path, entropy, smoothing):
+        """J = (1/N) sum_s [ CE_s - lambda_r A_s log p(path_s) - lambda_e H_s ] from the
+        logits (N, V) of the real positions real (T, B) in (step, sentence) order, each
+        step's log p(path) and entropy (T, B) (0 where no position was chosen). CE_s is
+        label-smoothed as trained; the rewards are the unsmoothed log p(y_i), and the
+        advantages (R_s - b, or r_i = log p(y_i) - b_tok per token) are constants."""
+        y = tgt_out[real]
+        ce = F.cross_entropy(logits, y, label_smoothing=smoothing, reduction="sum")
+        log_p = torch.zeros(real.shape, dtype=logits.dtype)
+        log_p[real] = -F.cross_entropy(logits.detach(), y, reduction="none")
+        if self.token_reward:
+            advantage = log_p - self.token_baseline
+        else:
+            advantage = (log_p.sum(0) - self.baseline).expand_as(log_p)
+        # log_path is 0 off the choosing steps: the advantage counts only where it is not
+        reinforce = (advantage * log_path).sum()
+        penalty = self.reinforce_weight * reinforce + self.entropy_weight * entropy.sum()
+        return (ce - penalty) / y.numel()
 
 
 def positions(S, m):

@@ -4,8 +4,15 @@
  *
  * usage: crosscheck_dump V_x V_y m n p a l B seed
  *                        [score enc_cell dec_cell layers emb_dropout readout_dropout smoothing
- *                         [heads [sa_layers sa_heads sa_ffn sa_dropout]]]
+ *                         [heads [sa_layers sa_heads sa_ffn sa_dropout
+ *                          [hard expected_prob lambda_r lambda_e token_reward baseline
+ *                           token_baseline]]]]
  * enc_cell none is the attention-only encoder (d_h = m; n is unused).
+ * hard 1 makes it a hard pass (nn/MODEL.md, "Hard attention"): the positions sampled
+ * (CONTEXT_SAMPLE, from the seed's RNG_STREAM_HARD), the loss and gradients the
+ * surrogate J's; the sentences that chose (hard_rows, B) and each head's position
+ * (chosen, (T, B, H), -1 where a row did not choose) are written after the batch, so
+ * that PyTorch takes the same paths.
  * With dropout, the masks the forward pass drew are written too, in (position, batch)
  * layouts: mask_x (S, B, m), mask_y (T, B, m) and mask_t over the real target
  * positions in (step, sentence) order, as PyTorch indexes them; and per self-attention
@@ -73,10 +80,11 @@ static void print_tensors(const char *kind, const Params *p)
 
 int main(int argc, char **argv)
 {
-    if (argc != 10 && argc != 17 && argc != 18 && argc != 22) {
+    if (argc != 10 && argc != 17 && argc != 18 && argc != 22 && argc != 29) {
         fprintf(stderr, "usage: crosscheck_dump V_x V_y m n p a l B seed [score enc_cell dec_cell "
                 "layers emb_dropout readout_dropout smoothing [heads [sa_layers sa_heads sa_ffn "
-                "sa_dropout]]]\n");
+                "sa_dropout [hard expected_prob lambda_r lambda_e token_reward baseline "
+                "token_baseline]]]]\n");
         return 2;
     }
     Dims d = {atoi(argv[1]), atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
@@ -102,7 +110,7 @@ int main(int argc, char **argv)
         reg.label_smoothing = atof(argv[16]);
         d.heads = argc >= 18 ? atoi(argv[17]) : 1;
     }
-    if (argc == 22) {
+    if (argc >= 22) {
         d.sa_layers = atoi(argv[18]);
         d.sa_heads = atoi(argv[19]);
         d.sa_ffn = atoi(argv[20]);
@@ -112,6 +120,20 @@ int main(int argc, char **argv)
     }
     int B = atoi(argv[8]);
     uint64_t seed = strtoull(argv[9], NULL, 10);
+    HardAttention hard = {.mode = CONTEXT_SAMPLE};
+    if (argc == 29) {
+        d.hard = atoi(argv[22]);
+        hard.expected_prob = atof(argv[23]);
+        hard.reinforce_weight = atof(argv[24]);
+        hard.entropy_weight = atof(argv[25]);
+        hard.token_reward = atoi(argv[26]);
+        hard.baseline = atof(argv[27]);
+        hard.token_baseline = atof(argv[28]);
+        if (d.hard && d.score == SCORE_NONE) { /* no weights to choose by */
+            fprintf(stderr, "crosscheck_dump: hard attention needs a score\n");
+            return 2;
+        }
+    }
 
     /* Sentences of 0..MAX_WORDS-1 words on each side, lengths drawn independently, so
      * the batch has padding on both sides in different places. */
@@ -154,15 +176,22 @@ int main(int argc, char **argv)
     model_workspace_init(&ws, &d, B, bt.src_steps, bt.tgt_steps, 1);
     pcg32_seed(&reg.rng, seed, RNG_STREAM_DROPOUT);
     model_set_regularization(&ws, &reg);
+    if (d.hard) {
+        pcg32_seed(&hard.rng, seed, RNG_STREAM_HARD);
+        model_set_hard(&ws, &hard);
+    }
     double loss = model_forward(&ws, &P, &bt);
 
     printf("precision %s\n", REAL_NAME);
     printf("dims %d %d %d %d %d %d %d\n", d.src_vocab, d.tgt_vocab, d.emb, d.enc_hidden,
            d.dec_hidden, d.attn, d.readout);
-    printf("variant %s %s %s %d %.17g %.17g %.17g %d %d %d %d %.17g\n", score_names[d.score],
+    printf("variant %s %s %s %d %.17g %.17g %.17g %d %d %d %d %.17g %d %.17g %.17g %.17g %d %.17g "
+           "%.17g\n", score_names[d.score],
            d.encoder == ENCODER_ATTN ? "none" : cell_name(d.enc_cell), cell_name(d.dec_cell), d.enc_layers, reg.embedding_dropout,
            reg.readout_dropout, reg.label_smoothing, d.heads > 1 ? d.heads : 1, d.sa_layers,
-           d.sa_heads, d.sa_ffn, reg.self_attention_dropout);
+           d.sa_heads, d.sa_ffn, reg.self_attention_dropout, d.hard, hard.expected_prob,
+           hard.reinforce_weight, hard.entropy_weight, hard.token_reward, hard.baseline,
+           hard.token_baseline);
     printf("batch %d %d %d\n", bt.batch_size, bt.src_steps, bt.tgt_steps);
     if (reg.embedding_dropout > 0) {
         print_reals("mask_x", ws.mask_x, (size_t)bt.src_steps * B * d.emb);
@@ -187,6 +216,14 @@ int main(int argc, char **argv)
     print_ints("src_len", bt.src_len, B);
     print_ints("tgt_in", bt.tgt_in, bt.tgt_steps * B);
     print_ints("tgt_out", bt.tgt_out, bt.tgt_steps * B);
+    if (d.hard) {
+        int *rows = malloc(sizeof(int) * (size_t)B);
+        for (int b = 0; b < B; b++)
+            rows[b] = ws.hard_rows[b];
+        print_ints("hard_rows", rows, B);
+        print_ints("chosen", ws.chosen, bt.tgt_steps * B * (d.heads > 1 ? d.heads : 1));
+        free(rows);
+    }
     print_tensors("param", &P);
     printf("loss %.17g\n", loss);
     /* backward reuses the readout's memory, mask_t among it: after the masks are out */
