@@ -37,6 +37,7 @@ _s2s()
         return ;;
     --format) COMPREPLY=($(compgen -W "svg html txt" -- "$cur")); return ;;
     --alignment) COMPREPLY=($(compgen -W "soft hard" -- "$cur")); return ;;
+    --attention-mode) COMPREPLY=($(compgen -W "auto soft argmax" -- "$cur")); return ;;
     --metric) COMPREPLY=($(compgen -W "bleu chrf exact" -- "$cur")); return ;;
     --level) COMPREPLY=($(compgen -W "word char" -- "$cur")); return ;;
     --size)

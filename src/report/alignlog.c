@@ -289,12 +289,20 @@ int alignrecord_select(AlignRecord *r, int head, int self_layer)
         r->weights = xmalloc_array(S * S, sizeof(float));
         memcpy(r->weights, r->self + (size_t)(self_layer - 1) * S * S, sizeof(float) * S * S);
         snprintf(r->view, sizeof r->view, "self-attention layer %d", self_layer);
+        free(r->chosen); /* the decoder's choices do not belong on the source's map */
+        r->chosen = NULL;
+        r->n_chosen = 0;
         return 0;
     }
     if (head < 1 || head > (r->n_heads ? r->n_heads : 1))
         return -1;
     if (r->n_heads) /* one head is the alignment itself */
         memcpy(r->weights, r->heads + (size_t)(head - 1) * T * S, sizeof(float) * T * S);
+    if (r->n_chosen > 1) { /* that head's choices only */
+        for (size_t i = 0; i < T; i++)
+            r->chosen[i] = r->chosen[i * r->n_chosen + (head - 1)];
+        r->n_chosen = 1;
+    }
     snprintf(r->view, sizeof r->view, "head %d", head);
     return 0;
 }

@@ -47,8 +47,9 @@ int alignlog_parse(AlignLog *log, const char *text, size_t len, const char *name
 void alignlog_free(AlignLog *log);
 
 /* Makes r's weights the matrix to draw instead of the alignment: head `head` (from 1),
- * or with self_layer (from 1) that self-attention layer's source-by-source weights (its
- * tgt then the source tokens). Returns 0, or -1 if r has no such head or layer. */
+ * keeping only that head's chosen positions, or with self_layer (from 1) that
+ * self-attention layer's source-by-source weights (its tgt then the source tokens; no
+ * chosen positions). Returns 0, or -1 if r has no such head or layer. */
 int alignrecord_select(AlignRecord *r, int head, int self_layer);
 
 #endif

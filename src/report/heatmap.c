@@ -127,6 +127,14 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
             xml_text(f, r->src[j]);
             fprintf(f, ": %.3f</title></rect>\n", w);
         }
+    /* a hard-attention pass: each head's chosen position outlined (the weights are the
+     * distribution it chose from) */
+    for (int i = 0; i < r->n_tgt && r->chosen; i++)
+        for (int k = 0; k < r->n_chosen; k++)
+            fprintf(f, "<rect class=\"chosen\" x=\"%.0f\" y=\"%.0f\" width=\"%d\" height=\"%d\" "
+                    "fill=\"none\" stroke=\"#d62728\" stroke-width=\"2.5\"/>\n",
+                    left + CELL * r->chosen[(size_t)i * r->n_chosen + k] + 1.5, top + CELL * i + 1.5,
+                    CELL - 3, CELL - 3);
     /* the colour scale */
     double sx = left + grid_w + 24;
     fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"%.0f\" fill=\"url(#scale-%s)\"/>\n",
@@ -191,9 +199,13 @@ void heatmap_txt_titled(FILE *f, const AlignRecord *r, const char *title, int co
         for (int j = 0; j < r->n_src; j++) {
             double w = r->weights[(size_t)i * r->n_src + j];
             int shade = w < 0.05 ? 0 : w < 0.25 ? 1 : w < 0.5 ? 2 : w < 0.75 ? 3 : 4;
+            /* a position a head chose (hard attention) is marked left of its shade */
+            int chosen = 0;
+            for (int k = 0; k < r->n_chosen; k++)
+                chosen |= r->chosen[(size_t)i * r->n_chosen + k] == j;
             if (color)
                 fprintf(f, "\033[38;5;%dm", 236 + (int)lround(w * 19)); /* grey ramp */
-            fprintf(f, "%*s%s", width - 1, "", SHADES[shade]);
+            fprintf(f, "%*s%s%s", width - 2, "", chosen ? ">" : " ", SHADES[shade]);
             if (color)
                 fputs("\033[0m", f);
         }
@@ -360,7 +372,7 @@ static const char REPORT_SCRIPT[] =
     "function el(name,attrs,text){var e=document.createElementNS(NS,name);"
     "for(var a in attrs)e.setAttribute(a,attrs[a]);if(text!==undefined)e.textContent=text;return e;}"
     "function width(s){return Array.from(s).length;}"
-    "function heatmap(p,f,rows,w,view,uid){"
+    "function heatmap(p,f,rows,w,view,uid,ch){"
     "var src=p.src.map(clean),tgt=rows.map(clean),S=src.length,T=tgt.length;"
     "var ms=Math.max.apply(null,[1].concat(src.map(width))),mt=Math.max.apply(null,[1].concat(tgt.map(width)));"
     "var left=12+CW*mt,top=16+CW*ms*0.87+8,gw=CELL*S,gh=CELL*T,W=left+gw+90,H=top+gh+36;"
@@ -379,6 +391,10 @@ static const char REPORT_SCRIPT[] =
     "for(i=0;i<T;i++)for(j=0;j<S;j++){var v=w[i*S+j]/1000,r=el('rect',{x:(left+CELL*j).toFixed(0),"
     "y:(top+CELL*i).toFixed(0),width:CELL,height:CELL,fill:colour(v)});"
     "r.appendChild(el('title',{},tgt[i]+' \\u2190 '+src[j]+': '+v.toFixed(3)));svg.appendChild(r);}"
+    /* a hard-attention pass: ch[i] lists the positions row i's heads chose, outlined */
+    "(ch||[]).forEach(function(c,i){c.forEach(function(j){svg.appendChild(el('rect',{'class':'chosen',"
+    "x:(left+CELL*j+1.5).toFixed(1),y:(top+CELL*i+1.5).toFixed(1),width:CELL-3,height:CELL-3,"
+    "fill:'none',stroke:'#d62728','stroke-width':'2.5'}));});});"
     "var sx=left+gw+24;svg.appendChild(el('rect',{x:sx.toFixed(0),y:top.toFixed(0),width:'14',"
     "height:gh.toFixed(0),fill:'url(#scale-'+uid+')'}));"
     "[0,0.5,1].forEach(function(t){svg.appendChild(el('text',{x:(sx+20).toFixed(0),"
@@ -404,8 +420,9 @@ static const char REPORT_SCRIPT_PAGE[] =
     "ctl.appendChild(slider);ctl.appendChild(document.createTextNode(' '));ctl.appendChild(label);sec.appendChild(ctl);"
     "var frames=p.frames.map(function(f){var d=document.createElement('div');d.className='frame';"
     "var row=document.createElement('div');row.className='panels';d.appendChild(row);"
-    "row.appendChild(heatmap(p,f,f.tgt,f.w,f.heads?'mean of '+f.heads.length+' heads':'',n++));"
-    "(f.heads||[]).forEach(function(w,k){row.appendChild(heatmap(p,f,f.tgt,w,'head '+(k+1),n++));});"
+    "row.appendChild(heatmap(p,f,f.tgt,f.w,f.heads?'mean of '+f.heads.length+' heads':'',n++,f.chosen));"
+    "(f.heads||[]).forEach(function(w,k){row.appendChild(heatmap(p,f,f.tgt,w,'head '+(k+1),n++,"
+    "f.chosen&&f.chosen.map(function(c){return[c[k]];})));});"
     "(f.self||[]).forEach(function(w,k){row.appendChild(heatmap(p,f,p.src,w,"
     "'self-attention layer '+(k+1),n++));});sec.appendChild(d);"
     "return{div:d,label:'step '+f.step+('epoch'in f?' (epoch '+f.epoch.toFixed(2)+')':'')};});"
@@ -438,7 +455,7 @@ static void write_panels(FILE *f, const char *name, const float *w, int count, s
 }
 
 /* One probe's frames as JSON: the alignment ("w"), and each head's and self-attention
- * layer's weights when the record has them. */
+ * layer's weights and the heads' chosen positions when the record has them. */
 static void write_probe(FILE *f, const AlignLog *log, const int *shown, int m)
 {
     const AlignRecord *first = &log->records[shown[0]];
@@ -465,6 +482,16 @@ static void write_probe(FILE *f, const AlignLog *log, const int *shown, int m)
             write_panels(f, "heads", x->heads, x->n_heads, TS);
         if (x->n_self > 0)
             write_panels(f, "self", x->self, x->n_self, SS);
+        if (x->n_chosen > 0) { /* "chosen":[[j,..],..] a row per target token */
+            fputs(",\"chosen\":[", f);
+            for (int i = 0; i < x->n_tgt; i++) {
+                fputs(i ? ",[" : "[", f);
+                for (int h = 0; h < x->n_chosen; h++)
+                    fprintf(f, "%s%d", h ? "," : "", x->chosen[(size_t)i * x->n_chosen + h]);
+                fputc(']', f);
+            }
+            fputc(']', f);
+        }
         fputc('}', f);
     }
     fputs("]}", f);

@@ -105,8 +105,8 @@ const KeySpec config_keys[] = {
     {"training.hard_entropy_weight", T_REAL, OFF(training.hard_entropy_weight), "0.002", 0, 1e6, NULL, 0, "hard attention: lambda_e, the weight of the attention's entropy, which keeps the weights from collapsing early"},
     {"training.hard_expected_prob", T_REAL, OFF(training.hard_expected_prob), "0.5", 0, 1, NULL, 0, "hard attention: each sentence of a step uses the expected (soft) context with this probability, else samples"},
     {"training.hard_baseline_decay", T_REAL, OFF(training.hard_baseline_decay), "0.9", 0, 1, NULL, 0, "hard attention: the running baseline b <- decay b + (1 - decay) (the step's mean reward)"},
-    {"training.hard_warmup_steps", T_INT, OFF(training.hard_warmup_steps), "0", 0, BIG, NULL, 0, "hard attention: the first this many steps use the expected context for every sentence, so that alignments form before sampling starts"},
-    {"training.hard_reward", T_ENUM, OFF(training.hard_reward), "sentence", 0, 0, hard_reward_names, 0, "hard attention: sentence: the paper's reward log p(y | positions) against a running baseline; token: each step's own log p(y_i) against a per-token baseline (less variance, biased; src/nn/MODEL.md)"},
+    {"training.hard_warmup_steps", T_INT, OFF(training.hard_warmup_steps), "1000", 0, BIG, NULL, 0, "hard attention: the first this many steps use the expected context for every sentence, so that alignments form before sampling starts"},
+    {"training.hard_reward", T_ENUM, OFF(training.hard_reward), "token", 0, 0, hard_reward_names, 0, "hard attention: sentence: the paper's reward log p(y | positions) against a running baseline; token: each step's own log p(y_i) against a per-token baseline (less variance, biased; src/nn/MODEL.md)"},
 
     {"alignments.every", T_INT, OFF(alignments.every), "500", 0, BIG, NULL, FREE, "append the attention of the probe pairs to alignments.jsonl at step 0 and every this many steps (0: never)"},
     {"alignments.probes", T_INT, OFF(alignments.probes), "4", 0, 100, NULL, FREE, "the probe pairs are the first this many validation pairs..."},

@@ -95,8 +95,8 @@ END_TEST
 
 /* The default model, and ones with every stateful addition of the variants: an LSTM
  * decoder (its cell state), dropout (its per-step masks, the self-attention layers' too),
- * label smoothing, a deeper encoder, heads, and the attention-only encoder (whose c_0
- * an LSTM decoder starts from). */
+ * label smoothing, a deeper encoder, heads, the attention-only encoder (whose c_0
+ * an LSTM decoder starts from), and hard attention (its samples and baselines). */
 static const char *const RESUME_VARIANTS[][7] = {
     {NULL},
     {"model.decoder_cell=lstm", "model.encoder_layers=2", "model.embedding_dropout=0.2",
@@ -106,6 +106,11 @@ static const char *const RESUME_VARIANTS[][7] = {
      "model.embedding_dropout=0.2", NULL},
     {"model.encoder_cell=none", "model.self_attention_layers=1", "model.decoder_cell=lstm",
      "model.self_attention_dropout=0.3", NULL},
+    /* hard attention: its draws, and the baselines carried across (the split at step 7
+     * comes after the warm-up) */
+    {"model.attention_mode=hard", "model.attention_heads=2", "model.embedding_dropout=0.2",
+     "training.hard_warmup_steps=3", "training.hard_expected_prob=0.3", "training.hard_reward=token",
+     NULL},
 };
 
 START_TEST(resume_continues_bit_identically)

@@ -46,6 +46,9 @@ static const Variant VARIANTS[] = {
      "decoder, attention scaled_dot (2 heads);",
      {"model.encoder_cell=none", "model.self_attention_layers=2", "model.attention=scaled_dot",
       "model.attention_heads=2", "model.decoder_cell=lstm"}},
+    {"gru encoder (1 layer), gru decoder, hard attention additive (2 heads);",
+     {"model.attention_mode=hard", "model.attention_heads=2", "training.hard_reward=token",
+      "training.hard_warmup_steps=50", NULL}},
     {"embedding dropout 0.2, readout dropout 0.3, label smoothing 0.1",
      {"model.embedding_dropout=0.2", "model.readout_dropout=0.3", "training.label_smoothing=0.1",
       NULL}},
@@ -74,9 +77,11 @@ static int count_lines(const char *text)
 }
 
 /* The largest difference between the beam's attention (a) and the teacher-forced one
- * (b) over every row of every sentence. `s2s align` skips pairs with an empty side, so
+ * (b) over every row of every sentence; both carry `chosen` heads' chosen positions (0:
+ * none), and the same ones. `s2s align` skips pairs with an empty side, so
  * a sentence the model translated as nothing has no forced record. */
-static double attention_difference(const char *beam_json, const char *forced_json, int layers)
+static double attention_difference(const char *beam_json, const char *forced_json, int layers,
+                                   int chosen)
 {
     AlignLog a, b;
     Error err;
@@ -109,6 +114,12 @@ static double attention_difference(const char *beam_json, const char *forced_jso
         ck_assert_int_eq(y->n_self, layers);
         for (size_t e = 0; e < (size_t)x->n_self * x->n_src * x->n_src; e++)
             worst = fmax(worst, fabs(x->self[e] - y->self[e]));
+        /* a hard model's chosen positions (argmax decoding, both ways) */
+        ck_assert_int_eq(x->n_chosen, chosen);
+        ck_assert_int_eq(y->n_chosen, chosen);
+        for (int i = 0; i < x->n_tgt; i++)
+            for (int h = 0; h < x->n_chosen; h++)
+                ck_assert_int_eq(x->chosen[i * x->n_chosen + h], y->chosen[i * y->n_chosen + h]);
         /* and each head of a multi-head model */
         ck_assert_int_eq(x->n_heads, y->n_heads);
         for (int h = 0; h < x->n_heads; h++)
@@ -128,9 +139,16 @@ START_TEST(every_variant_trains_translates_and_decodes_as_it_trains)
 {
     const Variant *v = &VARIANTS[_i];
     int layers = 0; /* self-attention layers: each dump must carry as many maps */
-    for (int k = 0; v->sets[k]; k++)
+    int chosen = 0; /* a hard model's heads: each dump carries their chosen positions */
+    for (int k = 0; v->sets[k]; k++) {
         if (!strncmp(v->sets[k], "model.self_attention_layers=", 28))
             layers = atoi(v->sets[k] + 28);
+        if (!strcmp(v->sets[k], "model.attention_mode=hard"))
+            chosen = 1;
+    }
+    for (int k = 0; chosen && v->sets[k]; k++)
+        if (!strncmp(v->sets[k], "model.attention_heads=", 22))
+            chosen = atoi(v->sets[k] + 22);
     char dir[512], name[32], run[600], log_path[700], src[700], hyp[700], model[700];
     char beam_json[700], forced_json[700], err_path[700], line[1024], expected[1600];
     snprintf(name, sizeof name, "variant%d", _i);
@@ -194,22 +212,30 @@ START_TEST(every_variant_trains_translates_and_decodes_as_it_trains)
     Error aerr;
     ck_assert_msg(alignlog_read(&dumps, path, &aerr) == 0, "%s", aerr.msg);
     ck_assert_int_gt(dumps.n, 0);
-    for (int k = 0; k < dumps.n; k++)
+    for (int k = 0; k < dumps.n; k++) {
         ck_assert_int_eq(dumps.records[k].n_self, layers);
+        ck_assert_int_eq(dumps.records[k].n_chosen, chosen);
+    }
     alignlog_free(&dumps);
     snprintf(path, sizeof path, "%s/heatmaps/report.html", run);
     char *report = read_file(path);
     ck_assert_int_eq(strstr(report, ",\"self\":[") != NULL, layers > 0);
     free(report);
-    const char *translate[] = {S2S, "translate", "--model", model, "--beam", "5", "--out-alignments",
-                               beam_json, NULL};
-    ck_assert_int_eq(run_command_with(translate, hyp, err_path, &(RunOptions){.in_path = src}, NULL), 0);
-    const char *align[] = {S2S, "align", "--model", model, "--src", src, "--tgt", hyp, "--out",
-                           forced_json, NULL};
-    ck_assert_int_eq(run_command(align, NULL, err_path, NULL), 0);
-    double worst = attention_difference(beam_json, forced_json, layers);
-    printf("  beam vs teacher-forced attention: largest difference %.2e\n", worst);
-    ck_assert_double_le(worst, 1e-5);
+    /* each model in its own decoding mode (auto); the default one also with argmax
+     * contexts, which a soft model may be decoded with */
+    static const char *const modes[] = {"auto", "argmax"};
+    for (int m = 0; m < (_i == 0 ? 2 : 1); m++) {
+        const char *translate[] = {S2S, "translate", "--model", model, "--beam", "5",
+                                   "--out-alignments", beam_json, "--attention-mode", modes[m], NULL};
+        ck_assert_int_eq(run_command_with(translate, hyp, err_path, &(RunOptions){.in_path = src}, NULL), 0);
+        const char *align[] = {S2S, "align", "--model", model, "--src", src, "--tgt", hyp, "--out",
+                               forced_json, "--attention-mode", modes[m], NULL};
+        ck_assert_int_eq(run_command(align, NULL, err_path, NULL), 0);
+        double worst = attention_difference(beam_json, forced_json, layers, m ? 1 : chosen);
+        printf("  beam vs teacher-forced attention (%s contexts): largest difference %.2e\n",
+               modes[m], worst);
+        ck_assert_double_le(worst, 1e-5);
+    }
 }
 END_TEST
 

@@ -185,6 +185,9 @@ START_TEST(config_rejects_heads_and_layers_that_do_not_fit)
         {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  self_attention_heads: 3\n",
          "c.yaml:9:25: model.self_attention_heads: 3 heads split the annotations in 3 equal "
          "slices, and their width d_h = model.embedding_size = 64 is not divisible by 3"},
+        {"model:\n  attention: none\n  attention_mode: hard\n",
+         "c.yaml:8:19: model.attention_mode: hard samples positions from the attention's "
+         "weights, and model.attention none has none (use a score)"},
         {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  attention: dot\n",
          "c.yaml:9:14: model.attention: dot needs model.decoder_size = model.embedding_size "
          "(s_{i-1} . h_j), got 128 and 64"},
@@ -430,8 +433,16 @@ START_TEST(config_names_the_intended_key_for_a_typo_in_any_section)
         seen[s] = 1;
         const char *other = sections[(s + 1) % N_SECTIONS];
         snprintf(text, sizeof text, "%s:\n  %s: 1\n", other, name);
+        /* a name two sections share (model.attention_mode, translate.attention_mode): the
+         * first of them in the schema's order */
+        const char *meant = path;
+        for (int j = 0; j < k && meant == path; j++) {
+            const char *pj = config_key_path(j), *dj = strchr(pj, '.');
+            if (dj && !strcmp(dj + 1, name) && strncmp(pj, other, strlen(other)))
+                meant = pj;
+        }
         snprintf(expected, sizeof expected, "c.yaml:2:3: unknown key `%s.%s` (did you mean `%s`?)",
-                 other, name, path);
+                 other, name, meant);
         ck_assert_str_eq(parse(text), expected);
     }
     for (int s = 0; s < N_SECTIONS; s++)
