@@ -10,7 +10,8 @@
 #   BUDGET: STEPS (e.g. 1500), or SECONDS followed by s (e.g. 180s: a wall-clock budget,
 #           training.max_time, the fair one between variants of different speeds)
 #   environment: SEEDS="1 2 3" (default: the config's seed), VARIANTS="additive
-#           attention-only" (default: every variant below)
+#           attention-only" (default: every variant below), SETS="training.threads=1"
+#           (--set overrides for every run)
 #   e.g. scripts/compare-variants.sh configs/demo.yaml 1500 runs/variants
 #        SEEDS="1 2 3" VARIANTS="additive additive-4-heads self-attention-2 attention-only" \
 #            scripts/compare-variants.sh configs/tatoeba-fr-en.yaml 180s runs/tatoeba-variants
@@ -24,6 +25,10 @@ out=$3
 s2s=${4:-./s2s}
 seeds=${SEEDS:-}
 only=${VARIANTS:-}
+common=""
+for s in ${SETS:-}; do
+    common="$common --set $s"
+done
 mkdir -p "$out"
 
 case $budget in
@@ -48,6 +53,8 @@ dropout-smoothing|model.embedding_dropout=0.2 model.readout_dropout=0.2 training
 additive-4-heads|model.attention_heads=4
 self-attention-2|model.self_attention_layers=2
 attention-only|model.encoder_cell=none model.self_attention_layers=2
+hard|model.attention_mode=hard
+hard-sentence-reward|model.attention_mode=hard training.hard_reward=sentence
 "
 
 # field NAME of the last `test (` line of a train.log
@@ -65,8 +72,8 @@ summary() {
 
 table="$out/table.md"
 {
-    echo "| variant | test BLEU | exact % | AER | steps | steps/s | parameters |"
-    echo "| --- | --- | --- | --- | --- | --- | --- |"
+    echo "| variant | test BLEU | exact % | AER | entropy | steps | steps/s | parameters |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 } > "$table"
 
 echo "$variants" | while IFS='|' read -r name sets; do
@@ -78,7 +85,7 @@ echo "$variants" | while IFS='|' read -r name sets; do
     for s in $sets; do
         args="$args --set $s"
     done
-    bleus="" exacts="" aers="" all_steps="" speeds="" params=""
+    bleus="" exacts="" aers="" entropies="" all_steps="" speeds="" params=""
     for seed in ${seeds:-config}; do
         if [ "$seed" = config ]; then
             run="$out/$name" seed_set=""
@@ -89,11 +96,14 @@ echo "$variants" | while IFS='|' read -r name sets; do
         echo "compare-variants: $name${seed_set:+ (seed $seed)}, $what" >&2
         # shellcheck disable=SC2086 # word splitting of the --set lists is intended
         "$s2s" train "$config" --set run_dir="$run" $limit --set training.epochs=0 \
-            --set training.early_stopping=0 $seed_set $args > /dev/null 2>&1
+            --set training.early_stopping=0 $seed_set $common $args > /dev/null 2>&1
         log="$run/train.log"
         bleus="$bleus $(test_field "$log" bleu)"
         exacts="$exacts $(test_field "$log" exact)"
         aers="$aers $(test_field "$log" aer)"
+        # the attention's mean entropy per target word on the validation set, last dump
+        entropies="$entropies $(grep '^alignments step=' "$log" | tail -n 1 |
+                                sed -n 's/.*attention_entropy=\([0-9.]*\).*/\1/p')"
         params=$(sed -n 's/.*model: \([0-9]*\) parameters.*/\1/p' "$log" | head -n 1)
         # the mean speed over the run: steps / training seconds of the last metrics line
         last=$(grep '"train_seconds"' "$run/metrics.jsonl" | tail -n 1 |
@@ -104,8 +114,9 @@ echo "$variants" | while IFS='|' read -r name sets; do
     bleu=$(echo "$bleus" | tr ' ' '\n' | summary)
     exact=$(echo "$exacts" | tr ' ' '\n' | summary)
     aer=$(echo "$aers" | tr ' ' '\n' | awk 'NF { s += $1; n++ } END { if (n) printf "%.3f", s / n; else print "-" }')
+    entropy=$(echo "$entropies" | tr ' ' '\n' | awk 'NF { s += $1; n++ } END { if (n) printf "%.3f", s / n; else print "-" }')
     steps=$(echo "$all_steps" | tr ' ' '\n' | awk 'NF { s += $1; n++ } END { if (n) printf "%d", s / n; else print "?" }')
     speed=$(echo "$speeds" | tr ' ' '\n' | awk 'NF { s += $1; n++ } END { if (n) printf "%.1f", s / n; else print "?" }')
-    echo "| $name | $bleu | $exact | $aer | $steps | $speed | ${params:-?} |" >> "$table"
+    echo "| $name | $bleu | $exact | $aer | $entropy | $steps | $speed | ${params:-?} |" >> "$table"
 done
 cat "$table"
