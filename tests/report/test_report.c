@@ -417,6 +417,66 @@ START_TEST(a_multi_head_model_shows_each_head)
 }
 END_TEST
 
+/* A hard-attention model's dumps carry the position each head chose (its argmax, in
+ * the decoding mode), and every picture outlines them: SVG, text, the report. */
+START_TEST(a_hard_model_shows_its_chosen_positions)
+{
+    char dir[512], path[700], out[700], err_path[700], svg_dir[700], file[800];
+    scratch_dir(dir, sizeof dir, "hard");
+    write_tiny_setup(dir);
+    const char *sets[] = {"model.attention_mode=hard", "model.attention_heads=2",
+                          "training.hard_warmup_steps=5", "alignments.every=10",
+                          "alignments.lines=[2]", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/run/alignments.jsonl", dir);
+    AlignLog log;
+    Error err;
+    ck_assert_msg(alignlog_read(&log, path, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(log.n, 3); /* steps 0, 10, 20 */
+    const int T = log.records[0].n_tgt, S = log.records[0].n_src;
+    for (int k = 0; k < log.n; k++) {
+        const AlignRecord *r = &log.records[k];
+        ck_assert_int_eq(r->n_chosen, 2);
+        for (int h = 0; h < 2; h++)
+            for (int i = 0; i < T; i++) { /* each head's most probable position */
+                const float *row = r->heads + ((size_t)h * T + i) * S;
+                float best = 0;
+                for (int j = 0; j < S; j++)
+                    best = fmaxf(best, row[j]);
+                ck_assert_float_ge(row[r->chosen[i * 2 + h]], best - 1e-7f);
+            }
+    }
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    snprintf(svg_dir, sizeof svg_dir, "%s/svg", dir);
+    /* SVG: a cell per head and row outlined; with --head 2, that head's only */
+    const char *all[] = {S2S, "heatmap", path, "--out", svg_dir, NULL};
+    ck_assert_int_eq(run_command(all, out, err_path, NULL), 0);
+    snprintf(file, sizeof file, "%s/heatmap-2-20.svg", svg_dir);
+    char *svg = read_file(file);
+    ck_assert_int_eq(count_of(svg, "class=\"chosen\""), 2 * T);
+    free(svg);
+    const char *head2[] = {S2S, "heatmap", path, "--head", "2", "--out", svg_dir, NULL};
+    ck_assert_int_eq(run_command(head2, out, err_path, NULL), 0);
+    snprintf(file, sizeof file, "%s/heatmap-2-20-head2.svg", svg_dir);
+    svg = read_file(file);
+    ck_assert_int_eq(count_of(svg, "class=\"chosen\""), T);
+    free(svg);
+    /* text: one `>` per row for one head (the others close a `</s>`) */
+    const char *txt[] = {S2S, "heatmap", path, "--format", "txt", "--head", "1", NULL};
+    ck_assert_int_eq(run_command(txt, out, err_path, NULL), 0);
+    char *text = read_file(out);
+    ck_assert_int_eq(count_of(text, ">") - count_of(text, "</s>"), T);
+    free(text);
+    /* the report: per dump, the mean's panel (both heads' choices) and each head's */
+    snprintf(file, sizeof file, "%s/run/heatmaps/report.html", dir);
+    char *dom = dom_in_chromium(file, dir);
+    ck_assert_int_eq(count_of(dom, "class=\"chosen\""), 3 * (2 * T + T + T));
+    free(dom);
+    alignlog_free(&log);
+}
+END_TEST
+
 START_TEST(a_signal_while_the_report_is_made_waits_for_it)
 {
     /* SIGTERM at the report of step 10's validation: the run saves and stops, and the
@@ -575,6 +635,7 @@ Suite *report_suite(void)
     tcase_add_test(tc, align_command_writes_links_matrices_and_aer);
     tcase_add_test(tc, heatmap_command_draws_svg_text_and_html);
     tcase_add_test(tc, a_multi_head_model_shows_each_head);
+    tcase_add_test(tc, a_hard_model_shows_its_chosen_positions);
     tcase_add_test(tc, a_signal_while_the_report_is_made_waits_for_it);
     tcase_add_test(tc, align_reads_gold_alignments_in_memory_bounded_by_the_corpus);
     tcase_add_test(tc, training_reads_gold_alignments_in_bounded_memory);
