@@ -9,6 +9,7 @@
 
 #include "base/atomicfile.h"
 #include "base/mem.h"
+#include "report/links.h"
 #include "text/json.h"
 #include "text/termtext.h"
 #include "text/textfile.h"
@@ -482,16 +483,8 @@ static void write_probe(FILE *f, const AlignLog *log, const int *shown, int m)
             write_panels(f, "heads", x->heads, x->n_heads, TS);
         if (x->n_self > 0)
             write_panels(f, "self", x->self, x->n_self, SS);
-        if (x->n_chosen > 0) { /* "chosen":[[j,..],..] a row per target token */
-            fputs(",\"chosen\":[", f);
-            for (int i = 0; i < x->n_tgt; i++) {
-                fputs(i ? ",[" : "[", f);
-                for (int h = 0; h < x->n_chosen; h++)
-                    fprintf(f, "%s%d", h ? "," : "", x->chosen[(size_t)i * x->n_chosen + h]);
-                fputc(']', f);
-            }
-            fputc(']', f);
-        }
+        if (x->n_chosen > 0)
+            align_write_chosen(f, x->chosen, x->n_tgt, x->n_chosen, x->n_chosen);
         fputc('}', f);
     }
     fputs("]}", f);

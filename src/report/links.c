@@ -78,6 +78,18 @@ static void write_matrices(FILE *f, const char *name, const AttnMatrix *ms, int 
     fputc(']', f);
 }
 
+void align_write_chosen(FILE *f, const int *chosen, int rows, int heads, long stride)
+{
+    fputs(",\"chosen\":[", f);
+    for (int i = 0; i < rows; i++) {
+        fputs(i ? ",[" : "[", f);
+        for (int k = 0; k < heads; k++)
+            fprintf(f, "%s%d", k ? "," : "", chosen[i * stride + k]);
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
 int align_write_json(FILE *f, long step, double epoch, long id, const char *const *src,
                      const char *const *tgt, const AttnMatrix *m, const AlignExtras *extra)
 {
@@ -94,16 +106,8 @@ int align_write_json(FILE *f, long step, double epoch, long id, const char *cons
         write_matrices(f, "heads", extra->heads, extra->n_heads);
     if (extra && extra->n_self > 0)
         write_matrices(f, "self", extra->self, extra->n_self);
-    if (extra && extra->n_chosen > 0) {
-        fputs(",\"chosen\":[", f);
-        for (int i = 0; i < m->rows; i++) {
-            fputs(i ? ",[" : "[", f);
-            for (int k = 0; k < extra->n_chosen; k++)
-                fprintf(f, "%s%d", k ? "," : "", extra->chosen[i * extra->chosen_stride + k]);
-            fputc(']', f);
-        }
-        fputc(']', f);
-    }
+    if (extra && extra->n_chosen > 0)
+        align_write_chosen(f, extra->chosen, m->rows, extra->n_chosen, extra->chosen_stride);
     fputs("}\n", f);
     return ferror(f) || fflush(f) != 0 ? -1 : 0;
 }

@@ -70,6 +70,10 @@ AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols,
 int align_write_json(FILE *f, long step, double epoch, long id, const char *const *src,
                      const char *const *tgt, const AttnMatrix *m, const AlignExtras *extra);
 
+/* `,"chosen":[[j,..],..]`: rows lists of heads positions, row i's head k at
+ * chosen[i * stride + k] (alignments.jsonl's field, and the report's). */
+void align_write_chosen(FILE *f, const int *chosen, int rows, int heads, long stride);
+
 /* Pharaoh text of links: "j-i j-i ...". */
 void align_format_links(const Link *links, int n, char *out, size_t cap);
 
