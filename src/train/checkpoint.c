@@ -118,6 +118,7 @@ static void pack_hard(Pack *p, const Progress *g)
     pack_f64(p, g->hard_token_baseline);
     pack_f64(p, g->log_reward);
     pack_i64(p, g->log_sampled);
+    pack_i64(p, g->log_sampled_tokens);
     pack_f64(p, g->log_entropy);
     pack_i64(p, g->log_entropy_terms);
 }
@@ -341,11 +342,13 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
         p->hard_token_baseline = take_f64(&h);
         p->log_reward = take_f64(&h);
         p->log_sampled = take_i64(&h);
+        p->log_sampled_tokens = take_i64(&h);
         p->log_entropy = take_f64(&h);
         p->log_entropy_terms = take_i64(&h);
         if (h.bad || h.at != h.len || !isfinite(p->hard_baseline) ||
             !isfinite(p->hard_token_baseline) || !isfinite(p->log_reward) ||
-            !isfinite(p->log_entropy) || p->log_sampled < 0 || p->log_entropy_terms < 0)
+            !isfinite(p->log_entropy) || p->log_sampled < 0 ||
+            p->log_sampled_tokens < p->log_sampled || p->log_entropy_terms < 0)
             return error_set(err, "checkpoint `%s`: bad hard-attention state", name);
     }
     ck->has_training = 1;

@@ -39,10 +39,11 @@ typedef struct {
     long log_steps, log_tokens;
     long validated_step;    /* the step the last validation scored (older checkpoints: step) */
     /* Hard attention (nn/MODEL.md): the running baselines b and b_tok, and what the next
-     * log line averages over: rewards of the sentences that sampled, attention entropy. */
+     * log line averages over: the summed rewards R_s of the sentences that sampled, those
+     * sentences and their target tokens, and the attention's entropy and its terms. */
     double hard_baseline, hard_token_baseline;
     double log_reward, log_entropy;
-    long log_sampled, log_entropy_terms;
+    long log_sampled, log_sampled_tokens, log_entropy_terms;
 } Progress;
 
 typedef struct {

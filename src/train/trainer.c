@@ -347,6 +347,34 @@ static double eta_seconds(const Trainer *t)
     return eta;
 }
 
+/* A hard model's part of a log line and of its training record, from the sums since the
+ * last line (which it then clears): the mean reward of the sentences that sampled, at the
+ * level the surrogate rewards (sentence: R_s per sentence; token: log p(y_i) per token),
+ * the baseline it is measured against (b or b_tok), and the mean entropy of a head's
+ * weights per real target step. A record leaves out what had nothing to average (no
+ * sentence sampled: the warm-up); the line shows nan. */
+static void hard_log_fields(Trainer *t, char *text, size_t text_size, char *json, size_t json_size)
+{
+    Progress *g = &t->prog;
+    const int token = t->cfg->training.hard_reward == HARD_REWARD_TOKEN;
+    const long count = token ? g->log_sampled_tokens : g->log_sampled;
+    const double reward = count ? g->log_reward / (double)count : NAN;
+    const double baseline = token ? g->hard_token_baseline : g->hard_baseline;
+    const double entropy = g->log_entropy_terms ? g->log_entropy / (double)g->log_entropy_terms
+                                                : NAN;
+    snprintf(text, text_size, " reward=%.4f baseline=%.4f entropy=%.4f", reward, baseline,
+             entropy);
+    char r[32], b[32], e[32];
+    snprintf(json, json_size, "%s%s,\"train_baseline\":%s%s%s",
+             isfinite(reward) ? ",\"train_reward\":" : "",
+             isfinite(reward) ? number_shortest(r, sizeof r, reward) : "",
+             number_shortest(b, sizeof b, baseline),
+             isfinite(entropy) ? ",\"train_attention_entropy\":" : "",
+             isfinite(entropy) ? number_shortest(e, sizeof e, entropy) : "");
+    g->log_reward = g->log_entropy = 0;
+    g->log_sampled = g->log_sampled_tokens = g->log_entropy_terms = 0;
+}
+
 static void log_progress(Trainer *t, int line_due)
 {
     double loss = t->log_steps ? t->log_loss / (double)t->log_steps : NAN;
@@ -367,21 +395,9 @@ static void log_progress(Trainer *t, int line_due)
     }
     if (!line_due)
         return;
-    char line[512], hard[160] = "", hard_json[160] = "";
-    if (t->dims.hard) {
-        /* the mean reward R_s of the sentences that sampled, the baseline, the mean
-         * entropy of a head's weights per target step */
-        Progress *g = &t->prog;
-        double reward = g->log_sampled ? g->log_reward / (double)g->log_sampled : NAN;
-        double entropy = g->log_entropy_terms ? g->log_entropy / (double)g->log_entropy_terms : NAN;
-        snprintf(hard, sizeof hard, " reward=%.4f baseline=%.4f entropy=%.4f", reward,
-                 g->hard_baseline, entropy);
-        snprintf(hard_json, sizeof hard_json, ",\"hard_reward\":%.6g,\"hard_baseline\":%.6g,"
-                 "\"attention_entropy\":%.6g", isfinite(reward) ? reward : 0, g->hard_baseline,
-                 isfinite(entropy) ? entropy : 0);
-        g->log_reward = g->log_entropy = 0;
-        g->log_sampled = g->log_entropy_terms = 0;
-    }
+    char line[512], hard[160] = "", hard_json[256] = "";
+    if (t->dims.hard)
+        hard_log_fields(t, hard, sizeof hard, hard_json, sizeof hard_json);
     snprintf(line, sizeof line, "step=%ld epoch=%.3f loss=%.4f ppl=%.2f tok_per_s=%.0f lr=%.4g "
              "elapsed=%.1fs eta=%s%s", t->prog.step, epoch, loss, exp(loss), tok_s, t->prog.lr,
              t->prog.train_seconds, eta, hard);
@@ -393,7 +409,7 @@ static void log_progress(Trainer *t, int line_due)
     fault_signal_at("log", t->prog.step);
     /* the loss exactly (the shortest text of its double: runs compare bit for bit), the
      * rest to the precision a reader uses */
-    char json[768], loss_text[32];
+    char json[640], loss_text[32];
     snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"train_loss\":%s,\"lr\":%.6g,"
              "\"tokens_per_s\":%.1f,\"train_seconds\":%.3f%s}", t->prog.step, epoch,
              number_shortest(loss_text, sizeof loss_text, loss), t->prog.lr, tok_s,
@@ -703,6 +719,7 @@ static void update_baselines(Trainer *t)
     }
     g->log_reward += st->reward_sum;
     g->log_sampled += st->sampled;
+    g->log_sampled_tokens += st->sampled_tokens;
     g->log_entropy += st->entropy_sum;
     g->log_entropy_terms += st->entropy_terms;
 }

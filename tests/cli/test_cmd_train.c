@@ -40,19 +40,34 @@ static void assert_same_weights(const char *run_a, const char *run_b)
     assert_same_weights_at(run_a, run_b, 1);
 }
 
-/* The train_loss entries of a run's metrics.jsonl, one per line. */
+/* Removes `"key":value,` (or a last `,"key":value`) from a JSON record in place. */
+static void drop_field(char *record, const char *key)
+{
+    char *at = strstr(record, key);
+    if (!at)
+        return;
+    char *end = at + strcspn(at, ",}");
+    if (*end == ',') {
+        end++;
+    } else if (at > record && at[-1] == ',') {
+        at--;
+    }
+    memmove(at, end, strlen(end) + 1);
+}
+
+/* The training records of a run's metrics.jsonl, one per line, without their timing
+ * (tokens_per_s, train_seconds): what two runs of the same work must write alike. */
 static char *train_losses(const char *run_dir)
 {
     char path[700];
     snprintf(path, sizeof path, "%s/metrics.jsonl", run_dir);
     char *all = read_file(path), *out = calloc(1, strlen(all) + 1);
     for (char *line = strtok(all, "\n"); line; line = strtok(NULL, "\n")) {
-        char *loss = strstr(line, "\"train_loss\":");
-        if (!loss)
+        if (!strstr(line, "\"train_loss\":"))
             continue;
-        char *step = strstr(line, "\"step\":");
-        strncat(out, step, (size_t)(strchr(step, ',') - step));
-        strncat(out, loss, (size_t)(strchr(loss, ',') - loss));
+        drop_field(line, "\"tokens_per_s\":");
+        drop_field(line, "\"train_seconds\":");
+        strcat(out, line);
         strcat(out, "\n");
     }
     free(all);
@@ -97,7 +112,7 @@ END_TEST
  * decoder (its cell state), dropout (its per-step masks, the self-attention layers' too),
  * label smoothing, a deeper encoder, heads, the attention-only encoder (whose c_0
  * an LSTM decoder starts from), and hard attention (its samples and baselines). */
-static const char *const RESUME_VARIANTS[][7] = {
+static const char *const RESUME_VARIANTS[][8] = {
     {NULL},
     {"model.decoder_cell=lstm", "model.encoder_layers=2", "model.embedding_dropout=0.2",
      "model.readout_dropout=0.3", "training.label_smoothing=0.1", NULL},
@@ -106,11 +121,13 @@ static const char *const RESUME_VARIANTS[][7] = {
      "model.embedding_dropout=0.2", NULL},
     {"model.encoder_cell=none", "model.self_attention_layers=1", "model.decoder_cell=lstm",
      "model.self_attention_dropout=0.3", NULL},
-    /* hard attention: its draws, and the baselines carried across (the split at step 7
-     * comes after the warm-up) */
+    /* hard attention: its draws, and the baselines and log sums carried across (the
+     * split at step 7 comes after the warm-up and between log lines), with either reward */
     {"model.attention_mode=hard", "model.attention_heads=2", "model.embedding_dropout=0.2",
      "training.hard_warmup_steps=3", "training.hard_expected_prob=0.3", "training.hard_reward=token",
-     NULL},
+     "training.log_every=4", NULL},
+    {"model.attention_mode=hard", "training.hard_warmup_steps=2", "training.hard_reward=sentence",
+     "training.hard_entropy_weight=0.01", "training.log_every=4", NULL},
 };
 
 START_TEST(resume_continues_bit_identically)
@@ -120,7 +137,7 @@ START_TEST(resume_continues_bit_identically)
     write_tiny_setup(dir);
     snprintf(straight, sizeof straight, "%s/straight", dir);
     snprintf(split, sizeof split, "%s/split", dir);
-    const char *sets[10];
+    const char *sets[12];
     int n = 0;
     for (const char *const *v = RESUME_VARIANTS[_i]; *v; v++)
         sets[n++] = *v;
@@ -135,7 +152,7 @@ START_TEST(resume_continues_bit_identically)
     ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
     char config[600];
     snprintf(config, sizeof config, "%s/tiny.yaml", dir);
-    const char *argv[20] = {S2S, "train", config, "--resume", split};
+    const char *argv[24] = {S2S, "train", config, "--resume", split};
     int a = 5;
     for (int k = 0; k < n; k++) { /* the settings of the checkpoint, given again */
         argv[a++] = "--set";
@@ -146,7 +163,7 @@ START_TEST(resume_continues_bit_identically)
     assert_same_weights(straight, split);
     char *la = train_losses(straight), *lb = train_losses(split);
     ck_assert_str_eq(la, lb);
-    ck_assert_ptr_nonnull(strstr(la, "\"step\":20\"train_loss\""));
+    ck_assert_ptr_nonnull(strstr(la, "{\"step\":20,"));
     free(la);
     free(lb);
 }
@@ -849,6 +866,59 @@ START_TEST(gradcheck_command_checks_the_configured_model)
 }
 END_TEST
 
+/* A number of a JSON record (NAN when the record has no such key). */
+static double record_number(const char *record, const char *key)
+{
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\":", key);
+    const char *at = strstr(record, quoted);
+    return at ? strtod(at + strlen(quoted), NULL) : NAN;
+}
+
+/* Hard attention's running baseline, read off a run logged every step: nothing samples
+ * in the warm-up (no reward; b stays 0), then each step b <- d b + (1 - d) (its mean
+ * reward) -- R_s per sentence under the sentence reward, log p per token under the token
+ * reward, whose baseline the record shows -- exactly, and the checkpoint keeps the last b. */
+START_TEST(hard_baselines_follow_the_rewards_after_the_warmup)
+{
+    const int token = _i;
+    char dir[512], run[600], set_run[640], path[700];
+    scratch_dir(dir, sizeof dir, token ? "baseline-token" : "baseline-sentence");
+    write_tiny_setup(dir);
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(set_run, sizeof set_run, "run_dir=%s", run);
+    const char *sets[] = {"model.attention_mode=hard", "training.hard_warmup_steps=3",
+                          "training.hard_expected_prob=0", "training.hard_baseline_decay=0.75",
+                          token ? "training.hard_reward=token" : "training.hard_reward=sentence",
+                          "training.max_steps=8", set_run, NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/metrics.jsonl", run);
+    char *all = read_file(path);
+    const double d = 0.75;
+    double b = 0;
+    long steps = 0;
+    for (char *line = strtok(all, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!strstr(line, "\"train_loss\":"))
+            continue;
+        const long step = (long)record_number(line, "step");
+        const double reward = record_number(line, "train_reward");
+        ck_assert_int_eq(step, ++steps);
+        ck_assert_msg(step <= 3 ? isnan(reward) : reward < 0, "step %ld: reward %g", step, reward);
+        if (step > 3)
+            b = d * b + (1 - d) * reward;
+        ck_assert_double_eq(record_number(line, "train_baseline"), b);
+        ck_assert_double_gt(record_number(line, "train_attention_entropy"), 0);
+    }
+    ck_assert_int_eq(steps, 8);
+    ck_assert_double_ne(b, 0);
+    free(all);
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "last.ckpt");
+    ck_assert_double_eq(token ? ck.progress.hard_token_baseline : ck.progress.hard_baseline, b);
+    checkpoint_free(&ck);
+}
+END_TEST
+
 Suite *train_suite(void)
 {
     Suite *s = suite_create("train");
@@ -875,6 +945,7 @@ Suite *train_suite(void)
     tcase_add_test(tc, clipping_scales_the_step_to_the_threshold);
     tcase_add_test(tc, each_step_draws_its_own_dropout_masks);
     tcase_add_test(tc, training_aer_and_entropy_match_s2s_align_on_the_same_checkpoint);
+    tcase_add_loop_test(tc, hard_baselines_follow_the_rewards_after_the_warmup, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

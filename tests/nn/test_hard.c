@@ -15,50 +15,65 @@
 #include "support/model_fixture.h"
 #include "support/suites.h"
 
-/* One sentence: 2 source words and </s> (S = 3), 1 target word and </s> (T = 2). */
-static const int SRC[] = {4, 5}, TGT[] = {6};
-enum { S = 3, T = 2 };
+/* A batch of one or two sentences, each of 2 source words and </s> (S = 3): the proofs
+ * take one of 1 target word (T = 2); the comparison of rewards adds one of 3 words, whose
+ * choices have later words to affect and whose reward is 2 tokens longer. */
+static const int SRC[] = {4, 5};
+static const int TGT[2][3] = {{6, 7, 4}, {7, 4, 5}};
+enum { S = 3, MAX_B = 2 };
 
 typedef struct {
     Dims d;
     Params P, G;
     Workspace ws;
     Batch bt;
-    int heads, n_paths;   /* (S^H)^T paths */
+    int B, T;             /* sentences, and the longest target's words and </s> */
+    int steps[MAX_B];     /* each sentence's target words and </s> */
+    int heads, n_paths;   /* S^(H sum_b steps[b]) paths */
     double baseline, entropy_weight;
     double *p0;           /* (n_paths) each path's probability at the checked point, for
                            * the entropy term's fixed weights */
     int with_entropy;     /* the objective adds lambda_e sum_paths p0(path) H(path) */
 } Enum;
 
-/* Writes path k's positions into the workspace: step i, head h is digit i * H + h of k
- * in base S. */
+/* Writes path k's positions into the workspace: the digits of k in base S, sentence by
+ * sentence, step by step, head by head; -1 at a shorter sentence's steps past its end. */
 static void set_path(Enum *e, int k)
 {
-    for (int i = 0; i < T; i++)
-        for (int h = 0; h < e->heads; h++) {
-            e->ws.chosen[(size_t)i * e->heads + h] = k % S;
-            k /= S;
-        }
-    e->ws.hard_rows[0] = 1;
+    const int B = e->B, H = e->heads;
+    for (int b = 0; b < B; b++) {
+        for (int i = 0; i < e->T; i++)
+            for (int h = 0; h < H; h++) {
+                int pick = -1;
+                if (i < e->steps[b]) {
+                    pick = k % S;
+                    k /= S;
+                }
+                e->ws.chosen[((size_t)i * B + b) * H + h] = pick;
+            }
+        e->ws.hard_rows[b] = 1;
+    }
 }
 
-/* The forward pass along path k: returns log p(y | path), and p(path | x) into *prob and
- * the path's entropy H_s into *entropy. */
+/* The forward pass along path k: returns log p(y | path) (summed over the sentences), and
+ * p(path | x) into *prob and the path's entropy into *entropy. */
 static double path_forward(Enum *e, int k, double *prob, double *entropy)
 {
     set_path(e, k);
     model_forward(&e->ws, &e->P, &e->bt);
-    const size_t SB = (size_t)S; /* B = 1 */
+    const int B = e->B, H = e->heads;
+    const size_t SB = (size_t)S * B;
     double logp = 0;
-    for (int i = 0; i < T; i++)
-        for (int h = 0; h < e->heads; h++) {
-            const real *alpha = e->ws.alpha_heads + ((size_t)i * e->heads + h) * SB;
-            logp += log(alpha[e->ws.chosen[(size_t)i * e->heads + h]]);
-        }
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < e->steps[b]; i++)
+            for (int h = 0; h < H; h++) {
+                const real *alpha = e->ws.alpha_heads + ((size_t)i * H + h) * SB;
+                const int j = e->ws.chosen[((size_t)i * B + b) * H + h];
+                logp += log(alpha[(size_t)j * B + b]);
+            }
     *prob = exp(logp);
     *entropy = e->ws.hard_stats.entropy_sum;
-    return -e->ws.hard_stats.nll * e->bt.n_tgt_tokens; /* R_s = - the summed cross-entropy */
+    return e->ws.hard_stats.reward_sum; /* sum_s R_s, R_s = log p(y_s | path) */
 }
 
 /* (1/N) [L_s + lambda_e sum_paths p0(path) H(path)]: what minus the expected gradient of J
@@ -77,7 +92,10 @@ static double exact_objective(void *ctx)
     return sum / e->bt.n_tgt_tokens;
 }
 
-static void enum_init(Enum *e, int heads, double baseline, double entropy_weight, uint64_t seed)
+/* One sentence of tgt_words[0] target words, or two (the first the longer: a batch is
+ * sorted by target length) when tgt_words[1] > 0. */
+static void enum_init(Enum *e, int heads, const int tgt_words[MAX_B], double baseline,
+                      double entropy_weight, uint64_t seed)
 {
     memset(e, 0, sizeof *e);
     /* the fixture's sizes; with 2 heads, a = p = d_h = 8 split evenly */
@@ -88,9 +106,22 @@ static void enum_init(Enum *e, int heads, double baseline, double entropy_weight
     if (heads > 1)
         e->d.dec_hidden = e->d.attn = 2 * e->d.enc_hidden;
     e->heads = heads;
+    e->B = tgt_words[1] > 0 ? 2 : 1;
     e->n_paths = 1;
-    for (int i = 0; i < T * heads; i++)
-        e->n_paths *= S;
+    const int *src[MAX_B], *tgt[MAX_B];
+    int src_n[MAX_B], tgt_n[MAX_B];
+    for (int b = 0; b < e->B; b++) {
+        ck_assert_int_le(tgt_words[b], 3);
+        e->steps[b] = tgt_words[b] + 1;
+        for (int i = 0; i < e->steps[b] * heads; i++)
+            e->n_paths *= S;
+        src[b] = SRC;
+        src_n[b] = 2;
+        tgt[b] = TGT[b];
+        tgt_n[b] = tgt_words[b];
+    }
+    ck_assert_int_ge(e->steps[0], e->steps[1]);
+    e->T = e->steps[0];
     e->baseline = baseline;
     e->entropy_weight = entropy_weight;
     params_alloc(&e->P, &e->d);
@@ -98,11 +129,9 @@ static void enum_init(Enum *e, int heads, double baseline, double entropy_weight
     Pcg32 rng;
     pcg32_seed(&rng, seed, 1);
     fill_uniform(e->P.mem, e->P.n, &rng, -0.5, 0.5);
-    batch_init(&e->bt, 1, S, T);
-    const int *src = SRC, *tgt = TGT;
-    const int src_n = 2, tgt_n = 1;
-    batch_fill(&e->bt, 1, &src, &src_n, &tgt, &tgt_n);
-    model_workspace_init(&e->ws, &e->d, 1, S, T, 1);
+    batch_init(&e->bt, e->B, S, e->T);
+    batch_fill(&e->bt, e->B, src, src_n, tgt, tgt_n);
+    model_workspace_init(&e->ws, &e->d, e->B, S, e->T, 1);
     /* every sentence samples (no expected contexts), lambda_r = 1 */
     HardAttention h = {.mode = CONTEXT_SAMPLE, .expected_prob = 0, .reinforce_weight = 1,
                        .entropy_weight = entropy_weight, .baseline = baseline};
@@ -110,7 +139,7 @@ static void enum_init(Enum *e, int heads, double baseline, double entropy_weight
     model_set_hard(&e->ws, &h);
     model_forward(&e->ws, &e->P, &e->bt); /* lays out the buffers the paths are written to */
     ck_assert_int_eq(e->ws.S, S);
-    ck_assert_int_eq(e->ws.T, T);
+    ck_assert_int_eq(e->ws.T, e->T);
     e->ws.hard.mode = CONTEXT_GIVEN;
     e->p0 = malloc(sizeof(double) * e->n_paths);
 }
@@ -130,7 +159,7 @@ static void enum_free(Enum *e)
 static void check_expectation(int heads, double baseline, double entropy_weight)
 {
     Enum e;
-    enum_init(&e, heads, baseline, entropy_weight, 77);
+    enum_init(&e, heads, (int[MAX_B]){1, 0}, baseline, entropy_weight, 77);
     double *expected = calloc(e.P.n, sizeof(double));
     double total = 0;
     for (int k = 0; k < e.n_paths; k++) {
@@ -193,7 +222,7 @@ END_TEST
 START_TEST(without_reinforce_the_expectation_misses)
 {
     Enum e;
-    enum_init(&e, 1, 0, 0, 77);
+    enum_init(&e, 1, (int[MAX_B]){1, 0}, 0, 0, 77);
     e.ws.hard.reinforce_weight = 0;
     double *expected = calloc(e.P.n, sizeof(double));
     for (int k = 0; k < e.n_paths; k++) {
@@ -205,6 +234,8 @@ START_TEST(without_reinforce_the_expectation_misses)
             expected[x] -= prob * e.G.mem[x];
     }
     /* v_a moves only the weights: without REINFORCE its expected gradient is 0 */
+    printf("hard attention without its REINFORCE term, 1 head: E[-dJ] must miss the exact "
+           "gradient of v_a:\n");
     const Tensor *v_a = NULL;
     for (int t = 0; t < e.P.n_tensors; t++)
         if (!strcmp(e.P.tensors[t].name, "v_a"))
@@ -244,40 +275,85 @@ static double estimate_variance(Enum *e, double *mean)
     return var;
 }
 
-/* What the baseline is for: the same expectation (above), less variance. Measured
- * exactly over the 81 paths of the two-head model: b = 0, b = E[R] (the value a running
- * mean tends to), and the token reward (whose mean differs: it is biased). */
-START_TEST(the_baseline_lowers_the_variance_of_the_estimate)
+/* The three estimators of one batch, measured exactly over its paths: the variance of
+ * -dJ with b = 0, with b = E[mean_s R_s] (the value the running mean tends to) and with
+ * the token reward (b_tok = E[sum_s R_s] / N, likewise); how far that b moves the mean
+ * (max abs, relative to the largest element: it must not), and the token reward's bias
+ * |E g - dL| / |dL|. */
+typedef struct {
+    double expected_reward, var0, var_b, var_tok, baseline_shift, token_bias;
+} Estimators;
+
+static Estimators compare_estimators(int heads, const int tgt_words[MAX_B])
 {
     Enum e;
-    enum_init(&e, 2, 0, 0, 77);
-    double *mean0 = malloc(sizeof(double) * e.P.n), *mean = malloc(sizeof(double) * e.P.n);
-    double var0 = estimate_variance(&e, mean0);
-    double expected_reward = 0, prob, entropy;
-    for (int k = 0; k < e.n_paths; k++)
-        expected_reward += e.p0[k] * path_forward(&e, k, &prob, &entropy);
-    e.ws.hard.baseline = expected_reward;
-    double var_b = estimate_variance(&e, mean);
-    double largest = 0, diff = 0, bias = 0, norm = 0;
-    for (size_t x = 0; x < e.P.n; x++) {
-        largest = fmax(largest, fabs(mean0[x]));
-        diff = fmax(diff, fabs(mean[x] - mean0[x]));
+    enum_init(&e, heads, tgt_words, 0, 0, 77);
+    Estimators out = {0};
+    double *exact = malloc(sizeof(double) * e.P.n), *mean = malloc(sizeof(double) * e.P.n);
+    out.var0 = estimate_variance(&e, exact); /* b = 0: unbiased, so its mean is dL / N */
+    double prob, entropy, total = 0;
+    for (int k = 0; k < e.n_paths; k++) {
+        out.expected_reward += e.p0[k] * path_forward(&e, k, &prob, &entropy);
+        total += e.p0[k];
     }
-    ck_assert_double_le(diff, 1e-12 * largest); /* the same expectation */
+    ck_assert_double_eq_tol(total, 1, 1e-14); /* the paths are every outcome */
+    e.ws.hard.baseline = out.expected_reward / e.B;
+    out.var_b = estimate_variance(&e, mean);
+    double largest = 0, bias = 0, norm = 0;
+    for (size_t x = 0; x < e.P.n; x++) {
+        largest = fmax(largest, fabs(exact[x]));
+        out.baseline_shift = fmax(out.baseline_shift, fabs(mean[x] - exact[x]));
+    }
+    out.baseline_shift /= largest;
     e.ws.hard.token_reward = 1;
-    e.ws.hard.token_baseline = expected_reward / e.bt.n_tgt_tokens;
-    double var_tok = estimate_variance(&e, mean);
+    e.ws.hard.token_baseline = out.expected_reward / e.bt.n_tgt_tokens;
+    out.var_tok = estimate_variance(&e, mean);
     for (size_t x = 0; x < e.P.n; x++) {
-        bias += (mean[x] - mean0[x]) * (mean[x] - mean0[x]);
-        norm += mean0[x] * mean0[x];
+        bias += (mean[x] - exact[x]) * (mean[x] - exact[x]);
+        norm += exact[x] * exact[x];
     }
-    printf("variance of the gradient estimate over the paths (2 heads, 81 paths, E[R] = %.4f): "
-           "b = 0: %.4e; b = E[R]: %.4e (%.1fx less); token reward: %.4e, its bias |E g - dL| = "
-           "%.2e |dL|\n", expected_reward, var0, var_b, var0 / var_b, var_tok, sqrt(bias / norm));
-    ck_assert_double_lt(var_b, var0);
-    free(mean0);
+    out.token_bias = sqrt(bias / norm);
+    char words[32] = "";
+    for (int b = 0; b < e.B; b++)
+        snprintf(words + strlen(words), sizeof words - strlen(words), "%s%d", b ? " and " : "",
+                 tgt_words[b]);
+    printf("variance of the gradient estimate over the paths (%d head%s, sentences of %s target "
+           "word%s, %d paths, E[sum_s R_s] = %.4f): b = 0: %.4e; b = E[mean_s R_s]: %.4e (%.1fx "
+           "less, mean moved %.1e); token reward: %.4e (%.2fx the sentence reward's), its bias "
+           "|E g - dL| = %.2e |dL|\n", heads, heads > 1 ? "s" : "", words,
+           e.B > 1 || tgt_words[0] > 1 ? "s" : "", e.n_paths,
+           out.expected_reward, out.var0, out.var_b, out.var0 / out.var_b, out.baseline_shift,
+           out.var_tok, out.var_tok / out.var_b, out.token_bias);
+    free(exact);
     free(mean);
     enum_free(&e);
+    return out;
+}
+
+/* What the baseline is for: the same expectation (above), far less variance -- on the
+ * 81 paths of the two-head model of one target word, 30 times less (README). */
+START_TEST(the_baseline_lowers_the_variance_of_the_estimate)
+{
+    Estimators est = compare_estimators(2, (int[MAX_B]){1, 0});
+    ck_assert_double_le(est.baseline_shift, 1e-12); /* the same expectation */
+    ck_assert_double_ge(est.var0 / est.var_b, 30);
+}
+END_TEST
+
+/* What the token reward trades (nn/MODEL.md). A batch of sentences of 3 and 1 target
+ * words (one head, 729 paths): one baseline b cannot fit rewards R_s that grow with the
+ * sentence's length, a per-token baseline can, so the token reward's estimate varies 6
+ * times less than the sentence reward's with its best constant b -- but its mean is not
+ * the gradient. With the long sentence alone, where length cannot differ, the gain is gone:
+ * what the token reward buys on real batches is mostly this. */
+START_TEST(the_token_reward_trades_bias_for_variance)
+{
+    Estimators mixed = compare_estimators(1, (int[MAX_B]){3, 1});
+    ck_assert_double_le(mixed.baseline_shift, 1e-12);
+    ck_assert_double_le(mixed.var_tok, mixed.var_b / 5);
+    ck_assert_double_gt(mixed.token_bias, 1e-5);
+    Estimators alone = compare_estimators(1, (int[MAX_B]){3, 0});
+    ck_assert_double_gt(alone.var_tok, alone.var_b / 2);
 }
 END_TEST
 
@@ -294,6 +370,10 @@ START_TEST(sampler_draws_each_position_for_its_weight)
     ck_assert_int_eq(attn_choose(alpha, 0, 1, 4, NULL), 1);
     const real tie[3] = {0.4, 0.4, 0.2};
     ck_assert_int_eq(attn_choose(tie, 0, 1, 3, NULL), 0);
+    /* weights whose rounded sum falls short of a draw: the last position of weight > 0 */
+    const real short_sum[3] = {0.25, 0.25, 0};
+    const double late = 0.75;
+    ck_assert_int_eq(attn_choose(short_sum, 0, 1, 3, &late), 1);
     /* a row of a batch (B = 2, rows interleaved): row 1's weights only */
     const real two[6] = {0.9, 0.1, 0.05, 0.3, 0.05, 0.6};
     const double u = 0.35;
@@ -314,6 +394,7 @@ Suite *hard_suite(void)
     tcase_add_test(tc, the_entropy_term_adds_its_path_weighted_gradient);
     tcase_add_test(tc, without_reinforce_the_expectation_misses);
     tcase_add_test(tc, the_baseline_lowers_the_variance_of_the_estimate);
+    tcase_add_test(tc, the_token_reward_trades_bias_for_variance);
     suite_add_tcase(s, tc);
     return s;
 }

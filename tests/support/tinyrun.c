@@ -70,16 +70,17 @@ void write_tiny_setup(const char *dir)
     write_file(path, text);
 }
 
-/* Runs s2s train on dir/tiny.yaml with up to 6 --set overrides. */
+/* Runs s2s train on dir/tiny.yaml with up to 12 --set overrides. */
 int train(const char *binary, const char *dir, const char *const *sets,
                  const char *const *env, const char *err_name)
 {
     char config[600], err[600];
     snprintf(config, sizeof config, "%s/tiny.yaml", dir);
     snprintf(err, sizeof err, "%s/%s", dir, err_name ? err_name : "stderr.txt");
-    const char *argv[20] = {binary, "train", config};
+    const char *argv[28] = {binary, "train", config};
     int a = 3;
     for (int k = 0; sets && sets[k]; k++) {
+        ck_assert_int_lt(k, 12);
         argv[a++] = "--set";
         argv[a++] = sets[k];
     }

@@ -56,7 +56,10 @@ static char *make_checkpoint(const char *dir, size_t *size)
     Optimizer opt;
     optim_init(&opt, OPTIM_ADAM, p.n, 0.001f);
     opt.m[3] = 1.5f;
-    Progress prog = {.step = 42, .lr = 0.001, .best_score = 12.5, .rng_state = 7, .rng_inc = 9};
+    Progress prog = {.step = 42, .lr = 0.001, .best_score = 12.5, .rng_state = 7, .rng_inc = 9,
+                     .hard_baseline = -31.25, .hard_token_baseline = -1.75, .log_reward = -90.5,
+                     .log_entropy = 3.125, .log_sampled = 3, .log_sampled_tokens = 41,
+                     .log_entropy_terms = 57};
     char path[600];
     snprintf(path, sizeof path, "%s/x.ckpt", dir);
     ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, &opt, &prog, &err) == 0, "%s", err.msg);
@@ -65,6 +68,14 @@ static char *make_checkpoint(const char *dir, size_t *size)
     ck_assert(memcmp(ck.params.mem, p.mem, sizeof(float) * p.n) == 0);
     ck_assert_int_eq(ck.progress.step, 42);
     ck_assert_double_eq(ck.progress.best_score, 12.5);
+    /* hard attention's baselines and the next log line's sums (section HARD) */
+    ck_assert_double_eq(ck.progress.hard_baseline, -31.25);
+    ck_assert_double_eq(ck.progress.hard_token_baseline, -1.75);
+    ck_assert_double_eq(ck.progress.log_reward, -90.5);
+    ck_assert_double_eq(ck.progress.log_entropy, 3.125);
+    ck_assert_int_eq(ck.progress.log_sampled, 3);
+    ck_assert_int_eq(ck.progress.log_sampled_tokens, 41);
+    ck_assert_int_eq(ck.progress.log_entropy_terms, 57);
     ck_assert_float_eq(ck.optim.m[3], 1.5f);
     ck_assert_str_eq(vocab_word(&ck.src_vocab, 4), "hello");
     ck_assert_str_eq(ck.config.data.train_src, "a");
@@ -174,7 +185,7 @@ START_TEST(checkpoint_round_trips_and_refuses_damage)
     ck_assert_str_eq(load_error(good, 10), "checkpoint `x.ckpt` is truncated: 10 bytes, shorter than its header");
     ck_assert_str_eq(load_error(good, 0), "`x.ckpt` is not an s2s checkpoint (bad magic)");
     memcpy(bad, good, size);
-    bad[size - 100] ^= 1; /* inside the section before the last (HARD, 48 bytes) */
+    bad[size - 100] ^= 1; /* inside the section before the last (HARD, 56 bytes) */
     ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt`: CRC mismatch in section LOGS (the file is damaged)");
     /* every truncation and every flipped byte is refused with a message */
     for (size_t cut = 0; cut < size; cut += 1 + cut / 16)
