@@ -98,8 +98,7 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
     Workspace ws;
     Batch bt;
     model_workspace_init(&ws, &ck->dims, ALIGN_BATCH, c->max_src_len + 1, c->max_tgt_len + 1, 0);
-    if (argmax)
-        model_set_hard(&ws, &(HardAttention){.mode = CONTEXT_ARGMAX});
+    model_set_argmax(&ws, argmax);
     batch_init(&bt, ALIGN_BATCH, c->max_src_len + 1, c->max_tgt_len + 1);
     int max_links = (c->max_src_len + 1) * (c->max_tgt_len + 1);
     Link *links = xmalloc_array((size_t)max_links, sizeof(Link));

@@ -122,9 +122,9 @@ typedef struct {
 } AttnGrads;
 
 /* Backward of one step from dc (rows, d_h, row stride ld_dc), the gradient reaching its
- * context, plus g's surrogate terms on the choosing rows' weights. step holds what attn_step_forward wrote; when pre_kept is 0, step->pre is
- * computed again here first (the same arithmetic, so the same numbers). Accumulates
- * v_a's gradient into G. */
+ * context, plus g's surrogate terms on the choosing rows' weights. step holds what
+ * attn_step_forward wrote; when pre_kept is 0, step->pre is computed again here first
+ * (the same arithmetic, so the same numbers). Accumulates v_a's gradient into G. */
 void attn_step_backward(AttnGrads *g, AttnParams *G, const real *dc, int ld_dc,
                         const AttnStep *step, int pre_kept, const AttnParams *P,
                         const AttnDims *d, const AttnInput *in);

@@ -67,13 +67,19 @@ static const real *head_weights(const Workspace *ws, int i, int k)
     return ws->alpha_heads + ((size_t)i * ws->dims.heads + k) * SB;
 }
 
+/* The surrogate's (R_s - b) or r_i for step i of sentence b. */
+static double advantage_at(const Workspace *ws, int i, int b)
+{
+    return ws->hard.token_reward ? ws->advantage[(size_t)i * ws->B + b] : ws->advantage[b];
+}
+
 /* Whether step i of sentence b is one of its real target positions. */
 static int real_step(const Workspace *ws, const Batch *bt, int i, int b)
 {
     return b < ws->active[i] && i < bt->tgt_len[b];
 }
 
-double hard_rewards(Workspace *ws, const Batch *bt, double ce_sum)
+double hard_objective(Workspace *ws, const Batch *bt, double ce_sum)
 {
     const int B = ws->B, T = ws->T, N = ws->N, H = ws->dims.heads;
     const HardAttention *h = &ws->hard;
@@ -117,7 +123,7 @@ double hard_rewards(Workspace *ws, const Batch *bt, double ce_sum)
             if (!real_step(ws, bt, i, b))
                 continue;
             const int L = ws->step_len[(size_t)i * B + b];
-            const double adv = h->token_reward ? ws->advantage[(size_t)i * B + b] : ws->advantage[b];
+            const double adv = advantage_at(ws, i, b);
             for (int k = 0; k < H; k++) {
                 const real *alpha = head_weights(ws, i, k);
                 const double e = attn_entropy(alpha, b, B, L);
@@ -143,7 +149,7 @@ void hard_step_weights(Workspace *ws, const Batch *bt, int i)
     for (int b = 0; b < B; b++) {
         real r = 0, e = 0;
         if (surrogate && ws->hard_rows[b] && real_step(ws, bt, i, b)) {
-            const double adv = h->token_reward ? ws->advantage[(size_t)i * B + b] : ws->advantage[b];
+            const double adv = advantage_at(ws, i, b);
             r = (real)(h->reinforce_weight * adv / ws->N);
             e = (real)(h->entropy_weight / ws->N);
         }

@@ -173,6 +173,11 @@ void model_set_hard(Workspace *ws, const HardAttention *hard)
     ws->hard = hard ? *hard : (HardAttention){0};
 }
 
+void model_set_argmax(Workspace *ws, int argmax)
+{
+    model_set_hard(ws, argmax ? &(HardAttention){.mode = CONTEXT_ARGMAX} : NULL);
+}
+
 /* ---- forward --------------------------------------------------------------------- */
 
 /* Step i's tanh layer of the additive score (S*B, A): its own block when every step's is
@@ -395,9 +400,13 @@ double model_output_layer(Params *G, Workspace *ws, const Params *P)
     return loss;
 }
 
+double model_pass_loss(Workspace *ws, const Batch *bt, double ce_sum)
+{
+    return hard_contexts(ws) ? hard_objective(ws, bt, ce_sum) : ce_sum / ws->N;
+}
+
 double model_forward(Workspace *ws, const Params *P, const Batch *bt)
 {
     model_forward_to_readout(ws, P, bt);
-    double ce_sum = model_output_layer(NULL, ws, P);
-    return hard_contexts(ws) ? hard_rewards(ws, bt, ce_sum) : ce_sum / ws->N;
+    return model_pass_loss(ws, bt, model_output_layer(NULL, ws, P));
 }

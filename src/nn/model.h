@@ -206,11 +206,15 @@ typedef struct {
     unsigned char *hard_rows; /* (B) 1: sentence b's heads choose positions */
     int *soft_len;         /* (T, B) step_len with the choosing rows' set to 0 */
     double *draws;         /* (T, B, H) the uniform draws of sampling */
-    int *chosen;           /* (T, B, H) each head's position; -1 in rows that did not choose */
+    int *chosen;           /* (T, B, H) each head's position; -1 in rows that did not
+                            * choose. In a batch not sorted by target length (gradient
+                            * checks, s2s align) a choosing row also draws at its padded
+                            * steps, which nothing reads. */
     int *tok_sentence;     /* (N) the sentence (row b) of each real target position */
     int *tok_step;         /* (N) and its step i */
     double *tok_nll;       /* (N) its -log p(y_i), unsmoothed */
-    double *advantage;     /* (B) R_s - b (sentence reward) or (N) r_i (token reward) */
+    double *advantage;     /* sentence reward: (B) R_s - b; token reward: (T, B) r_i at
+                            * i * B + b */
     real *step_reinforce, *step_entropy; /* (B) one step's surrogate weights (backward) */
 
     /* backward scratch (only with_backward); d_ro_in, d_dec_xg and d_ex are the memory
@@ -238,6 +242,10 @@ void model_set_regularization(Workspace *ws, const Regularization *reg);
 /* How the coming passes form their contexts (NULL: soft, the default). A hard model's
  * training sets CONTEXT_SAMPLE with its weights and baselines every step. */
 void model_set_hard(Workspace *ws, const HardAttention *hard);
+
+/* Teacher-forced passes and decoding with each head reading its most probable position
+ * (argmax 1: CONTEXT_ARGMAX), or the weighted sum (0: soft). */
+void model_set_argmax(Workspace *ws, int argmax);
 
 /* The heads' mean of self-attention layer `layer` (from 0) over the last batch, (B, S, S):
  * sentence b's query position i over key position j at [(b * S + i) * S + j]; NULL when

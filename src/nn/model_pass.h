@@ -14,6 +14,10 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt);
  * gradient of what the output layer read. */
 double model_output_layer(Params *G, Workspace *ws, const Params *P);
 
+/* What a pass returns, from the output layer's summed cross-entropy: its token mean, or
+ * with hard contexts hard_objective's value (J when they are being trained). */
+double model_pass_loss(Workspace *ws, const Batch *bt, double ce_sum);
+
 /* Step i's additive-attention tanh layer (S*B, a): its own block when every step's is
  * kept for backward, else the one block that backward fills again. */
 real *model_att_pre_step(const Workspace *ws, int i);
@@ -28,7 +32,7 @@ AttnChoice hard_step_choice(const Workspace *ws, int i);
 /* After the output layer, from its summed loss ce_sum and tok_nll: hard_stats, the
  * advantages (unless frozen), and the returned value: J in a surrogate pass
  * (CONTEXT_SAMPLE, CONTEXT_GIVEN), else the token-mean cross-entropy. */
-double hard_rewards(Workspace *ws, const Batch *bt, double ce_sum);
+double hard_objective(Workspace *ws, const Batch *bt, double ce_sum);
 /* Step i's surrogate weights into step_reinforce and step_entropy (B), for backward. */
 void hard_step_weights(Workspace *ws, const Batch *bt, int i);
 

@@ -106,10 +106,12 @@ typedef double real;
 #define model_backward_rows model_backward_rows_f64
 #define model_forward_backward model_forward_backward_f64
 #define model_set_hard model_set_hard_f64
+#define model_set_argmax model_set_argmax_f64
+#define model_pass_loss model_pass_loss_f64
 #define hard_contexts hard_contexts_f64
 #define hard_plan hard_plan_f64
 #define hard_step_choice hard_step_choice_f64
-#define hard_rewards hard_rewards_f64
+#define hard_objective hard_objective_f64
 #define hard_step_weights hard_step_weights_f64
 #define attn_choose attn_choose_f64
 #define attn_pick_forward attn_pick_forward_f64

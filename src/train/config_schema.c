@@ -120,7 +120,7 @@ const KeySpec config_keys[] = {
     {"translate.max_source_length", T_INT, OFF(translate.max_source_length), "250", 1, 100000, NULL, FREE, "s2s translate cuts longer sources (with a warning)"},
     {"translate.max_output_ratio", T_REAL, OFF(translate.max_output_ratio), "2", 0, 1000, NULL, KEY_MIN_EXCLUSIVE, "a translation stops after max_output_ratio * (source tokens) + max_output_extra tokens"},
     {"translate.max_output_extra", T_INT, OFF(translate.max_output_extra), "10", 0, 100000, NULL, 0, "see max_output_ratio"},
-    {"translate.attention_mode", T_ENUM, OFF(translate.attention_mode), "auto", 0, 0, decode_mode_names, FREE, "contexts when decoding, aligning and validating: soft (the weighted sum), argmax (each head reads its most probable position), or auto: argmax for a hard model, soft for a soft one"},
+    {"translate.attention_mode", T_ENUM, OFF(translate.attention_mode), "auto", 0, 0, decode_mode_names, 0, "contexts when decoding, aligning and validating: soft (the weighted sum), argmax (each head reads its most probable position), or auto: argmax for a hard model, soft for a soft one (fixed for a run: validation scores, and so best.ckpt, are measured with it)"},
 };
 
 #undef OFF

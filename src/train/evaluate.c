@@ -80,7 +80,7 @@ static char *hyp_text(const Vocab *v, const int *ids, int n, TokenLevel level, i
 
 void evaluator_set_argmax(Evaluator *e, int argmax)
 {
-    model_set_hard(&e->ws, argmax ? &(HardAttention){.mode = CONTEXT_ARGMAX} : NULL);
+    model_set_argmax(&e->ws, argmax);
     e->dec.argmax = argmax;
 }
 

@@ -252,8 +252,7 @@ static void init_model(Trainer *t, Checkpoint *ck)
             max_tgt = t->valid.tgt_len[t->probes[k]] > max_tgt ? t->valid.tgt_len[t->probes[k]] : max_tgt;
         }
         model_workspace_init(&t->probe_ws, &t->dims, t->n_probes, max_src + 1, max_tgt + 1, 0);
-        if (argmax)
-            model_set_hard(&t->probe_ws, &(HardAttention){.mode = CONTEXT_ARGMAX});
+        model_set_argmax(&t->probe_ws, argmax);
         batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
     }
     if (!ck)

@@ -222,16 +222,18 @@ START_TEST(every_variant_trains_translates_and_decodes_as_it_trains)
     ck_assert_int_eq(strstr(report, ",\"self\":[") != NULL, layers > 0);
     free(report);
     /* each model in its own decoding mode (auto); the default one also with argmax
-     * contexts, which a soft model may be decoded with */
-    static const char *const modes[] = {"auto", "argmax"};
-    for (int m = 0; m < (_i == 0 ? 2 : 1); m++) {
+     * contexts, which a soft model may be decoded with, and a hard one with the expected
+     * (soft) contexts, which choose nothing */
+    const char *modes[2] = {"auto", _i == 0 ? "argmax" : chosen ? "soft" : NULL};
+    const int modes_chosen[2] = {chosen, _i == 0 ? 1 : 0};
+    for (int m = 0; m < 2 && modes[m]; m++) {
         const char *translate[] = {S2S, "translate", "--model", model, "--beam", "5",
                                    "--out-alignments", beam_json, "--attention-mode", modes[m], NULL};
         ck_assert_int_eq(run_command_with(translate, hyp, err_path, &(RunOptions){.in_path = src}, NULL), 0);
         const char *align[] = {S2S, "align", "--model", model, "--src", src, "--tgt", hyp, "--out",
                                forced_json, "--attention-mode", modes[m], NULL};
         ck_assert_int_eq(run_command(align, NULL, err_path, NULL), 0);
-        double worst = attention_difference(beam_json, forced_json, layers, m ? 1 : chosen);
+        double worst = attention_difference(beam_json, forced_json, layers, modes_chosen[m]);
         printf("  beam vs teacher-forced attention (%s contexts): largest difference %.2e\n",
                modes[m], worst);
         ck_assert_double_le(worst, 1e-5);
