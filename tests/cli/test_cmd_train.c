@@ -863,6 +863,23 @@ START_TEST(gradcheck_command_checks_the_configured_model)
     ck_assert_ptr_nonnull(strstr(out, "model: attention-only encoder (positions) and 1 self-attention"));
     ck_assert_ptr_nonnull(strstr(out, "  W_c "));
     free(out);
+    /* hard attention: the surrogate J with the paths sampled and the rewards frozen, with
+     * either reward (every sentence sampling; some on expected contexts) */
+    out = gradcheck_output(path, out_path,
+                           (const char *[]){"model.attention_mode=hard", "model.attention_heads=2",
+                                            "training.hard_reward=sentence",
+                                            "training.hard_expected_prob=0",
+                                            "training.hard_entropy_weight=0.05", NULL});
+    ck_assert_ptr_nonnull(strstr(out, ": 3 sentence pairs, surrogate J "));
+    ck_assert_ptr_nonnull(strstr(out, "hard attention: 3 of 3 sentences sampled their positions"));
+    ck_assert_ptr_nonnull(strstr(out, "  v_a "));
+    free(out);
+    out = gradcheck_output(path, out_path,
+                           (const char *[]){"model.attention_mode=hard", "model.attention=general",
+                                            "training.hard_reward=token", NULL});
+    ck_assert_ptr_nonnull(strstr(out, ": 3 sentence pairs, surrogate J "));
+    ck_assert_ptr_nonnull(strstr(out, "paths and rewards held fixed"));
+    free(out);
 }
 END_TEST
 
