@@ -190,10 +190,13 @@ static void search_free(Search *s)
 }
 
 /* Step t of sentence b, from its rows' logits: the 2K best extensions of its live
- * hypotheses by log-probability; those ending in </s> are finished, the K best others
- * live on (next_*). The sentence is done when K have finished, it reached max_out
- * words, or nothing lives; then its live hypotheses count as finished too. Returns 1
- * if the sentence is done at this step. */
+ * hypotheses by log-probability; of those ending in </s>, the ones among the K best
+ * are finished, and the K best others live on (next_*). (2K, so that K live on however
+ * many end; only the K best may end, as in fairseq: a </s> ranked below them would stop
+ * the search on a hypothesis the beam itself would not keep -- with K = 1, not greedy's.)
+ * The sentence is done when K have finished, it reached max_out words, or nothing
+ * lives; then its live hypotheses count as finished too. Returns 1 if the sentence is
+ * done at this step. */
 static int extend_sentence(Search *s, const real *logits, int b, int t, int max_out)
 {
     const int K = s->K, V = s->V, base = b * K;
@@ -225,9 +228,9 @@ static int extend_sentence(Search *s, const real *logits, int b, int t, int max_
     qsort(heap, (size_t)n_heap, sizeof(Candidate), by_score_desc);
     Finished *f = s->fin + (size_t)b * 2 * K;
     int *n_fin = &s->n_fin[b];
-    for (int c = 0; c < n_heap && (live < K || *n_fin < K); c++) {
+    for (int c = 0; c < n_heap && live < K; c++) {
         if (heap[c].token == TOK_EOS) {
-            if (*n_fin < K)
+            if (c < K && *n_fin < K)
                 f[(*n_fin)++] = (Finished){t, heap[c].row, 1, heap[c].score,
                                            heap[c].score / length_penalty(t + 1, s->alpha)};
         } else if (live < K) {

@@ -176,10 +176,11 @@ void decode_greedy(Decoder *dec, const Params *P, const Batch *bt, int max_out, 
     while (n_done < B) {
         decoder_step(dec, P, bt->src_steps, B);
         for (int b = 0; b < B; b++) {
+            /* the most probable word; <pad> and <s> are never outputs (as in beam search) */
             const real *o = dec->logits + (size_t)b * V;
-            int best = 0;
-            for (int v = 1; v < V; v++)
-                if (o[v] > o[best])
+            int best = TOK_UNK;
+            for (int v = TOK_UNK + 1; v < V; v++)
+                if (v != TOK_BOS && o[v] > o[best])
                     best = v;
             dec->prev[b] = best;
             if (dec->done[b])
