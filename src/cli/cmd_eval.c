@@ -40,7 +40,7 @@ static void print_metrics(const char *prefix, const char *const *hyps, const cha
         } else if (order[k] == 2) {
             printf("%schrF2 = %.2f\n", prefix, chrf_corpus(hyps, refs, n, lowercase));
         } else {
-            printf("%sexact = %.2f (%d sentences)\n", prefix, exact_match(hyps, refs, n), n);
+            printf("%sexact = %.2f (%d sentences)\n", prefix, exact_match(hyps, refs, n, lowercase), n);
         }
     }
 }

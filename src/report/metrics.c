@@ -382,13 +382,27 @@ double chrf_corpus(const char *const *hyps, const char *const *refs, int n, int 
     return 100 * (1 + beta2) * precision * recall / (beta2 * precision + recall);
 }
 
-double exact_match(const char *const *hyps, const char *const *refs, int n)
+/* Whether a and b are the same text, or with lowercase the same once lowercased. */
+static int same_text(const char *a, const char *b, int lowercase)
+{
+    if (!lowercase)
+        return !strcmp(a, b);
+    size_t la = 0, lb = 0;
+    uint8_t *x = u8_tolower((const uint8_t *)a, strlen(a), NULL, NULL, NULL, &la);
+    uint8_t *y = u8_tolower((const uint8_t *)b, strlen(b), NULL, NULL, NULL, &lb);
+    int same = x && y ? la == lb && !memcmp(x, y, la) : !strcmp(a, b);
+    free(x);
+    free(y);
+    return same;
+}
+
+double exact_match(const char *const *hyps, const char *const *refs, int n, int lowercase)
 {
     if (n == 0)
         return 0;
     int same = 0;
     for (int s = 0; s < n; s++)
-        same += !strcmp(hyps[s], refs[s]);
+        same += same_text(hyps[s], refs[s], lowercase);
     return 100.0 * same / n;
 }
 

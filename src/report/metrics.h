@@ -32,8 +32,9 @@ char *tokenize_13a(const char *line);
  * precision and recall averaged over the orders both sides have, beta = 2. 0..100. */
 double chrf_corpus(const char *const *hyps, const char *const *refs, int n, int lowercase);
 
-/* Percent of hypotheses identical to their reference. */
-double exact_match(const char *const *hyps, const char *const *refs, int n);
+/* Percent of hypotheses identical to their reference (with lowercase, once both are
+ * lowercased). */
+double exact_match(const char *const *hyps, const char *const *refs, int n, int lowercase);
 
 /* Word alignments: a link joins source token j and target token i; gold links are
  * sure or only possible. Pharaoh text: "j-i" (sure) or "j?i" (possible), space

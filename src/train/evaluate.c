@@ -118,7 +118,7 @@ int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel l
     Bleu b;
     bleu_corpus(&b, (const char *const *)e->hyps, (const char *const *)c->refs, c->n, 0);
     out->bleu = b.score;
-    out->exact = exact_match((const char *const *)e->hyps, (const char *const *)c->refs, c->n);
+    out->exact = exact_match((const char *const *)e->hyps, (const char *const *)c->refs, c->n, 0);
     return 0;
 }
 

@@ -130,7 +130,11 @@ END_TEST
 START_TEST(exact_match_counts_identical_lines)
 {
     const char *hyp[] = {"a b", "c", "d e"}, *ref[] = {"a b", "c ", "d e"};
-    ck_assert_double_eq_tol(exact_match(hyp, ref, 3), 200.0 / 3, 1e-12);
+    ck_assert_double_eq_tol(exact_match(hyp, ref, 3, 0), 200.0 / 3, 1e-12);
+    /* --lowercase: the same once lowercased, beyond ASCII too */
+    const char *cased[] = {"I'm cold.", "Élan", "a b"}, *lower[] = {"i'm cold.", "élan", "a  b"};
+    ck_assert_double_eq(exact_match(cased, lower, 3, 0), 0);
+    ck_assert_double_eq_tol(exact_match(cased, lower, 3, 1), 200.0 / 3, 1e-12);
 }
 END_TEST
 
