@@ -351,7 +351,7 @@ static double eta_seconds(const Trainer *t)
  * level the surrogate rewards (sentence: R_s per sentence; token: log p(y_i) per token),
  * the baseline it is measured against (b or b_tok), and the mean entropy of a head's
  * weights per real target step. A record leaves out what had nothing to average (no
- * sentence sampled: the warm-up); the line shows nan. */
+ * sentence sampled: the warm-up, or hard_expected_prob 1), and so does the line. */
 static void hard_log_fields(Trainer *t, char *text, size_t text_size, char *json, size_t json_size)
 {
     Progress *g = &t->prog;
@@ -361,9 +361,10 @@ static void hard_log_fields(Trainer *t, char *text, size_t text_size, char *json
     const double baseline = token ? g->hard_token_baseline : g->hard_baseline;
     const double entropy = g->log_entropy_terms ? g->log_entropy / (double)g->log_entropy_terms
                                                 : NAN;
-    snprintf(text, text_size, " reward=%.4f baseline=%.4f entropy=%.4f", reward, baseline,
-             entropy);
-    char r[32], b[32], e[32];
+    char shown[32] = "", r[32], b[32], e[32];
+    if (isfinite(reward))
+        snprintf(shown, sizeof shown, " reward=%.4f", reward);
+    snprintf(text, text_size, "%s baseline=%.4f entropy=%.4f", shown, baseline, entropy);
     snprintf(json, json_size, "%s%s,\"train_baseline\":%s%s%s",
              isfinite(reward) ? ",\"train_reward\":" : "",
              isfinite(reward) ? number_shortest(r, sizeof r, reward) : "",

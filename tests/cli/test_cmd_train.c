@@ -929,6 +929,20 @@ START_TEST(hard_baselines_follow_the_rewards_after_the_warmup)
     ck_assert_int_eq(steps, 8);
     ck_assert_double_ne(b, 0);
     free(all);
+    /* The text log, like the records, shows a reward only once something sampled. */
+    snprintf(path, sizeof path, "%s/train.log", run);
+    all = read_file(path);
+    steps = 0;
+    for (char *line = strtok(all, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "step=", 5) != 0)
+            continue;
+        const long step = strtol(line + 5, NULL, 10);
+        ck_assert_int_eq(step, ++steps);
+        ck_assert_msg((strstr(line, " reward=") != NULL) == (step > 3), "%s", line);
+        ck_assert_ptr_nonnull(strstr(line, " baseline="));
+    }
+    ck_assert_int_eq(steps, 8);
+    free(all);
     Checkpoint ck;
     load_checkpoint(&ck, run, "last.ckpt");
     ck_assert_double_eq(token ? ck.progress.hard_token_baseline : ck.progress.hard_baseline, b);
