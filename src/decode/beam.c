@@ -195,8 +195,8 @@ static void search_free(Search *s)
  * many end; only the K best may end, as in fairseq: a </s> ranked below them would stop
  * the search on a hypothesis the beam itself would not keep -- with K = 1, not greedy's.)
  * The sentence is done when K have finished, it reached max_out words, or nothing
- * lives; then its live hypotheses count as finished too. Returns 1 if the sentence is
- * done at this step. */
+ * lives; at max_out its live hypotheses count as finished too (cut), otherwise they are
+ * dropped. Returns 1 if the sentence is done at this step. */
 static int extend_sentence(Search *s, const real *logits, int b, int t, int max_out)
 {
     const int K = s->K, V = s->V, base = b * K;
@@ -242,12 +242,10 @@ static int extend_sentence(Search *s, const real *logits, int b, int t, int max_
     }
     /* after this step the live hypotheses have t + 1 words */
     if (*n_fin >= K || t + 1 >= max_out || live == 0) {
-        for (int k = 0; k < live && *n_fin < 2 * K; k++) {
-            if (*n_fin >= K && t + 1 < max_out)
-                break;
-            f[(*n_fin)++] = (Finished){t, base + k, 0, s->next_score[base + k],
-                                       s->next_score[base + k] / length_penalty(t + 1, s->alpha)};
-        }
+        if (t + 1 >= max_out) /* cut: at most K ended and K live, the 2K slots of f */
+            for (int k = 0; k < live; k++)
+                f[(*n_fin)++] = (Finished){t, base + k, 0, s->next_score[base + k],
+                                           s->next_score[base + k] / length_penalty(t + 1, s->alpha)};
         s->done[b] = 1;
         return 1;
     }

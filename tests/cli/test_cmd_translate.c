@@ -1,4 +1,5 @@
-/* test_cmd_translate.c: `s2s translate` end to end: beam 1 equals greedy, n-best lists
+/* test_cmd_translate.c: `s2s translate` end to end: beam 1 equals greedy, beam search
+ * equals the plain search it describes (written out here), n-best lists
  * sorted by score, bad input lines keep their place (CRLF and a last line without a
  * newline translated as their LF forms), <unk> replacement, the output formats, the
  * drawing of --show-attention (no control character of the input reaches the
@@ -40,6 +41,32 @@ static int count_lines(const char *text)
     return n;
 }
 
+enum { N_SOURCES = 200, MAX_OUT = 12, MAX_BEAM = 5 };
+
+/* The tiny model of `run` (with random weights in [-scale, scale] when scale > 0: a
+ * model that ends anywhere) and a batch of N_SOURCES made-up sources of 2 to 7 words. */
+static void beam_setup(const char *run, double random_scale, Checkpoint *ck, Batch *bt)
+{
+    load_checkpoint(ck, run, "last.ckpt");
+    if (random_scale > 0) {
+        Pcg32 rng;
+        pcg32_seed(&rng, 5, 1);
+        for (size_t k = 0; k < ck->params.n; k++)
+            ck->params.mem[k] = pcg32_uniform(&rng, (float)-random_scale, (float)random_scale);
+    }
+    batch_init(bt, N_SOURCES, 8, 0);
+    const int *src[N_SOURCES];
+    static int ids[N_SOURCES][7];
+    int src_n[N_SOURCES];
+    for (int b = 0; b < N_SOURCES; b++) {
+        src_n[b] = 2 + b % 6;
+        for (int j = 0; j < src_n[b]; j++)
+            ids[b][j] = N_SPECIAL_TOKENS + (b * 7 + j * 3 + b / 6) % (ck->src_vocab.size - N_SPECIAL_TOKENS);
+        src[b] = ids[b];
+    }
+    batch_fill(bt, N_SOURCES, src, src_n, NULL, NULL);
+}
+
 /* Beam search with one hypothesis is greedy decoding, token for token, whatever the
  * length penalty: a </s> that is not among the K best extensions must not end the
  * search (it did, when the second of the 2K candidates was </s>, so that a beam of 1
@@ -47,37 +74,22 @@ static int count_lines(const char *text)
  * model, trained and with random weights (where </s> often comes second). */
 static void check_beam_of_one(const char *run, double random_scale)
 {
-    enum { N = 200, MAX_OUT = 12 };
     Checkpoint ck;
-    load_checkpoint(&ck, run, "last.ckpt");
-    if (random_scale > 0) { /* the same model with random weights: it ends anywhere */
-        Pcg32 rng;
-        pcg32_seed(&rng, 5, 1);
-        for (size_t k = 0; k < ck.params.n; k++)
-            ck.params.mem[k] = pcg32_uniform(&rng, (float)-random_scale, (float)random_scale);
-    }
     Batch bt;
-    batch_init(&bt, N, 8, 0);
-    const int *src[N];
-    int src_n[N], ids[N][7], max_out[N];
-    for (int b = 0; b < N; b++) {
-        src_n[b] = 2 + b % 6;
-        for (int j = 0; j < src_n[b]; j++)
-            ids[b][j] = N_SPECIAL_TOKENS + (b * 7 + j * 3 + b / 6) % (ck.src_vocab.size - N_SPECIAL_TOKENS);
-        src[b] = ids[b];
+    beam_setup(run, random_scale, &ck, &bt);
+    int max_out[N_SOURCES];
+    for (int b = 0; b < N_SOURCES; b++)
         max_out[b] = MAX_OUT;
-    }
-    batch_fill(&bt, N, src, src_n, NULL, NULL);
     Decoder dec;
-    decoder_init(&dec, &ck.dims, N, 8, 1);
-    static int out[N * MAX_OUT];
-    int out_len[N];
+    decoder_init(&dec, &ck.dims, N_SOURCES, 8, 1);
+    static int out[N_SOURCES * MAX_OUT];
+    int out_len[N_SOURCES];
     decode_greedy(&dec, &ck.params, &bt, MAX_OUT, out, out_len);
     const double alphas[] = {0, 0.6, 2};
     for (size_t a = 0; a < sizeof alphas / sizeof *alphas; a++) {
-        NBest nb[N];
+        NBest nb[N_SOURCES];
         beam_search(&dec, &ck.params, &bt, 1, alphas[a], 1, max_out, nb);
-        for (int b = 0; b < N; b++) {
+        for (int b = 0; b < N_SOURCES; b++) {
             ck_assert_int_eq(nb[b].n, 1);
             ck_assert_msg(nb[b].hyps[0].len == out_len[b], "weights %s, alpha %g, source %d: beam "
                           "1 gave %d tokens, greedy %d", random_scale > 0 ? "random" : "trained",
@@ -92,6 +104,169 @@ static void check_beam_of_one(const char *run, double random_scale)
     checkpoint_free(&ck);
 }
 
+/* Beam search as beam.h defines it, written out plainly for the test: at each step every
+ * extension of a live hypothesis is ranked by log-probability (ties: row, then word);
+ * walking down the whole list, a </s> among the first K ends its hypothesis while fewer
+ * than K have ended, and the first K other words live on, best first. A sentence stops
+ * when K have ended, when nothing lives, or after MAX_OUT words, where every live
+ * hypothesis counts too, cut. Finished hypotheses rank by log-probability over the
+ * length penalty ((5 + |Y|) / 6)^alpha, |Y| counting </s>. It drives the same decoder
+ * rows as beam_search (hypothesis k of sentence b in row b K + k, best first), so the
+ * logits are the very same floats. */
+typedef struct {
+    double logprob;
+    int row, word;
+} Extension;
+
+typedef struct {
+    int words[MAX_OUT], len, ended;
+    double logprob, score;
+} PlainHyp;
+
+static int extension_desc(const void *a, const void *b)
+{
+    const Extension *x = a, *y = b;
+    if (x->logprob != y->logprob)
+        return x->logprob < y->logprob ? 1 : -1;
+    return x->row != y->row ? x->row - y->row : x->word - y->word;
+}
+
+static int plain_desc(const void *a, const void *b)
+{
+    const PlainHyp *x = a, *y = b;
+    return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
+}
+
+static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, double alpha,
+                       PlainHyp fin[][2 * MAX_BEAM], int *n_fin)
+{
+    const int N = bt->batch_size, V = dec->dims.tgt_vocab, rows = N * K;
+    static double logprob[N_SOURCES * MAX_BEAM], next_logprob[N_SOURCES * MAX_BEAM];
+    static int words[N_SOURCES * MAX_BEAM][MAX_OUT], next_words[N_SOURCES * MAX_BEAM][MAX_OUT];
+    int parent[N_SOURCES * MAX_BEAM], word[N_SOURCES * MAX_BEAM], done[N_SOURCES] = {0};
+    Extension *ext = malloc(sizeof(Extension) * (size_t)K * (size_t)V);
+    ck_assert_ptr_nonnull(ext);
+    model_encode(&dec->enc, P, bt);
+    decoder_start(dec, bt, K);
+    for (int r = 0; r < rows; r++) /* one hypothesis, <s>, per sentence */
+        logprob[r] = r % K == 0 ? 0 : -INFINITY;
+    for (int b = 0; b < N; b++)
+        n_fin[b] = 0;
+    for (int t = 0; t < MAX_OUT; t++) { /* the live hypotheses have t words */
+        decoder_step(dec, P, bt->src_steps, rows);
+        for (int r = 0; r < rows; r++) { /* rows nothing continues: dead */
+            parent[r] = r;
+            word[r] = TOK_PAD;
+            next_logprob[r] = -INFINITY;
+        }
+        for (int b = 0; b < N; b++) {
+            if (done[b])
+                continue;
+            int n = 0;
+            for (int r = b * K; r < (b + 1) * K; r++) {
+                if (logprob[r] == -INFINITY)
+                    continue;
+                const real *o = dec->logits + (size_t)r * V;
+                double max = o[0], sum = 0;
+                for (int v = 0; v < V; v++)
+                    max = o[v] > max ? o[v] : max;
+                for (int v = 0; v < V; v++)
+                    sum += exp((double)o[v] - max);
+                for (int v = 0; v < V; v++)
+                    if (v != TOK_PAD && v != TOK_BOS)
+                        ext[n++] = (Extension){logprob[r] + o[v] - (max + log(sum)), r, v};
+            }
+            qsort(ext, (size_t)n, sizeof *ext, extension_desc);
+            int live = 0;
+            for (int c = 0; c < n && live < K; c++) {
+                const Extension e = ext[c];
+                if (e.word == TOK_EOS) {
+                    if (c < K && n_fin[b] < K) {
+                        PlainHyp *h = &fin[b][n_fin[b]++];
+                        *h = (PlainHyp){.len = t, .ended = 1, .logprob = e.logprob,
+                                        .score = e.logprob / (alpha > 0 ? pow((6.0 + t) / 6, alpha) : 1)};
+                        memcpy(h->words, words[e.row], sizeof(int) * (size_t)t);
+                    }
+                    continue;
+                }
+                const int r = b * K + live++;
+                parent[r] = e.row;
+                word[r] = e.word;
+                next_logprob[r] = e.logprob;
+                memcpy(next_words[r], words[e.row], sizeof(int) * (size_t)t);
+                next_words[r][t] = e.word;
+            }
+            if (n_fin[b] >= K || live == 0 || t + 1 == MAX_OUT) {
+                done[b] = 1;
+                for (int k = 0; t + 1 == MAX_OUT && k < live; k++) {
+                    const int r = b * K + k;
+                    PlainHyp *h = &fin[b][n_fin[b]++];
+                    *h = (PlainHyp){.len = t + 1, .ended = 0, .logprob = next_logprob[r],
+                                    .score = next_logprob[r] /
+                                             (alpha > 0 ? pow((6.0 + t) / 6, alpha) : 1)};
+                    memcpy(h->words, next_words[r], sizeof(int) * (size_t)(t + 1));
+                }
+            }
+        }
+        decoder_advance(dec, parent, rows);
+        for (int r = 0; r < rows; r++) {
+            dec->prev[r] = word[r];
+            logprob[r] = next_logprob[r];
+            memcpy(words[r], next_words[r], sizeof words[r]);
+        }
+    }
+    for (int b = 0; b < N; b++)
+        qsort(fin[b], (size_t)n_fin[b], sizeof(PlainHyp), plain_desc);
+    free(ext);
+}
+
+/* beam_search returns the plain search's n-best lists, word for word, with the same
+ * log-probabilities and scores, for beams of 2, 3 and 5 at two length penalties. */
+static void check_beam_against_plain(const char *run, double random_scale)
+{
+    Checkpoint ck;
+    Batch bt;
+    beam_setup(run, random_scale, &ck, &bt);
+    int max_out[N_SOURCES];
+    for (int b = 0; b < N_SOURCES; b++)
+        max_out[b] = MAX_OUT;
+    Decoder dec;
+    decoder_init(&dec, &ck.dims, N_SOURCES, 8, MAX_BEAM);
+    static PlainHyp fin[N_SOURCES][2 * MAX_BEAM];
+    int n_fin[N_SOURCES];
+    const int beams[] = {2, 3, MAX_BEAM};
+    const double alphas[] = {0, 1};
+    for (size_t k = 0; k < sizeof beams / sizeof *beams; k++)
+        for (size_t a = 0; a < sizeof alphas / sizeof *alphas; a++) {
+            const int K = beams[k];
+            plain_beam(&dec, &ck.params, &bt, K, alphas[a], fin, n_fin);
+            NBest nb[N_SOURCES];
+            beam_search(&dec, &ck.params, &bt, K, alphas[a], K, max_out, nb);
+            for (int b = 0; b < N_SOURCES; b++) {
+                const char *what = random_scale > 0 ? "random" : "trained";
+                ck_assert_msg(nb[b].n == (n_fin[b] < K ? n_fin[b] : K), "%s weights, beam %d, "
+                              "alpha %g, source %d: %d hypotheses, the plain search %d", what,
+                              K, alphas[a], b, nb[b].n, n_fin[b]);
+                for (int i = 0; i < nb[b].n; i++) {
+                    const Hypothesis *h = &nb[b].hyps[i];
+                    const PlainHyp *p = &fin[b][i];
+                    ck_assert_msg(h->len == p->len && h->ended == p->ended, "%s weights, beam %d, "
+                                  "alpha %g, source %d, hypothesis %d: %d words%s, the plain "
+                                  "search %d%s", what, K, alphas[a], b, i, h->len,
+                                  h->ended ? " and </s>" : "", p->len, p->ended ? " and </s>" : "");
+                    for (int w = 0; w < h->len; w++)
+                        ck_assert_int_eq(h->tokens[w], p->words[w]);
+                    ck_assert_double_eq_tol(h->logprob, p->logprob, 1e-12);
+                    ck_assert_double_eq_tol(h->score, p->score, 1e-12);
+                }
+                nbest_free(&nb[b]);
+            }
+        }
+    decoder_free(&dec);
+    batch_free(&bt);
+    checkpoint_free(&ck);
+}
+
 START_TEST(beam_of_one_is_greedy_decoding)
 {
     char dir[512], run[600];
@@ -99,6 +274,16 @@ START_TEST(beam_of_one_is_greedy_decoding)
     snprintf(run, sizeof run, "%s/run", dir);
     check_beam_of_one(run, 0);
     check_beam_of_one(run, 1);
+}
+END_TEST
+
+START_TEST(beam_search_is_the_plain_search_it_describes)
+{
+    char dir[512], run[600];
+    tiny_model(dir, sizeof dir, "beam-plain", NULL);
+    snprintf(run, sizeof run, "%s/run", dir);
+    check_beam_against_plain(run, 0);
+    check_beam_against_plain(run, 1);
 }
 END_TEST
 
@@ -408,6 +593,7 @@ Suite *translate_suite(void)
     TCase *tc = tcase_create("translate");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, beam_of_one_is_greedy_decoding);
+    tcase_add_test(tc, beam_search_is_the_plain_search_it_describes);
     tcase_add_test(tc, nbest_lists_are_sorted_by_score);
     tcase_add_test(tc, bad_input_lines_keep_their_place);
     tcase_add_test(tc, unknown_words_are_replaced_from_the_source);
