@@ -90,10 +90,11 @@ void fault_signal_at(const char *phase, long step)
     const char *spec = getenv("S2S_FAULT_SIGNAL");
     char name[16];
     long at = 0;
-    int sig = SIGTERM;
-    if (spec && sscanf(spec, "%15[a-z]:%ld:%d", name, &at, &sig) >= 2 && !strcmp(name, phase) &&
-        at == step)
-        raise(sig);
+    int sig = SIGTERM, times = 1;
+    if (spec && sscanf(spec, "%15[a-z]:%ld:%d:%d", name, &at, &sig, &times) >= 2 &&
+        !strcmp(name, phase) && at == step)
+        for (int k = 0; k < times; k++) /* raise() returns after the handler has run */
+            raise(sig);
 }
 #else
 /* ISO C wants a translation unit to declare something. */

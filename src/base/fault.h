@@ -16,10 +16,11 @@
  *                             every one after it)
  *   S2S_FAULT_STEP_MS=ms      every training step takes ms milliseconds longer (so a
  *                             test's signals surely arrive in the middle of a step)
- *   S2S_FAULT_SIGNAL=phase:step[:sig]  the process sends itself sig (a number; default
- *                             SIGTERM) when training reaches phase at that step: batch,
- *                             gradient, update, log, dump, validate, report, save (inside
- *                             a checkpoint save) or test (the final test translation) */
+ *   S2S_FAULT_SIGNAL=phase:step[:sig[:times]]  the process sends itself sig (a number;
+ *                             default SIGTERM), times times in a row (default 1), when
+ *                             training reaches phase at that step: batch, gradient,
+ *                             update, log, dump, validate, report, save (inside a
+ *                             checkpoint save) or test (the final test translation) */
 #ifndef S2S_FAULT_H
 #define S2S_FAULT_H
 
