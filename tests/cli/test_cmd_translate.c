@@ -44,8 +44,10 @@ static int count_lines(const char *text)
 enum { N_SOURCES = 200, MAX_OUT = 12, MAX_BEAM = 5 };
 
 /* The tiny model of `run` (with random weights in [-scale, scale] when scale > 0: a
- * model that ends anywhere) and a batch of N_SOURCES made-up sources of 2 to 7 words. */
-static void beam_setup(const char *run, double random_scale, Checkpoint *ck, Batch *bt)
+ * model that ends anywhere), a batch of N_SOURCES made-up sources of 2 to 7 words, and
+ * their output limits (MAX_OUT each). */
+static void beam_setup(const char *run, double random_scale, Checkpoint *ck, Batch *bt,
+                       int *max_out)
 {
     load_checkpoint(ck, run, "last.ckpt");
     if (random_scale > 0) {
@@ -63,6 +65,7 @@ static void beam_setup(const char *run, double random_scale, Checkpoint *ck, Bat
         for (int j = 0; j < src_n[b]; j++)
             ids[b][j] = N_SPECIAL_TOKENS + (b * 7 + j * 3 + b / 6) % (ck->src_vocab.size - N_SPECIAL_TOKENS);
         src[b] = ids[b];
+        max_out[b] = MAX_OUT;
     }
     batch_fill(bt, N_SOURCES, src, src_n, NULL, NULL);
 }
@@ -76,10 +79,8 @@ static void check_beam_of_one(const char *run, double random_scale)
 {
     Checkpoint ck;
     Batch bt;
-    beam_setup(run, random_scale, &ck, &bt);
     int max_out[N_SOURCES];
-    for (int b = 0; b < N_SOURCES; b++)
-        max_out[b] = MAX_OUT;
+    beam_setup(run, random_scale, &ck, &bt, max_out);
     Decoder dec;
     decoder_init(&dec, &ck.dims, N_SOURCES, 8, 1);
     static int out[N_SOURCES * MAX_OUT];
@@ -154,6 +155,7 @@ static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, do
         n_fin[b] = 0;
     for (int t = 0; t < MAX_OUT; t++) { /* the live hypotheses have t words */
         decoder_step(dec, P, bt->src_steps, rows);
+        const double penalty = alpha > 0 ? pow((6.0 + t) / 6, alpha) : 1; /* |Y| = t + 1 */
         for (int r = 0; r < rows; r++) { /* rows nothing continues: dead */
             parent[r] = r;
             word[r] = TOK_PAD;
@@ -184,7 +186,7 @@ static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, do
                     if (c < K && n_fin[b] < K) {
                         PlainHyp *h = &fin[b][n_fin[b]++];
                         *h = (PlainHyp){.len = t, .ended = 1, .logprob = e.logprob,
-                                        .score = e.logprob / (alpha > 0 ? pow((6.0 + t) / 6, alpha) : 1)};
+                                        .score = e.logprob / penalty};
                         memcpy(h->words, words[e.row], sizeof(int) * (size_t)t);
                     }
                     continue;
@@ -202,8 +204,7 @@ static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, do
                     const int r = b * K + k;
                     PlainHyp *h = &fin[b][n_fin[b]++];
                     *h = (PlainHyp){.len = t + 1, .ended = 0, .logprob = next_logprob[r],
-                                    .score = next_logprob[r] /
-                                             (alpha > 0 ? pow((6.0 + t) / 6, alpha) : 1)};
+                                    .score = next_logprob[r] / penalty};
                     memcpy(h->words, next_words[r], sizeof(int) * (size_t)(t + 1));
                 }
             }
@@ -226,10 +227,8 @@ static void check_beam_against_plain(const char *run, double random_scale)
 {
     Checkpoint ck;
     Batch bt;
-    beam_setup(run, random_scale, &ck, &bt);
     int max_out[N_SOURCES];
-    for (int b = 0; b < N_SOURCES; b++)
-        max_out[b] = MAX_OUT;
+    beam_setup(run, random_scale, &ck, &bt, max_out);
     Decoder dec;
     decoder_init(&dec, &ck.dims, N_SOURCES, 8, MAX_BEAM);
     static PlainHyp fin[N_SOURCES][2 * MAX_BEAM];
@@ -267,23 +266,25 @@ static void check_beam_against_plain(const char *run, double random_scale)
     checkpoint_free(&ck);
 }
 
-START_TEST(beam_of_one_is_greedy_decoding)
+/* Runs check on the tiny model trained, then with random weights. */
+static void trained_and_random(const char *name, void (*check)(const char *run, double random_scale))
 {
     char dir[512], run[600];
-    tiny_model(dir, sizeof dir, "beam1", NULL);
+    tiny_model(dir, sizeof dir, name, NULL);
     snprintf(run, sizeof run, "%s/run", dir);
-    check_beam_of_one(run, 0);
-    check_beam_of_one(run, 1);
+    check(run, 0);
+    check(run, 1);
+}
+
+START_TEST(beam_of_one_is_greedy_decoding)
+{
+    trained_and_random("beam1", check_beam_of_one);
 }
 END_TEST
 
 START_TEST(beam_search_is_the_plain_search_it_describes)
 {
-    char dir[512], run[600];
-    tiny_model(dir, sizeof dir, "beam-plain", NULL);
-    snprintf(run, sizeof run, "%s/run", dir);
-    check_beam_against_plain(run, 0);
-    check_beam_against_plain(run, 1);
+    trained_and_random("beam-plain", check_beam_against_plain);
 }
 END_TEST
 
