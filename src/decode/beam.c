@@ -233,7 +233,7 @@ static int extend_sentence(Search *s, const real *logits, int b, int t, int max_
             if (c < K && *n_fin < K)
                 f[(*n_fin)++] = (Finished){t, heap[c].row, 1, heap[c].score,
                                            heap[c].score / length_penalty(t + 1, s->alpha)};
-        } else if (live < K) {
+        } else {
             s->next_score[base + live] = heap[c].score;
             s->next_token[base + live] = heap[c].token;
             s->next_parent[base + live] = heap[c].row;
