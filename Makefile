@@ -36,7 +36,7 @@ FAULT_OBJS := $(patsubst $(B)/obj/%,$(B)/fault/%,$(B)/obj/cli/main.o $(LIB_OBJS)
 F64_DEPS := $(patsubst %,$(B)/obj/%.o,nn/batch base/mem base/rng)
 
 # Test files compiled against the double core (gradient checks in double precision).
-TESTS_F64 := $(addprefix nn/,test_ops test_cell test_attention test_self_attention test_model test_hard)
+TESTS_F64 := $(addprefix nn/,test_fdcheck test_ops test_cell test_attention test_self_attention test_model test_hard)
 # The suite's sources: every tests/*/*.c but the fuzzers' entry points (their readers,
 # fuzz_targets.c, are replayed by the suite) and the cross-check's dump program.
 TEST_SRCS := tests/check_main.c tests/fuzz/fuzz_targets.c \

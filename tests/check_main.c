@@ -25,6 +25,7 @@ int main(void)
     srunner_add_suite(runner, gen_suite());
     srunner_add_suite(runner, align_suite());
     srunner_add_suite(runner, metrics_suite());
+    srunner_add_suite(runner, fdcheck_suite());
     srunner_add_suite(runner, ops_suite());
     srunner_add_suite(runner, cell_suite());
     srunner_add_suite(runner, attention_suite());
@@ -41,6 +42,7 @@ int main(void)
     srunner_add_suite(runner, regress_suite());
     srunner_add_suite(runner, badinput_suite());
     srunner_add_suite(runner, variants_suite());
+    srunner_add_suite(runner, gradcheck_suite());
     srunner_add_suite(runner, install_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);

@@ -15,6 +15,7 @@ Suite *align_suite(void);
 Suite *report_suite(void);
 Suite *translate_suite(void);
 Suite *metrics_suite(void);
+Suite *fdcheck_suite(void);
 Suite *ops_suite(void);
 Suite *cell_suite(void);
 Suite *attention_suite(void);
@@ -29,6 +30,7 @@ Suite *faults_suite(void);
 Suite *regress_suite(void);
 Suite *badinput_suite(void);
 Suite *variants_suite(void);
+Suite *gradcheck_suite(void);
 Suite *install_suite(void);
 
 #endif
