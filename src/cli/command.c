@@ -136,6 +136,13 @@ int cmd_load_config(Config *cfg, int argc, char **argv, const char *usage,
     }
     if (config_validate(cfg, &err) < 0)
         return cmd_error(&err, EXIT_USAGE);
+    int unused[CONFIG_MAX_KEYS];
+    const int n_unused = config_unused_keys(cfg, unused, CONFIG_MAX_KEYS);
+    for (int k = 0; k < n_unused; k++) {
+        char note[ERROR_MSG_MAX];
+        config_unused_note(cfg, unused[k], note, sizeof note);
+        fprintf(stderr, "s2s: warning: %s\n", note);
+    }
     return 0;
 }
 

@@ -109,6 +109,7 @@ static void pack_logs(Pack *p, const Progress *g)
     pack_i64(p, g->log_tokens);
     pack_f64(p, g->log_seconds);
     pack_i64(p, g->validated_step);
+    pack_i64(p, g->dumped_step); /* after the fields of the first LOGS, which load without it */
 }
 
 /* Hard attention's state, a section of its own (checkpoints before it load with 0s). */
@@ -319,6 +320,7 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
     ck->optim.lr = (float)p->lr;
     p->metrics_bytes = p->alignments_bytes = -1;
     p->validated_step = p->step;
+    p->dumped_step = -1;
     const Section *logs = secfile_find(f, "LOGS");
     if (logs) {
         Unpack w = {logs->data, logs->len, 0, 0};
@@ -329,10 +331,12 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
         p->log_tokens = take_i64(&w);
         p->log_seconds = take_f64(&w);
         p->validated_step = take_i64(&w);
+        if (w.at < w.len)
+            p->dumped_step = take_i64(&w);
         if (w.bad || w.at != w.len || p->metrics_bytes < -1 || p->alignments_bytes < -1 ||
             !isfinite(p->log_loss) || p->log_steps < 0 || p->log_tokens < 0 ||
             !isfinite(p->log_seconds) || p->log_seconds < 0 || p->validated_step < 0 ||
-            p->validated_step > p->step)
+            p->validated_step > p->step || p->dumped_step < -1 || p->dumped_step > p->step)
             return error_set(err, "checkpoint `%s`: bad log positions", name);
     }
     const Section *hard = secfile_find(f, "HARD");

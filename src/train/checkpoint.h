@@ -38,6 +38,7 @@ typedef struct {
     double log_loss, log_seconds;
     long log_steps, log_tokens;
     long validated_step;    /* the step the last validation scored (older checkpoints: step) */
+    long dumped_step;       /* the step of the last attention dump (-1: none, or unknown) */
     /* Hard attention (nn/MODEL.md): the running baselines b and b_tok, and what the next
      * log line averages over: the summed rewards R_s of the sentences that sampled, those
      * sentences and their target tokens, and the attention's entropy and its terms. */

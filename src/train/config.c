@@ -62,6 +62,13 @@ static int check_pair(const Config *cfg, Error *err, const char *what, const cha
 
 int config_validate(Config *cfg, Error *err)
 {
+    if (!cfg->name[0])
+        return key_error(cfg, err, "name", "name: must not be empty");
+    /* the default run directory is runs/<name>: a name that is a path would put it
+     * anywhere (run_dir is the key for a path) */
+    if (strchr(cfg->name, '/') || !strcmp(cfg->name, ".") || !strcmp(cfg->name, ".."))
+        return key_error(cfg, err, "name", "name: expected a name, not a path (no `/`, not `.` "
+                         "or `..`; run_dir sets where the run goes), got \"%s\"", cfg->name);
 #define D (&cfg->data)
 #define T (&cfg->training)
     if (check_pair(cfg, err, "train", D->train_src, D->train_tgt, D->train_tsv, 0) < 0 ||
@@ -87,7 +94,7 @@ int config_validate(Config *cfg, Error *err)
      * for, and the checkpoint would be refused when loaded. */
     if (!has_valid)
         T->scheduling = SCHEDULING_NONE;
-    if (T->learning_rate_min > T->learning_rate) {
+    if (T->scheduling == SCHEDULING_PLATEAU && T->learning_rate_min > T->learning_rate) {
         char min[32], lr[32];
         return key_error(cfg, err, "training.learning_rate_min",
                          "training.learning_rate_min (%s) is above training.learning_rate (%s)",
@@ -126,31 +133,16 @@ int config_validate(Config *cfg, Error *err)
                          "divisible by %d", attn.heads, attn.heads, sizes, n > 1 ? "are" : "is",
                          attn.heads);
     }
-    if (cfg->model.attention == SCORE_NONE && dims.heads > 1)
-        return key_error(cfg, err, "model.attention_heads", "model.attention_heads: %d heads, but "
-                         "model.attention none has no attention to split (use 1)", dims.heads);
     if (dims.encoder == ENCODER_ATTN) {
         if (dims.sa_layers == 0)
             return key_error(cfg, err, "model.encoder_cell", "model.encoder_cell: none is made of "
                              "self-attention layers, and model.self_attention_layers is 0: set at "
                              "least 1 (with none, each word would stay alone with its position)");
-        if (dims.enc_layers != 1)
-            return key_error(cfg, err, "model.encoder_layers", "model.encoder_layers: %d recurrent "
-                             "layers, but model.encoder_cell none has none (set "
-                             "model.self_attention_layers instead)", dims.enc_layers);
         if (dims.emb % 2 != 0)
             return key_error(cfg, err, "model.embedding_size", "model.embedding_size: %d, but "
                              "model.encoder_cell none adds sine and cosine positions in pairs: it "
                              "must be even", dims.emb);
     }
-    if (dims.hard && cfg->model.attention == SCORE_NONE)
-        return key_error(cfg, err, "model.attention_mode", "model.attention_mode: hard samples "
-                         "positions from the attention's weights, and model.attention none has none "
-                         "(use a score)");
-    if (dims.sa_layers > 0 && cfg->model.attention == SCORE_NONE && dims.encoder == ENCODER_BIRNN)
-        return key_error(cfg, err, "model.self_attention_layers", "model.self_attention_layers: "
-                         "model.attention none reads no annotations, so self-attention layers "
-                         "would learn nothing (use a score, or 0 layers)");
     if (dims.sa_layers > 0 && model_annotation_width(&dims) % dims.sa_heads != 0)
         return key_error(cfg, err, "model.self_attention_heads", "model.self_attention_heads: %d "
                          "heads split the annotations in %d equal slices, and their width d_h = "
@@ -158,8 +150,6 @@ int config_validate(Config *cfg, Error *err)
                          model_annotation_width(&dims), dims.sa_heads);
 #undef D
 #undef T
-    if (!cfg->name[0])
-        return key_error(cfg, err, "name", "name: must not be empty");
     if (!cfg->run_dir[0]) {
         if (strlen(cfg->name) + 6 >= CONFIG_STR_MAX)
             return key_error(cfg, err, "name", "name: too long");
@@ -287,6 +277,15 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
               .sa_heads = (int)cfg->model.self_attention_heads,
               .sa_ffn = (int)cfg->model.self_attention_ffn,
               .hard = cfg->model.attention_mode == ATTENTION_HARD};
+    /* what the configured model has no use for (config_usage.c) takes no part in it */
+    if (d.score == SCORE_NONE) {
+        d.heads = 1;
+        d.hard = 0;
+        if (d.encoder == ENCODER_BIRNN) /* it reads the final states, not the annotations */
+            d.sa_layers = 0;
+    }
+    if (d.encoder == ENCODER_ATTN)
+        d.enc_layers = 1;
     if (d.sa_ffn == 0) /* torch's and the Transformer's choice: four times the width */
         d.sa_ffn = 4 * model_annotation_width(&d);
     return d;

@@ -71,6 +71,7 @@ typedef struct {
     struct {
         int optimizer;      /* ConfigOptimizer */
         double learning_rate;
+        long warmup_steps;  /* linear warm-up of the learning rate (-1: auto) */
         double adam_beta1, adam_beta2, adam_eps;
         double adadelta_rho, adadelta_eps;
         double clip_grad_norm;
@@ -147,6 +148,16 @@ int config_validate(Config *cfg, Error *err);
 /* Writes the effective config as YAML that config_load reads back to the same
  * values. Returns a malloc'd string. */
 char *config_to_yaml(const Config *cfg);
+
+/* Why the model and training that cfg configures have no use for key k (say, attention_size
+ * with the dot score, the hard_* keys of a soft model), or NULL if they use it. Such a key
+ * is no error: it is named (config_unused_keys), and resuming does not compare it. */
+const char *config_key_unused(const Config *cfg, int k);
+/* The unused keys that cfg sets (in its file or by --set) to other than their defaults,
+ * up to cap of them into keys; returns how many. */
+int config_unused_keys(const Config *cfg, int *keys, int cap);
+/* "FILE:LINE:COL: model.attention_size: 32 is not used: <why>" for such a key k. */
+void config_unused_note(const Config *cfg, int k, char *out, size_t cap);
 
 /* Number of schema keys, and key k's dotted path. */
 int config_n_keys(void);

@@ -78,11 +78,12 @@ const KeySpec config_keys[] = {
 
     {"training.optimizer", T_ENUM, OFF(training.optimizer), "adam", 0, 0, optimizer_names, 0, "the update rule"},
     {"training.learning_rate", T_REAL, OFF(training.learning_rate), "0.001", 0, 100, NULL, KEY_MIN_EXCLUSIVE, "initial learning rate (Adadelta: a multiplier, usually 1)"},
+    {"training.warmup_steps", T_INT, OFF(training.warmup_steps), "0", 0, BIG, NULL, 0, "the learning rate rises linearly from 0 over the first this many updates (update k of W uses k/W of it), then follows the schedule"},
     {"training.adam_beta1", T_REAL, OFF(training.adam_beta1), "0.9", 0, 1, NULL, 0, "Adam's first-moment decay"},
     {"training.adam_beta2", T_REAL, OFF(training.adam_beta2), "0.999", 0, 1, NULL, 0, "Adam's second-moment decay"},
-    {"training.adam_eps", T_REAL, OFF(training.adam_eps), "1e-08", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "Adam's epsilon"},
+    {"training.adam_eps", T_REAL, OFF(training.adam_eps), "1e-8", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "Adam's epsilon"},
     {"training.adadelta_rho", T_REAL, OFF(training.adadelta_rho), "0.95", 0, 1, NULL, 0, "Adadelta's decay (Zeiler 2012)"},
-    {"training.adadelta_eps", T_REAL, OFF(training.adadelta_eps), "1e-06", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "Adadelta's epsilon"},
+    {"training.adadelta_eps", T_REAL, OFF(training.adadelta_eps), "1e-6", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "Adadelta's epsilon"},
     {"training.clip_grad_norm", T_REAL, OFF(training.clip_grad_norm), "5", 0, 1e6, NULL, 0, "rescale gradients whose global L2 norm exceeds this (0: off)"},
     {"training.label_smoothing", T_REAL, OFF(training.label_smoothing), "0", 0, 0.9, NULL, 0, "train towards (1 - eps) on the reference word and eps spread over the vocabulary"},
     {"training.batch_size", T_INT, OFF(training.batch_size), "32", 1, 65536, NULL, 0, "sentence pairs per step"},
@@ -94,7 +95,7 @@ const KeySpec config_keys[] = {
     {"training.scheduling", T_ENUM, OFF(training.scheduling), "plateau", 0, 0, scheduling_names, 0, "plateau: multiply the learning rate by decrease_factor after patience validations without improvement"},
     {"training.patience", T_INT, OFF(training.patience), "3", 1, 1000000, NULL, 0, "validations without improvement before the learning rate decays"},
     {"training.decrease_factor", T_REAL, OFF(training.decrease_factor), "0.5", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "learning rate decay factor"},
-    {"training.learning_rate_min", T_REAL, OFF(training.learning_rate_min), "1e-06", 0, 100, NULL, 0, "the learning rate never decays below this"},
+    {"training.learning_rate_min", T_REAL, OFF(training.learning_rate_min), "1e-6", 0, 100, NULL, 0, "the learning rate never decays below this"},
     {"training.early_stopping", T_INT, OFF(training.early_stopping), "0", 0, 1000000, NULL, FREE, "stop after this many validations without improvement (0: never)"},
     {"training.early_stopping_metric", T_ENUM, OFF(training.early_stopping_metric), "bleu", 0, 0, metric_names, 0, "the validation score that picks best.ckpt and drives scheduling and early stopping"},
     {"training.valid_every", T_INT, OFF(training.valid_every), "1000", 1, BIG, NULL, FREE, "validate (and save last.ckpt) every this many steps"},
@@ -211,8 +212,13 @@ void config_choice_list(const char *const *choices, char *out, size_t cap)
 void config_range_text(const KeySpec *ks, char *out, size_t cap)
 {
     char lo[32], hi[32];
-    snprintf(lo, sizeof lo, "%.15g", ks->min);
-    snprintf(hi, sizeof hi, "%.15g", ks->max);
+    if (ks->type == T_REAL) {
+        number_shortest(lo, sizeof lo, ks->min);
+        number_shortest(hi, sizeof hi, ks->max);
+    } else { /* counts as integers, however large */
+        snprintf(lo, sizeof lo, "%.0f", ks->min);
+        snprintf(hi, sizeof hi, "%.0f", ks->max);
+    }
     if (ks->max >= BIG)
         snprintf(out, cap, "%s %s", ks->flags & KEY_MIN_EXCLUSIVE ? ">" : ">=", lo);
     else if (ks->flags & KEY_MIN_EXCLUSIVE)

@@ -79,13 +79,14 @@ static CorpusSpec corpus_spec(const Config *cfg, const char *src, const char *tg
 /* ---- setting up ------------------------------------------------------------------------- */
 
 /* Resuming: the settings that shape the model or the training must be the ones the
- * checkpoint was made with. */
+ * checkpoint was made with; those it has no use for (config_key_unused) may change. The
+ * keys that decide what is used are themselves compared. */
 static int check_resume_config(const Config *now, const Config *then, const char *path, Error *err)
 {
     char diff[ERROR_MSG_MAX] = "";
     int n = 0;
     for (int k = 0; k < config_n_keys(); k++) {
-        if (config_key_free_on_resume(k))
+        if (config_key_free_on_resume(k) || config_key_unused(then, k))
             continue;
         char a[CONFIG_STR_MAX + 64], b[CONFIG_STR_MAX + 64];
         config_key_value(then, k, a, sizeof a);
@@ -225,7 +226,6 @@ static void init_model(Trainer *t, Checkpoint *ck)
         }
         t->prog = (Progress){.lr = cfg->training.learning_rate, .best_score = -INFINITY};
     }
-    t->opt.lr = (float)t->prog.lr;
     int max_batch = (int)cfg->training.batch_size;
     model_workspace_init(&t->ws, &t->dims, max_batch, t->train.max_src_len + 1,
                          t->train.max_tgt_len + 1, 1);
@@ -255,8 +255,10 @@ static void init_model(Trainer *t, Checkpoint *ck)
         model_set_argmax(&t->probe_ws, argmax);
         batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
     }
-    if (!ck)
+    if (!ck) {
         t->prog.validated_step = 0;
+        t->prog.dumped_step = -1;
+    }
     t->last_saved = ck ? t->prog.step : -1;
 }
 
@@ -311,6 +313,15 @@ static int save(Trainer *t, const char *name, Error *err)
     if (rc == 0 && !strcmp(name, "last.ckpt"))
         t->last_saved = t->prog.step;
     return rc;
+}
+
+/* The learning rate of update k (1-based): the scheduled rate (prog.lr, which the plateau
+ * rule decays), times k / W during the W warm-up updates. A function of the step alone,
+ * so a resumed run uses the rates a straight run does. */
+static double learning_rate_at(const Trainer *t, long k)
+{
+    const long w = t->cfg->training.warmup_steps;
+    return k < w ? t->prog.lr * (double)k / (double)w : t->prog.lr;
 }
 
 /* ---- logging ------------------------------------------------------------------------------ */
@@ -389,18 +400,20 @@ static void log_progress(Trainer *t, int line_due)
         char total[32] = "";
         if (t->cfg->training.max_steps > 0)
             snprintf(total, sizeof total, "/%ld", t->cfg->training.max_steps);
+        char lr[32];
         rundir_live(&t->run, "epoch %.2f | step %ld%s | loss %.4f | ppl %.2f | %.0f tok/s | "
-                    "lr %.3g | eta %s", epoch, t->prog.step, total, loss, exp(loss), tok_s,
-                    t->prog.lr, eta);
+                    "lr %s | eta %s", epoch, t->prog.step, total, loss, exp(loss), tok_s,
+                    number_digits(lr, sizeof lr, learning_rate_at(t, t->prog.step), 3), eta);
     }
     if (!line_due)
         return;
-    char line[512], hard[160] = "", hard_json[256] = "";
+    char line[512], hard[160] = "", hard_json[256] = "", lr[32], lr_json[32];
+    const double rate = learning_rate_at(t, t->prog.step);
     if (t->dims.hard)
         hard_log_fields(t, hard, sizeof hard, hard_json, sizeof hard_json);
-    snprintf(line, sizeof line, "step=%ld epoch=%.3f loss=%.4f ppl=%.2f tok_per_s=%.0f lr=%.4g "
-             "elapsed=%.1fs eta=%s%s", t->prog.step, epoch, loss, exp(loss), tok_s, t->prog.lr,
-             t->prog.train_seconds, eta, hard);
+    snprintf(line, sizeof line, "step=%ld epoch=%.3f loss=%.4f ppl=%.2f tok_per_s=%.0f lr=%s "
+             "elapsed=%.1fs eta=%s%s", t->prog.step, epoch, loss, exp(loss), tok_s,
+             number_digits(lr, sizeof lr, rate, 4), t->prog.train_seconds, eta, hard);
     if (t->run.tty) { /* the live line shows it; the log keeps it */
         rundir_note(&t->run, "%s", line);
     } else {
@@ -410,9 +423,10 @@ static void log_progress(Trainer *t, int line_due)
     /* the loss exactly (the shortest text of its double: runs compare bit for bit), the
      * rest to the precision a reader uses */
     char json[640], loss_text[32];
-    snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"train_loss\":%s,\"lr\":%.6g,"
+    snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"train_loss\":%s,\"lr\":%s,"
              "\"tokens_per_s\":%.1f,\"train_seconds\":%.3f%s}", t->prog.step, epoch,
-             number_shortest(loss_text, sizeof loss_text, loss), t->prog.lr, tok_s,
+             number_shortest(loss_text, sizeof loss_text, loss),
+             number_digits(lr_json, sizeof lr_json, rate, 6), tok_s,
              t->prog.train_seconds, hard_json);
     rundir_metrics(&t->run, json);
     t->log_loss = 0;
@@ -514,6 +528,7 @@ static int dump_alignments(Trainer *t, Error *err)
                  t->prog.step, epoch, entropy);
     }
     rundir_metrics(&t->run, json);
+    t->prog.dumped_step = t->prog.step;
     return 0;
 }
 
@@ -581,15 +596,16 @@ static int validate(Trainer *t, Error *err)
         t->prog.plateau >= cfg->training.patience && t->prog.lr > cfg->training.learning_rate_min) {
         double lr = t->prog.lr * cfg->training.decrease_factor;
         t->prog.lr = lr > cfg->training.learning_rate_min ? lr : cfg->training.learning_rate_min;
-        t->opt.lr = (float)t->prog.lr;
         t->prog.plateau = 0;
-        rundir_log(&t->run, "no improvement in %ld validations: learning rate now %.4g",
-                   cfg->training.patience, t->prog.lr);
+        char now[32];
+        rundir_log(&t->run, "no improvement in %ld validations: learning rate now %s",
+                   cfg->training.patience, number_digits(now, sizeof now, t->prog.lr, 4));
     }
-    char json[512];
+    char json[512], next_lr[32];
     snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"valid_loss\":%.6g,\"valid_ppl\":%.6g,"
-             "\"valid_bleu\":%.4f,\"valid_exact\":%.4f,\"lr\":%.6g,\"best\":%s}", t->prog.step,
-             epochs_progress(&t->batcher), s.loss, s.ppl, s.bleu, s.exact, t->prog.lr,
+             "\"valid_bleu\":%.4f,\"valid_exact\":%.4f,\"lr\":%s,\"best\":%s}", t->prog.step,
+             epochs_progress(&t->batcher), s.loss, s.ppl, s.bleu, s.exact,
+             number_digits(next_lr, sizeof next_lr, learning_rate_at(t, t->prog.step + 1), 6),
              improved ? "true" : "false");
     rundir_metrics(&t->run, json);
     if (t->n_probes && t->cfg->alignments.every > 0)
@@ -763,6 +779,7 @@ static int step(Trainer *t)
     } else {
         t->prog.bad_steps = 0;
         model_grad_clip(&t->G, cfg->training.clip_grad_norm);
+        t->opt.lr = (float)learning_rate_at(t, t->prog.step);
         model_grad_apply(&t->opt, &t->P, &t->G);
         fault_signal_at("update", t->prog.step);
         t->log_loss += loss;
@@ -850,12 +867,21 @@ static int dumps_due(const Trainer *t)
                                          t->cfg->alignments.max_dumps);
 }
 
+/* Whether this step's attention is in alignments.jsonl already. */
+static int dumped_this_step(const Trainer *t)
+{
+    if (t->prog.dumped_step < 0) /* a checkpoint older than the record: the schedule says */
+        return dumps_due(t);
+    return t->prog.dumped_step == t->prog.step;
+}
+
 /* The end of training: the last step's dump, validation and save if it had none, then
  * the test set. */
 static int finish(Trainer *t, const char *reason, Error *err)
 {
-    /* the last step's attention, whatever the schedule: the report ends where training did */
-    if (dumps_on(t) && !dumps_due(t) && dump_alignments(t, err) < 0)
+    /* the last step's attention, whatever the schedule: the report ends where training did
+     * (once: a finished run resumed has it already) */
+    if (dumps_on(t) && !dumped_this_step(t) && dump_alignments(t, err) < 0)
         return TRAIN_IO_ERROR;
     if (t->has_valid && t->prog.validated_step != t->prog.step && validate(t, err) < 0)
         return TRAIN_IO_ERROR;

@@ -44,19 +44,6 @@ static void list_dir(const char *dir, char *out, size_t cap)
     free(names);
 }
 
-/* The binary under test as an absolute path, for children started in another directory. */
-static const char *s2s_absolute(void)
-{
-    static char path[PATH_MAX + 64];
-    char cwd[PATH_MAX];
-    ck_assert(getcwd(cwd, sizeof cwd) != NULL);
-    if (S2S[0] == '/')
-        snprintf(path, sizeof path, "%s", S2S);
-    else
-        snprintf(path, sizeof path, "%s/%s", cwd, S2S);
-    return path;
-}
-
 /* AddressSanitizer reserves terabytes of address space for its shadow memory, and valgrind
  * runs the program inside itself: under either, an address-space limit or an absolute
  * memory figure measures the tool, not s2s. */

@@ -188,6 +188,13 @@ START_TEST(resume_refuses_changed_settings_and_fresh_runs_refuse_old_directories
              "2 settings differ: model.embedding_size (8 in the checkpoint, 12 now); "
              "training.learning_rate (0.01 in the checkpoint, 0.02 now)", run);
     ck_assert_str_eq(line, expected);
+    /* nor what the model has no use for: a soft model reads no hard_* key (one line says so) */
+    const char *unused_argv[] = {S2S, "train", config, "--resume", run, "--set",
+                                 "training.hard_warmup_steps=7", NULL};
+    ck_assert_int_eq(run_command(unused_argv, NULL, err_path, NULL), 0);
+    first_line(err_path, line, sizeof line);
+    ck_assert_str_eq(line, "s2s: warning: --set training.hard_warmup_steps: 7 is not used: only "
+                           "hard attention samples (model.attention_mode: hard)");
     /* logging and stopping settings may change */
     const char *free_argv[] = {S2S, "train", config, "--resume", run, "--set", "training.log_every=2",
                                "--set", "training.max_steps=5", "--set", "training.valid_every=4", NULL};
@@ -570,6 +577,17 @@ START_TEST(a_config_error_exits_2_and_writes_nothing)
              "training.optimizer: expected one of {adam,sgd,adadelta}, got \"adamw\"");
     ck_assert_str_eq(line, expected);
     snprintf(run, sizeof run, "%s/run", dir);
+    ck_assert(!path_exists(run));
+    /* a name is a name: with the default run_dir, runs/<name> may not leave runs/ */
+    const char *path_name[] = {s2s_absolute(), "train", path, "--set", "run_dir=", "--set",
+                               "name=a/../../outside", NULL};
+    ck_assert_int_eq(run_command_with(path_name, NULL, err_path, &(RunOptions){.cwd = dir}, NULL), 2);
+    first_line(err_path, line, sizeof line);
+    ck_assert_str_eq(line, "s2s: error: --set name: expected a name, not a path (no `/`, not `.` "
+                           "or `..`; run_dir sets where the run goes), got \"a/../../outside\"");
+    snprintf(run, sizeof run, "%s/outside", dir);
+    ck_assert(!path_exists(run));
+    snprintf(run, sizeof run, "%s/runs", dir);
     ck_assert(!path_exists(run));
 }
 END_TEST

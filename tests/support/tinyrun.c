@@ -2,9 +2,11 @@
 #include "support/tinyrun.h"
 
 #include <check.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/rng.h"
 #include "support/cli.h"
@@ -18,6 +20,18 @@ void tinyrun_init(void)
         S2S = getenv("S2S_BIN");
     if (getenv("S2S_FAULTS_BIN"))
         S2S_FAULTS = getenv("S2S_FAULTS_BIN");
+}
+
+const char *s2s_absolute(void)
+{
+    static char path[PATH_MAX + 64];
+    char cwd[PATH_MAX];
+    ck_assert(getcwd(cwd, sizeof cwd) != NULL);
+    if (S2S[0] == '/')
+        snprintf(path, sizeof path, "%s", S2S);
+    else
+        snprintf(path, sizeof path, "%s/%s", cwd, S2S);
+    return path;
 }
 
 /* A reversal task: words w0..w19, 2 to 6 of them, the target is the source reversed. */

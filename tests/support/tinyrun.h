@@ -13,6 +13,8 @@
 extern const char *S2S;
 extern const char *S2S_FAULTS;
 void tinyrun_init(void);
+/* S2S as an absolute path, for children started in another directory. */
+const char *s2s_absolute(void);
 
 /* dir/NAME.{src,tgt,align}: pairs of 2-6 words w0..w19, the target reversed; eol ends
  * each line. */

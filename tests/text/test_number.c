@@ -17,11 +17,25 @@ START_TEST(settings_read_as_they_are_written)
     ck_assert_str_eq(number_shortest(out, sizeof out, 0.9), "0.9");
     ck_assert_str_eq(number_shortest(out, sizeof out, 0.1), "0.1");
     ck_assert_str_eq(number_shortest(out, sizeof out, 0.999), "0.999");
-    ck_assert_str_eq(number_shortest(out, sizeof out, 1e-8), "1e-08");
+    /* the exponent as YAML, JSON and people write it (issue 25: the config said 1e-08) */
+    ck_assert_str_eq(number_shortest(out, sizeof out, 1e-8), "1e-8");
+    ck_assert_str_eq(number_shortest(out, sizeof out, 1e6), "1e6");
+    ck_assert_str_eq(number_shortest(out, sizeof out, 1e5), "1e5");
+    ck_assert_str_eq(number_shortest(out, sizeof out, 100), "100");
+    ck_assert_str_eq(number_shortest(out, sizeof out, 1000), "1000");
+    ck_assert_str_eq(number_shortest(out, sizeof out, 123456), "123456");
+    ck_assert_str_eq(number_shortest(out, sizeof out, 0.0003), "0.0003");
+    ck_assert_str_eq(number_shortest(out, sizeof out, 3e-5), "3e-5");
+    ck_assert_str_eq(number_shortest(out, sizeof out, -1.5e-5), "-1.5e-5");
+    ck_assert_str_eq(number_shortest(out, sizeof out, 1e-100), "1e-100");
+    ck_assert_str_eq(number_digits(out, sizeof out, 2.5e-4, 4), "0.00025");
+    ck_assert_str_eq(number_digits(out, sizeof out, 1.23456e-6, 4), "1.235e-6");
+    ck_assert_str_eq(number_digits(out, sizeof out, 1e10, 4), "1e10");
+    ck_assert_str_eq(number_digits(out, sizeof out, NAN, 4), "nan");
     ck_assert_str_eq(number_shortest(out, sizeof out, 3), "3");
     ck_assert_str_eq(number_shortest(out, sizeof out, 0), "0");
     ck_assert_str_eq(number_shortest(out, sizeof out, -2.5), "-2.5");
-    ck_assert_str_eq(number_shortest(out, sizeof out, 1e300), "1e+300");
+    ck_assert_str_eq(number_shortest(out, sizeof out, 1e300), "1e300");
     /* these need every digit */
     ck_assert_str_eq(number_shortest(out, sizeof out, 1.0 / 3), "0.3333333333333333");
     ck_assert_str_eq(number_shortest(out, sizeof out, 0.1 + 0.2), "0.30000000000000004");
@@ -44,14 +58,24 @@ START_TEST(random_doubles_round_trip_with_the_fewest_digits)
             continue;
         number_shortest(out, sizeof out, v);
         ck_assert_msg(strtod(out, NULL) == v, "%s does not read back as %.17g", out, v);
-        /* no shorter %.*g text reads back as v */
-        for (int d = 1; d < 17; d++) {
-            snprintf(fewer, sizeof fewer, "%.*g", d, v);
-            if (!strcmp(fewer, out))
-                break;
-            ck_assert_msg(strtod(fewer, NULL) != v, "%.17g: %s has more digits than %s", v, out,
-                          fewer);
-        }
+        /* the fewest significant digits that read back as v */
+        int fewest = 1;
+        while (fewest < 17 && strtod(number_digits(fewer, sizeof fewer, v, fewest), NULL) != v)
+            fewest++;
+        /* those digits with an exponent (written out here: mantissa, 'e', the exponent as
+         * %d writes it) and without one */
+        char sci[48], mantissa[40], plain[400];
+        snprintf(mantissa, sizeof mantissa, "%.*e", fewest - 1, v);
+        char *e = strchr(mantissa, 'e');
+        const int exponent = atoi(e + 1);
+        *e = '\0';
+        snprintf(sci, sizeof sci, "%se%d", mantissa, exponent);
+        const int decimals = fewest - 1 - exponent > 0 ? fewest - 1 - exponent : 0;
+        snprintf(plain, sizeof plain, "%.*f", decimals, v);
+        /* the plain one from 1e-4 up, unless it is two or more characters longer */
+        const char *expected = exponent >= -4 && (exponent < 0 || strlen(plain) <= strlen(sci) + 1)
+                                   ? plain : sci;
+        ck_assert_msg(!strcmp(out, expected), "%.17g: %s, expected %s", v, out, expected);
     }
 }
 END_TEST

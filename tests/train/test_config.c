@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "support/suites.h"
+#include "text/number.h"
 #include "train/config.h"
+#include "train/config_schema.h"
 
 /* A config with the required training data, followed by extra lines. */
 #define BASE "data:\n  train_src: a.src\n  train_tgt: a.tgt\n  valid_src: v.src\n  valid_tgt: v.tgt\n"
@@ -156,22 +158,16 @@ START_TEST(config_rejects_impossible_combinations)
 END_TEST
 
 /* Issue 18's sizes and combinations: heads that must split what they read, layers the
- * attention-only encoder cannot do without, what it has no use for. */
+ * attention-only encoder cannot do without. */
 START_TEST(config_rejects_heads_and_layers_that_do_not_fit)
 {
     static const char *const cases[][2] = {
         {"model:\n  encoder_size: 5\n  attention_heads: 4\n",
          "c.yaml:8:20: model.attention_heads: 4 heads split each vector they read in 4 equal "
          "slices, and 2 x model.encoder_size = 10 is not divisible by 4"},
-        {"model:\n  attention: none\n  attention_heads: 2\n",
-         "c.yaml:8:20: model.attention_heads: 2 heads, but model.attention none has no attention "
-         "to split (use 1)"},
         {"model:\n  self_attention_layers: 1\n  self_attention_heads: 5\n",
          "c.yaml:8:25: model.self_attention_heads: 5 heads split the annotations in 5 equal "
          "slices, and their width d_h = 2 x model.encoder_size = 128 is not divisible by 5"},
-        {"model:\n  self_attention_layers: 1\n  attention: none\n",
-         "c.yaml:7:26: model.self_attention_layers: model.attention none reads no annotations, "
-         "so self-attention layers would learn nothing (use a score, or 0 layers)"},
         {"model:\n  encoder_cell: none\n",
          "c.yaml:7:17: model.encoder_cell: none is made of self-attention layers, and "
          "model.self_attention_layers is 0: set at least 1 (with none, each word would stay "
@@ -179,15 +175,9 @@ START_TEST(config_rejects_heads_and_layers_that_do_not_fit)
         {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  embedding_size: 63\n",
          "c.yaml:9:19: model.embedding_size: 63, but model.encoder_cell none adds sine and "
          "cosine positions in pairs: it must be even"},
-        {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  encoder_layers: 2\n",
-         "c.yaml:9:19: model.encoder_layers: 2 recurrent layers, but model.encoder_cell none has "
-         "none (set model.self_attention_layers instead)"},
         {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  self_attention_heads: 3\n",
          "c.yaml:9:25: model.self_attention_heads: 3 heads split the annotations in 3 equal "
          "slices, and their width d_h = model.embedding_size = 64 is not divisible by 3"},
-        {"model:\n  attention: none\n  attention_mode: hard\n",
-         "c.yaml:8:19: model.attention_mode: hard samples positions from the attention's "
-         "weights, and model.attention none has none (use a score)"},
         {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  attention: dot\n",
          "c.yaml:9:14: model.attention: dot needs model.decoder_size = model.embedding_size "
          "(s_{i-1} . h_j), got 128 and 64"},
@@ -199,6 +189,107 @@ START_TEST(config_rejects_heads_and_layers_that_do_not_fit)
     }
     /* and what fits: the attention-only encoder at the defaults, with one layer */
     ck_assert_str_eq(load(BASE "model:\n  encoder_cell: none\n  self_attention_layers: 1\n"), "");
+}
+END_TEST
+
+/* A name is a name: runs/<name> stays under runs/ (issue 25) */
+START_TEST(config_rejects_a_name_that_is_a_path)
+{
+    static const char *const names[] = {"a/../../outside", "/etc", "..", ".", "a/b"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        char text[512], expected[512];
+        snprintf(text, sizeof text, "name: \"%s\"\n" BASE, names[k]);
+        snprintf(expected, sizeof expected, "c.yaml:1:7: name: expected a name, not a path (no "
+                 "`/`, not `.` or `..`; run_dir sets where the run goes), got \"%s\"", names[k]);
+        ck_assert_str_eq(load(text), expected);
+    }
+    ck_assert_str_eq(load("name: a..b\n" BASE), "");
+    ck_assert_str_eq(load("name: .hidden\n" BASE), "");
+}
+END_TEST
+
+/* One rule for what the configured model has no use for (issue 25): accepted, each key set
+ * to other than its default named once with why, its place in the model taken by
+ * nothing (the dimensions say so); a key at its default, or used, is not named. */
+START_TEST(config_accepts_unused_keys_and_names_each)
+{
+    static const struct {
+        const char *text, *notes, *model;
+    } cases[] = {
+        {"model:\n  attention: none\n  attention_heads: 2\n",
+         "c.yaml:8:20: model.attention_heads: 2 is not used: model.attention none has no "
+         "attention weights\n", "gru encoder (1 layer), gru decoder, attention none"},
+        {"model:\n  self_attention_layers: 1\n  attention: none\n",
+         "c.yaml:7:26: model.self_attention_layers: 1 is not used: model.attention none reads no "
+         "annotations, only the encoder's final states\n",
+         "gru encoder (1 layer), gru decoder, attention none"},
+        {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  encoder_layers: 2\n"
+         "  encoder_size: 32\n",
+         "c.yaml:10:17: model.encoder_size: 32 is not used: model.encoder_cell none has no "
+         "recurrent encoder\nc.yaml:9:19: model.encoder_layers: 2 is not used: "
+         "model.encoder_cell none has no recurrent encoder\n",
+         "attention-only encoder (positions) and 1 self-attention layer (4 heads, ffn 256), gru "
+         "decoder, attention additive"},
+        {"model:\n  attention: none\n  attention_mode: hard\ntraining:\n  hard_reward: sentence\n",
+         "c.yaml:8:19: model.attention_mode: hard is not used: model.attention none has no "
+         "attention weights\nc.yaml:10:16: training.hard_reward: sentence is not used: only hard "
+         "attention samples (model.attention_mode: hard)\n",
+         "gru encoder (1 layer), gru decoder, attention none"},
+        {"model:\n  self_attention_heads: 3\n  self_attention_ffn: 10\n",
+         "c.yaml:7:25: model.self_attention_heads: 3 is not used: the model has no self-attention "
+         "layers\nc.yaml:8:23: model.self_attention_ffn: 10 is not used: the model has no "
+         "self-attention layers\n", "gru encoder (1 layer), gru decoder, attention additive"},
+        {"model:\n  attention: dot\n  decoder_size: 128\n  attention_size: 32\n",
+         "c.yaml:9:19: model.attention_size: 32 is not used: only the additive and scaled_dot "
+         "scores have an attention layer\n", "gru encoder (1 layer), gru decoder, attention dot"},
+        {"training:\n  optimizer: sgd\n  adam_beta1: 0.5\n  scheduling: none\n"
+         "  learning_rate_min: 0.5\n  hard_warmup_steps: 1000\n",
+         "c.yaml:8:15: training.adam_beta1: 0.5 is not used: the optimizer is not adam\n"
+         "c.yaml:10:22: training.learning_rate_min: 0.5 is not used: training.scheduling is not "
+         "plateau\n", "gru encoder (1 layer), gru decoder, attention additive"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char text[512];
+        snprintf(text, sizeof text, BASE "%s", cases[c].text);
+        Config cfg;
+        Error err;
+        config_defaults(&cfg);
+        ck_assert_int_eq(config_load_buffer(&cfg, text, strlen(text), "c.yaml", &err), 0);
+        ck_assert_msg(config_validate(&cfg, &err) == 0, "%s", err.msg);
+        int keys[CONFIG_MAX_KEYS];
+        int n = config_unused_keys(&cfg, keys, CONFIG_MAX_KEYS);
+        char notes[1024] = "";
+        for (int k = 0; k < n; k++) {
+            char note[256];
+            config_unused_note(&cfg, keys[k], note, sizeof note);
+            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%s\n", note);
+        }
+        ck_assert_str_eq(notes, cases[c].notes);
+        char model[200];
+        const Dims d = config_model_dims(&cfg, 10, 10);
+        model_describe(&d, model, sizeof model);
+        ck_assert_str_eq(model, cases[c].model);
+    }
+    /* --set places its note on the command line */
+    Config cfg;
+    Error err;
+    config_defaults(&cfg);
+    ck_assert_int_eq(config_set(&cfg, "training.adadelta_rho=0.5", &err), 0);
+    int k = config_find_key("training.adadelta_rho");
+    char note[256];
+    config_unused_note(&cfg, k, note, sizeof note);
+    ck_assert_str_eq(note, "--set training.adadelta_rho: 0.5 is not used: the optimizer is not "
+                           "adadelta");
+    /* every key is used by some model: the rule never hides a key for good */
+    Config other;
+    config_defaults(&other);
+    other.training.optimizer = OPTIMIZER_ADADELTA;
+    other.model.attention_mode = ATTENTION_HARD;
+    other.model.self_attention_layers = 1;
+    ck_assert_ptr_null(config_key_unused(&other, config_find_key("training.adadelta_rho")));
+    ck_assert_ptr_null(config_key_unused(&other, config_find_key("training.hard_reward")));
+    ck_assert_ptr_null(config_key_unused(&other, config_find_key("model.self_attention_heads")));
+    ck_assert_ptr_null(config_key_unused(&cfg, config_find_key("model.attention_size")));
 }
 END_TEST
 
@@ -253,7 +344,7 @@ START_TEST(written_config_loads_back_to_the_same_values)
     /* numbers as a person writes them: the shortest text of the same double */
     ck_assert_ptr_nonnull(strstr(yaml, "\n  learning_rate: 0.0003\n"));
     ck_assert_ptr_nonnull(strstr(yaml, "\n  adam_beta1: 0.9\n"));
-    ck_assert_ptr_nonnull(strstr(yaml, "\n  adam_eps: 1e-08\n"));
+    ck_assert_ptr_nonnull(strstr(yaml, "\n  adam_eps: 1e-8\n"));
     ck_assert_ptr_nonnull(strstr(yaml, "\n  init_range: 0.1\n"));
     free(yaml);
 }
@@ -306,15 +397,25 @@ static void key_yaml(int k, const char *value, char *out, size_t cap, int *line,
     }
 }
 
-/* The range as messages write it: "1 to 8192", "> 0 and <= 100", ">= 1". */
-static void range_text(double min, double max, int min_exclusive, char *out, size_t cap)
+/* The range as messages write it: "1 to 8192", "> 0 and <= 100", ">= 1", "0 to 1e6": a
+ * number's bounds as the config writes numbers, a count's as an integer. */
+static void range_text(int k, double min, double max, int min_exclusive, char *out, size_t cap)
 {
+    char lo[32], hi[32];
+    const int is_real = !strcmp(config_key_type(k), "number");
+    if (is_real) {
+        number_shortest(lo, sizeof lo, min);
+        number_shortest(hi, sizeof hi, max);
+    } else {
+        snprintf(lo, sizeof lo, "%.0f", min);
+        snprintf(hi, sizeof hi, "%.0f", max);
+    }
     if (max == HUGE_VAL)
-        snprintf(out, cap, "%s %.15g", min_exclusive ? ">" : ">=", min);
+        snprintf(out, cap, "%s %s", min_exclusive ? ">" : ">=", lo);
     else if (min_exclusive)
-        snprintf(out, cap, "> %.15g and <= %.15g", min, max);
+        snprintf(out, cap, "> %s and <= %s", lo, hi);
     else
-        snprintf(out, cap, "%.15g to %.15g", min, max);
+        snprintf(out, cap, "%s to %s", lo, hi);
 }
 
 START_TEST(config_rejects_each_malformed_yaml_of_the_fault_matrix)
@@ -463,7 +564,7 @@ START_TEST(config_rejects_a_value_of_the_wrong_type_for_every_key)
         int exclusive;
         char range[96] = "";
         if (config_key_range(k, &min, &max, &exclusive) == 0)
-            range_text(min, max, exclusive, range, sizeof range);
+            range_text(k, min, max, exclusive, range, sizeof range);
         const char *values[8] = {0};
         char expected[8][512], text[256];
         const char *an = !strcmp(type, "integer") ? "an" : "a";
@@ -551,7 +652,7 @@ START_TEST(config_checks_every_range_at_both_ends)
             continue;
         n_ranged++;
         char range[96], below[64], at_min[64], at_max[64], above[64];
-        range_text(min, max, exclusive, range, sizeof range);
+        range_text(k, min, max, exclusive, range, sizeof range);
         const char *type = config_key_type(k);
         if (!strcmp(type, "list of integers")) {
             char text[128], expected[300];
@@ -685,6 +786,8 @@ Suite *config_suite(void)
     tcase_add_test(tc, config_rejects_out_of_range_values_at_the_boundaries);
     tcase_add_test(tc, config_rejects_impossible_combinations);
     tcase_add_test(tc, config_rejects_heads_and_layers_that_do_not_fit);
+    tcase_add_test(tc, config_rejects_a_name_that_is_a_path);
+    tcase_add_test(tc, config_accepts_unused_keys_and_names_each);
     tcase_add_test(tc, config_rejects_anchors_and_aliases);
     tcase_add_test(tc, config_set_overrides_and_reports_errors);
     tcase_add_test(tc, written_config_loads_back_to_the_same_values);

@@ -197,6 +197,42 @@ START_TEST(a_signal_in_a_last_step_without_validation_still_validates_it_on_resu
 }
 END_TEST
 
+/* A run that finished, resumed with nothing left to do (issue 25: it wrote its last dump
+ * and its AER record again, and the report showed that step twice): every record and
+ * checkpoint stays as the finished run left them, resumed once or twice, whether its last
+ * step was a scheduled dump (15, early stopping) or not (12). */
+START_TEST(resuming_a_finished_run_writes_nothing_twice)
+{
+    char dir[512], config[600], set_dir[720], run_dir[700], err[700], steps[64], copy[1600];
+    scratch_dir(dir, sizeof dir, "finished");
+    write_resume_setup(dir);
+    snprintf(config, sizeof config, "%s/resume.yaml", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    static const int last[] = {12, 20};
+    for (int k = 0; k < 2; k++) {
+        snprintf(steps, sizeof steps, "training.max_steps=%d", last[k]);
+        for (int r = 0; r < 2; r++) { /* "straight", then "run" resumed twice */
+            snprintf(run_dir, sizeof run_dir, "%s/%s", dir, r ? "run" : "straight");
+            snprintf(set_dir, sizeof set_dir, "run_dir=%s", run_dir);
+            snprintf(copy, sizeof copy, "rm -rf '%s'", run_dir);
+            ck_assert_int_eq(system(copy), 0);
+            const char *argv[] = {S2S, "train", config, "--set", set_dir, "--set", steps, NULL};
+            ck_assert_int_eq(run_command(argv, NULL, err, NULL), 0);
+        }
+        for (int again = 0; again < 2; again++) {
+            const char *resume[] = {S2S, "train", config, "--set", set_dir, "--set", steps,
+                                    "--resume", run_dir, NULL};
+            ck_assert_int_eq(run_command(resume, NULL, err, NULL), 0);
+            char *said = read_file(err);
+            ck_assert_msg(strstr(said, "done: ") != NULL, "%s", said);
+            free(said);
+            assert_same_as_straight(dir, "run", last[k] == 12 ? "finished at 12, resumed"
+                                                              : "stopped early at 15, resumed");
+        }
+    }
+}
+END_TEST
+
 /* ---- kill -9 and torn lines --------------------------------------------------------------------- */
 
 START_TEST(a_kill_after_the_last_save_drops_the_replayed_records_and_torn_lines)
@@ -352,6 +388,7 @@ Suite *resume_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, a_signal_at_any_phase_of_a_step_resumes_exactly_as_the_straight_run);
     tcase_add_test(tc, a_signal_in_a_last_step_without_validation_still_validates_it_on_resume);
+    tcase_add_test(tc, resuming_a_finished_run_writes_nothing_twice);
     tcase_add_test(tc, a_kill_after_the_last_save_drops_the_replayed_records_and_torn_lines);
     tcase_add_test(tc, a_fresh_start_moves_a_dead_runs_files_aside);
     suite_add_tcase(s, tc);

@@ -1,0 +1,88 @@
+/* config_usage.c: which keys the configured model and training have no use for (see
+ * config.h). One rule everywhere: such a key is never an error -- `--set
+ * model.attention=dot` on a config that sets attention_size must work -- it is named
+ * with why, and a resume does not compare it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "train/config.h"
+#include "train/config_schema.h"
+
+/* Self-attention layers the model really has: none when nothing reads the annotations
+ * they would refine (attention none on a recurrent encoder reads its final states). */
+static int live_self_attention_layers(const Config *cfg)
+{
+    if (cfg->model.attention == SCORE_NONE && cfg->model.encoder_cell != ENCODER_CELL_NONE)
+        return 0;
+    return (int)cfg->model.self_attention_layers;
+}
+
+/* Why the key at path is unused by cfg (a sentence without its subject), or NULL. */
+static const char *why_unused(const Config *cfg, const char *path)
+{
+    const int none = cfg->model.attention == SCORE_NONE;
+    const int hard = cfg->model.attention_mode == ATTENTION_HARD && !none;
+    const int rnn = cfg->model.encoder_cell != ENCODER_CELL_NONE;
+#define IS(p) (!strcmp(path, (p)))
+#define STARTS(p) (!strncmp(path, (p), strlen(p)))
+    if (IS("model.attention_size") && cfg->model.attention != SCORE_ADDITIVE &&
+        cfg->model.attention != SCORE_SCALED_DOT)
+        return none ? "model.attention none has no attention layer"
+                    : "only the additive and scaled_dot scores have an attention layer";
+    if (none && (IS("model.attention_heads") || IS("model.attention_mode") ||
+                 IS("translate.attention_mode") || STARTS("alignments.") ||
+                 IS("data.valid_align") || IS("data.test_align")))
+        return "model.attention none has no attention weights";
+    if (IS("model.self_attention_layers") && none && rnn)
+        return "model.attention none reads no annotations, only the encoder's final states";
+    if ((IS("model.self_attention_heads") || IS("model.self_attention_ffn") ||
+         IS("model.self_attention_dropout")) && live_self_attention_layers(cfg) == 0)
+        return "the model has no self-attention layers";
+    if ((IS("model.encoder_size") || IS("model.encoder_layers")) && !rnn)
+        return "model.encoder_cell none has no recurrent encoder";
+    if (STARTS("training.hard_") && !hard)
+        return "only hard attention samples (model.attention_mode: hard)";
+    if (STARTS("training.adam_") && cfg->training.optimizer != OPTIMIZER_ADAM)
+        return "the optimizer is not adam";
+    if (STARTS("training.adadelta_") && cfg->training.optimizer != OPTIMIZER_ADADELTA)
+        return "the optimizer is not adadelta";
+    if ((IS("training.patience") || IS("training.decrease_factor") ||
+         IS("training.learning_rate_min")) && cfg->training.scheduling != SCHEDULING_PLATEAU)
+        return "training.scheduling is not plateau";
+#undef IS
+#undef STARTS
+    return NULL;
+}
+
+const char *config_key_unused(const Config *cfg, int k)
+{
+    return why_unused(cfg, config_keys[k].path);
+}
+
+int config_unused_keys(const Config *cfg, int *keys, int cap)
+{
+    Config defaults;
+    config_defaults(&defaults);
+    int n = 0;
+    for (int k = 0; k < config_n_keys(); k++) {
+        if (!why_unused(cfg, config_keys[k].path) || cfg->origin.line[k] == 0)
+            continue;
+        char value[CONFIG_STR_MAX + 64], def[CONFIG_STR_MAX + 64];
+        config_key_value(cfg, k, value, sizeof value);
+        config_key_value(&defaults, k, def, sizeof def);
+        if (strcmp(value, def) && n < cap)
+            keys[n++] = k;
+    }
+    return n;
+}
+
+void config_unused_note(const Config *cfg, int k, char *out, size_t cap)
+{
+    char value[CONFIG_STR_MAX + 64], where[CONFIG_STR_MAX + 48] = "--set ";
+    config_key_value(cfg, k, value, sizeof value);
+    if (cfg->origin.line[k] > 0) /* where errors point: FILE:LINE:COL */
+        snprintf(where, sizeof where, "%.1000s:%d:%d: ", cfg->origin.file, cfg->origin.line[k],
+                 cfg->origin.col[k]);
+    snprintf(out, cap, "%s%s: %.200s is not used: %s", where, config_keys[k].path, value,
+             why_unused(cfg, config_keys[k].path));
+}
