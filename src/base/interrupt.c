@@ -28,7 +28,7 @@ static void on_signal(int sig)
         received = sig;
 }
 
-void interrupt_install(void)
+static void install(const int *signals, size_t n)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -36,9 +36,26 @@ void interrupt_install(void)
     sigemptyset(&sa.sa_mask);
     /* No SA_RESTART: a read from a terminal or a pipe returns EINTR, so the reader
      * gets to poll interrupt_pending() instead of waiting for more input. */
-    const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-    for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)
+    for (size_t k = 0; k < n; k++) {
+        struct sigaction now;
+        /* ignored when we started (a background job of a script ignores SIGINT, nohup
+         * SIGHUP): it stays ignored, as POSIX has it */
+        if (sigaction(signals[k], NULL, &now) == 0 && now.sa_handler == SIG_IGN)
+            continue;
         sigaction(signals[k], &sa, NULL);
+    }
+}
+
+void interrupt_install(void)
+{
+    const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    install(signals, sizeof signals / sizeof *signals);
+}
+
+void interrupt_install_stop(void)
+{
+    const int signals[] = {SIGINT, SIGTERM};
+    install(signals, sizeof signals / sizeof *signals);
 }
 
 int interrupt_pending(void)

@@ -9,13 +9,21 @@
  * exits at once; repeats of SIGHUP and SIGPIPE are ignored (a broken stderr raises a
  * SIGPIPE at every line written to it, and must not stop the save).
  *
+ * `s2s translate` catches SIGINT and SIGTERM only (interrupt_install_stop): it finishes
+ * the line it is writing and stops; SIGPIPE ends it as it ends any filter.
+ *
+ * A signal that was ignored when the program started (a job started with `&` from a
+ * script ignores SIGINT; nohup ignores SIGHUP) stays ignored, as POSIX has it.
+ *
  * Commands that install nothing keep the default dispositions (a signal ends them;
  * their output so far is what they wrote), and interrupt_pending() stays 0 for them. */
 #ifndef S2S_INTERRUPT_H
 #define S2S_INTERRUPT_H
 
-/* Installs the handlers described above. */
+/* Installs the handlers described above: for SIGINT, SIGTERM, SIGHUP and SIGPIPE
+ * (training), or for SIGINT and SIGTERM only. */
 void interrupt_install(void);
+void interrupt_install_stop(void);
 
 /* The first signal received since interrupt_install, or 0. */
 int interrupt_pending(void);

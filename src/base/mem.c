@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "base/fault.h"
 
@@ -19,6 +21,19 @@ static void die_out_of_memory(size_t size)
         fprintf(stderr, "s2s: error: out of memory (allocating %zu bytes, %.1f MiB)\n", size,
                 (double)size / (1 << 20));
     exit(1);
+}
+
+size_t mem_available(void)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t most = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : SIZE_MAX;
+    const int limits[] = {RLIMIT_AS, RLIMIT_DATA};
+    for (size_t k = 0; k < sizeof limits / sizeof *limits; k++) {
+        struct rlimit r;
+        if (getrlimit(limits[k], &r) == 0 && r.rlim_cur != RLIM_INFINITY && r.rlim_cur < most)
+            most = (size_t)r.rlim_cur;
+    }
+    return most;
 }
 
 void *xmalloc(size_t size)

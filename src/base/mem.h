@@ -13,6 +13,10 @@ void *xmalloc_array(size_t count, size_t size);
 void *xrealloc_array(void *ptr, size_t count, size_t size);
 char *xstrdup(const char *s);
 
+/* The memory this process may use: the machine's physical memory, or less under an
+ * address-space or data-size limit (setrlimit: RLIMIT_AS, RLIMIT_DATA). */
+size_t mem_available(void);
+
 /* A bump allocator over one block, sized once. Every allocation is aligned to
  * ARENA_ALIGN bytes (a cache line, also enough for any SIMD load). */
 #define ARENA_ALIGN 64

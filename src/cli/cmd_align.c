@@ -187,9 +187,7 @@ int cmd_align(int argc, char **argv)
         fprintf(stderr, "AER = %.4f (precision %.4f, recall %.4f; %d pairs, %ld links, %ld sure "
                 "gold links)\n", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer), c.n,
                 aer.hyp, aer.sure);
-    rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;
-    if (rc)
-        error_errno(&err, "cannot write", "stdout");
+    rc = cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 done:
     if (out)
         fclose(out);

@@ -271,5 +271,5 @@ int cmd_bench(int argc, char **argv)
         batch_free(&batches[s]);
     free(batches);
     free(times);
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;
+    return cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 }

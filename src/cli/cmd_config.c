@@ -47,5 +47,5 @@ int cmd_config(int argc, char **argv)
         fputs(yaml, stdout);
         free(yaml);
     }
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;
+    return cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 }

@@ -167,7 +167,7 @@ int cmd_eval(int argc, char **argv)
                   n_order, lowercase);
     if (src_path)
         print_by_length(&src, &hyp, &ref, width, order, n_order, lowercase);
-    rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;
+    rc = cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 done:
     textfile_free(&hyp);
     textfile_free(&ref);

@@ -166,12 +166,7 @@ static int draw_text(const AlignRecord *records, int n)
     int color = isatty(STDOUT_FILENO);
     for (int k = 0; k < n; k++)
         heatmap_txt(stdout, &records[k], color);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        Error err;
-        error_errno(&err, "cannot write", "stdout");
-        return cmd_error(&err, EXIT_IO);
-    }
-    return EXIT_OK;
+    return cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 }
 
 /* One SVG file per record in dir, each through a temporary: never half a file, nor a

@@ -73,9 +73,5 @@ int cmd_tokenize(int argc, char **argv)
     }
     free(line);
     tokens_free(&tokens);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        perror("s2s: error: writing stdout");
-        return EXIT_IO;
-    }
-    return EXIT_OK;
+    return cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 }

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fault.h"
+#include "base/interrupt.h"
 #include "base/mem.h"
 #include "cli/command.h"
 #include "decode/beam.h"
@@ -43,6 +45,11 @@ static const char TRANSLATE_USAGE[] =
     "  --attention-mode M contexts: soft (the weighted sum), argmax (each head reads its\n"
     "                     most probable position) or auto: argmax for a model trained\n"
     "                     with hard attention, else soft (default: translate.attention_mode)\n"
+    "  --max-source-length N  cut sources after N tokens, with a warning (default:\n"
+    "                     translate.max_source_length; a limit whose one sentence would not\n"
+    "                     fit in memory is refused, exit 2)\n"
+    "SIGINT or SIGTERM: the line being written is finished, stderr says how many lines\n"
+    "were translated, and the exit is 130 or 143.\n"
     "An option's value is the next argument: --beam 5, not --beam=5.\n";
 
 typedef struct {
@@ -51,6 +58,7 @@ typedef struct {
     int align;          /* 0 none, 1 hard, 2 soft, 3 threshold */
     int attention_mode; /* a ConfigDecodeMode, -1: the model's translate.attention_mode */
     int argmax;         /* decode with argmax contexts (resolved in settle_options) */
+    long max_src;       /* source tokens kept (-1: the model's translate.max_source_length) */
     float threshold;
     FILE *json;
     const Checkpoint *ck;
@@ -63,9 +71,68 @@ typedef struct {
     int n;              /* source tokens (without </s>) */
     int *ids;
     char **words;       /* the source tokens as written (for <unk> replacement) */
+    float *self;        /* (sa_layers, n + 1, n + 1) its self-attention maps, kept from its
+                         * chunk's encoding for --out-alignments and --show-attention */
 } Pending;
 
-enum { BATCH = 32 };
+/* Lines are read BATCH at a time; a batch of BATCH sentences of BATCH_STEPS positions
+ * (translate.max_source_length's default, 250 tokens, and </s>) sets the memory that
+ * decoding may take for several sentences at once. */
+enum { BATCH = 32, BATCH_STEPS = 251 };
+
+/* The decoding buffers, sized for what the input needs and grown when it needs more:
+ * memory follows the input, not translate.max_source_length. A batch is decoded in
+ * chunks of sentences of similar lengths, as many as fit in the memory of a full batch
+ * of BATCH_STEPS positions, or one alone (whose need settle_options checked against
+ * the memory there is). */
+typedef struct {
+    const Dims *dims;
+    const Config *cfg;
+    int beam, argmax;
+    size_t budget; /* bytes a chunk of several sentences may take */
+    Decoder dec;
+    Batch bt;
+    int batch, steps; /* the sentences and source positions the buffers hold (0: none yet) */
+} Buffers;
+
+/* The most words a translation of n source tokens may have. */
+static int max_output(const Config *cfg, int n)
+{
+    return (int)(cfg->translate.max_output_ratio * (n + 1)) + (int)cfg->translate.max_output_extra;
+}
+
+/* Whether n sentences of up to `steps` positions may be decoded together. */
+static int chunk_fits(const Buffers *b, int n, int steps)
+{
+    return n == 1 ||
+           beam_search_bytes(b->dims, n, steps, b->beam, max_output(b->cfg, steps - 1)) <= b->budget;
+}
+
+/* Makes room for n sentences of `steps` positions; keeps what the buffers held when that
+ * and the new need fit in the budget together. */
+static void buffers_fit(Buffers *b, int n, int steps)
+{
+    if (n <= b->batch && steps <= b->steps)
+        return;
+    int want_n = n > b->batch ? n : b->batch, want_steps = steps > b->steps ? steps : b->steps;
+    if (!chunk_fits(b, want_n, want_steps)) {
+        want_n = n;
+        want_steps = steps;
+    }
+    decoder_free(&b->dec);
+    batch_free(&b->bt);
+    decoder_init(&b->dec, b->dims, want_n, want_steps, b->beam);
+    b->dec.argmax = b->argmax;
+    batch_init(&b->bt, want_n, want_steps, 0);
+    b->batch = want_n;
+    b->steps = want_steps;
+}
+
+static void buffers_free(Buffers *b)
+{
+    decoder_free(&b->dec);
+    batch_free(&b->bt);
+}
 
 static void free_pending(Pending *p)
 {
@@ -73,6 +140,7 @@ static void free_pending(Pending *p)
         free(p->words[k]);
     free(p->words);
     free(p->ids);
+    free(p->self);
     memset(p, 0, sizeof *p);
 }
 
@@ -155,35 +223,80 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
     free(r.tgt);
 }
 
-/* Translates the pending lines and writes their output in order. */
-static void flush_batch(Decoder *dec, const Options *o, Pending *pend, int n_pend, Batch *bt,
-                        FILE *out)
+/* Decodes the lines that can be translated, in chunks of similar lengths (Buffers);
+ * results[k] gets line k's hypotheses (pending lines that cannot be translated have
+ * none), and with --out-alignments or --show-attention each line keeps its
+ * self-attention maps. */
+static void decode_lines(Buffers *buf, const Options *o, Pending *pend, int n_pend,
+                         NBest *results)
 {
-    const int *src[BATCH];
-    int src_n[BATCH], max_out[BATCH], slot[BATCH], n = 0;
-    const Config *cfg = &o->ck->config;
-    for (int k = 0; k < n_pend; k++) {
-        if (!pend[k].ok)
-            continue;
-        slot[k] = n;
-        src[n] = pend[k].ids;
-        src_n[n] = pend[k].n;
-        max_out[n] = (int)(cfg->translate.max_output_ratio * (pend[k].n + 1)) + (int)cfg->translate.max_output_extra;
-        n++;
+    int order[BATCH], n = 0;
+    for (int k = 0; k < n_pend; k++) /* by source length, stably: insertion */
+        if (pend[k].ok) {
+            int at = n++;
+            for (; at > 0 && pend[order[at - 1]].n > pend[k].n; at--)
+                order[at] = order[at - 1];
+            order[at] = k;
+        }
+    const int layers = buf->dims->sa_layers, keep_self = (o->show || o->json) && layers > 0;
+    for (int start = 0; start < n;) {
+        int size = 1;
+        while (start + size < n && chunk_fits(buf, size + 1, pend[order[start + size]].n + 1))
+            size++;
+        const int *src[BATCH];
+        int src_n[BATCH], max_out[BATCH];
+        for (int b = 0; b < size; b++) {
+            const Pending *p = &pend[order[start + b]];
+            src[b] = p->ids;
+            src_n[b] = p->n;
+            max_out[b] = max_output(buf->cfg, p->n);
+        }
+        buffers_fit(buf, size, src_n[size - 1] + 1);
+        batch_fill(&buf->bt, size, src, src_n, NULL, NULL);
+        NBest chunk[BATCH];
+        beam_search(&buf->dec, &o->ck->params, &buf->bt, o->beam, o->alpha, o->n_best, max_out,
+                    chunk);
+        const int S = buf->bt.src_steps;
+        for (int b = 0; b < size; b++) {
+            Pending *p = &pend[order[start + b]];
+            results[order[start + b]] = chunk[b];
+            if (!keep_self)
+                continue;
+            const int L = p->n + 1;
+            p->self = xmalloc_array((size_t)layers * L * L, sizeof(float));
+            for (int l = 0; l < layers; l++)
+                for (int i = 0; i < L; i++)
+                    for (int j = 0; j < L; j++)
+                        p->self[((size_t)l * L + i) * L + j] =
+                            (float)model_self_weights(&buf->dec.enc, l)[((size_t)b * S + i) * S + j];
+        }
+        start += size;
     }
+}
+
+/* Translates the pending lines and writes their output in order, each line whole.
+ * Returns how many input lines it answered: all of them, or fewer when a signal came
+ * (interrupt.h), which stops it after the line it was writing. */
+static int flush_batch(Buffers *buf, const Options *o, Pending *pend, int n_pend, FILE *out)
+{
     NBest results[BATCH];
-    if (n > 0) {
-        batch_fill(bt, n, src, src_n, NULL, NULL);
-        beam_search(dec, &o->ck->params, bt, o->beam, o->alpha, o->n_best, max_out, results);
-    }
+    decode_lines(buf, o, pend, n_pend, results);
+    int answered = 0;
     for (int k = 0; k < n_pend; k++) {
         Pending *p = &pend[k];
+        if (interrupt_pending()) { /* the lines before are whole: stop here */
+            if (p->ok)
+                nbest_free(&results[k]);
+            continue;
+        }
+        answered++;
         if (!p->ok) {
+            fault_signal_at("translate", p->line_no);
             if (o->n_best <= 1)
                 fputc('\n', out);
             continue;
         }
-        NBest *nb = &results[slot[k]];
+        NBest *nb = &results[k];
         for (int h = 0; h < nb->n; h++) {
             const Hypothesis *hyp = &nb->hyps[h];
             const char **words = xmalloc_array((size_t)hyp->len + 1, sizeof(char *));
@@ -192,17 +305,17 @@ static void flush_batch(Decoder *dec, const Options *o, Pending *pend, int n_pen
                 fprintf(out, "%ld ||| %s ||| %.6f", p->line_no - 1, text, hyp->score);
             else
                 fputs(text, out);
+            if (h == 0) /* a signal here lands in the middle of the line */
+                fault_signal_at("translate", p->line_no);
             if (o->align)
                 write_alignment(out, o, hyp);
             fputc('\n', out);
             if (h == 0 && (o->show || o->json)) {
-                /* the self-attention of this source, from the batch's encoding */
-                const int S = bt->src_steps, b = slot[k];
+                const int L = p->n + 1, layers = p->self ? buf->dims->sa_layers : 0;
                 AttnMatrix self[SA_MAX_LAYERS];
-                for (int l = 0; l < dec->dims.sa_layers; l++)
-                    self[l] = (AttnMatrix){model_self_weights(&dec->enc, l) + (size_t)b * S * S,
-                                           hyp->src_len, hyp->src_len, S, 1};
-                show(o, p, hyp, words, self, dec->dims.sa_layers);
+                for (int l = 0; l < layers; l++)
+                    self[l] = (AttnMatrix){p->self + (size_t)l * L * L, L, L, L, 1};
+                show(o, p, hyp, words, self, layers);
             }
             free(text);
             free(words);
@@ -211,16 +324,17 @@ static void flush_batch(Decoder *dec, const Options *o, Pending *pend, int n_pen
         }
         nbest_free(nb);
     }
+    return answered;
 }
 
 static int parse_options(Options *o, const char **model, const char **json_path, int argc, char **argv)
 {
-    enum { HELP, SHOW, UNK, MODEL, JSON, BEAM, N_BEST, ALPHA, ALIGN, MODE };
+    enum { HELP, SHOW, UNK, MODEL, JSON, BEAM, N_BEST, ALPHA, ALIGN, MODE, MAX_SRC };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [SHOW] = {"--show-attention", 0}, [UNK] = {"--unk-replace", 0},
         [MODEL] = {"--model", 1}, [JSON] = {"--out-alignments", 1}, [BEAM] = {"--beam", 1},
         [N_BEST] = {"--n-best", 1}, [ALPHA] = {"--alpha", 1}, [ALIGN] = {"--alignment", 1},
-        [MODE] = {"--attention-mode", 1}, {NULL, 0}};
+        [MODE] = {"--attention-mode", 1}, [MAX_SRC] = {"--max-source-length", 1}, {NULL, 0}};
     for (int a = 0; a < argc; a++) {
         const char *value = NULL;
         char *end;
@@ -260,6 +374,12 @@ static int parse_options(Options *o, const char **model, const char **json_path,
             o->alpha = strtod(value, &end);
             if (*end || end == value || !(o->alpha >= 0 && o->alpha <= 10))
                 return cmd_usage_error("--alpha: expected a number from 0 to 10, got `%s`", value);
+            break;
+        case MAX_SRC:
+            o->max_src = strtol(value, &end, 10);
+            if (*end || end == value || o->max_src < 1 || o->max_src > 100000)
+                return cmd_usage_error("--max-source-length: expected 1 to 100000 (tokens), got "
+                                       "`%s`", value);
             break;
         case MODE:
             if ((o->attention_mode = cmd_choice(decode_mode_names, value)) < 0)
@@ -310,6 +430,22 @@ static int settle_options(Options *o, const Checkpoint *ck, const char *model,
     if (o->n_best > o->beam)
         return cmd_usage_error("--n-best: at most --beam hypotheses (got more than %s)",
                                o->beam == 1 ? "1" : "the beam");
+    /* the buffers grow with the input up to the limit: one sentence that long must fit */
+    const int from_option = o->max_src > 0;
+    if (!from_option)
+        o->max_src = cfg->translate.max_source_length;
+    const int steps = (int)o->max_src + 1;
+    const size_t need = beam_search_bytes(&ck->dims, 1, steps, o->beam,
+                                          max_output(cfg, (int)o->max_src));
+    const size_t have = mem_available();
+    if (need > have) {
+        error_set(&err, "%s %ld: translating one source of that many tokens with beam %d "
+                  "would need %.1f GiB, and %.1f GiB of memory is all there is here; lower "
+                  "it%s", from_option ? "--max-source-length" : "translate.max_source_length",
+                  o->max_src, o->beam, (double)need / (1 << 30), (double)have / (1 << 30),
+                  from_option ? "" : " with --max-source-length N");
+        return cmd_error(&err, EXIT_USAGE);
+    }
     return 0;
 }
 
@@ -320,7 +456,7 @@ static void take_line(Pending *p, const Options *o, Tokens *tokens, const char *
                       size_t len, int too_long, long line_no)
 {
     const Config *cfg = &o->ck->config;
-    const long max_src = cfg->translate.max_source_length;
+    const long max_src = o->max_src;
     /* what a line that cannot be translated gets (flush_batch): the warnings say so */
     const char *skipped = o->n_best > 1 ? "no n-best entries for it" : "wrote an empty line";
     size_t bad_at, bad_len;
@@ -342,7 +478,9 @@ static void take_line(Pending *p, const Options *o, Tokens *tokens, const char *
     }
     if (n > max_src) { /* the tokenizer stops once past max_src */
         fprintf(stderr, "s2s: warning: stdin:%ld: more than %ld tokens, translated the "
-                "first %ld (translate.max_source_length)\n", line_no, max_src, max_src);
+                "first %ld (%s)\n", line_no, max_src, max_src,
+                o->max_src == cfg->translate.max_source_length ? "translate.max_source_length"
+                                                               : "--max-source-length");
         n = (int)max_src;
     }
     p->ok = 1;
@@ -355,18 +493,19 @@ static void take_line(Pending *p, const Options *o, Tokens *tokens, const char *
     }
 }
 
-/* Translates the pending lines and frees them. */
-static void flush_pending(Decoder *dec, const Options *o, Pending *pend, int *n_pend, Batch *bt)
+/* Translates the pending lines and frees them; returns how many it answered. */
+static int flush_pending(Buffers *buf, const Options *o, Pending *pend, int *n_pend)
 {
-    flush_batch(dec, o, pend, *n_pend, bt, stdout);
+    int answered = flush_batch(buf, o, pend, *n_pend, stdout);
     for (int k = 0; k < *n_pend; k++)
         free_pending(&pend[k]);
     *n_pend = 0;
+    return answered;
 }
 
 int cmd_translate(int argc, char **argv)
 {
-    Options o = {.beam = -1, .n_best = 1, .alpha = -1, .attention_mode = -1};
+    Options o = {.beam = -1, .n_best = 1, .alpha = -1, .attention_mode = -1, .max_src = -1};
     const char *model = NULL, *json_path = NULL;
     int rc = parse_options(&o, &model, &json_path, argc, argv);
     if (rc)
@@ -390,46 +529,54 @@ int cmd_translate(int argc, char **argv)
         return cmd_error(&err, EXIT_IO);
     }
     const Config *cfg = &ck.config;
+    interrupt_install_stop();
     int interactive = isatty(STDIN_FILENO);
-    int batch_size = interactive ? 1 : BATCH;
-    long max_src = cfg->translate.max_source_length;
-    Decoder dec;
-    decoder_init(&dec, &ck.dims, batch_size, (int)max_src + 1, o.beam);
-    dec.argmax = o.argmax;
-    Batch bt;
-    batch_init(&bt, batch_size, (int)max_src + 1, 0);
+    const int batch_size = interactive ? 1 : BATCH;
+    Buffers buf = {.dims = &ck.dims, .cfg = cfg, .beam = o.beam, .argmax = o.argmax};
+    buf.budget = beam_search_bytes(&ck.dims, batch_size, BATCH_STEPS, o.beam,
+                                   max_output(cfg, BATCH_STEPS - 1));
     Pending pend[BATCH] = {0};
     int n_pend = 0;
+    long answered = 0;
     Tokens tokens = {0};
     /* read(2) by blocks: a line typed on a terminal is translated at once, and a line
      * over data.max_line_bytes is never held in memory */
     LineReader in;
     linereader_fd(&in, STDIN_FILENO, "stdin", "input");
     size_t len;
-    int too_long, got;
-    while ((got = linereader_next(&in, (size_t)cfg->data.max_line_bytes, &len, &too_long, &err)) == 1) {
+    int too_long, got = 0;
+    while (!interrupt_pending() &&
+           (got = linereader_next(&in, (size_t)cfg->data.max_line_bytes, &len, &too_long, &err)) == 1) {
         take_line(&pend[n_pend++], &o, &tokens, in.line, len, too_long, in.line_no);
         if (n_pend == batch_size) {
-            flush_pending(&dec, &o, pend, &n_pend, &bt);
-            if (interactive)
-                fflush(stdout);
+            answered += flush_pending(&buf, &o, pend, &n_pend);
+            if (interactive && cmd_flush_stdout() < 0)
+                break;
         }
     }
-    if (n_pend)
-        flush_pending(&dec, &o, pend, &n_pend, &bt);
+    if (n_pend && !interrupt_pending())
+        answered += flush_pending(&buf, &o, pend, &n_pend);
+    for (int k = 0; k < n_pend; k++) /* read, not answered: a signal came */
+        free_pending(&pend[k]);
     linereader_close(&in);
     tokens_free(&tokens);
-    batch_free(&bt);
-    decoder_free(&dec);
+    buffers_free(&buf);
     checkpoint_free(&ck);
-    rc = got < 0 ? cmd_error(&err, EXIT_FAILED) : EXIT_OK; /* what was read is translated */
+    rc = EXIT_OK;
+    if (interrupt_pending()) {
+        cmd_flush_stdout();
+        fprintf(stderr, "s2s: translate stopped by signal %d: %ld line%s of stdin translated, "
+                "the output ends with the last of them\n", interrupt_pending(), answered,
+                answered == 1 ? "" : "s");
+        rc = interrupt_exit_code();
+    } else if (got < 0) { /* what was read is translated */
+        rc = cmd_error(&err, EXIT_FAILED);
+    }
     if (o.json && (ferror(o.json) | fclose(o.json))) {
         error_errno(&err, "cannot write", json_path);
         rc = cmd_error(&err, EXIT_IO);
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        error_errno(&err, "cannot write", "stdout");
-        rc = cmd_error(&err, EXIT_IO);
-    }
+    if (cmd_flush_stdout() < 0 && rc == EXIT_OK)
+        rc = EXIT_IO;
     return rc;
 }

@@ -29,5 +29,5 @@ int cmd_version(void)
            "training.threads sets it), other commands %d\n", openblas_get_num_procs(),
            openblas_get_num_threads());
     printf("libyaml: %s\n", yaml_get_version_string());
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_IO;
+    return cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 }

@@ -1,6 +1,7 @@
 /* command.c: the helpers all commands share (see command.h). */
 #include "cli/command.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,23 @@ static void print_error(const char *msg)
 {
     char safe[4 * ERROR_MSG_MAX];
     fprintf(stderr, "s2s: error: %s\n", termtext_escape(safe, sizeof safe, msg));
+}
+
+int cmd_flush_stdout(void)
+{
+    static int reported;
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    if (!reported) {
+        if (errno == 0) /* an earlier write failed, and its errno is gone */
+            errno = EIO;
+        Error err;
+        error_errno(&err, "cannot write", "stdout");
+        print_error(err.msg);
+        reported = 1;
+    }
+    return -1;
 }
 
 int cmd_usage_error(const char *fmt, const char *arg)

@@ -17,6 +17,13 @@ int cmd_usage_error(const char *fmt, const char *arg);
  * comes from outside and must not act on the terminal. */
 int cmd_error(const Error *err, int code);
 
+/* Flushes stdout; returns 0, or -1 if any write to it failed (a full disk, a closed pipe,
+ * a file-size limit), having printed, the first time only, the one message every
+ * command gives: "s2s: error: cannot write `stdout`: REASON". main calls it after every
+ * command (a failure there is exit 3); a command that writes as it goes calls it to
+ * stop early. */
+int cmd_flush_stdout(void);
+
 /* The index of value in names (NULL-terminated), or -1. */
 int cmd_choice(const char *const *names, const char *value);
 

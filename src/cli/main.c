@@ -33,7 +33,7 @@ static const char USAGE[] =
 
 /* ---- dispatch ---------------------------------------------------------------------- */
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     /* A file-size limit (ulimit -f) is a write failure like a full disk: the write
      * returns EFBIG and the command reports it (exit 3) and cleans up, instead of being
@@ -71,4 +71,13 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "tokenize"))
         return cmd_tokenize(argc - 2, argv + 2);
     return cmd_usage_error("unknown command `%s` (see s2s --help)", cmd);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = run(argc, argv);
+    /* whatever the command wrote to stdout must have arrived: one check, one message */
+    if (cmd_flush_stdout() < 0 && rc == EXIT_OK)
+        rc = EXIT_IO;
+    return rc;
 }

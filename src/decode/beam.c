@@ -252,6 +252,19 @@ static int extend_sentence(Search *s, const real *logits, int b, int t, int max_
     return 0;
 }
 
+size_t beam_search_bytes(const Dims *d, int batch, int src_steps, int beam, int max_out)
+{
+    const AttnDims ad = model_attn_dims(d);
+    const size_t S = (size_t)src_steps, T = (size_t)max_out + 1, K = (size_t)batch * beam;
+    const size_t planes = ad.heads > 1 ? 1 + (size_t)ad.heads : 1;
+    /* search_init's history (token, parent, attention, chosen), then up to K hypotheses
+     * of T rows each */
+    const size_t history = T * K * (2 * sizeof(int) + planes * S * sizeof(float) +
+                                     (size_t)ad.heads * sizeof(int));
+    const size_t results = K * T * (sizeof(int) + planes * S * sizeof(float));
+    return decoder_bytes(d, batch, src_steps, beam) + history + results;
+}
+
 void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, double alpha,
                  int n_best, const int *max_out, NBest *out)
 {

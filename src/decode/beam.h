@@ -29,6 +29,11 @@ typedef struct {
     int n;
 } NBest;
 
+/* The memory beam_search needs for `batch` sentences of up to src_steps positions (</s>
+ * included) and at most max_out words, with beam hypotheses each: the decoder's buffers,
+ * the attention history of every hypothesis, and the hypotheses it returns. */
+size_t beam_search_bytes(const Dims *d, int batch, int src_steps, int beam, int max_out);
+
 /* Translates the source-only batch with beam (1: greedy) hypotheses per sentence; out[b]
  * receives the n_best (<= beam) best finished hypotheses of sentence b, which stops after
  * max_out[b] words at most. The decoder must have room for batch x beam rows.

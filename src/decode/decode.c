@@ -7,6 +7,52 @@
 
 #include "nn/ops.h"
 
+/* Carves the decoder's buffers from ar, or with a counting arena (no block) only
+ * measures them. */
+static void carve(Decoder *dec, Arena *ar)
+{
+    const Dims *d = &dec->dims;
+    const AttnDims ad = model_attn_dims(d);
+    const size_t B = (size_t)dec->max_rows, SB = (size_t)dec->max_src_steps * B;
+    const size_t m = d->emb, d_h = model_annotation_width(d), p = d->dec_hidden;
+    const size_t K = attn_key_width(&ad), Q = attn_query_width(&ad), A = attn_pre_width(&ad);
+    const size_t G = cell_gates(d->dec_cell), C = cell_cache_width(d->dec_cell);
+#define TAKE(field, count) (dec->field = (count) > 0 ? arena_alloc(ar, (count), sizeof(*dec->field)) : NULL)
+    TAKE(H_rows, SB * d_h);
+    TAKE(keys_rows, SB * K);
+    TAKE(summary_rows, attn_has_weights(&ad) ? 0 : B * d_h);
+    TAKE(src_len_rows, B);
+    TAKE(state, B * p);
+    TAKE(next_state, B * p);
+    TAKE(cache, B * C * p);
+    TAKE(next_cache, B * C * p);
+    TAKE(query, B * Q);
+    TAKE(att_pre, SB * A);
+    TAKE(scores, SB);
+    TAKE(alpha, SB);
+    TAKE(alpha_heads, ad.heads > 1 ? ad.heads * SB : 0);
+    TAKE(dec_in, B * (m + d_h));
+    TAKE(xg, B * G * p);
+    TAKE(ro_in, B * (p + d_h + m));
+    TAKE(ro_out, B * d->readout);
+    TAKE(logits, B * d->tgt_vocab);
+    TAKE(prev, B);
+    TAKE(done, B);
+    TAKE(every_row, attn_has_weights(&ad) ? B : 0);
+    TAKE(no_len, attn_has_weights(&ad) ? B : 0);
+    TAKE(chosen, attn_has_weights(&ad) ? B * ad.heads : 0);
+#undef TAKE
+}
+
+size_t decoder_bytes(const Dims *d, int max_batch, int max_src_steps, int max_beam)
+{
+    Decoder dec = {.dims = *d, .max_batch = max_batch, .max_src_steps = max_src_steps,
+                   .max_rows = max_batch * max_beam};
+    Arena counting = {0};
+    carve(&dec, &counting);
+    return counting.used + model_workspace_bytes(d, max_batch, max_src_steps, 0, 0);
+}
+
 void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps, int max_beam)
 {
     *dec = (Decoder){0};
@@ -15,42 +61,11 @@ void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps,
     dec->max_src_steps = max_src_steps;
     dec->max_rows = max_batch * max_beam;
     model_workspace_init(&dec->enc, d, max_batch, max_src_steps, 0, 0);
-    const AttnDims ad = model_attn_dims(d);
     const size_t B = (size_t)dec->max_rows, SB = (size_t)max_src_steps * B;
-    const size_t m = d->emb, d_h = model_annotation_width(d), p = d->dec_hidden;
-    const size_t K = attn_key_width(&ad), Q = attn_query_width(&ad), A = attn_pre_width(&ad);
-    const size_t G = cell_gates(d->dec_cell), C = cell_cache_width(d->dec_cell);
-    /* Two passes over the same list: measure, then carve. */
-    for (int pass = 0; pass < 2; pass++) {
-        Arena *ar = &dec->arena;
-        if (pass == 1)
-            arena_init(ar, ar->used);
-#define TAKE(field, count) (dec->field = (count) > 0 ? arena_alloc(ar, (count), sizeof(*dec->field)) : NULL)
-        TAKE(H_rows, SB * d_h);
-        TAKE(keys_rows, SB * K);
-        TAKE(summary_rows, attn_has_weights(&ad) ? 0 : B * d_h);
-        TAKE(src_len_rows, B);
-        TAKE(state, B * p);
-        TAKE(next_state, B * p);
-        TAKE(cache, B * C * p);
-        TAKE(next_cache, B * C * p);
-        TAKE(query, B * Q);
-        TAKE(att_pre, SB * A);
-        TAKE(scores, SB);
-        TAKE(alpha, SB);
-        TAKE(alpha_heads, ad.heads > 1 ? ad.heads * SB : 0);
-        TAKE(dec_in, B * (m + d_h));
-        TAKE(xg, B * G * p);
-        TAKE(ro_in, B * (p + d_h + m));
-        TAKE(ro_out, B * d->readout);
-        TAKE(logits, B * d->tgt_vocab);
-        TAKE(prev, B);
-        TAKE(done, B);
-        TAKE(every_row, attn_has_weights(&ad) ? B : 0);
-        TAKE(no_len, attn_has_weights(&ad) ? B : 0);
-        TAKE(chosen, attn_has_weights(&ad) ? B * ad.heads : 0);
-#undef TAKE
-    }
+    Arena counting = {0};
+    carve(dec, &counting); /* measure, then carve the block */
+    arena_init(&dec->arena, counting.used);
+    carve(dec, &dec->arena);
     if (!dec->alpha_heads)
         dec->alpha_heads = dec->alpha;
     /* a model without attention has no weights to show: rows of zeros */

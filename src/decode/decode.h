@@ -48,6 +48,9 @@ typedef struct {
  * is safe. */
 void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps, int max_beam);
 void decoder_free(Decoder *dec);
+/* The bytes decoder_init would allocate for these sizes (its encoder's workspace
+ * included), without allocating them. */
+size_t decoder_bytes(const Dims *d, int max_batch, int max_src_steps, int max_beam);
 
 /* Row r of the decoder's rows gets the encoder's output of sentence r / per_sentence
  * of the batch last encoded (dec->enc): annotations, keys, fixed context, source

@@ -135,8 +135,10 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
 #undef TAKE
 }
 
-void model_workspace_init(Workspace *ws, const Dims *d, int max_batch, int max_src_steps,
-                          int max_tgt_steps, int with_backward)
+/* Sets ws up for these sizes and measures its buffers in a counting arena (ws->arena.used
+ * bytes), without allocating them. */
+static void model_workspace_measure(Workspace *ws, const Dims *d, int max_batch,
+                                    int max_src_steps, int max_tgt_steps, int with_backward)
 {
     *ws = (Workspace){0};
     ws->dims = *d;
@@ -152,8 +154,21 @@ void model_workspace_init(Workspace *ws, const Dims *d, int max_batch, int max_s
     /* Every buffer grows with B, S, T and N, so the largest batch bounds them all. */
     const int most = max_batch * max_tgt_steps;
     workspace_carve(ws, max_batch, max_src_steps, max_tgt_steps, most, most);
-    size_t bytes = ws->arena.used;
-    arena_init(&ws->arena, bytes);
+}
+
+size_t model_workspace_bytes(const Dims *d, int max_batch, int max_src_steps, int max_tgt_steps,
+                             int with_backward)
+{
+    Workspace ws;
+    model_workspace_measure(&ws, d, max_batch, max_src_steps, max_tgt_steps, with_backward);
+    return ws.arena.used;
+}
+
+void model_workspace_init(Workspace *ws, const Dims *d, int max_batch, int max_src_steps,
+                          int max_tgt_steps, int with_backward)
+{
+    model_workspace_measure(ws, d, max_batch, max_src_steps, max_tgt_steps, with_backward);
+    arena_init(&ws->arena, ws->arena.used);
 }
 
 void model_workspace_free(Workspace *ws)

@@ -234,6 +234,9 @@ typedef struct {
 void model_workspace_init(Workspace *ws, const Dims *d, int max_batch, int max_src_steps,
                           int max_tgt_steps, int with_backward);
 void model_workspace_free(Workspace *ws);
+/* The bytes model_workspace_init would allocate for these sizes, without allocating. */
+size_t model_workspace_bytes(const Dims *d, int max_batch, int max_src_steps, int max_tgt_steps,
+                             int with_backward);
 
 /* Dropout and label smoothing for the forward passes to come (training's workspace
  * only; NULL turns them off). Needs with_backward. */

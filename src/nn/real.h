@@ -99,6 +99,7 @@ typedef double real;
 #define params_free params_free_f64
 #define model_workspace_init model_workspace_init_f64
 #define model_workspace_free model_workspace_free_f64
+#define model_workspace_bytes model_workspace_bytes_f64
 #define model_encode model_encode_f64
 #define model_self_weights model_self_weights_f64
 #define model_forward model_forward_f64

@@ -250,6 +250,16 @@ char *config_key_doc_row(int k)
     return row;
 }
 
+long config_warmup_steps(const Config *cfg)
+{
+    if (cfg->training.warmup_steps >= 0)
+        return cfg->training.warmup_steps;
+    /* post-LN layers at Adam's usual rates start learning late, later on some CPUs than
+     * others (issue 25: the demo with 2 layers at 66% exact after 120 s where it reaches
+     * 98%); a linear warm-up is the standard cure (Xiong et al. 2020) */
+    return config_model_dims(cfg, 1, 1).sa_layers > 0 ? CONFIG_SELF_ATTENTION_WARMUP : 0;
+}
+
 int config_decodes_argmax(const Config *cfg, int mode)
 {
     if (mode < 0)

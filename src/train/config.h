@@ -71,7 +71,7 @@ typedef struct {
     struct {
         int optimizer;      /* ConfigOptimizer */
         double learning_rate;
-        long warmup_steps;  /* linear warm-up of the learning rate (-1: auto) */
+        long warmup_steps;  /* linear warm-up of the learning rate (-1: config_warmup_steps) */
         double adam_beta1, adam_beta2, adam_eps;
         double adadelta_rho, adadelta_eps;
         double clip_grad_norm;
@@ -122,6 +122,11 @@ typedef struct {
 /* The model's sizes and architecture as the config gives them, with the vocabularies'
  * sizes: the one place a config becomes model dimensions. */
 Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab);
+
+/* The learning rate's warm-up in updates: training.warmup_steps, its -1 resolved by the
+ * model (CONFIG_SELF_ATTENTION_WARMUP with self-attention layers, else 0). */
+#define CONFIG_SELF_ATTENTION_WARMUP 200
+long config_warmup_steps(const Config *cfg);
 
 /* translate.attention_mode's names in ConfigDecodeMode order, NULL-terminated. */
 extern const char *const decode_mode_names[];

@@ -78,7 +78,7 @@ const KeySpec config_keys[] = {
 
     {"training.optimizer", T_ENUM, OFF(training.optimizer), "adam", 0, 0, optimizer_names, 0, "the update rule"},
     {"training.learning_rate", T_REAL, OFF(training.learning_rate), "0.001", 0, 100, NULL, KEY_MIN_EXCLUSIVE, "initial learning rate (Adadelta: a multiplier, usually 1)"},
-    {"training.warmup_steps", T_INT, OFF(training.warmup_steps), "0", 0, BIG, NULL, 0, "the learning rate rises linearly from 0 over the first this many updates (update k of W uses k/W of it), then follows the schedule"},
+    {"training.warmup_steps", T_INT, OFF(training.warmup_steps), "-1", -1, BIG, NULL, 0, "the learning rate rises linearly from 0 over the first this many updates (update k of W uses k/W of it), then follows the schedule; -1: 200 for a model with self-attention layers (post-LN layers start late without it), else 0"},
     {"training.adam_beta1", T_REAL, OFF(training.adam_beta1), "0.9", 0, 1, NULL, 0, "Adam's first-moment decay"},
     {"training.adam_beta2", T_REAL, OFF(training.adam_beta2), "0.999", 0, 1, NULL, 0, "Adam's second-moment decay"},
     {"training.adam_eps", T_REAL, OFF(training.adam_eps), "1e-8", 0, 1, NULL, KEY_MIN_EXCLUSIVE, "Adam's epsilon"},

@@ -320,7 +320,7 @@ static int save(Trainer *t, const char *name, Error *err)
  * so a resumed run uses the rates a straight run does. */
 static double learning_rate_at(const Trainer *t, long k)
 {
-    const long w = t->cfg->training.warmup_steps;
+    const long w = config_warmup_steps(t->cfg);
     return k < w ? t->prog.lr * (double)k / (double)w : t->prog.lr;
 }
 
@@ -817,6 +817,14 @@ static void log_header(Trainer *t, int resumed)
                "%s", model, number_shortest(drop_e, sizeof drop_e, cfg->model.embedding_dropout),
                number_shortest(drop_r, sizeof drop_r, cfg->model.readout_dropout),
                number_shortest(smooth, sizeof smooth, cfg->training.label_smoothing));
+    const long warmup = config_warmup_steps(cfg);
+    if (warmup > 0) {
+        char lr[32];
+        rundir_log(&t->run, "learning rate: rises linearly to %s over the first %ld updates "
+                   "(training.warmup_steps%s)", number_shortest(lr, sizeof lr,
+                   cfg->training.learning_rate), warmup,
+                   cfg->training.warmup_steps < 0 ? " -1: the self-attention layers' default" : "");
+    }
     if (!model_has_alignments(&t->dims) && cfg->alignments.every > 0)
         rundir_log(&t->run, "no attention (model.attention: none): no alignments to dump");
     if (t->dims.hard) {

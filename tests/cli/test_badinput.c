@@ -44,15 +44,6 @@ static void list_dir(const char *dir, char *out, size_t cap)
     free(names);
 }
 
-/* AddressSanitizer reserves terabytes of address space for its shadow memory, and valgrind
- * runs the program inside itself: under either, an address-space limit or an absolute
- * memory figure measures the tool, not s2s. */
-static int under_memory_tool(void)
-{
-    const char *preload = getenv("LD_PRELOAD");
-    return getenv("ASAN_OPTIONS") != NULL || (preload && strstr(preload, "valgrind"));
-}
-
 /* The line of dir/run/train.log that starts with prefix, without its newline. */
 static void log_line(const char *dir, const char *prefix, char *out, size_t cap)
 {
@@ -620,6 +611,53 @@ START_TEST(translate_crops_a_source_over_max_source_length_and_keeps_alignment)
 }
 END_TEST
 
+/* ---- a full stdout -------------------------------------------------------------------------- */
+
+/* Whatever the command, output that cannot be written (stdout on /dev/full) exits 3
+ * with one message, the same everywhere (issue 25: eval and config exited 3 saying
+ * nothing, --help exited 0, tokenize had a message of its own). */
+START_TEST(every_command_writing_to_a_full_stdout_exits_3_with_one_message)
+{
+    char dir[512], model[700], src[700], jsonl[700], err[700], line[512];
+    scratch_dir(dir, sizeof dir, "devfull");
+    write_tiny_setup(dir);
+    const char *sets[] = {"training.max_steps=4", "alignments.every=2", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(src, sizeof src, "%s/valid.src", dir);
+    snprintf(jsonl, sizeof jsonl, "%s/run/alignments.jsonl", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    const char *const commands[][12] = {
+        {S2S, "--help"},
+        {S2S, "--version"},
+        {S2S, "train", "--help"},
+        {S2S, "config"},
+        {S2S, "config", "--doc"},
+        {S2S, "eval", "--hyp", src, "--ref", src},
+        {S2S, "tokenize"},
+        {S2S, "translate", "--model", model},
+        {S2S, "align", "--model", model, "--src", src, "--tgt", src},
+        {S2S, "heatmap", jsonl, "--format", "txt"},
+        {S2S, "bench", "--steps", "1", "--warmup", "0"},
+    };
+    for (size_t c = 0; c < sizeof commands / sizeof *commands; c++) {
+        char *argv_text = NULL;
+        size_t len = 0;
+        FILE *a = open_memstream(&argv_text, &len);
+        for (int k = 1; commands[c][k]; k++)
+            fprintf(a, "%s ", commands[c][k]);
+        fclose(a);
+        const int rc = run_command_with(commands[c], "/dev/full", err,
+                                        &(RunOptions){.in_path = src}, NULL);
+        ck_assert_msg(rc == 3, "s2s %s: exit %d", argv_text, rc);
+        first_line(err, line, sizeof line);
+        ck_assert_msg(!strcmp(line, "s2s: error: cannot write `stdout`: No space left on device"),
+                      "s2s %s: %s", argv_text, line);
+        free(argv_text);
+    }
+}
+END_TEST
+
 Suite *badinput_suite(void)
 {
     Suite *s = suite_create("badinput");
@@ -636,6 +674,7 @@ Suite *badinput_suite(void)
     tcase_add_test(tc, translate_answers_each_invalid_utf8_line_with_an_empty_line_in_its_place);
     tcase_add_test(tc, translate_skips_a_10_mb_line_with_a_warning_in_bounded_memory);
     tcase_add_test(tc, translate_crops_a_source_over_max_source_length_and_keeps_alignment);
+    tcase_add_test(tc, every_command_writing_to_a_full_stdout_exits_3_with_one_message);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -15,6 +15,7 @@
 #include "support/cli.h"
 #include "support/suites.h"
 #include "support/tinyrun.h"
+#include "text/number.h"
 #include "train/checkpoint.h"
 
 static void assert_same_weights_at(const char *run_a, const char *run_b, int same_step)
@@ -619,6 +620,50 @@ START_TEST(plateau_decay_and_early_stopping_follow_the_validations)
 }
 END_TEST
 
+/* training.warmup_steps W: update k of the first W uses k/W of the scheduled rate, which
+ * the plateau rule halves meanwhile (here at every validation after the first, every 2
+ * steps), and from update W on the scheduled rate itself. Every training record (one a
+ * step) says the rate its update used, a validation record the rate of the next update:
+ * both are checked against the rates computed here, the way the trainer must. */
+START_TEST(the_warmup_rises_linearly_and_composes_with_the_plateau_decay)
+{
+    char dir[512], path[700], key[64], text[32];
+    scratch_dir(dir, sizeof dir, "warmup");
+    write_tiny_setup(dir);
+    const char *sets[] = {"training.valid_every=2", "training.max_steps=14",
+                          "training.early_stopping_metric=exact", "training.patience=1",
+                          "training.scheduling=plateau", "training.warmup_steps=10",
+                          "training.learning_rate_min=0", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/run/metrics.jsonl", dir);
+    char *m = read_file(path);
+    double scheduled = 0.01; /* halved by each validation after the first */
+    int checked = 0;
+    for (char *line = strtok(m, "\n"); line; line = strtok(NULL, "\n")) {
+        long step = atol(line + strlen("{\"step\":"));
+        const int validation = strstr(line, "\"valid_loss\"") != NULL;
+        if (!validation && !strstr(line, "\"train_loss\""))
+            continue; /* an alignment record */
+        if (validation && step > 2)
+            scheduled *= 0.5;
+        const long k = validation ? step + 1 : step; /* the update the rate is for */
+        const double expected = k < 10 ? scheduled * (double)k / 10 : scheduled;
+        snprintf(key, sizeof key, "\"lr\":%s,", number_digits(text, sizeof text, expected, 6));
+        ck_assert_msg(strstr(line, key) != NULL, "step %ld: expected %s in %s", step, key, line);
+        checked++;
+    }
+    ck_assert_int_eq(checked, 14 + 7);
+    free(m);
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    char *log = read_file(path);
+    ck_assert_ptr_nonnull(strstr(log, "learning rate: rises linearly to 0.01 over the first 10 "
+                                      "updates (training.warmup_steps)\n"));
+    ck_assert_ptr_nonnull(strstr(log, "step=3 epoch=0.079 loss="));
+    ck_assert_ptr_nonnull(strstr(log, " lr=0.003 elapsed="));
+    free(log);
+}
+END_TEST
+
 /* The weights of dir/RUN/checkpoints/last.ckpt minus those of dir/OTHER's, as an L2 norm. */
 static double weight_distance(const char *run_a, const char *run_b)
 {
@@ -989,6 +1034,7 @@ Suite *train_suite(void)
     tcase_add_test(tc, crlf_corpus_trains_exactly_like_lf);
     tcase_add_test(tc, a_config_error_exits_2_and_writes_nothing);
     tcase_add_test(tc, plateau_decay_and_early_stopping_follow_the_validations);
+    tcase_add_test(tc, the_warmup_rises_linearly_and_composes_with_the_plateau_decay);
     tcase_add_test(tc, gradcheck_command_checks_the_configured_model);
     tcase_add_test(tc, the_log_keeps_control_characters_off_the_terminal);
     tcase_add_test(tc, clipping_scales_the_step_to_the_threshold);

@@ -458,15 +458,6 @@ END_TEST
 
 /* ---- bounded reading --------------------------------------------------------------------------- */
 
-/* AddressSanitizer reserves terabytes of address space for its shadow memory, and valgrind
- * runs the program inside itself: under either, an address-space limit or an absolute
- * memory figure measures the tool, not s2s. */
-static int under_memory_tool(void)
-{
-    const char *preload = getenv("LD_PRELOAD");
-    return getenv("ASAN_OPTIONS") != NULL || (preload && strstr(preload, "valgrind"));
-}
-
 /* Runs argv under an address-space limit of 512 MiB (none under a memory tool) and a
  * time limit of 60 s; returns the exit code (-1 on time out), the peak memory in KiB
  * and the first line of stderr. */

@@ -506,13 +506,6 @@ END_TEST
 
 /* ---- gold alignments in bounded memory ------------------------------------------------------------ */
 
-/* See test_align.c: under a memory tool an address-space limit measures the tool. */
-static int under_memory_tool(void)
-{
-    const char *preload = getenv("LD_PRELOAD");
-    return getenv("ASAN_OPTIONS") != NULL || (preload && strstr(preload, "valgrind"));
-}
-
 /* Runs argv under an address-space limit of 512 MiB (none under a memory tool) and a
  * time limit of 60 s; returns the exit code, the peak memory in KiB and the first line
  * of stderr (err_path). */

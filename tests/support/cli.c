@@ -52,6 +52,8 @@ static pid_t spawn(const char *const *argv, const char *out_path, const char *er
         close(in);
         if (opt->cwd && chdir(opt->cwd) != 0)
             _exit(126);
+        if (opt->ignore_sigint)
+            signal(SIGINT, SIG_IGN);
         if (opt->max_address_space) {
             struct rlimit limit = {opt->max_address_space, opt->max_address_space};
             if (setrlimit(RLIMIT_AS, &limit) != 0)
@@ -75,6 +77,12 @@ pid_t start_command(const char *const *argv, const char *out_path, const char *e
     return spawn(argv, out_path, err_path, &(RunOptions){.env = env});
 }
 
+pid_t start_command_with(const char *const *argv, const char *out_path, const char *err_path,
+                         const RunOptions *opt)
+{
+    return spawn(argv, out_path, err_path, opt);
+}
+
 static int decode_status(int status)
 {
     if (WIFEXITED(status))
@@ -95,6 +103,33 @@ int wait_command(pid_t pid, double seconds)
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     return -1;
+}
+
+int wait_for_stdin_read(pid_t pid, double seconds)
+{
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    for (double waited = 0; waited < seconds; waited += 0.005) {
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return -1; /* the process is gone */
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        long number = -1;
+        unsigned long fd = 1;
+        if (sscanf(text, "%ld %lx", &number, &fd) == 2 && number == 0 && fd == 0)
+            return 0; /* x86-64's read (syscall 0) on stdin */
+        nanosleep(&pause, NULL);
+    }
+    return -1;
+}
+
+int under_memory_tool(void)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    return getenv("ASAN_OPTIONS") != NULL || (preload && strstr(preload, "valgrind"));
 }
 
 int wait_for_open_file(pid_t pid, const char *path, double seconds)

@@ -34,11 +34,24 @@ typedef struct {
     const char *cwd;          /* working directory (relative paths in argv start there) */
     size_t max_address_space; /* RLIMIT_AS in bytes, set in the child before exec */
     double timeout;           /* seconds before the child is killed (0: none) */
+    int ignore_sigint;        /* start with SIGINT ignored, as `cmd &` in a script does */
 } RunOptions;
+/* start_command with options (their timeout aside: wait_command waits). */
+pid_t start_command_with(const char *const *argv, const char *out_path, const char *err_path,
+                         const RunOptions *opt);
 /* run_command with options. Returns the exit code (128 + signal), or -1 on time out;
  * *max_rss_kib (if not NULL) gets the child's peak resident set size in KiB. */
 int run_command_with(const char *const *argv, const char *out_path, const char *err_path,
                      const RunOptions *opt, long *max_rss_kib);
+
+/* Waits at most seconds until process pid blocks reading its stdin (read(2) on fd 0, as
+ * /proc/PID/syscall shows): it is past its start and waits for input. Returns 0, or -1 if
+ * the time ran out or the process is gone. */
+int wait_for_stdin_read(pid_t pid, double seconds);
+
+/* Whether the tests run under AddressSanitizer or valgrind, where an address-space limit
+ * or an absolute memory figure measures the tool, not s2s. */
+int under_memory_tool(void);
 
 /* Whether anything (a dangling link too) is at path. */
 int path_exists(const char *path);

@@ -22,7 +22,8 @@
  * 3 steps (so a stop between two carries a partial average), a validation, a dump with
  * AER and a report every 5, a test set, and a learning rate that halves at every
  * validation after the first (exact match stays 0 on this task, so nothing improves on
- * step 5) until early stopping ends the run at step 15. */
+ * step 5) until early stopping ends the run at step 15; the learning rate warms up over
+ * the first 8 updates (a function of the step, so resumed exactly too). */
 static void write_resume_setup(const char *dir)
 {
     write_tiny_setup(dir);
@@ -37,7 +38,7 @@ static void write_resume_setup(const char *dir)
              "  attention_size: 8\n  readout_size: 16\n"
              "training:\n  batch_size: 8\n  max_steps: 20\n  valid_every: 5\n  log_every: 3\n"
              "  threads: 1\n  learning_rate: 0.01\n  early_stopping_metric: exact\n"
-             "  patience: 1\n  early_stopping: 2\n"
+             "  patience: 1\n  early_stopping: 2\n  warmup_steps: 8\n"
              "alignments:\n  every: 5\n",
              dir, dir, dir, dir, dir, dir, dir, dir, dir);
     write_file(path, text);
