@@ -11,6 +11,7 @@
 #include "base/mem.h"
 #include "report/links.h"
 #include "text/json.h"
+#include "text/number.h"
 #include "text/termtext.h"
 #include "text/textfile.h"
 #include "text/tokenize.h"
@@ -87,7 +88,20 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
     /* source labels stand at -60 degrees above their columns */
     double left = 12 + CHAR_W * max_tgt, top = 16 + CHAR_W * max_src * 0.87 + 8;
     double grid_w = CELL * r->n_src, grid_h = CELL * r->n_tgt;
-    double width = left + grid_w + 90, height = top + grid_h + 36;
+    /* the caption under the grid: "step N · epoch E · sentence ID · view" */
+    char caption[300];
+    int used = snprintf(caption, sizeof caption, "step %ld", r->step);
+    if (r->has_epoch)
+        used += snprintf(caption + used, sizeof caption - (size_t)used, " \xc2\xb7 epoch %.2f", r->epoch);
+    used += snprintf(caption + used, sizeof caption - (size_t)used, " \xc2\xb7 sentence %ld", r->id);
+    if (r->view[0])
+        snprintf(caption + used, sizeof caption - (size_t)used, " \xc2\xb7 %s", r->view);
+    /* wide enough for the grid with its colour scale, the caption, and each source label,
+     * which reaches right of its column by half its length (cos 60 degrees) */
+    double width = fmax(left + grid_w + 90, left + CHAR_W * chars(caption) + 12);
+    for (int j = 0; j < r->n_src; j++)
+        width = fmax(width, left + CELL * (j + 0.5) + 4 + 0.5 * CHAR_W * chars(r->src[j]) + 8);
+    double height = top + grid_h + 36;
     if (standalone)
         fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
     fprintf(f, "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
@@ -144,12 +158,8 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
     for (int k = 0; k < 3; k++)
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">%.1f</text>\n", sx + 20, top + grid_h * (1 - ticks[k]) + 4,
                 ticks[k]);
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">step %ld", left, top + grid_h + 24, r->step);
-    if (r->has_epoch)
-        fprintf(f, " \xc2\xb7 epoch %.2f", r->epoch);
-    fprintf(f, " \xc2\xb7 sentence %ld", r->id);
-    if (r->view[0])
-        fprintf(f, " \xc2\xb7 %s", r->view);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">", left, top + grid_h + 24);
+    xml_text(f, caption);
     fputs("</text>\n", f);
     fputs("</svg>\n", f);
 }
@@ -299,8 +309,11 @@ static void chart(FILE *f, const char *title, Series *a, Series *b, int log_y)
         }
     if (!isfinite(x0))
         return;
-    if (x1 == x0)
-        x1 = x0 + 1;
+    const int one_step = x1 == x0; /* every point at one step: drawn in the middle */
+    if (one_step) {
+        x0 -= 1;
+        x1 += 1;
+    }
     double v0 = log_y ? log10(y0) : y0, v1 = log_y ? log10(y1) : y1;
     if (v1 == v0)
         v1 = v0 + 1;
@@ -311,22 +324,38 @@ static void chart(FILE *f, const char *title, Series *a, Series *b, int log_y)
     fprintf(f, "%s</text><line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>"
             "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>",
             log_y ? " (log scale)" : "", L, H - B, W - R, H - B, L, T, L, H - B);
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.3g</text>", L - 4, T + 4, y1);
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.3g</text>", L - 4, H - B, y0);
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%.0f</text>", L, H - B + 16, x0);
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">step %.0f</text>", W - R, H - B + 16, x1);
+    char top_value[32], bottom_value[32];
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text>", L - 4, T + 4,
+            number_digits(top_value, sizeof top_value, y1, 3));
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text>", L - 4, H - B,
+            number_digits(bottom_value, sizeof bottom_value, y0, 3));
+    if (one_step) {
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">step %.0f</text>",
+                (L + W - R) / 2, H - B + 16, x0 + 1);
+    } else {
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%.0f</text>", L, H - B + 16, x0);
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">step %.0f</text>", W - R,
+                H - B + 16, x1);
+    }
     double legend = L;
     for (int s = 0; s < 2; s++) {
         if (!all[s] || !all[s]->n)
             continue;
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" points=\"", all[s]->color);
+        int drawn = 0;
+        double px = 0, py = 0;
         for (int k = 0; k < all[s]->n; k++) {
             if (log_y && !(all[s]->y[k] > 0))
                 continue;
             double v = log_y ? log10(all[s]->y[k]) : all[s]->y[k];
-            fprintf(f, "%.1f,%.1f ", L + (all[s]->x[k] - x0) / (x1 - x0) * (W - L - R),
-                    H - B - (v - v0) / (v1 - v0) * (H - T - B));
+            px = L + (all[s]->x[k] - x0) / (x1 - x0) * (W - L - R);
+            py = H - B - (v - v0) / (v1 - v0) * (H - T - B);
+            fprintf(f, "%.1f,%.1f ", px, py);
+            drawn++;
         }
+        if (drawn == 1) /* a line of one point is invisible: a dot */
+            fprintf(f, "\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"", px, py,
+                    all[s]->color);
         /* the legend: a line of its own under the title */
         fprintf(f, "\"/><line x1=\"%.0f\" y1=\"30\" x2=\"%.0f\" y2=\"30\" stroke=\"%s\" stroke-width=\"2\"/>"
                 "<text x=\"%.0f\" y=\"34\" fill=\"%s\">%s</text>", legend, legend + 16, all[s]->color,
@@ -376,7 +405,12 @@ static const char REPORT_SCRIPT[] =
     "function heatmap(p,f,rows,w,view,uid,ch){"
     "var src=p.src.map(clean),tgt=rows.map(clean),S=src.length,T=tgt.length;"
     "var ms=Math.max.apply(null,[1].concat(src.map(width))),mt=Math.max.apply(null,[1].concat(tgt.map(width)));"
-    "var left=12+CW*mt,top=16+CW*ms*0.87+8,gw=CELL*S,gh=CELL*T,W=left+gw+90,H=top+gh+36;"
+    "var cap='step '+f.step+('epoch'in f?' \\u00b7 epoch '+f.epoch.toFixed(2):'')+' \\u00b7 sentence '+p.id+"
+    "(view?' \\u00b7 '+view:'');"
+    /* as wide as the grid with its scale, the caption, and each rotated source label */
+    "var left=12+CW*mt,top=16+CW*ms*0.87+8,gw=CELL*S,gh=CELL*T,H=top+gh+36;"
+    "var W=Math.max(left+gw+90,left+CW*width(cap)+12);"
+    "for(var q=0;q<S;q++)W=Math.max(W,left+CELL*(q+0.5)+4+0.5*CW*width(src[q])+8);"
     "var svg=el('svg',{'class':'heatmap',width:W.toFixed(0),height:H.toFixed(0),"
     "viewBox:'0 0 '+W.toFixed(0)+' '+H.toFixed(0),'font-family':'DejaVu Sans Mono, Menlo, Consolas, monospace',"
     "'font-size':'13'});"
@@ -400,9 +434,7 @@ static const char REPORT_SCRIPT[] =
     "height:gh.toFixed(0),fill:'url(#scale-'+uid+')'}));"
     "[0,0.5,1].forEach(function(t){svg.appendChild(el('text',{x:(sx+20).toFixed(0),"
     "y:(top+gh*(1-t)+4).toFixed(1)},t.toFixed(1)));});"
-    "svg.appendChild(el('text',{x:left.toFixed(0),y:(top+gh+24).toFixed(0),fill:'#444'},'step '+f.step+"
-    "('epoch'in f?' \\u00b7 epoch '+f.epoch.toFixed(2):'')+' \\u00b7 sentence '+p.id+"
-    "(view?' \\u00b7 '+view:'')));"
+    "svg.appendChild(el('text',{x:left.toFixed(0),y:(top+gh+24).toFixed(0),fill:'#444'},cap));"
     "return svg;}";
 
 /* ... and the page: a section per sentence, a slider over its steps, and the panels of

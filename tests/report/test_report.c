@@ -309,6 +309,102 @@ START_TEST(heatmap_command_draws_svg_text_and_html)
 END_TEST
 
 
+/* Appends to the page at path a script that measures, in the browser, every text of
+ * every heatmap and chart against its picture and writes what sticks out into <body
+ * data-cut="N: text|text...">. */
+static void append_fit_check(const char *path)
+{
+    FILE *f = fopen(path, "a");
+    ck_assert_ptr_nonnull(f);
+    fputs("<script>(function(){var bad=[];"
+          "document.querySelectorAll('svg.heatmap, svg.chart').forEach(function(svg){"
+          "var box=svg.getBoundingClientRect();svg.querySelectorAll('text').forEach(function(t){"
+          "var r=t.getBoundingClientRect();if(r.left<box.left-0.5||r.right>box.right+0.5||"
+          "r.top<box.top-0.5||r.bottom>box.bottom+0.5)bad.push(t.textContent);});});"
+          "document.body.setAttribute('data-cut',bad.length+': '+bad.join('|'));})();</script>\n", f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Every word, caption and label of every picture is inside it, measured in Chromium
+ * (issue 25: "...mean of 4 hea", "...self-attenti" and the top-right </s> of a
+ * multi-head panel were cut off): the SVGs s2s heatmap writes and the report's panels,
+ * for a two-word sentence of a model with 4 heads and a self-attention layer, whose
+ * captions are far wider than its grid. A chart whose points share one step shows it
+ * once, under a dot (a line of one point is invisible; its axis read "79 ... step 80"). */
+START_TEST(every_label_and_caption_fits_inside_its_picture)
+{
+    char dir[512], path[700], jsonl[700], out[700], err_path[700], svg_dir[700], page[700];
+    scratch_dir(dir, sizeof dir, "fit");
+    write_tiny_setup(dir);
+    snprintf(path, sizeof path, "%s/valid.src", dir);
+    write_file(path, "w1 w2\nw3 w4 w5\n");
+    snprintf(path, sizeof path, "%s/valid.tgt", dir);
+    write_file(path, "w2 w1\nw5 w4 w3\n");
+    const char *sets[] = {"model.attention_heads=4", "model.self_attention_layers=1",
+                          "model.self_attention_heads=2", "training.max_steps=79",
+                          "training.valid_every=1000", "training.log_every=1000",
+                          "alignments.every=1000", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(jsonl, sizeof jsonl, "%s/run/alignments.jsonl", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    snprintf(svg_dir, sizeof svg_dir, "%s/svg", dir);
+    /* one page holding every SVG s2s heatmap writes: the mean, head 4, the layer */
+    snprintf(page, sizeof page, "%s/svgs.html", dir);
+    write_file(page, "<!DOCTYPE html><html><body>\n");
+    const char *views[][2] = {{NULL, NULL}, {"--head", "4"}, {"--self", "1"}};
+    int pictures = 0;
+    for (int v = 0; v < 3; v++) {
+        const char *argv[] = {S2S, "heatmap", jsonl, "--out", svg_dir, "--step", "all",
+                              views[v][0], views[v][1], NULL};
+        ck_assert_int_eq(run_command(argv, out, err_path, NULL), 0);
+        for (int step = 0; step <= 79; step += 79)
+            for (int id = 1; id <= 2; id++) {
+                char file[800];
+                snprintf(file, sizeof file, "%s/heatmap-%d-%d%s%s.svg", svg_dir, id, step,
+                         v == 1 ? "-head4" : v == 2 ? "-self1" : "", "");
+                char *svg = read_file(file);
+                ck_assert_msg(svg[0] != '\0', "no %s", file);
+                FILE *f = fopen(page, "a");
+                fputs(strstr(svg, "<svg"), f); /* without its XML declaration */
+                fclose(f);
+                free(svg);
+                pictures++;
+            }
+    }
+    FILE *f = fopen(page, "a");
+    fputs("</body></html>\n", f);
+    fclose(f);
+    append_fit_check(page);
+    char *dom = dom_in_chromium(page, dir);
+    ck_assert_int_eq(count_of(dom, "<svg class=\"heatmap\""), pictures);
+    ck_assert_msg(strstr(dom, "data-cut=\"0: \"") != NULL, "cut off in s2s heatmap's SVGs: %.300s",
+                  strstr(dom, "data-cut=") ? strstr(dom, "data-cut=") : "(no verdict)");
+    free(dom);
+    /* the report: every panel its script draws, and the charts */
+    snprintf(page, sizeof page, "%s/run/heatmaps/report.html", dir);
+    append_fit_check(page);
+    dom = dom_in_chromium(page, dir);
+    ck_assert_ptr_nonnull(strstr(dom, "mean of 4 heads"));
+    ck_assert_ptr_nonnull(strstr(dom, "self-attention layer 1"));
+    ck_assert_msg(strstr(dom, "data-cut=\"0: \"") != NULL, "cut off in the report: %.300s",
+                  strstr(dom, "data-cut=") ? strstr(dom, "data-cut=") : "(no verdict)");
+    free(dom);
+    /* the loss chart holds one validation, at step 79: a dot, and its step once */
+    char *html = read_file(page);
+    const char *loss = strstr(html, "<svg class=\"chart\"");
+    ck_assert_ptr_nonnull(loss);
+    const char *end = strstr(loss, "</svg>");
+    char *chart = strndup(loss, (size_t)(end - loss));
+    ck_assert_ptr_nonnull(strstr(chart, "<circle "));
+    ck_assert_ptr_nonnull(strstr(chart, ">step 79</text>"));
+    ck_assert_ptr_null(strstr(chart, "step 80"));
+    ck_assert_ptr_null(strstr(chart, ">78<"));
+    free(chart);
+    free(html);
+}
+END_TEST
+
 /* Row sums of an (rows, cols) matrix are 1, to the 8 digits alignments.jsonl writes. */
 static void assert_rows_are_distributions(const float *w, int rows, int cols)
 {
@@ -628,6 +724,7 @@ Suite *report_suite(void)
     tcase_add_test(tc, align_command_writes_links_matrices_and_aer);
     tcase_add_test(tc, heatmap_command_draws_svg_text_and_html);
     tcase_add_test(tc, a_multi_head_model_shows_each_head);
+    tcase_add_test(tc, every_label_and_caption_fits_inside_its_picture);
     tcase_add_test(tc, a_hard_model_shows_its_chosen_positions);
     tcase_add_test(tc, a_signal_while_the_report_is_made_waits_for_it);
     tcase_add_test(tc, align_reads_gold_alignments_in_memory_bounded_by_the_corpus);
