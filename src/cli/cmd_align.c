@@ -11,6 +11,7 @@
 #include "nn/model.h"
 #include "report/links.h"
 #include "train/checkpoint.h"
+#include "text/number.h"
 
 static const char ALIGN_USAGE[] =
     "usage: s2s align --model CKPT --src FILE --tgt FILE [--gold FILE] [--out FILE]\n"
@@ -184,9 +185,9 @@ int cmd_align(int argc, char **argv)
     }
     out = NULL;
     if (o.gold)
-        fprintf(stderr, "AER = %.4f (precision %.4f, recall %.4f; %d pairs, %ld links, %ld sure "
-                "gold links)\n", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer), c.n,
-                aer.hyp, aer.sure);
+        fprintf(stderr, "AER = %.4f (precision %.4f, recall %.4f; %d pair%s, %ld link%s, %ld sure "
+                "gold link%s)\n", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer), c.n,
+                plural(c.n), aer.hyp, plural(aer.hyp), aer.sure, plural(aer.sure));
     rc = cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 done:
     if (out)

@@ -4,6 +4,7 @@
  * can compare the two side by side. A step is what a training step is: zero the
  * gradients, forward, backward, clip-free Adam update. */
 #include <cblas.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "nn/model.h"
 #include "train/model_grad.h"
 #include "train/optim.h"
+#include "text/number.h"
 
 static double now_seconds(void)
 {
@@ -114,12 +116,18 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
             o->size = value;
             continue;
         }
+        /* each count's range, as the config's keys have them where there is one */
+        static const long RANGE[][2] = {[BATCH] = {1, 65536}, [STEPS] = {1, 100000},
+                                        [WARMUP] = {0, 100000}, [THREADS] = {0, 1024},
+                                        [SEED] = {0, 4294967295L}, [HEADS] = {1, ATTN_MAX_HEADS},
+                                        [SA] = {0, SA_MAX_LAYERS}};
         char *end;
+        errno = 0;
         long v = strtol(value, &end, 10);
-        if (*end || !*value || v < 0 || v > 100000) {
+        if (*end || !*value || errno || v < RANGE[opt][0] || v > RANGE[opt][1]) {
             char what[160];
-            snprintf(what, sizeof what, "%s: expected a number from 0 to 100000, got `%%s`",
-                     OPTS[opt].name);
+            snprintf(what, sizeof what, "%s: expected %ld to %ld, got `%%s`", OPTS[opt].name,
+                     RANGE[opt][0], RANGE[opt][1]);
             return cmd_usage_error(what, value);
         }
         long *field[] = {[BATCH] = &o->batch, [STEPS] = &o->steps, [WARMUP] = &o->warmup,
@@ -220,8 +228,6 @@ int cmd_bench(int argc, char **argv)
         d = (Dims){16000, 16000, 512, 512, 1024, 512, 512, .enc_layers = 1};
     else
         return cmd_usage_error("--size: expected S, M or L, got `%s`", o.size);
-    if (o.batch < 1 || o.steps < 1)
-        return cmd_usage_error("%s", "bench: --batch and --steps must be at least 1");
     d.heads = (int)o.heads;
     d.encoder = o.attention_only ? ENCODER_ATTN : ENCODER_BIRNN;
     d.sa_layers = o.sa_layers >= 0 ? (int)o.sa_layers : o.attention_only ? 2 : 0;
@@ -234,7 +240,7 @@ int cmd_bench(int argc, char **argv)
                                "--attention-only, 1 to " SA_MAX_LAYERS_TEXT "), got %s", given);
     const AttnDims ad = model_attn_dims(&d);
     snprintf(given, sizeof given, "%ld", o.heads);
-    if (d.heads < 1 || attn_size_problems(&ad))
+    if (attn_size_problems(&ad))
         return cmd_usage_error("--heads: %s heads do not split the model's vectors evenly (try "
                                "1, 2, 4 or 8)", given);
     /* as training does with training.threads 0: one BLAS thread for one sentence at a
@@ -258,8 +264,8 @@ int cmd_bench(int argc, char **argv)
     size_t n_params = params_carve(&counted, NULL, &d);
     char model[256];
     model_describe(&d, model, sizeof model);
-    printf("s2s bench: size %s, batch %ld, %ld steps after %ld warm-up, %zu parameters: %s\n",
-           o.size, o.batch, o.steps, o.warmup, n_params, model);
+    printf("s2s bench: size %s, batch %ld, %ld step%s after %ld warm-up, %zu parameters: %s\n",
+           o.size, o.batch, o.steps, plural(o.steps), o.warmup, n_params, model);
     printf("target tokens/s      : %.1f\n", (double)tokens / seconds);
     printf("s/step mean, median  : %.5f, %.5f\n", seconds / (double)o.steps, times[o.steps / 2]);
     printf("peak RSS             : %.1f MiB\n", rss_mib);

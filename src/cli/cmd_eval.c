@@ -9,6 +9,7 @@
 #include "gen/gen.h"
 #include "report/metrics.h"
 #include "text/textfile.h"
+#include "text/number.h"
 
 static const char EVAL_USAGE[] =
     "usage: s2s eval --hyp FILE --ref FILE [--metric bleu|chrf|exact]... [--lowercase]\n"
@@ -40,7 +41,8 @@ static void print_metrics(const char *prefix, const char *const *hyps, const cha
         } else if (order[k] == 2) {
             printf("%schrF2 = %.2f\n", prefix, chrf_corpus(hyps, refs, n, lowercase));
         } else {
-            printf("%sexact = %.2f (%d sentences)\n", prefix, exact_match(hyps, refs, n, lowercase), n);
+            printf("%sexact = %.2f (%d sentence%s)\n", prefix, exact_match(hyps, refs, n, lowercase),
+                   n, plural(n));
         }
     }
 }
@@ -80,7 +82,7 @@ static void print_by_length(const TextFile *src, const TextFile *hyp, const Text
         if (!n)
             continue;
         char prefix[96];
-        snprintf(prefix, sizeof prefix, "length %ld-%ld (%d sentence%s): ", lo, hi, n, n == 1 ? "" : "s");
+        snprintf(prefix, sizeof prefix, "length %ld-%ld (%d sentence%s): ", lo, hi, n, plural(n));
         print_metrics(prefix, h, r, n, order, n_order, lowercase);
     }
     free(words);
@@ -158,9 +160,10 @@ int cmd_eval(int argc, char **argv)
     }
     if (hyp.n != ref.n || (src_path && src.n != ref.n)) {
         int bad_hyp = hyp.n != ref.n;
-        error_set(&err, "`%s` has %d lines but `%s` has %d; each %s needs its reference on the "
-                  "same line", bad_hyp ? hyp_path : src_path, bad_hyp ? hyp.n : src.n, ref_path,
-                  ref.n, bad_hyp ? "translation" : "source");
+        const int n = bad_hyp ? hyp.n : src.n;
+        error_set(&err, "`%s` has %d line%s but `%s` has %d; each %s needs its reference on the "
+                  "same line", bad_hyp ? hyp_path : src_path, n, plural(n), ref_path, ref.n,
+                  bad_hyp ? "translation" : "source");
         goto done;
     }
     print_metrics("", (const char *const *)hyp.lines, (const char *const *)ref.lines, hyp.n, order,

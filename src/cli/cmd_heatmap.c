@@ -12,6 +12,7 @@
 #include "report/alignlog.h"
 #include "report/heatmap.h"
 #include "text/termtext.h"
+#include "text/number.h"
 
 static const char HEATMAP_USAGE[] =
     "usage: s2s heatmap ALIGNMENTS.jsonl [--format svg|html|txt] [--step N|last|all]\n"
@@ -194,7 +195,7 @@ static int draw_svg_files(const AlignRecord *records, int n, const char *dir,
             return cmd_error(&err, EXIT_IO);
     }
     char what[4200];
-    snprintf(what, sizeof what, "%d SVG files to %s", n, dir);
+    snprintf(what, sizeof what, "%d SVG file%s to %s", n, plural(n), dir);
     say_wrote(what);
     return EXIT_OK;
 }

@@ -15,6 +15,7 @@
 #include "report/heatmap.h"
 #include "report/links.h"
 #include "text/linereader.h"
+#include "text/number.h"
 #include "text/tokenize.h"
 #include "train/checkpoint.h"
 
@@ -477,8 +478,8 @@ static void take_line(Pending *p, const Options *o, Tokens *tokens, const char *
         return;
     }
     if (n > max_src) { /* the tokenizer stops once past max_src */
-        fprintf(stderr, "s2s: warning: stdin:%ld: more than %ld tokens, translated the "
-                "first %ld (%s)\n", line_no, max_src, max_src,
+        fprintf(stderr, "s2s: warning: stdin:%ld: more than %ld token%s, translated the "
+                "first %ld (%s)\n", line_no, max_src, plural(max_src), max_src,
                 o->max_src == cfg->translate.max_source_length ? "translate.max_source_length"
                                                                : "--max-source-length");
         n = (int)max_src;

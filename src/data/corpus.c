@@ -9,6 +9,7 @@
 
 #include "base/mem.h"
 #include "text/linereader.h"
+#include "text/number.h"
 
 /* ---- lines ---------------------------------------------------------------------------- */
 
@@ -148,8 +149,8 @@ static int read_two_files(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *
             long na = ra ? count_rest(&a, err) : a.line_no;
             long nb = rb ? count_rest(&b, err) : b.line_no;
             if (na >= 0 && nb >= 0)
-                error_set(err, "source `%s` has %ld lines, target `%s` has %ld", spec->src_path,
-                          na, spec->tgt_path, nb);
+                error_set(err, "source `%s` has %ld line%s, target `%s` has %ld", spec->src_path,
+                          na, plural(na), spec->tgt_path, nb);
             goto done;
         }
         c->counts.lines++;
@@ -265,9 +266,9 @@ void corpus_remap(Corpus *c, const Vocab *src_counted, const Vocab *src_vocab,
 
 void corpus_describe(const Corpus *c, char *out, size_t cap)
 {
-    snprintf(out, cap, "read %ld pairs, kept %d; skipped: %ld empty, %ld too long, %ld over "
-             "max_line_bytes", c->counts.lines, c->n, c->counts.empty, c->counts.too_long,
-             c->counts.overlong_line);
+    snprintf(out, cap, "read %ld pair%s, kept %d; skipped: %ld empty, %ld too long, %ld over "
+             "max_line_bytes", c->counts.lines, plural(c->counts.lines), c->n, c->counts.empty,
+             c->counts.too_long, c->counts.overlong_line);
 }
 
 void corpus_batch(const Corpus *c, const int *order, int first, int count, int with_targets,

@@ -8,6 +8,7 @@
 
 #include "base/mem.h"
 #include "nn/fdcheck.h"
+#include "text/number.h"
 
 typedef struct {
     Params P;
@@ -70,12 +71,12 @@ double fdcheck_model_run(const Dims *d, const Batch *bt, uint64_t seed, long sam
     }
     double loss = model_forward(&c.ws, &c.P, bt);
     model_backward(&G, &c.ws, &c.P, bt);
-    printf("gradient check in double precision: %d sentence pairs, %s %.6f, %zu parameters\n",
-           bt->batch_size, hard ? "surrogate J" : "loss", loss, c.P.n);
+    printf("gradient check in double precision: %d sentence pair%s, %s %.6f, %zu parameters\n",
+           bt->batch_size, plural(bt->batch_size), hard ? "surrogate J" : "loss", loss, c.P.n);
     if (hard) { /* from here on the paths and the rewards stay as sampled */
-        printf("hard attention: %d of %d sentences sampled their positions (the others used the "
-               "expected context); paths and rewards held fixed\n", c.ws.hard_stats.sampled,
-               bt->batch_size);
+        printf("hard attention: %d of %d sentence%s sampled their positions (the others used "
+               "the expected context); paths and rewards held fixed\n", c.ws.hard_stats.sampled,
+               bt->batch_size, plural(bt->batch_size));
         c.ws.hard.mode = CONTEXT_GIVEN;
         c.ws.hard.freeze_rewards = 1;
     }

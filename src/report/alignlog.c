@@ -63,13 +63,13 @@ static int take_matrix(const JsonValue *m, int rows, int cols, float *out, const
         snprintf(what, sizeof what, "%s", key);
     snprintf(quoted, sizeof quoted, k ? "\"%s\" %d" : "\"%s\"", key, k);
     if (!m || m->type != JSON_ARRAY || m->n_items != rows)
-        return error_at(err, name, line, 1, "expected %s: %d rows, one per %s token", quoted, rows,
-                        rows_of);
+        return error_at(err, name, line, 1, "expected %s: %d row%s, one per %s token", quoted, rows,
+                        plural(rows), rows_of);
     for (int i = 0; i < rows; i++) {
         const JsonValue *row = &m->items[i];
         if (row->type != JSON_ARRAY || row->n_items != cols)
-            return error_at(err, name, line, 1, "%s row %d: expected %d numbers, one per "
-                            "source token", what, i + 1, cols);
+            return error_at(err, name, line, 1, "%s row %d: expected %d number%s, one per "
+                            "source token", what, i + 1, cols, plural(cols));
         for (int j = 0; j < cols; j++) {
             if (row->items[j].type != JSON_NUMBER || !(row->items[j].number >= 0) ||
                 row->items[j].number > 1)
@@ -116,8 +116,8 @@ static int take_chosen(const JsonValue *v, int rows, int cols, int **out, const 
         return 0;
     if (v->type != JSON_ARRAY || v->n_items != rows || rows < 1 || v->items[0].type != JSON_ARRAY ||
         v->items[0].n_items < 1 || v->items[0].n_items > 64)
-        return error_at(err, name, line, 1, "expected \"chosen\": %d rows, one per target token, "
-                        "of 1 to 64 source positions", rows);
+        return error_at(err, name, line, 1, "expected \"chosen\": %d row%s, one per target token, "
+                        "of 1 to 64 source positions", rows, plural(rows));
     const int H = v->items[0].n_items;
     int *c = xmalloc_array((size_t)rows * H, sizeof(int));
     for (int i = 0; i < rows; i++) {

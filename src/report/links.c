@@ -9,6 +9,7 @@
 #include "base/mem.h"
 #include "text/json.h"
 #include "text/textfile.h"
+#include "text/number.h"
 
 int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap)
 {
@@ -191,7 +192,8 @@ int gold_read(GoldAlignments *g, const char *path, const Corpus *c, size_t max_l
             const Link *x = &g->links[used + l];
             if (x->j >= c->src_len[k] || x->i >= c->tgt_len[k])
                 rc = error_at(err, path, line, 0, "link %d-%d is outside the pair (%d source and "
-                              "%d target tokens)", x->j, x->i, c->src_len[k], c->tgt_len[k]);
+                              "%d target token%s)", x->j, x->i, c->src_len[k], c->tgt_len[k],
+                              plural(c->tgt_len[k]));
         }
         g->start[k] = used;
         g->count[k] = n;
@@ -199,8 +201,8 @@ int gold_read(GoldAlignments *g, const char *path, const Corpus *c, size_t max_l
         k++;
     }
     if (rc == 0 && k < c->n)
-        rc = error_set(err, "`%s` has %ld lines, but the corpus it aligns has a pair on line %ld",
-                       path, t.in.line_no, c->line_no[k]);
+        rc = error_set(err, "`%s` has %ld line%s, but the corpus it aligns has a pair on line "
+                       "%ld", path, t.in.line_no, plural(t.in.line_no), c->line_no[k]);
     textreader_close(&t);
     return rc < 0 ? -1 : 0;
 }

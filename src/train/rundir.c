@@ -12,6 +12,7 @@
 
 #include "base/atomicfile.h"
 #include "text/termtext.h"
+#include "text/number.h"
 
 static int make_dirs(const char *path)
 {
@@ -130,14 +131,16 @@ static int open_log(RunDir *r, AppendLog *l, const char *name, long long keep, E
     if (appendlog_open(l, path, keep, &fix, err) < 0)
         return -1;
     if (fix.dropped_after_keep)
-        rundir_log(r, "s2s: note: %s: dropped %lld bytes written after the checkpoint (the "
-                   "steps about to be trained again)", name, fix.dropped_after_keep);
+        rundir_log(r, "s2s: note: %s: dropped %lld byte%s written after the checkpoint (the "
+                   "steps about to be trained again)", name, fix.dropped_after_keep,
+                   plural(fix.dropped_after_keep));
     if (fix.shorter_than_keep)
         rundir_log(r, "s2s: warning: %s is shorter than when the checkpoint was saved: "
                    "records are missing from it", name);
     if (fix.torn_tail)
-        rundir_log(r, "s2s: note: %s: cut off a last line without its newline (%lld bytes, "
-                   "left by a process that died while writing it)", name, fix.torn_tail);
+        rundir_log(r, "s2s: note: %s: cut off a last line without its newline (%lld byte%s, "
+                   "left by a process that died while writing it)", name, fix.torn_tail,
+                   plural(fix.torn_tail));
     return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "base/fault.h"
 #include "base/mem.h"
+#include "text/number.h"
 
 static const char MAGIC[8] = {'S', '2', 'S', 'C', 'K', 'P', 'T', '\n'};
 #define ENDIAN_MARK 0x01020304u
@@ -161,8 +162,8 @@ static int index_sections(SectionFile *f, const char *name, Error *err)
     if (size < 8 || memcmp(b, MAGIC, 8) != 0)
         return error_set(err, "`%s` is not an s2s checkpoint (bad magic)", name);
     if (size < HEADER_SIZE)
-        return error_set(err, "checkpoint `%s` is truncated: %zu bytes, shorter than its header",
-                         name, size);
+        return error_set(err, "checkpoint `%s` is truncated: %zu byte%s, shorter than its "
+                         "header", name, size, plural((long)size));
     uint32_t version = get_u32(b + 8);
     if (get_u32(b + 12) != ENDIAN_MARK)
         return error_set(err, "checkpoint `%s` was written on a machine of the other byte order",

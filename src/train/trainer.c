@@ -598,8 +598,9 @@ static int validate(Trainer *t, Error *err)
         t->prog.lr = lr > cfg->training.learning_rate_min ? lr : cfg->training.learning_rate_min;
         t->prog.plateau = 0;
         char now[32];
-        rundir_log(&t->run, "no improvement in %ld validations: learning rate now %s",
-                   cfg->training.patience, number_digits(now, sizeof now, t->prog.lr, 4));
+        rundir_log(&t->run, "no improvement in %ld validation%s: learning rate now %s",
+                   cfg->training.patience, plural(cfg->training.patience),
+                   number_digits(now, sizeof now, t->prog.lr, 4));
     }
     char json[512], next_lr[32];
     snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"valid_loss\":%.6g,\"valid_ppl\":%.6g,"
@@ -613,8 +614,8 @@ static int validate(Trainer *t, Error *err)
     if (save(t, "last.ckpt", err) < 0)
         return -1;
     if (cfg->training.early_stopping > 0 && t->prog.stale >= cfg->training.early_stopping)
-        rundir_log(&t->run, "early stopping: no improvement in %ld validations (best at step %ld)",
-                   t->prog.stale, t->prog.best_step);
+        rundir_log(&t->run, "early stopping: no improvement in %ld validation%s (best at step "
+                   "%ld)", t->prog.stale, plural(t->prog.stale), t->prog.best_step);
     return 0;
 }
 
@@ -672,9 +673,9 @@ static int test_best(Trainer *t, Error *err)
     checkpoint_free(&best);
     if (rc < 0)
         return -1;
-    rundir_log(&t->run, "test (%s.ckpt, %d pairs): test_loss=%.4f test_ppl=%.2f test_bleu=%.2f "
-               "test_exact=%.2f%s; translations in %s", which, t->test.n, s.loss, s.ppl, s.bleu,
-               s.exact, aer_text, path);
+    rundir_log(&t->run, "test (%s.ckpt, %d pair%s): test_loss=%.4f test_ppl=%.2f test_bleu=%.2f "
+               "test_exact=%.2f%s; translations in %s", which, t->test.n, plural(t->test.n),
+               s.loss, s.ppl, s.bleu, s.exact, aer_text, path);
     char json[700];
     snprintf(json, sizeof json, "{\"step\":%ld,\"test_loss\":%.6g,\"test_ppl\":%.6g,"
              "\"test_bleu\":%.4f,\"test_exact\":%.4f%s,\"checkpoint\":\"%s\"}", t->prog.step,
@@ -820,9 +821,9 @@ static void log_header(Trainer *t, int resumed)
     const long warmup = config_warmup_steps(cfg);
     if (warmup > 0) {
         char lr[32];
-        rundir_log(&t->run, "learning rate: rises linearly to %s over the first %ld updates "
+        rundir_log(&t->run, "learning rate: rises linearly to %s over the first %ld update%s "
                    "(training.warmup_steps%s)", number_shortest(lr, sizeof lr,
-                   cfg->training.learning_rate), warmup,
+                   cfg->training.learning_rate), warmup, plural(warmup),
                    cfg->training.warmup_steps < 0 ? " -1: the self-attention layers' default" : "");
     }
     if (!model_has_alignments(&t->dims) && cfg->alignments.every > 0)
@@ -920,10 +921,11 @@ static int train_loop(Trainer *t, Error *err)
         if (reason)
             return finish(t, reason, err);
         if (step(t) && t->prog.bad_steps >= cfg->training.max_bad_steps)
-            return error_set(err, "training diverged: %ld steps in a row had a non-finite loss "
+            return error_set(err, "training diverged: %ld step%s in a row had a non-finite loss "
                              "or gradient (the last at step %ld); lower training.learning_rate "
                              "or set training.clip_grad_norm; the checkpoints were left as they "
-                             "were", t->prog.bad_steps, t->prog.step), TRAIN_DIVERGED;
+                             "were", t->prog.bad_steps, plural(t->prog.bad_steps), t->prog.step),
+                   TRAIN_DIVERGED;
         log_progress(t, t->prog.step % cfg->training.log_every == 0);
         if (dumps_due(t) && dump_alignments(t, err) < 0)
             return TRAIN_IO_ERROR;

@@ -615,6 +615,7 @@ START_TEST(plateau_decay_and_early_stopping_follow_the_validations)
     snprintf(path, sizeof path, "%s/stderr.txt", dir);
     char *log = read_file(path);
     ck_assert_ptr_nonnull(strstr(log, "early stopping: no improvement in 2 validations (best at step 2)"));
+    ck_assert_ptr_nonnull(strstr(log, "no improvement in 1 validation: learning rate now 0.005\n"));
     ck_assert_ptr_nonnull(strstr(log, "done: early stopping at step 6"));
     free(log);
 }

@@ -280,6 +280,24 @@ START_TEST(every_help_and_usage_error_reads_the_same_way)
     ck_assert_str_eq(said, "s2s: error: bench: write `--steps 3`: an option's value is the next "
                            "argument, not after '=' (see s2s bench --help)\n");
     free(said);
+    /* a count out of its range names the range of that option (issue 25: --heads 0 said
+     * "0 heads do not split ... evenly", --heads -4 "expected 0 to 100000") */
+    static const char *const ranges[][3] = {
+        {"--heads", "0", "s2s: error: --heads: expected 1 to 64, got `0`\n"},
+        {"--heads", "-4", "s2s: error: --heads: expected 1 to 64, got `-4`\n"},
+        {"--heads", "3", "s2s: error: --heads: 3 heads do not split the model's vectors evenly "
+                         "(try 1, 2, 4 or 8)\n"},
+        {"--batch", "0", "s2s: error: --batch: expected 1 to 65536, got `0`\n"},
+        {"--self-attention", "7", "s2s: error: --self-attention: expected 0 to 6, got `7`\n"},
+        {"--threads", "x", "s2s: error: --threads: expected 0 to 1024, got `x`\n"},
+    };
+    for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++) {
+        const char *argv[] = {S2S, "bench", ranges[k][0], ranges[k][1], NULL};
+        ck_assert_int_eq(run_command(argv, out, err, NULL), 2);
+        char *text = read_file(err);
+        ck_assert_str_eq(text, ranges[k][2]);
+        free(text);
+    }
     const char *missing[] = {S2S, "tokenize", "--level", NULL};
     ck_assert_int_eq(run_command(missing, out, err, NULL), 2);
     said = read_file(err);

@@ -235,7 +235,7 @@ START_TEST(alignments_reader_names_line_and_column)
     ck_assert_str_eq(read_error(two), "a.jsonl:3:11: expected a string key");
     ck_assert_str_eq(read_error("{\"step\":1 \"id\":2}"), "a.jsonl:1:11: expected ',' or '}'");
     ck_assert_str_eq(read_error("{\"step\":1,\"id\":3,\"src\":[\"a\"],\"tgt\":[\"b\"],\"weights\":[[0.5,0.5]]}"),
-                     "a.jsonl:1:1: weights row 1: expected 1 numbers, one per source token");
+                     "a.jsonl:1:1: weights row 1: expected 1 number, one per source token");
     ck_assert_str_eq(read_error("{\"step\":1,\"id\":3,\"src\":[\"a\"],\"tgt\":[\"b\"],\"weights\":[[1.5]]}"),
                      "a.jsonl:1:1: weights row 1, column 1: expected a number from 0 to 1");
     ck_assert_str_eq(read_error("{\"step\":1.5,\"id\":3}"), "a.jsonl:1:1: expected \"step\": a whole "
@@ -269,7 +269,7 @@ START_TEST(alignments_reader_names_line_and_column)
     ck_assert_str_eq(read_error(ONE ",\"heads\":[]}"),
                      "a.jsonl:1:1: expected \"heads\": a list of 1 to 64 matrices");
     ck_assert_str_eq(read_error(ONE ",\"heads\":[[[1,0]],[[0,1],[1,0]]]}"),
-                     "a.jsonl:1:1: expected \"heads\" 2: 1 rows, one per target token");
+                     "a.jsonl:1:1: expected \"heads\" 2: 1 row, one per target token");
     ck_assert_str_eq(read_error(ONE ",\"heads\":[[[1,0]],[[0,1.5]]]}"),
                      "a.jsonl:1:1: heads 2 row 1, column 2: expected a number from 0 to 1");
     ck_assert_str_eq(read_error(ONE ",\"self\":[[[1,0]]]}"),
@@ -281,7 +281,7 @@ START_TEST(alignments_reader_names_line_and_column)
     ck_assert_str_eq(read_error(ONE ",\"chosen\":[[2]]}"),
                      "a.jsonl:1:1: \"chosen\" row 1: expected 1 source positions from 0 to 1");
     ck_assert_str_eq(read_error(ONE ",\"chosen\":[[0],[1]]}"),
-                     "a.jsonl:1:1: expected \"chosen\": 1 rows, one per target token, of 1 to 64 "
+                     "a.jsonl:1:1: expected \"chosen\": 1 row, one per target token, of 1 to 64 "
                      "source positions");
     ck_assert_str_eq(read_error(ONE ",\"chosen\":[[0.5]]}"),
                      "a.jsonl:1:1: \"chosen\" row 1: expected 1 source positions from 0 to 1");
@@ -450,7 +450,7 @@ START_TEST(heatmap_txt_command_keeps_control_characters_off_the_terminal)
     const char *svg[] = {S2S, "heatmap", jsonl, "--out", bad, NULL};
     ck_assert_int_eq(run_command(svg, out, err, NULL), 0);
     first_line(err, line, sizeof line);
-    snprintf(expected, sizeof expected, "s2s heatmap: wrote 1 SVG files to %s/out\\x1b[2J", dir);
+    snprintf(expected, sizeof expected, "s2s heatmap: wrote 1 SVG file to %s/out\\x1b[2J", dir);
     ck_assert_str_eq(line, expected);
 }
 END_TEST

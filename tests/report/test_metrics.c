@@ -167,9 +167,16 @@ START_TEST(eval_command_prints_sacrebleu_lines_and_refuses_bad_input)
     const char *mismatch[] = {S2S, "eval", "--hyp", short_file, "--ref", ref, NULL};
     ck_assert_int_eq(run_command(mismatch, out, err, NULL), 2);
     first_line(err, line, sizeof line);
-    snprintf(expected, sizeof expected, "s2s: error: `%s` has 1 lines but `%s` has 300; each "
+    snprintf(expected, sizeof expected, "s2s: error: `%s` has 1 line but `%s` has 300; each "
              "translation needs its reference on the same line", short_file, ref);
     ck_assert_str_eq(line, expected);
+    /* one sentence is one sentence (issue 25: "(1 sentences)") */
+    const char *one[] = {S2S, "eval", "--hyp", short_file, "--ref", short_file, "--metric",
+                         "exact", NULL};
+    ck_assert_int_eq(run_command(one, out, err, NULL), 0);
+    text = read_file(out);
+    ck_assert_str_eq(text, "exact = 100.00 (1 sentence)\n");
+    free(text);
     const char *missing[] = {S2S, "eval", "--hyp", "/nonexistent", "--ref", ref, NULL};
     ck_assert_int_eq(run_command(missing, out, err, NULL), 2);
     first_line(err, line, sizeof line);
