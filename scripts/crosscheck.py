@@ -23,6 +23,7 @@ usage: crosscheck.py --dump build/crosscheck_dump --dump build/crosscheck_dump_f
 import argparse
 import glob
 import os
+import struct
 import subprocess
 import sys
 
@@ -195,6 +196,7 @@ def check(dump_binary, size, variant=None):
                        "sa%d.mask_o" % (k + 1): (S, B, d_h)})
     masks = {k: torch.tensor(dump[k], dtype=torch.float64).view(*shapes[k])
              for k in shapes if k in dump}
+    masks_ok = check_masks(dump, shapes) if masks else True
     hard, paths_ok = None, True
     if dump["hard"][0]:
         hard_rows = torch.tensor(dump["hard_rows"]) == 1
@@ -207,7 +209,7 @@ def check(dump_binary, size, variant=None):
     precision = dump["precision"]
     loss_tol, grad_tol = TOLERANCES[precision]
     loss_err = abs(dump["loss"] - loss.item()) / abs(loss.item())
-    ok = loss_err <= loss_tol and paths_ok
+    ok = loss_err <= loss_tol and paths_ok and masks_ok
     print("crosscheck %s build, %s attention, %s encoder x%d, %s decoder, dropout %g/%g, "
           "smoothing %g, heads %d, self-attention %d x %d heads ffn %d dropout %g, V_x=%d "
           "V_y=%d m=%d n=%d p=%d a=%d l=%d B=%d (S=%d T=%d): loss C %.10f torch %.10f, "
@@ -244,6 +246,56 @@ def check(dump_binary, size, variant=None):
     kind = (precision, "hard" if hard is not None else "soft")
     was = WORST.get(kind, (0.0, 0.0))
     WORST[kind] = (max(was[0], loss_err), max(was[1], worst))
+    return ok
+
+
+def in_precision(x, precision):
+    """x as the build computes it: a double, or rounded to the nearest float."""
+    return x if precision == "double" else struct.unpack("f", struct.pack("f", x))[0]
+
+
+def check_masks(dump, shapes):
+    """The reference's own view of what a dropout mask is, not the C pass's: inverted
+    dropout keeps a value with probability 1 - p and scales it by 1 / (1 - p), so every
+    entry is 0 or exactly 1 / (1 - p) in the build's precision, and the share of zeros is
+    p, within 6 standard deviations of the binomial over the entries drawn. The
+    decoder's rows past a sentence's end are padding (1, never drawn), and so are the
+    self-attention weights' entries past a source's length (0). Without this, a wrong
+    scale would be shared by both sides of the cross-check."""
+    variant = dump["variant"]
+    rates = {"mask_x": variant[4], "mask_y": variant[4], "mask_t": variant[5]}
+    B = dump["batch"][0]
+    ok, drawn, zeros, site_rates = True, {}, {}, {}
+    for key, values in dump.items():
+        if not (key in rates or key.split(".")[-1] in SA_MASKS):
+            continue
+        p = rates.get(key, variant[11])
+        keep = in_precision(1.0 / (1.0 - p), dump["precision"])
+        if key == "mask_y":  # (T, B, m): row (i, b) is drawn while tgt_out[i, b] is a word
+            m = shapes["mask_y"][2]
+            values = [v for k, v in enumerate(values) if dump["tgt_out"][k // m] != 0]
+        if key.endswith("mask_p"):  # (B, H, S, S): within each sentence's length (0 past it)
+            _, H, S, _ = shapes[key]
+            values = [v for k, v in enumerate(values)
+                      if k % S < dump["src_len"][k // (H * S * S)]
+                      and k // S % S < dump["src_len"][k // (H * S * S)]]
+        site = "self-attention" if key not in rates else key
+        bad = [v for v in values if v != 0.0 and v != keep]
+        if bad:
+            print("  dropout mask %s: %d entries neither 0 nor 1/(1-%g) = %r, e.g. %r  FAIL"
+                  % (key, len(bad), p, keep, bad[0]))
+            ok = False
+        drawn[site] = drawn.get(site, 0) + len(values)
+        zeros[site] = zeros.get(site, 0) + sum(1 for v in values if v == 0.0)
+        site_rates[site] = p
+    for site, n in sorted(drawn.items()):
+        p = site_rates[site]
+        share = zeros[site] / n
+        bound = 6 * (p * (1 - p) / n) ** 0.5 + 1.0 / n
+        fine = abs(share - p) <= bound
+        ok = ok and fine
+        print("  dropout %s: %d entries, each 0 or 1/(1-p); %.4f of them 0 at p = %g (within "
+              "%.4f: %s)" % (site, n, share, p, bound, "yes" if fine else "no  FAIL"))
     return ok
 
 

@@ -16,6 +16,12 @@ typedef struct {
 #define S2S_PRINTF(fmt_index, first_arg)
 #endif
 
+/* "s" unless n is 1, for the counts in messages: "%ld pair%s", n, plural(n). */
+static inline const char *plural(long n)
+{
+    return n == 1 ? "" : "s";
+}
+
 /* Sets err to the formatted message. Returns -1, so failures read `return error_set(...)`. */
 int error_set(Error *err, const char *fmt, ...) S2S_PRINTF(2, 3);
 

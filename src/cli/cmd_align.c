@@ -5,13 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "base/mem.h"
 #include "cli/command.h"
 #include "data/corpus.h"
 #include "nn/model.h"
 #include "report/links.h"
 #include "train/checkpoint.h"
-#include "text/number.h"
 
 static const char ALIGN_USAGE[] =
     "usage: s2s align --model CKPT --src FILE --tgt FILE [--gold FILE] [--out FILE]\n"

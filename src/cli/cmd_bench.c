@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "base/error.h"
 #include "base/mem.h"
 #include "base/rng.h"
 #include "cli/command.h"
@@ -18,7 +19,6 @@
 #include "nn/model.h"
 #include "train/model_grad.h"
 #include "train/optim.h"
-#include "text/number.h"
 
 static double now_seconds(void)
 {

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "base/mem.h"
 #include "cli/command.h"
 #include "gen/gen.h"
 #include "report/metrics.h"
 #include "text/textfile.h"
-#include "text/number.h"
 
 static const char EVAL_USAGE[] =
     "usage: s2s eval --hyp FILE --ref FILE [--metric bleu|chrf|exact]... [--lowercase]\n"

@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include "base/atomicfile.h"
+#include "base/error.h"
 #include "cli/command.h"
 #include "report/alignlog.h"
 #include "report/heatmap.h"
 #include "text/termtext.h"
-#include "text/number.h"
 
 static const char HEATMAP_USAGE[] =
     "usage: s2s heatmap ALIGNMENTS.jsonl [--format svg|html|txt] [--step N|last|all]\n"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "base/fault.h"
 #include "base/interrupt.h"
 #include "base/mem.h"
@@ -15,7 +16,6 @@
 #include "report/heatmap.h"
 #include "report/links.h"
 #include "text/linereader.h"
-#include "text/number.h"
 #include "text/tokenize.h"
 #include "train/checkpoint.h"
 

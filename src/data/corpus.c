@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "base/mem.h"
 #include "text/linereader.h"
-#include "text/number.h"
 
 /* ---- lines ---------------------------------------------------------------------------- */
 

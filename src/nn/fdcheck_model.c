@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "base/mem.h"
 #include "nn/fdcheck.h"
-#include "text/number.h"
 
 typedef struct {
     Params P;

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "base/mem.h"
-#include "text/number.h"
 #include "text/json.h"
+#include "text/number.h"
 #include "text/textfile.h"
 
 static char **copy_tokens(const JsonValue *v, int *n)

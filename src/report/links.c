@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "base/mem.h"
 #include "text/json.h"
 #include "text/textfile.h"
-#include "text/number.h"
 
 int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap)
 {

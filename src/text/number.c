@@ -30,11 +30,6 @@ char *number_digits(char *out, size_t cap, double v, int digits)
     return out;
 }
 
-const char *plural(long n)
-{
-    return n == 1 ? "" : "s";
-}
-
 char *number_shortest(char *out, size_t cap, double v)
 {
     if (!isfinite(v))

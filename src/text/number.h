@@ -17,7 +17,4 @@ char *number_shortest(char *out, size_t cap, double v);
  * of number_shortest (a measured value in a log line: lr=2.5e-4). Returns out. */
 char *number_digits(char *out, size_t cap, double v, int digits);
 
-/* "s" unless n is 1, for counts in messages: "%ld pair%s", n, plural(n). */
-const char *plural(long n);
-
 #endif

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "base/atomicfile.h"
+#include "base/error.h"
 #include "text/termtext.h"
-#include "text/number.h"
 
 static int make_dirs(const char *path)
 {

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "base/fault.h"
 #include "base/mem.h"
-#include "text/number.h"
 
 static const char MAGIC[8] = {'S', '2', 'S', 'C', 'K', 'P', 'T', '\n'};
 #define ENDIAN_MARK 0x01020304u

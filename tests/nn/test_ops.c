@@ -2,6 +2,8 @@
  * cross-entropy kernels, in double. Loss of each check: L = sum(out * R), R random. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn/fdcheck.h"
@@ -186,6 +188,41 @@ START_TEST(label_smoothing_mixes_the_target_with_the_uniform_distribution)
 }
 END_TEST
 
+/* Inverted dropout, by the test's own view of it (issue 25: the gradient checks reuse one
+ * mask forward and backward, so a wrong scale passed them): every entry of the mask and
+ * of the output is 0 or the input times exactly 1 / (1 - p), and a million draws drop a
+ * share p of them, within 6 standard deviations (about 0.003). */
+START_TEST(dropout_keeps_a_share_1_minus_p_scaled_by_1_over_1_minus_p)
+{
+    enum { ROWS_D = 1000, COLS_D = 1000 };
+    static const double rates[] = {0.1, 0.3, 0.5};
+    real *x = malloc(sizeof(real) * ROWS_D * COLS_D), *mask = malloc(sizeof(real) * ROWS_D * COLS_D);
+    for (size_t r = 0; r < sizeof rates / sizeof *rates; r++) {
+        const double p = rates[r], keep = 1.0 / (1.0 - p);
+        for (int k = 0; k < ROWS_D * COLS_D; k++)
+            x[k] = (real)(1 + k % 7);
+        Pcg32 rng;
+        pcg32_seed(&rng, 25, 3);
+        dropout_forward(x, COLS_D, mask, ROWS_D, COLS_D, p, &rng);
+        long dropped = 0, wrong = 0, first_wrong = -1;
+        for (int k = 0; k < ROWS_D * COLS_D; k++) { /* counted, not asserted a million times */
+            const int ok = (mask[k] == 0 || mask[k] == (real)keep) &&
+                           x[k] == (mask[k] == 0 ? 0 : (real)(1 + k % 7) * (real)keep);
+            wrong += !ok;
+            first_wrong = !ok && first_wrong < 0 ? k : first_wrong;
+            dropped += mask[k] == 0;
+        }
+        ck_assert_msg(wrong == 0, "p %g: %ld entries neither 0 nor 1/(1-p) times the input, the "
+                      "first mask %.17g", p, wrong, first_wrong < 0 ? 0 : (double)mask[first_wrong]);
+        const double n = ROWS_D * COLS_D, share = dropped / n;
+        printf("dropout p %g: %.5f of 1e6 dropped, the others times %.17g\n", p, share, keep);
+        ck_assert_double_le(fabs(share - p), 6 * sqrt(p * (1 - p) / n));
+    }
+    free(x);
+    free(mask);
+}
+END_TEST
+
 Suite *ops_suite(void)
 {
     Suite *s = suite_create("ops");
@@ -197,6 +234,7 @@ Suite *ops_suite(void)
     tcase_add_loop_test(tc, softmax_xent_backward_matches_finite_differences, 0, 2);
     tcase_add_test(tc, label_smoothing_mixes_the_target_with_the_uniform_distribution);
     tcase_add_test(tc, softmax_xent_is_stable_for_large_logits);
+    tcase_add_test(tc, dropout_keeps_a_share_1_minus_p_scaled_by_1_over_1_minus_p);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -261,6 +261,24 @@ START_TEST(checkpoint_refuses_other_versions_platforms_and_impossible_sizes)
     u32 = crc32_update(0, bad + parm, len);
     memcpy(bad + parm + len, &u32, 4);
     ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt`: non-finite weight in E_x");
+    /* ... wherever it is: the last element of every tensor, NaN, +inf or -inf (issue 25: a
+     * check that stopped short passed this test) */
+    Checkpoint loaded;
+    Error load_err;
+    ck_assert_int_eq(checkpoint_load_bytes(&loaded, good, size, "x.ckpt", 1, &load_err), 0);
+    const float specials[3] = {NAN, INFINITY, -INFINITY};
+    for (int t = 0; t < loaded.params.n_tensors; t++) {
+        const Tensor *x = &loaded.params.tensors[t];
+        const size_t last = (size_t)(x->data - loaded.params.mem) + (size_t)x->rows * x->cols - 1;
+        memcpy(bad, good, size);
+        memcpy(bad + parm + 4 * last, &specials[t % 3], 4);
+        u32 = crc32_update(0, bad + parm, len);
+        memcpy(bad + parm + len, &u32, 4);
+        snprintf(expected, sizeof expected, "checkpoint `x.ckpt`: non-finite weight in %s", x->name);
+        ck_assert_str_eq(load_error(bad, size), expected);
+    }
+    ck_assert_int_gt(loaded.params.n_tensors, 10);
+    checkpoint_free(&loaded);
 
     /* random garbage, with and without the magic */
     Pcg32 rng;

@@ -329,7 +329,8 @@ static void dir_of_path(const char *path, char *out, size_t cap)
 /* Every whole file a run writes -- config.yaml, both checkpoints, report.html,
  * test.hyp -- goes through a temporary created exclusively without following links
  * (O_EXCL|O_NOFOLLOW), fsynced, renamed into place, and then its directory fsynced; the
- * data logs are fsynced before each checkpoint that records their lengths; the logs are
+ * data logs (metrics.jsonl and alignments.jsonl) are each fsynced before every last.ckpt,
+ * which records their lengths for a resume; the logs are
  * opened to append without following links. Checked on the system calls themselves,
  * traced by strace, so a commit without its real fsync cannot pass. */
 START_TEST(whole_files_go_through_exclusive_temporaries_synced_file_and_directory)
@@ -365,7 +366,10 @@ START_TEST(whole_files_go_through_exclusive_temporaries_synced_file_and_director
     ck_assert_ptr_nonnull(f);
     static TracedFd fds[256]; /* zeroed */
     TracedFd synced[64]; /* closed temporaries that had been fsynced */
-    int n_synced = 0, renames[5] = {0}, metrics_synced = 0, logs_opened = 0;
+    /* the data logs resume relies on, each synced before every last.ckpt (issue 25: only
+     * metrics.jsonl's sync was traced) */
+    const char *data_logs[2] = {"/metrics.jsonl", "/alignments.jsonl"};
+    int n_synced = 0, renames[5] = {0}, logs_synced[2] = {0}, logs_opened = 0;
     char pending_dir[600] = "", line[4096];
     const char *finals[5] = {"/config.yaml", "/checkpoints/last.ckpt", "/checkpoints/best.ckpt",
                              "/heatmaps/report.html", "/test.hyp"};
@@ -388,8 +392,8 @@ START_TEST(whole_files_go_through_exclusive_temporaries_synced_file_and_director
             fds[fd].synced = 1;
             if (pending_dir[0] && !strcmp(fds[fd].path, pending_dir))
                 pending_dir[0] = '\0';
-            if (strstr(fds[fd].path, "/metrics.jsonl"))
-                metrics_synced = 1;
+            for (int k = 0; k < 2; k++)
+                logs_synced[k] |= strstr(fds[fd].path, data_logs[k]) != NULL;
         } else if (sscanf(call, "close(%d) = %d", &fd, &ret) == 2 && fd >= 0 && fd < 256) {
             if (fds[fd].open && fds[fd].synced && strstr(fds[fd].path, ".tmp.") && n_synced < 64)
                 synced[n_synced++] = fds[fd];
@@ -406,10 +410,12 @@ START_TEST(whole_files_go_through_exclusive_temporaries_synced_file_and_director
                 if (strlen(path2) > strlen(finals[k]) &&
                     !strcmp(path2 + strlen(path2) - strlen(finals[k]), finals[k]))
                     renames[k]++;
-            if (strstr(path2, "/last.ckpt")) {
-                ck_assert_msg(metrics_synced, "last.ckpt renamed before metrics.jsonl was synced");
-                metrics_synced = 0;
-            }
+            if (strstr(path2, "/last.ckpt"))
+                for (int k = 0; k < 2; k++) {
+                    ck_assert_msg(logs_synced[k], "last.ckpt renamed before %s was synced",
+                                  data_logs[k] + 1);
+                    logs_synced[k] = 0;
+                }
             dir_of_path(path2, pending_dir, sizeof pending_dir);
         }
     }
