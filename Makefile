@@ -102,8 +102,9 @@ $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | test-deps
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
 # The whole suite: nothing outside the repository named, the layering of src/ (and
-# that its check catches what it should), the unit tests (Check), then the PyTorch
-# cross-check.
+# that its check catches what it should), the unit tests (Check), the training-outcome
+# tests again under every OpenBLAS core type the CPU runs (their kernels round
+# differently), then the PyTorch cross-check.
 TEST_BINS = $(PROG) $(B)/s2s-faults $(B)/check_s2s
 TEST_ENV  = OPENBLAS_NUM_THREADS=1 S2S_BIN=./$(PROG) S2S_FAULTS_BIN=./$(B)/s2s-faults
 
@@ -112,6 +113,7 @@ test: test-deps $(TEST_BINS)
 	sh scripts/check-layers.sh
 	sh scripts/check-layers.sh --self-test
 	$(TEST_ENV) ./$(B)/check_s2s
+	$(TEST_ENV) sh scripts/outcome-margins.sh --bin ./$(B)/check_s2s
 	$(MAKE) --no-print-directory crosscheck
 
 # The C model against the same model in PyTorch (scripts/torch_reference.py), and that

@@ -4,10 +4,15 @@
 Applies each mutation of scripts/mutations.txt to src/ -- one small deliberate bug,
 given as an exact piece of code and its replacement -- builds the program and the
 tests in build/mutate, and runs the suite: first the suites the mutation names (most
-mutants die there in seconds), then, if it survived them, the whole of `make test`.
-The tree is restored after each mutant, whatever happens (Ctrl-C included). Prints one
-line per mutant and the survivors at the end; exits 1 if any survived, 2 if a mutation
-no longer applies (its code changed: update the list).
+mutants die there in seconds; `crosscheck` is the PyTorch cross-check), then, if it
+survived them, the whole of `make test`. A mutant that only the whole suite kills is
+said to be caught outside its suites: the area's own tests missed it. The tree is
+restored after each mutant, whatever happens (Ctrl-C included).
+
+Before any mutant, the unmutated tree must pass `make test` and every suite the list
+names (a suite that fails anyway would kill every mutant, and prove nothing): else it
+refuses, exit 3. Prints one line per mutant and the survivors at the end; exits 1 if
+any survived, 2 if a mutation no longer applies (its code changed: update the list).
 
     scripts/mutate.py                 # every mutation (make mutate)
     scripts/mutate.py clip masks      # only those whose name contains one of these
@@ -53,9 +58,15 @@ def parse(path):
 
 
 def run(cmd, env=None, timeout=1800):
+    """Runs cmd; returns its exit code and output (124 if it ran out of time: a mutant
+    that makes a test hang is caught by it)."""
     full = dict(os.environ, **(env or {}))
-    p = subprocess.run(cmd, cwd=ROOT, env=full, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=timeout, shell=isinstance(cmd, str))
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, env=full, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=timeout,
+                           shell=isinstance(cmd, str))
+    except subprocess.TimeoutExpired as e:
+        return 124, (e.output or b"").decode("utf-8", "replace") + "\n(timed out)"
     return p.returncode, p.stdout.decode("utf-8", "replace")
 
 
@@ -65,6 +76,9 @@ def build():
 
 
 def suite_fails(name):
+    if name == "crosscheck":
+        code, out = run(["make", "-s", "B=" + BUILD, "PROG=%s/s2s" % BUILD, "crosscheck"])
+        return code != 0
     env = {"OPENBLAS_NUM_THREADS": "1", "S2S_BIN": "./%s/s2s" % BUILD,
            "S2S_FAULTS_BIN": "./%s/s2s-faults" % BUILD, "CK_RUN_SUITE": name}
     code, out = run(["./%s/check_s2s" % BUILD], env)
@@ -83,9 +97,17 @@ def main():
     code, out = build()
     if code:
         sys.exit("mutate: the unmutated tree does not build:\n" + out)
-    if whole_suite_fails():  # else a failure would be blamed on the mutants
-        sys.exit("mutate: make test fails on the unmutated tree; fix that first")
-    survivors, stale = [], []
+    # else a failure would be blamed on the mutants: every one would count as killed
+    if whole_suite_fails():
+        print("mutate: make test fails on the unmutated tree; fix that first", file=sys.stderr)
+        sys.exit(3)
+    red = sorted(name for name in {s for m in mutations for s in m["suites"].split()}
+                 if suite_fails(name))
+    if red:
+        print("mutate: on the unmutated tree these suites already fail: %s; fix that first"
+              % " ".join(red), file=sys.stderr)
+        sys.exit(3)
+    survivors, stale, outside = [], [], []
     started = time.time()
     for k, m in enumerate(mutations, 1):
         path = os.path.join(ROOT, m["file"])
@@ -111,6 +133,7 @@ def main():
                 caught_by = next((s for s in m["suites"].split() if suite_fails(s)), None)
                 if caught_by is None and whole_suite_fails():
                     caught_by = "make test"
+                    outside.append(m)
                 verdict = "killed by %s" % caught_by if caught_by else "SURVIVED"
                 if not caught_by:
                     survivors.append(m)
@@ -123,6 +146,10 @@ def main():
     print("\n%d mutants, %d killed, %d survived, %d stale; %.0f minutes"
           % (len(mutations), len(mutations) - len(survivors) - len(stale), len(survivors),
              len(stale), (time.time() - started) / 60))
+    for m in outside:
+        if m not in survivors:
+            print("OUTSIDE  %s: killed by make test, not by its suites (%s)"
+                  % (m["name"], m["suites"]))
     for m in survivors:
         print("SURVIVOR %s (%s): %s" % (m["name"], m["file"], m["why"]))
     for m in stale:

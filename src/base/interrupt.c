@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t received, saving_now;
+/* a second SIGINT/SIGTERM exits at once (training's "now"); translate's stop comes
+ * within a line anyway, and must not leave half of one */
+static volatile sig_atomic_t repeat_exits = 1;
 
 static void on_signal(int sig)
 {
@@ -22,7 +25,7 @@ static void on_signal(int sig)
         return;
     }
     /* SIGINT/SIGTERM: the second one before a save has begun means "now". */
-    if (received && !saving_now)
+    if (received && !saving_now && repeat_exits)
         _exit(128 + sig);
     if (!received)
         received = sig;
@@ -54,6 +57,7 @@ void interrupt_install(void)
 
 void interrupt_install_stop(void)
 {
+    repeat_exits = 0;
     const int signals[] = {SIGINT, SIGTERM};
     install(signals, sizeof signals / sizeof *signals);
 }

@@ -10,7 +10,8 @@
  * SIGPIPE at every line written to it, and must not stop the save).
  *
  * `s2s translate` catches SIGINT and SIGTERM only (interrupt_install_stop): it finishes
- * the line it is writing and stops; SIGPIPE ends it as it ends any filter.
+ * the line it is writing and stops, whatever repeats; SIGPIPE ends it as it ends any
+ * filter.
  *
  * A signal that was ignored when the program started (a job started with `&` from a
  * script ignores SIGINT; nohup ignores SIGHUP) stays ignored, as POSIX has it.

@@ -46,7 +46,7 @@ static const char TRANSLATE_USAGE[] =
     "  --attention-mode M contexts: soft (the weighted sum), argmax (each head reads its\n"
     "                     most probable position) or auto: argmax for a model trained\n"
     "                     with hard attention, else soft (default: translate.attention_mode)\n"
-    "  --max-source-length N  cut sources after N tokens, with a warning (default:\n"
+    "  --max-source-length N  cut sources after N tokens, with a warning (instead of\n"
     "                     translate.max_source_length; a limit whose one sentence would not\n"
     "                     fit in memory is refused, exit 2)\n"
     "SIGINT or SIGTERM: the line being written is finished, stderr says how many lines\n"
@@ -60,6 +60,7 @@ typedef struct {
     int attention_mode; /* a ConfigDecodeMode, -1: the model's translate.attention_mode */
     int argmax;         /* decode with argmax contexts (resolved in settle_options) */
     long max_src;       /* source tokens kept (-1: the model's translate.max_source_length) */
+    int max_src_given;  /* ... set by --max-source-length */
     float threshold;
     FILE *json;
     const Checkpoint *ck;
@@ -224,13 +225,25 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
     free(r.tgt);
 }
 
+/* Bytes of the self-attention maps a line of n tokens keeps for --out-alignments and
+ * --show-attention (0 when none are kept). */
+static size_t kept_maps_bytes(const Options *o, int n)
+{
+    const int layers = o->ck->dims.sa_layers;
+    if (!(o->show || o->json) || layers == 0)
+        return 0;
+    return (size_t)layers * (size_t)(n + 1) * (size_t)(n + 1) * sizeof(float);
+}
+
 /* Decodes the lines that can be translated, in chunks of similar lengths (Buffers);
- * results[k] gets line k's hypotheses (pending lines that cannot be translated have
- * none), and with --out-alignments or --show-attention each line keeps its
- * self-attention maps. */
+ * results[k] gets line k's hypotheses (none for a line that cannot be translated, or
+ * that a signal left undecoded: decoding stops between chunks), and with
+ * --out-alignments or --show-attention each line keeps its self-attention maps. */
 static void decode_lines(Buffers *buf, const Options *o, Pending *pend, int n_pend,
                          NBest *results)
 {
+    for (int k = 0; k < n_pend; k++)
+        results[k] = (NBest){0};
     int order[BATCH], n = 0;
     for (int k = 0; k < n_pend; k++) /* by source length, stably: insertion */
         if (pend[k].ok) {
@@ -239,8 +252,8 @@ static void decode_lines(Buffers *buf, const Options *o, Pending *pend, int n_pe
                 order[at] = order[at - 1];
             order[at] = k;
         }
-    const int layers = buf->dims->sa_layers, keep_self = (o->show || o->json) && layers > 0;
-    for (int start = 0; start < n;) {
+    const int layers = buf->dims->sa_layers, keep_self = kept_maps_bytes(o, 1) > 0;
+    for (int start = 0; start < n && !interrupt_pending();) {
         int size = 1;
         while (start + size < n && chunk_fits(buf, size + 1, pend[order[start + size]].n + 1))
             size++;
@@ -265,11 +278,12 @@ static void decode_lines(Buffers *buf, const Options *o, Pending *pend, int n_pe
                 continue;
             const int L = p->n + 1;
             p->self = xmalloc_array((size_t)layers * L * L, sizeof(float));
-            for (int l = 0; l < layers; l++)
+            for (int l = 0; l < layers; l++) {
+                const real *weights = model_self_weights(&buf->dec.enc, l) + (size_t)b * S * S;
                 for (int i = 0; i < L; i++)
                     for (int j = 0; j < L; j++)
-                        p->self[((size_t)l * L + i) * L + j] =
-                            (float)model_self_weights(&buf->dec.enc, l)[((size_t)b * S + i) * S + j];
+                        p->self[((size_t)l * L + i) * L + j] = (float)weights[(size_t)i * S + j];
+            }
         }
         start += size;
     }
@@ -433,11 +447,13 @@ static int settle_options(Options *o, const Checkpoint *ck, const char *model,
                                o->beam == 1 ? "1" : "the beam");
     /* the buffers grow with the input up to the limit: one sentence that long must fit */
     const int from_option = o->max_src > 0;
+    o->max_src_given = from_option;
     if (!from_option)
         o->max_src = cfg->translate.max_source_length;
     const int steps = (int)o->max_src + 1;
     const size_t need = beam_search_bytes(&ck->dims, 1, steps, o->beam,
-                                          max_output(cfg, (int)o->max_src));
+                                          max_output(cfg, (int)o->max_src)) +
+                        kept_maps_bytes(o, (int)o->max_src);
     const size_t have = mem_available();
     if (need > have) {
         error_set(&err, "%s %ld: translating one source of that many tokens with beam %d "
@@ -480,8 +496,7 @@ static void take_line(Pending *p, const Options *o, Tokens *tokens, const char *
     if (n > max_src) { /* the tokenizer stops once past max_src */
         fprintf(stderr, "s2s: warning: stdin:%ld: more than %ld token%s, translated the "
                 "first %ld (%s)\n", line_no, max_src, plural(max_src), max_src,
-                o->max_src == cfg->translate.max_source_length ? "translate.max_source_length"
-                                                               : "--max-source-length");
+                o->max_src_given ? "--max-source-length" : "translate.max_source_length");
         n = (int)max_src;
     }
     p->ok = 1;
@@ -536,9 +551,12 @@ int cmd_translate(int argc, char **argv)
     Buffers buf = {.dims = &ck.dims, .cfg = cfg, .beam = o.beam, .argmax = o.argmax};
     buf.budget = beam_search_bytes(&ck.dims, batch_size, BATCH_STEPS, o.beam,
                                    max_output(cfg, BATCH_STEPS - 1));
+    const size_t have = mem_available();
+    buf.budget = buf.budget < have ? buf.budget : have;
     Pending pend[BATCH] = {0};
     int n_pend = 0;
     long answered = 0;
+    size_t pend_maps = 0; /* the bytes of self-attention maps the pending lines will keep */
     Tokens tokens = {0};
     /* read(2) by blocks: a line typed on a terminal is translated at once, and a line
      * over data.max_line_bytes is never held in memory */
@@ -548,10 +566,14 @@ int cmd_translate(int argc, char **argv)
     int too_long, got = 0;
     while (!interrupt_pending() &&
            (got = linereader_next(&in, (size_t)cfg->data.max_line_bytes, &len, &too_long, &err)) == 1) {
-        take_line(&pend[n_pend++], &o, &tokens, in.line, len, too_long, in.line_no);
-        if (n_pend == batch_size) {
+        take_line(&pend[n_pend], &o, &tokens, in.line, len, too_long, in.line_no);
+        pend_maps += kept_maps_bytes(&o, pend[n_pend++].n);
+        /* a full batch, or one whose kept maps would outgrow the decoding budget */
+        if (n_pend == batch_size || pend_maps > buf.budget) {
             answered += flush_pending(&buf, &o, pend, &n_pend);
-            if (interactive && cmd_flush_stdout() < 0)
+            pend_maps = 0;
+            /* a failed stdout (a full disk) stops the translation; main says so */
+            if ((interactive && cmd_flush_stdout() < 0) || ferror(stdout))
                 break;
         }
     }
@@ -568,7 +590,7 @@ int cmd_translate(int argc, char **argv)
         cmd_flush_stdout();
         fprintf(stderr, "s2s: translate stopped by signal %d: %ld line%s of stdin translated, "
                 "the output ends with the last of them\n", interrupt_pending(), answered,
-                answered == 1 ? "" : "s");
+                plural(answered));
         rc = interrupt_exit_code();
     } else if (got < 0) { /* what was read is translated */
         rc = cmd_error(&err, EXIT_FAILED);
@@ -577,7 +599,6 @@ int cmd_translate(int argc, char **argv)
         error_errno(&err, "cannot write", json_path);
         rc = cmd_error(&err, EXIT_IO);
     }
-    if (cmd_flush_stdout() < 0 && rc == EXIT_OK)
-        rc = EXIT_IO;
+    /* stdout is main's to check, as for every command */
     return rc;
 }

@@ -88,14 +88,13 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
     /* source labels stand at -60 degrees above their columns */
     double left = 12 + CHAR_W * max_tgt, top = 16 + CHAR_W * max_src * 0.87 + 8;
     double grid_w = CELL * r->n_src, grid_h = CELL * r->n_tgt;
-    /* the caption under the grid: "step N · epoch E · sentence ID · view" */
-    char caption[300];
-    int used = snprintf(caption, sizeof caption, "step %ld", r->step);
+    /* the caption under the grid: "step N · epoch E · sentence ID · view" (each part in a
+     * buffer of its own: a record's epoch may be any number) */
+    char epoch[48] = "", caption[160];
     if (r->has_epoch)
-        used += snprintf(caption + used, sizeof caption - (size_t)used, " \xc2\xb7 epoch %.2f", r->epoch);
-    used += snprintf(caption + used, sizeof caption - (size_t)used, " \xc2\xb7 sentence %ld", r->id);
-    if (r->view[0])
-        snprintf(caption + used, sizeof caption - (size_t)used, " \xc2\xb7 %s", r->view);
+        snprintf(epoch, sizeof epoch, " \xc2\xb7 epoch %.2f", r->epoch);
+    snprintf(caption, sizeof caption, "step %ld%s \xc2\xb7 sentence %ld%s%s", r->step, epoch, r->id,
+             r->view[0] ? " \xc2\xb7 " : "", r->view);
     /* wide enough for the grid with its colour scale, the caption, and each source label,
      * which reaches right of its column by half its length (cos 60 degrees) */
     double width = fmax(left + grid_w + 90, left + CHAR_W * chars(caption) + 12);
@@ -353,11 +352,12 @@ static void chart(FILE *f, const char *title, Series *a, Series *b, int log_y)
             fprintf(f, "%.1f,%.1f ", px, py);
             drawn++;
         }
+        fputs("\"/>", f);
         if (drawn == 1) /* a line of one point is invisible: a dot */
-            fprintf(f, "\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"", px, py,
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py,
                     all[s]->color);
         /* the legend: a line of its own under the title */
-        fprintf(f, "\"/><line x1=\"%.0f\" y1=\"30\" x2=\"%.0f\" y2=\"30\" stroke=\"%s\" stroke-width=\"2\"/>"
+        fprintf(f, "<line x1=\"%.0f\" y1=\"30\" x2=\"%.0f\" y2=\"30\" stroke=\"%s\" stroke-width=\"2\"/>"
                 "<text x=\"%.0f\" y=\"34\" fill=\"%s\">%s</text>", legend, legend + 16, all[s]->color,
                 legend + 20, all[s]->color, all[s]->label);
         legend += 40 + 7.5 * strlen(all[s]->label);

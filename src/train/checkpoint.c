@@ -109,7 +109,13 @@ static void pack_logs(Pack *p, const Progress *g)
     pack_i64(p, g->log_tokens);
     pack_f64(p, g->log_seconds);
     pack_i64(p, g->validated_step);
-    pack_i64(p, g->dumped_step); /* after the fields of the first LOGS, which load without it */
+}
+
+/* The step of the last attention dump: a section of its own, which older s2s skip and
+ * which checkpoints before it lack (-1: unknown). */
+static void pack_dump(Pack *p, const Progress *g)
+{
+    pack_i64(p, g->dumped_step);
 }
 
 /* Hard attention's state, a section of its own (checkpoints before it load with 0s). */
@@ -138,7 +144,7 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                     const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
                     const Optimizer *optim, const Progress *progress, Error *err)
 {
-    Pack p[8] = {{0}};
+    Pack p[9] = {{0}};
     pack_dims(&p[0], dims);
     pack_vocab(&p[1], src_vocab);
     pack_vocab(&p[2], tgt_vocab);
@@ -149,6 +155,7 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
         pack_progress(&p[5], progress);
         pack_logs(&p[6], progress);
         pack_hard(&p[7], progress);
+        pack_dump(&p[8], progress);
     }
     SectionWriter w;
     int rc = -1;
@@ -170,14 +177,15 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
     }
     if (progress && (secfile_section(&w, "PROG", p[5].b, p[5].len, err) < 0 ||
                      secfile_section(&w, "LOGS", p[6].b, p[6].len, err) < 0 ||
-                     secfile_section(&w, "HARD", p[7].b, p[7].len, err) < 0))
+                     secfile_section(&w, "HARD", p[7].b, p[7].len, err) < 0 ||
+                     secfile_section(&w, "DUMP", p[8].b, p[8].len, err) < 0))
         goto fail;
     rc = secfile_commit(&w, err);
     goto done;
 fail:
     secfile_abort(&w);
 done:
-    for (int k = 0; k < 8; k++)
+    for (int k = 0; k < 9; k++)
         free(p[k].b);
     return rc;
 }
@@ -331,13 +339,18 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
         p->log_tokens = take_i64(&w);
         p->log_seconds = take_f64(&w);
         p->validated_step = take_i64(&w);
-        if (w.at < w.len)
-            p->dumped_step = take_i64(&w);
         if (w.bad || w.at != w.len || p->metrics_bytes < -1 || p->alignments_bytes < -1 ||
             !isfinite(p->log_loss) || p->log_steps < 0 || p->log_tokens < 0 ||
             !isfinite(p->log_seconds) || p->log_seconds < 0 || p->validated_step < 0 ||
-            p->validated_step > p->step || p->dumped_step < -1 || p->dumped_step > p->step)
+            p->validated_step > p->step)
             return error_set(err, "checkpoint `%s`: bad log positions", name);
+    }
+    const Section *dump = secfile_find(f, "DUMP");
+    if (dump) {
+        Unpack d = {dump->data, dump->len, 0, 0};
+        p->dumped_step = take_i64(&d);
+        if (d.bad || d.at != d.len || p->dumped_step < -1 || p->dumped_step > p->step)
+            return error_set(err, "checkpoint `%s`: bad step of the last dump", name);
     }
     const Section *hard = secfile_find(f, "HARD");
     if (hard) {
@@ -374,6 +387,7 @@ static int load_from(Checkpoint *ck, const SectionFile *f, const char *name, int
     if (config_load_buffer(&ck->config, ck->config_yaml, conf->len, conf_name, err) < 0 ||
         config_validate(&ck->config, err) < 0)
         return -1;
+    config_keep_older_behaviour(&ck->config);
     if (!(s = need(f, "DIMS", name, err)) || load_dims(&ck->dims, &ck->config, s, name, err) < 0)
         return -1;
     if (!(s = need(f, "VSRC", name, err)) || load_vocab(&ck->src_vocab, s, name, err) < 0)

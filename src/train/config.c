@@ -260,6 +260,27 @@ long config_warmup_steps(const Config *cfg)
     return config_model_dims(cfg, 1, 1).sa_layers > 0 ? CONFIG_SELF_ATTENTION_WARMUP : 0;
 }
 
+void config_keep_older_behaviour(Config *cfg)
+{
+    /* keys added after checkpoints were first written, with the value that does what an
+     * s2s without the key did */
+    static const char *const older[][2] = {{"training.warmup_steps", "0"}};
+    for (size_t k = 0; k < sizeof older / sizeof *older; k++) {
+        const int key = config_find_key(older[k][0]);
+        Error ignored;
+        if (cfg->origin.line[key] == 0) /* not in the stored config */
+            config_parse_value(cfg, &config_keys[key], older[k][1], 0, &ignored);
+    }
+}
+
+void config_key_resolved_value(const Config *cfg, int k, char *buf, size_t cap)
+{
+    if (!strcmp(config_key_path(k), "training.warmup_steps"))
+        snprintf(buf, cap, "%ld", config_warmup_steps(cfg));
+    else
+        config_key_value(cfg, k, buf, cap);
+}
+
 int config_decodes_argmax(const Config *cfg, int mode)
 {
     if (mode < 0)

@@ -127,6 +127,14 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab);
  * model (CONFIG_SELF_ATTENTION_WARMUP with self-attention layers, else 0). */
 #define CONFIG_SELF_ATTENTION_WARMUP 200
 long config_warmup_steps(const Config *cfg);
+/* A checkpoint's stored config written by an older s2s lacks the keys added since: each
+ * such key takes the value that does what that s2s did (training.warmup_steps 0, where
+ * today's default would warm a self-attention model up), so a resume goes on as the run
+ * began. Call after loading the stored config. */
+void config_keep_older_behaviour(Config *cfg);
+/* Key k's value as config_key_value writes it, a -1 that the model resolves (the
+ * warm-up) resolved: what a resume compares. */
+void config_key_resolved_value(const Config *cfg, int k, char *buf, size_t cap);
 
 /* translate.attention_mode's names in ConfigDecodeMode order, NULL-terminated. */
 extern const char *const decode_mode_names[];

@@ -8,21 +8,13 @@
 #include "train/config.h"
 #include "train/config_schema.h"
 
-/* Self-attention layers the model really has: none when nothing reads the annotations
- * they would refine (attention none on a recurrent encoder reads its final states). */
-static int live_self_attention_layers(const Config *cfg)
-{
-    if (cfg->model.attention == SCORE_NONE && cfg->model.encoder_cell != ENCODER_CELL_NONE)
-        return 0;
-    return (int)cfg->model.self_attention_layers;
-}
-
 /* Why the key at path is unused by cfg (a sentence without its subject), or NULL. */
 static const char *why_unused(const Config *cfg, const char *path)
 {
     const int none = cfg->model.attention == SCORE_NONE;
     const int hard = cfg->model.attention_mode == ATTENTION_HARD && !none;
     const int rnn = cfg->model.encoder_cell != ENCODER_CELL_NONE;
+    const int no_valid = !cfg->data.valid_src[0] && !cfg->data.valid_tsv[0];
 #define IS(p) (!strcmp(path, (p)))
 #define STARTS(p) (!strncmp(path, (p), strlen(p)))
     if (IS("model.attention_size") && cfg->model.attention != SCORE_ADDITIVE &&
@@ -30,13 +22,12 @@ static const char *why_unused(const Config *cfg, const char *path)
         return none ? "model.attention none has no attention layer"
                     : "only the additive and scaled_dot scores have an attention layer";
     if (none && (IS("model.attention_heads") || IS("model.attention_mode") ||
-                 IS("translate.attention_mode") || STARTS("alignments.") ||
-                 IS("data.valid_align") || IS("data.test_align")))
+                 IS("translate.attention_mode") || STARTS("alignments.")))
         return "model.attention none has no attention weights";
     if (IS("model.self_attention_layers") && none && rnn)
         return "model.attention none reads no annotations, only the encoder's final states";
     if ((IS("model.self_attention_heads") || IS("model.self_attention_ffn") ||
-         IS("model.self_attention_dropout")) && live_self_attention_layers(cfg) == 0)
+         IS("model.self_attention_dropout")) && config_model_dims(cfg, 1, 1).sa_layers == 0)
         return "the model has no self-attention layers";
     if ((IS("model.encoder_size") || IS("model.encoder_layers")) && !rnn)
         return "model.encoder_cell none has no recurrent encoder";
@@ -48,7 +39,8 @@ static const char *why_unused(const Config *cfg, const char *path)
         return "the optimizer is not adadelta";
     if ((IS("training.patience") || IS("training.decrease_factor") ||
          IS("training.learning_rate_min")) && cfg->training.scheduling != SCHEDULING_PLATEAU)
-        return "training.scheduling is not plateau";
+        return no_valid ? "without a validation set nothing is scheduled"
+                        : "training.scheduling is not plateau";
 #undef IS
 #undef STARTS
     return NULL;

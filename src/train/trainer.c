@@ -89,8 +89,8 @@ static int check_resume_config(const Config *now, const Config *then, const char
         if (config_key_free_on_resume(k) || config_key_unused(then, k))
             continue;
         char a[CONFIG_STR_MAX + 64], b[CONFIG_STR_MAX + 64];
-        config_key_value(then, k, a, sizeof a);
-        config_key_value(now, k, b, sizeof b);
+        config_key_resolved_value(then, k, a, sizeof a);
+        config_key_resolved_value(now, k, b, sizeof b);
         if (!strcmp(a, b))
             continue;
         size_t used = strlen(diff);
@@ -793,9 +793,13 @@ static int step(Trainer *t)
     double dt = now_seconds() - t0;
     t->prog.train_seconds += dt;
     t->log_seconds += dt;
-    if (bad)
-        rundir_log(&t->run, "step=%ld skipped: non-finite %s (loss=%g grad_norm=%g); %ld in a row",
-                   t->prog.step, isfinite(loss) ? "gradient" : "loss", loss, norm, t->prog.bad_steps);
+    if (bad) {
+        char loss_text[32], norm_text[32];
+        rundir_log(&t->run, "step=%ld skipped: non-finite %s (loss=%s grad_norm=%s); %ld in a row",
+                   t->prog.step, isfinite(loss) ? "gradient" : "loss",
+                   number_digits(loss_text, sizeof loss_text, loss, 6),
+                   number_digits(norm_text, sizeof norm_text, norm, 6), t->prog.bad_steps);
+    }
     return bad;
 }
 

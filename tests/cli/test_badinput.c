@@ -224,8 +224,8 @@ START_TEST(different_line_counts_exit_2_naming_both_files_and_counts)
         write_lines(src, 0, cases[k].src, 0);
         write_lines(tgt, 3, cases[k].tgt, 0);
         ck_assert_int_eq(train_pair(dir, src, tgt, line, sizeof line), 2);
-        snprintf(expected, sizeof expected, "s2s: error: source `%s` has %d lines, target `%s` has %d",
-                 src, cases[k].src, tgt, cases[k].tgt);
+        snprintf(expected, sizeof expected, "s2s: error: source `%s` has %d line%s, target `%s` "
+                 "has %d", src, cases[k].src, cases[k].src == 1 ? "" : "s", tgt, cases[k].tgt);
         ck_assert_str_eq(line, expected);
     }
     /* 99 lines and a 100th without its newline: also 100 against 99 */

@@ -707,6 +707,33 @@ START_TEST(clipping_scales_the_step_to_the_threshold)
 }
 END_TEST
 
+/* The warm-up scales the update itself, not only what the log says: with plain SGD at
+ * learning rate 1 and clipping at 0.01, update 1 of a 4-update warm-up moves the weights
+ * by a quarter of 0.01 along the same gradient as a run without warm-up, which moves them
+ * by 0.01: the two end 0.0075 apart. */
+START_TEST(the_warmup_scales_the_update)
+{
+    char dir[512], a[600], b[600], set_a[640], set_b[640];
+    scratch_dir(dir, sizeof dir, "warmupstep");
+    write_tiny_setup(dir);
+    snprintf(a, sizeof a, "%s/plain", dir);
+    snprintf(b, sizeof b, "%s/warm", dir);
+    snprintf(set_a, sizeof set_a, "run_dir=%s", a);
+    snprintf(set_b, sizeof set_b, "run_dir=%s", b);
+    const char *sets_a[] = {set_a, "training.max_steps=1", "training.optimizer=sgd",
+                            "training.learning_rate=1", "training.clip_grad_norm=0.01",
+                            "training.warmup_steps=0", NULL};
+    const char *sets_b[] = {set_b, "training.max_steps=1", "training.optimizer=sgd",
+                            "training.learning_rate=1", "training.clip_grad_norm=0.01",
+                            "training.warmup_steps=4", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets_a, NULL, "a.txt"), 0);
+    ck_assert_int_eq(train(S2S, dir, sets_b, NULL, "b.txt"), 0);
+    double d = weight_distance(a, b);
+    printf("one update without and with a 4-update warm-up: weights %.6g apart\n", d);
+    ck_assert_double_eq_tol(d, 0.0075, 1e-5);
+}
+END_TEST
+
 /* dir/one.yaml: one sentence pair, trained in batches of one with a learning rate so
  * small that no float weight moves: every step sees the same model and the same batch,
  * so its loss changes only with its dropout masks. */
@@ -1036,6 +1063,7 @@ Suite *train_suite(void)
     tcase_add_test(tc, a_config_error_exits_2_and_writes_nothing);
     tcase_add_test(tc, plateau_decay_and_early_stopping_follow_the_validations);
     tcase_add_test(tc, the_warmup_rises_linearly_and_composes_with_the_plateau_decay);
+    tcase_add_test(tc, the_warmup_scales_the_update);
     tcase_add_test(tc, gradcheck_command_checks_the_configured_model);
     tcase_add_test(tc, the_log_keeps_control_characters_off_the_terminal);
     tcase_add_test(tc, clipping_scales_the_step_to_the_threshold);

@@ -361,8 +361,8 @@ START_TEST(every_label_and_caption_fits_inside_its_picture)
         for (int step = 0; step <= 79; step += 79)
             for (int id = 1; id <= 2; id++) {
                 char file[800];
-                snprintf(file, sizeof file, "%s/heatmap-%d-%d%s%s.svg", svg_dir, id, step,
-                         v == 1 ? "-head4" : v == 2 ? "-self1" : "", "");
+                snprintf(file, sizeof file, "%s/heatmap-%d-%d%s.svg", svg_dir, id, step,
+                         v == 1 ? "-head4" : v == 2 ? "-self1" : "");
                 char *svg = read_file(file);
                 ck_assert_msg(svg[0] != '\0', "no %s", file);
                 FILE *f = fopen(page, "a");
@@ -395,11 +395,17 @@ START_TEST(every_label_and_caption_fits_inside_its_picture)
     const char *loss = strstr(html, "<svg class=\"chart\"");
     ck_assert_ptr_nonnull(loss);
     const char *end = strstr(loss, "</svg>");
-    char *chart = strndup(loss, (size_t)(end - loss));
-    ck_assert_ptr_nonnull(strstr(chart, "<circle "));
+    char *chart = strndup(loss, (size_t)(end - loss + strlen("</svg>")));
+    ck_assert_ptr_nonnull(strstr(chart, "\"/><circle cx=\""));
     ck_assert_ptr_nonnull(strstr(chart, ">step 79</text>"));
     ck_assert_ptr_null(strstr(chart, "step 80"));
     ck_assert_ptr_null(strstr(chart, ">78<"));
+    /* well-formed XML on its own, the dot included */
+    char chart_path[700], cmd[800];
+    snprintf(chart_path, sizeof chart_path, "%s/chart.svg", dir);
+    write_file(chart_path, chart);
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", chart_path);
+    ck_assert_int_eq(system(cmd), 0);
     free(chart);
     free(html);
 }

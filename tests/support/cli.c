@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -119,8 +120,8 @@ int wait_for_stdin_read(pid_t pid, double seconds)
         text[n] = '\0';
         long number = -1;
         unsigned long fd = 1;
-        if (sscanf(text, "%ld %lx", &number, &fd) == 2 && number == 0 && fd == 0)
-            return 0; /* x86-64's read (syscall 0) on stdin */
+        if (sscanf(text, "%ld %lx", &number, &fd) == 2 && number == SYS_read && fd == 0)
+            return 0;
         nanosleep(&pause, NULL);
     }
     return -1;

@@ -185,7 +185,7 @@ START_TEST(checkpoint_round_trips_and_refuses_damage)
     ck_assert_str_eq(load_error(good, 10), "checkpoint `x.ckpt` is truncated: 10 bytes, shorter than its header");
     ck_assert_str_eq(load_error(good, 0), "`x.ckpt` is not an s2s checkpoint (bad magic)");
     memcpy(bad, good, size);
-    bad[size - 100] ^= 1; /* inside the section before the last (HARD, 56 bytes) */
+    bad[size - 128] ^= 1; /* inside LOGS, before HARD (76 bytes in all) and DUMP (28) */
     ck_assert_str_eq(load_error(bad, size), "checkpoint `x.ckpt`: CRC mismatch in section LOGS (the file is damaged)");
     /* every truncation and every flipped byte is refused with a message */
     for (size_t cut = 0; cut < size; cut += 1 + cut / 16)

@@ -293,6 +293,39 @@ START_TEST(config_accepts_unused_keys_and_names_each)
 }
 END_TEST
 
+/* training.warmup_steps -1 is 200 updates for a model with self-attention layers (that
+ * it uses: attention none on a recurrent encoder has none), 0 otherwise; a number is
+ * itself; a checkpoint's config written before the key had none (older behaviour). */
+START_TEST(the_default_warmup_follows_the_self_attention_layers)
+{
+    static const struct {
+        const char *text;
+        long warmup;
+    } cases[] = {
+        {"", 0},
+        {"model:\n  self_attention_layers: 2\n", 200},
+        {"model:\n  self_attention_layers: 2\ntraining:\n  warmup_steps: 0\n", 0},
+        {"model:\n  self_attention_layers: 1\n  attention: none\n", 0},
+        {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n", 200},
+        {"training:\n  warmup_steps: 50\n", 50},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char text[512];
+        snprintf(text, sizeof text, BASE "%s", cases[c].text);
+        Config cfg;
+        Error err;
+        config_defaults(&cfg);
+        ck_assert_int_eq(config_load_buffer(&cfg, text, strlen(text), "c.yaml", &err), 0);
+        ck_assert_msg(config_validate(&cfg, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(config_warmup_steps(&cfg), cases[c].warmup);
+        /* as a checkpoint's stored config: a key it does not name did not exist */
+        config_keep_older_behaviour(&cfg);
+        ck_assert_int_eq(config_warmup_steps(&cfg), strstr(cases[c].text, "warmup_steps")
+                                                        ? cases[c].warmup : 0);
+    }
+}
+END_TEST
+
 START_TEST(config_rejects_anchors_and_aliases)
 {
     ck_assert_str_eq(load(BASE "model:\n  embedding_size: &m 16\n  readout_size: *m\n"),
@@ -788,6 +821,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, config_rejects_heads_and_layers_that_do_not_fit);
     tcase_add_test(tc, config_rejects_a_name_that_is_a_path);
     tcase_add_test(tc, config_accepts_unused_keys_and_names_each);
+    tcase_add_test(tc, the_default_warmup_follows_the_self_attention_layers);
     tcase_add_test(tc, config_rejects_anchors_and_aliases);
     tcase_add_test(tc, config_set_overrides_and_reports_errors);
     tcase_add_test(tc, written_config_loads_back_to_the_same_values);

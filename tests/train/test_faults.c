@@ -500,12 +500,12 @@ START_TEST(damaged_checkpoints_are_refused_and_an_intact_one_is_offered)
     ck_assert_int_eq(resume(&fx, S2S, 4, NULL, "damaged.txt"), 2);
     snprintf(path, sizeof path, "%s/damaged.txt", fx.dir);
     first_line(path, line, sizeof line);
-    snprintf(expected, sizeof expected, "s2s: error: checkpoint `%s`: CRC mismatch in section HARD "
+    snprintf(expected, sizeof expected, "s2s: error: checkpoint `%s`: CRC mismatch in section DUMP "
              "(the file is damaged); checkpoints/best.ckpt (step 3) is intact: copy it over "
              "last.ckpt to resume from there", last);
     ck_assert_str_eq(line, expected);
     ck_assert_int_eq(translate_with(&fx, last, line, sizeof line), 2);
-    snprintf(expected, sizeof expected, "s2s: error: checkpoint `%s`: CRC mismatch in section HARD "
+    snprintf(expected, sizeof expected, "s2s: error: checkpoint `%s`: CRC mismatch in section DUMP "
              "(the file is damaged)", last);
     ck_assert_str_eq(line, expected);
 
