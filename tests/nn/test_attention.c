@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "nn/attention.h"
 #include "nn/attn_kernels.h"
 #include "nn/fdcheck.h"
 #include "support/qkv_example.h"
@@ -123,6 +124,107 @@ START_TEST(qkv_example_matches_seed_vectors)
 }
 END_TEST
 
+/* ---- several heads ------------------------------------------------------------------------ */
+
+enum { P_W = 8, DH = 8, AW = 8, HS = 4, HB = 3 }; /* p, d_h, a; S and B of the step */
+
+/* u[k] of nn/MODEL.md: row r of a matrix with `cols` columns, restricted to block k of
+ * its columns (H blocks), dotted with block k of v. */
+static double block_dot(const real *u, const real *v, int width, int k, int H)
+{
+    const int w = width / H;
+    double sum = 0;
+    for (int c = k * w; c < (k + 1) * w; c++)
+        sum += (double)u[c] * v[c];
+    return sum;
+}
+
+/* Row r of M (rows, cols) times x (cols). */
+static double row_times(const real *M, int cols, int r, const real *x)
+{
+    double sum = 0;
+    for (int c = 0; c < cols; c++)
+        sum += (double)M[r * cols + c] * x[c];
+    return sum;
+}
+
+/* Multi-head attention is H single-head attentions on blocks (nn/MODEL.md, "Several
+ * heads"), written out here from the table, score by score, with plain loops: each
+ * head's weights and its block of the context, against attn_step_forward with H heads.
+ * (A wrong block or scale passed this suite before issue 25: only the model's finite
+ * differences and the PyTorch cross-check could see it.) */
+START_TEST(each_head_attends_with_its_own_blocks)
+{
+    static const ScoreKind scores[] = {SCORE_ADDITIVE, SCORE_DOT, SCORE_GENERAL, SCORE_SCALED_DOT};
+    const int len[HB] = {4, 2, 1};
+    real s_prev[HB * P_W], Hm[HS * HB * DH], W_a[AW * P_W], U_a[AW * DH], b_a[AW], v_a[AW],
+        W_g[P_W * DH], W_q[AW * P_W], W_k[AW * DH];
+    Pcg32 rng;
+    pcg32_seed(&rng, 25, 4);
+    fill_uniform(s_prev, HB * P_W, &rng, -1, 1);
+    fill_uniform(Hm, HS * HB * DH, &rng, -1, 1);
+    real *all[] = {W_a, U_a, b_a, v_a, W_g, W_q, W_k};
+    const int sizes[] = {AW * P_W, AW * DH, AW, AW, P_W * DH, AW * P_W, AW * DH};
+    for (int t = 0; t < 7; t++)
+        fill_uniform(all[t], (size_t)sizes[t], &rng, -1, 1);
+    const AttnParams P = {.W_a = W_a, .U_a = U_a, .b_a = b_a, .v_a = v_a, .W_g = W_g,
+                          .W_q = W_q, .W_k = W_k};
+    double worst = 0;
+    for (size_t sc = 0; sc < sizeof scores / sizeof *scores; sc++)
+        for (int H = 2; H <= 4; H += 2) {
+            const AttnDims d = {scores[sc], P_W, DH, AW, H};
+            ck_assert_int_eq(attn_size_problems(&d), 0);
+            real keys[HS * HB * AW * 2], c[HB * DH], alpha[4 * HS * HB], mean[HS * HB],
+                e[HS * HB], query[HB * P_W * 2], pre[HS * HB * AW * 2];
+            attn_keys_forward(keys, &P, &d, Hm, HS * HB);
+            const AttnInput in = {.s_prev = s_prev, .H = Hm, .keys = keys, .len = len, .S = HS,
+                                  .B = HB, .rows = HB};
+            AttnStep out = {.c = c, .ld_c = DH, .alpha = alpha, .mean = mean, .scores = e,
+                            .query = query, .pre = pre};
+            attn_step_forward(&out, &P, &d, &in);
+            for (int b = 0; b < HB; b++)
+                for (int k = 0; k < H; k++) {
+                    double score[HS], most = -INFINITY;
+                    const real *s = s_prev + b * P_W;
+                    for (int j = 0; j < len[b]; j++) {
+                        const real *h = Hm + (j * HB + b) * DH;
+                        double v = 0;
+                        if (d.score == SCORE_ADDITIVE) { /* v_a[k] . tanh(W_a[k] s + U_a[k] h + b_a[k]) */
+                            for (int r = k * (AW / H); r < (k + 1) * (AW / H); r++)
+                                v += v_a[r] * tanh(row_times(W_a, P_W, r, s) + row_times(U_a, DH, r, h) + b_a[r]);
+                        } else if (d.score == SCORE_DOT) { /* s[k] . h[k] */
+                            v = block_dot(s, h, DH, k, H);
+                        } else if (d.score == SCORE_GENERAL) { /* s[k] . (W_g h)[k] */
+                            for (int r = k * (P_W / H); r < (k + 1) * (P_W / H); r++)
+                                v += s[r] * row_times(W_g, DH, r, h);
+                        } else { /* (W_q s)[k] . (W_k h)[k] / sqrt(a / H) */
+                            for (int r = k * (AW / H); r < (k + 1) * (AW / H); r++)
+                                v += row_times(W_q, P_W, r, s) * row_times(W_k, DH, r, h);
+                            v /= sqrt((double)AW / H);
+                        }
+                        score[j] = v;
+                        most = fmax(most, v);
+                    }
+                    double total = 0, weight[HS];
+                    for (int j = 0; j < len[b]; j++)
+                        total += weight[j] = exp(score[j] - most);
+                    for (int j = 0; j < HS; j++) {
+                        const double want = j < len[b] ? weight[j] / total : 0;
+                        worst = fmax(worst, fabs(alpha[k * HS * HB + j * HB + b] - want));
+                    }
+                    for (int u = k * (DH / H); u < (k + 1) * (DH / H); u++) {
+                        double want = 0;
+                        for (int j = 0; j < len[b]; j++)
+                            want += weight[j] / total * Hm[(j * HB + b) * DH + u];
+                        worst = fmax(worst, fabs(c[b * DH + u] - want));
+                    }
+                }
+        }
+    printf("several heads against their blocks written out: largest difference %.2e\n", worst);
+    ck_assert_double_le(worst, 1e-14);
+}
+END_TEST
+
 Suite *attention_suite(void)
 {
     Suite *s = suite_create("attention");
@@ -131,6 +233,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, dot_attention_backward_matches_finite_differences);
     tcase_add_test(tc, dot_score_example_matches_seed_vectors);
     tcase_add_test(tc, qkv_example_matches_seed_vectors);
+    tcase_add_test(tc, each_head_attends_with_its_own_blocks);
     suite_add_tcase(s, tc);
     return s;
 }
