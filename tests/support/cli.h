@@ -33,7 +33,8 @@ typedef struct {
     const char *in_path;      /* stdin from this file (default /dev/null) */
     const char *cwd;          /* working directory (relative paths in argv start there) */
     size_t max_address_space; /* RLIMIT_AS in bytes, set in the child before exec */
-    double timeout;           /* seconds before the child is killed (0: none) */
+    double timeout;           /* seconds before the child is killed (0: none), times
+                               * $CK_TIMEOUT_MULTIPLIER when it is set */
     int ignore_sigint;        /* start with SIGINT ignored, as `cmd &` in a script does */
 } RunOptions;
 /* start_command with options (their timeout aside: wait_command waits). */
