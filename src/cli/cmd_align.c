@@ -153,6 +153,7 @@ int cmd_align(int argc, char **argv)
     GoldAlignments gold = {0};
     FILE *out = NULL;
     Error err;
+    int stdout_said = 0;
     rc = EXIT_USAGE;
     memset(&c, 0, sizeof c);
     if (checkpoint_load(&ck, o.model, 0, &err) < 0)
@@ -189,11 +190,12 @@ int cmd_align(int argc, char **argv)
                 "gold link%s)\n", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer), c.n,
                 plural(c.n), aer.hyp, plural(aer.hyp), aer.sure, plural(aer.sure));
     rc = cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
+    stdout_said = rc != EXIT_OK; /* cmd_flush_stdout printed the message */
 done:
     if (out)
         fclose(out);
     gold_free(&gold);
     corpus_free(&c);
     checkpoint_free(&ck);
-    return rc == EXIT_OK ? EXIT_OK : cmd_error(&err, rc);
+    return rc == EXIT_OK || stdout_said ? rc : cmd_error(&err, rc);
 }
