@@ -1,9 +1,11 @@
 #!/bin/sh
-# The training-outcome tests (Check tag `outcome`: every model variant's validation loss
-# falls, eight pairs overfit) under each OpenBLAS core type this CPU can run. OpenBLAS
-# picks its kernels by CPU, and each kernel rounds differently: a test that checks what
-# training reached must hold under all of them. Prints each check's value per core type
-# as a Markdown table (a loss ratio against its bar; the steps the overfit took of those
+# The tests whose verdict could hang on how a CPU's kernels round, under each OpenBLAS
+# core type this CPU can run: the training outcomes (Check tag `outcome`: every model
+# variant's validation loss falls, eight pairs overfit) and the numerical core's own
+# suites (tag `cores`: the gradient checks, a step kept or computed again giving the same
+# bits). OpenBLAS picks its kernels by CPU, and each kernel rounds differently: these
+# must hold under all of them. Prints each training outcome's value per core type as a
+# Markdown table (a loss ratio against its bar; the steps the overfit took of those
 # allowed), and exits 1 if any run failed.
 #
 #   sh scripts/outcome-margins.sh [--cores "SkylakeX Prescott"] [--bin build/check_s2s]
@@ -55,7 +57,7 @@ for core in $cores; do
     fi
     start=$(date +%s)
     if ! OPENBLAS_CORETYPE=$core OPENBLAS_NUM_THREADS=1 S2S_BIN=${S2S_BIN:-./s2s} \
-         S2S_FAULTS_BIN=${S2S_FAULTS_BIN:-./build/s2s-faults} CK_INCLUDE_TAGS=outcome \
+         S2S_FAULTS_BIN=${S2S_FAULTS_BIN:-./build/s2s-faults} CK_INCLUDE_TAGS="outcome cores" \
          "$bin" > "$out/$core.log" 2>&1; then
         failed=1
         echo "outcome-margins: FAILED under OPENBLAS_CORETYPE=$core:" >&2

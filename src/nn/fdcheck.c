@@ -17,42 +17,36 @@
  * gradients are exactly 0, as b_K's: a softmax ignores a shift common to every key), so
  * an absolute error of 1e-13 |L| on it is a relative error of 1e-6. */
 #define FD_FLOOR 1e-7
-/* A step that moves some relu input across 0 measures the kink, not the gradient: the
- * element is measured again with a step 10 times smaller, down to this one (rounding
- * error ~2e-10 times the loss; relu units have gradients far above that). The loss is
- * smooth in a neighbourhood of any point off the kinks, so a small enough step stays in
- * it. */
-#define FD_STEP_MIN 1e-6
 /* An element whose estimate disagrees with its gradient is measured again at steps this
  * many times smaller, up to this many times (2e-3, 4e-4, 8e-5 after 1e-2): each cuts the
  * truncation error 5^6 = 15625-fold, and at 8e-5 the rounding error is still ~3e-12
  * times the loss. */
 #define FD_REFINE 5
 #define FD_REFINE_STEPS 3
-#define FD_REFINE_MIN 8e-5
 
 #include "base/error.h"
 #include "nn/ops.h"
 
-/* The sixth-order difference quotient of loss along element k of x with step h, and
- * whether any of its points saw other relu signs than `signs`. */
-static double difference(real *x, size_t k, double h, uint64_t signs, int *crossed, LossFn loss,
-                         void *ctx)
+/* The sixth-order difference quotient of loss along element k of x with step h. Every
+ * loss is taken with the relu pattern frozen as it was at the point (ops.h): a step
+ * that would carry some relu input across its kink measures the smooth loss whose
+ * derivative the analytic gradient is, not the kink. (Shrinking the step until no relu
+ * crossed, as s2s did before, left steps of 1e-5 on a model with thousands of relu
+ * units, whose rounding error then failed correct gradients on some CPUs' kernels.) */
+static double difference(real *x, size_t k, double h, LossFn loss, void *ctx)
 {
     const real saved = x[k];
     const double offsets[6] = {3, 2, 1, -1, -2, -3};
     double l[6];
-    *crossed = 0;
     for (int s = 0; s < 6; s++) {
         x[k] = saved + (real)(offsets[s] * h);
-        relu_signs = 0;
+        relu_freeze(RELU_REPLAY);
         l[s] = loss(ctx);
-        *crossed |= relu_signs != signs;
     }
     x[k] = saved;
     /* symmetric pairs first: each difference of two nearby losses is exact, and a loss
      * that does not move (a padding row's embedding) gives exactly 0, where summing
-     * 45 l_2 - 45 l_3 ... term by term would leave ~ulp(45 L) / 60h (8e-12 at h = 1e-5) */
+     * 45 l_2 - 45 l_3 ... term by term would leave ~ulp(45 L) / 60h */
     return ((l[0] - l[5]) - 9 * (l[1] - l[4]) + 45 * (l[2] - l[3])) / (60 * h);
 }
 
@@ -81,26 +75,16 @@ double fdcheck_elements(const char *name, real *x, const real *grad, size_t coun
                           const size_t *which, size_t n_which, LossFn loss, void *ctx)
 {
     double worst = 0, worst_abs = 0, max_grad = 0;
-    size_t worst_at = 0, smaller_steps = 0, still_across = 0, n_refined = 0;
+    size_t worst_at = 0, n_refined = 0;
     double worst_g = 0, worst_fd = 0;
     /* the first few refined elements, those that still fail first */
     Refined failed[REFINED_SHOWN], passed[REFINED_SHOWN];
     size_t n_failed = 0, n_passed = 0;
-    relu_signs = 0;
+    relu_freeze(RELU_RECORD); /* the relu pattern at the point itself */
     const double floor = FD_FLOOR * fmax(1, fabs(loss(ctx)));
-    const uint64_t signs = relu_signs; /* at the point itself */
     for (size_t e = 0; e < n_which; e++) {
         size_t k = which ? which[e] : e;
-        int crossed;
-        double h = FD_STEP, fd = difference(x, k, h, signs, &crossed, loss, ctx);
-        if (crossed)
-            smaller_steps++;
-        while (crossed && h / 10 >= FD_STEP_MIN) {
-            h /= 10;
-            fd = difference(x, k, h, signs, &crossed, loss, ctx);
-        }
-        if (crossed) /* a kink within 3e-6 of the point: the estimate may be off, say so */
-            still_across++;
+        double h = FD_STEP, fd = difference(x, k, h, loss, ctx);
         const double g = grad[k];
         double err = relative_difference(g, fd, floor);
         if (err > GRADCHECK_TOLERANCE) {
@@ -110,12 +94,9 @@ double fdcheck_elements(const char *name, real *x, const real *grad, size_t coun
              * first step was too coarse here) or two successive estimates agree with
              * each other and not with g (the gradient is wrong). */
             Refined r = {.at = k, .first_err = err, .first_h = h};
-            /* (a step already shrunk past a relu's kink goes down to FD_REFINE_MIN at most:
-             * below it the rounding error would grow past the tolerance) */
-            for (int m = 0; m < FD_REFINE_STEPS && err > GRADCHECK_TOLERANCE && !r.settled &&
-                            h / FD_REFINE >= FD_REFINE_MIN * 0.999; m++) {
+            for (int m = 0; m < FD_REFINE_STEPS && err > GRADCHECK_TOLERANCE && !r.settled; m++) {
                 h /= FD_REFINE;
-                const double next = difference(x, k, h, signs, &crossed, loss, ctx);
+                const double next = difference(x, k, h, loss, ctx);
                 r.settled = relative_difference(fd, next, floor) <= GRADCHECK_TOLERANCE;
                 fd = next;
                 err = relative_difference(g, fd, floor);
@@ -145,10 +126,6 @@ double fdcheck_elements(const char *name, real *x, const real *grad, size_t coun
     else
         printf("  %-16s %6zu", name, count);
     printf("  max|g| %.3e  max abs err %.3e  worst rel err %.3e", max_grad, worst_abs, worst);
-    if (smaller_steps)
-        printf("  (%zu across a relu kink: smaller steps)", smaller_steps);
-    if (still_across)
-        printf("  (%zu still across at step %g)", still_across, FD_STEP_MIN);
     if (worst > GRADCHECK_TOLERANCE)
         printf("  FAIL at [%zu]: analytic %.12g, numeric %.12g", worst_at, worst_g, worst_fd);
     printf("\n");
@@ -164,6 +141,7 @@ double fdcheck_elements(const char *name, real *x, const real *grad, size_t coun
     if (n_refined > n_shown)
         printf("    and %zu more element%s measured at smaller steps\n", n_refined - n_shown,
                plural((long)(n_refined - n_shown)));
+    relu_freeze(RELU_FREE);
     fflush(stdout);
     return worst;
 }

@@ -25,14 +25,14 @@ double fdcheck_elements(const char *name, real *x, const real *grad, size_t coun
 
 /* Compares grad (count) with the sixth-order central difference
  *   (L(x+3h) - 9 L(x+2h) + 45 L(x+h) - 45 L(x-h) + 9 L(x-2h) - L(x-3h)) / 60h,  h = 1e-2,
- * of loss() with respect to every element of x (h 10, 100, ... times smaller for an
- * element whose steps would move a relu input across 0), restoring x. An element whose
- * estimate disagrees with its gradient is estimated again at steps 5, 25, 125 times
- * smaller, until one agrees with it or two agree with each other (the gradient is then
- * wrong). Returns the worst relative error |g - fd| / max(|g|, |fd|, 1e-7 max(1, |L(x)|))
- * of the last estimates and prints one table row with the tensor name, its size, the
- * largest gradient and the worst errors, then a line for each of the first elements that
- * needed smaller steps. */
+ * of loss() with respect to every element of x, restoring x; every loss is taken with
+ * the relu pattern of the point frozen (ops.h: relu_freeze), so no step measures a kink.
+ * An element whose estimate disagrees with its gradient is estimated again at steps 5,
+ * 25, 125 times smaller, until one agrees with it or two agree with each other (the
+ * gradient is then wrong). Returns the worst relative error
+ * |g - fd| / max(|g|, |fd|, 1e-7 max(1, |L(x)|)) of the last estimates and prints one
+ * table row with the tensor name, its size, the largest gradient and the worst errors,
+ * then a line for each of the first elements that needed smaller steps. */
 double fdcheck_tensor(const char *name, real *x, const real *grad, size_t count,
                         LossFn loss, void *ctx);
 

@@ -36,6 +36,16 @@ static int sorted_by_target(const Batch *bt)
     return 1;
 }
 
+/* The additive score's tanh layer of one step takes `floats` values; each step's block
+ * starts on an ARENA_ALIGN boundary, as the one block that backward fills again does:
+ * BLAS kernels may sum in another order at another alignment (OpenBLAS's Prescott
+ * kernels do), and kept or computed again, a step must give the same bits. */
+static size_t att_pre_stride(size_t floats)
+{
+    const size_t per_line = ARENA_ALIGN / sizeof(real);
+    return (floats + per_line - 1) / per_line * per_line;
+}
+
 /* Points every buffer into the arena for a batch of (B, S, T, N) whose decoder computes
  * R rows over all steps; with a NULL arena base this only measures. */
 static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
@@ -70,7 +80,7 @@ static void workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
     TAKE(dec_cache, rows * Cd * p);
     TAKE_IF(model_starts_cell_state(d), cache0, (size_t)B * Cd * p);
     TAKE_IF(Q > 0, query, state_rows * Q);
-    TAKE_IF(A > 0, att_pre, (ws->keep_att_pre ? TB : (size_t)B) * S * A);
+    TAKE_IF(A > 0, att_pre, (ws->keep_att_pre ? (size_t)T : 1) * att_pre_stride(SB * A));
     TAKE(scores, SB);
     TAKE_IF(attends, alpha, TB * S);
     if (ad.heads > 1)
@@ -202,7 +212,8 @@ real *model_att_pre_step(const Workspace *ws, int i)
     if (!ws->att_pre)
         return NULL;
     const AttnDims ad = model_attn_dims(&ws->dims);
-    return ws->att_pre + (ws->keep_att_pre ? (size_t)i : 0) * ws->S * ws->B * attn_pre_width(&ad);
+    const size_t block = att_pre_stride((size_t)ws->S * ws->B * attn_pre_width(&ad));
+    return ws->att_pre + (ws->keep_att_pre ? (size_t)i : 0) * block;
 }
 
 /* The source side, with source-embedding dropout drawn from rng (NULL: none): the

@@ -4,7 +4,10 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/mem.h"
 
 void linear_forward(real *y, const real *x, const real *W, const real *b,
                     int rows, int in, int out)
@@ -91,13 +94,40 @@ SIMD_CLONES void tanh_backward(real *dx, const real *dy, const real *y, size_t n
 }
 
 #ifdef S2S_REAL_DOUBLE
-uint64_t relu_signs;
+/* The frozen pattern (ops.h): one byte per input relu_forward has seen since the
+ * recording began; the replay reads it back in the same order. Test code only. */
+static ReluMode relu_mode;
+static unsigned char *relu_tape;
+static size_t relu_taped, relu_tape_cap, relu_at;
+
+void relu_freeze(ReluMode mode)
+{
+    relu_mode = mode;
+    relu_at = 0;
+    if (mode == RELU_RECORD)
+        relu_taped = 0;
+    if (mode == RELU_FREE) {
+        free(relu_tape);
+        relu_tape = NULL;
+        relu_taped = relu_tape_cap = 0;
+    }
+}
 
 void relu_forward(real *y, const real *x, size_t n)
 {
+    if (relu_mode == RELU_RECORD && relu_taped + n > relu_tape_cap) {
+        relu_tape_cap = (relu_taped + n) * 2;
+        relu_tape = xrealloc_array(relu_tape, relu_tape_cap, 1);
+    }
+    /* a replay runs the forward pass that was recorded: the same calls, in order */
+    assert(relu_mode != RELU_REPLAY || relu_at + n <= relu_taped);
     for (size_t k = 0; k < n; k++) {
-        relu_signs = relu_signs * 0x100000001b3u ^ (uint64_t)(x[k] > 0); /* FNV-1 */
-        y[k] = x[k] > 0 ? x[k] : 0;
+        int on = x[k] > 0;
+        if (relu_mode == RELU_RECORD)
+            relu_tape[relu_taped++] = (unsigned char)on;
+        else if (relu_mode == RELU_REPLAY)
+            on = relu_tape[relu_at++];
+        y[k] = on ? x[k] : 0;
     }
 }
 #else

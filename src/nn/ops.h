@@ -47,10 +47,16 @@ void tanh_backward(real *dx, const real *dy, const real *y, size_t n);
 /* y = max(x, 0) for n values; y may alias x. */
 void relu_forward(real *y, const real *x, size_t n);
 #ifdef S2S_REAL_DOUBLE
-/* The double build's relu_forward folds the sign of every input it sees into this hash,
- * so that the finite differences (fdcheck.c) see a step cross relu's kink, where a
- * difference quotient means nothing, and take a smaller one. */
-extern uint64_t relu_signs;
+/* The double build's relu can be frozen for the finite differences (fdcheck.c). Near a
+ * kink a difference quotient measures the kink, not the gradient; but with the pattern
+ * of which inputs are positive held as it is at the point, the loss is smooth there and
+ * its derivative is the analytic gradient (which uses that very pattern). RELU_RECORD:
+ * relu_forward notes each input's sign, in call order; RELU_REPLAY: from the first call
+ * on, it keeps the inputs whose recorded sign was positive and zeroes the others,
+ * whatever their sign now; RELU_FREE: a plain relu. Each call of relu_freeze starts at
+ * the first input again. */
+typedef enum { RELU_FREE, RELU_RECORD, RELU_REPLAY } ReluMode;
+void relu_freeze(ReluMode mode);
 #endif
 /* dx = dy where y > 0, else 0, given y = relu(x). Overwrites dx (which may alias dy). */
 void relu_backward(real *dx, const real *dy, const real *y, size_t n);

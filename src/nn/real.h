@@ -28,7 +28,7 @@ typedef double real;
 #define tanh_backward tanh_backward_f64
 #define relu_forward relu_forward_f64
 #define relu_backward relu_backward_f64
-#define relu_signs relu_signs_f64
+#define relu_freeze relu_freeze_f64
 #define layer_norm_forward layer_norm_forward_f64
 #define layer_norm_backward layer_norm_backward_f64
 #define dropout_forward dropout_forward_f64

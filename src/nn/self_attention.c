@@ -230,8 +230,7 @@ static void layer_forward(SelfAttnLayerWork *w, real *scratch, const SelfAttnPar
     layer_norm_forward(w->y, w->xhat1, w->rstd1, w->y, P->gamma_1, P->beta_1, SB, d);
     /* u (S*B, F) = relu(Y W_1^T + b_1); r = dropout(u) */
     linear_forward(w->u, w->y, P->W_1, P->b_1, SB, d, F);
-    /* padded rows get 0: nothing reads them, and so the double build's relu sign hash
-     * (ops.h) sees only the kinks the loss can feel */
+    /* padded rows get 0: nothing reads them */
     for (int j = 0; j < S; j++)
         for (int b = 0; b < B; b++) {
             real *row = w->u + ((size_t)j * B + b) * F;

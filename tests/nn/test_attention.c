@@ -229,6 +229,8 @@ Suite *attention_suite(void)
 {
     Suite *s = suite_create("attention");
     TCase *tc = tcase_create("kernel");
+    /* the arithmetic of each OpenBLAS core type: scripts/outcome-margins.sh runs it under each */
+    tcase_set_tags(tc, "cores");
     tcase_add_test(tc, additive_attention_backward_matches_finite_differences);
     tcase_add_test(tc, dot_attention_backward_matches_finite_differences);
     tcase_add_test(tc, dot_score_example_matches_seed_vectors);

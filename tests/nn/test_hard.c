@@ -386,6 +386,8 @@ Suite *hard_suite(void)
 {
     Suite *s = suite_create("hard");
     TCase *tc = tcase_create("estimator");
+    /* the arithmetic of each OpenBLAS core type: scripts/outcome-margins.sh runs it under each */
+    tcase_set_tags(tc, "cores");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, sampler_draws_each_position_for_its_weight);
     tcase_add_test(tc, expected_surrogate_gradient_is_the_exact_gradient_one_head);

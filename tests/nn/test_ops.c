@@ -227,6 +227,8 @@ Suite *ops_suite(void)
 {
     Suite *s = suite_create("ops");
     TCase *tc = tcase_create("gradients");
+    /* the arithmetic of each OpenBLAS core type: scripts/outcome-margins.sh runs it under each */
+    tcase_set_tags(tc, "cores");
     tcase_add_test(tc, linear_backward_matches_finite_differences);
     tcase_add_test(tc, embedding_backward_matches_finite_differences);
     tcase_add_test(tc, embedding_backward_skips_padding_rows);

@@ -291,6 +291,8 @@ Suite *self_attention_suite(void)
 {
     Suite *s = suite_create("self_attention");
     TCase *tc = tcase_create("layer");
+    /* the arithmetic of each OpenBLAS core type: scripts/outcome-margins.sh runs it under each */
+    tcase_set_tags(tc, "cores");
     tcase_add_loop_test(tc, self_attention_layers_match_finite_differences, 0,
                         sizeof CASES / sizeof *CASES);
     tcase_add_test(tc, worked_example_through_the_self_attention_layer);
