@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "nn/fdcheck.h"
+#include "nn/ops.h"
 #include "support/suites.h"
 
 enum { N = 16 };
@@ -121,6 +122,41 @@ START_TEST(a_gradient_off_by_twice_the_tolerance_fails_at_every_step)
 }
 END_TEST
 
+/* L(x) = sum_k w_k relu(x_k), every x_k within a step of relu's kink (1e-3 from 0, the
+ * first step 1e-2): the gradient is w_k where x_k > 0 and 0 where x_k < 0. With the relu
+ * pattern of the point frozen (ops.h), each difference measures that, not the kink. */
+typedef struct {
+    real x[N], w[N], y[N];
+} Kinks;
+
+static double kinks_loss(void *ctx)
+{
+    Kinks *c = ctx;
+    relu_forward(c->y, c->x, N);
+    return weighted_sum(c->y, c->w, N);
+}
+
+START_TEST(a_step_across_a_relu_kink_measures_the_side_of_the_point)
+{
+    Kinks c;
+    Pcg32 rng;
+    pcg32_seed(&rng, 25, 5);
+    fill_uniform(c.w, N, &rng, -1, 1);
+    real grad[N];
+    for (int k = 0; k < N; k++) {
+        c.x[k] = k % 2 ? 1e-3 : -1e-3;
+        grad[k] = c.x[k] > 0 ? c.w[k] : 0;
+    }
+    printf("relu with every input 1e-3 from its kink:\n");
+    ck_assert_double_le(fdcheck_tensor("x", c.x, grad, N, kinks_loss, &c), 1e-12);
+    /* and the relu is free again afterwards: a step across the kink is seen */
+    c.x[1] = 1e-3;
+    const double at = kinks_loss(&c);
+    c.x[1] = -1e-3;
+    ck_assert_double_eq_tol(kinks_loss(&c), at - c.w[1] * 1e-3, 1e-15);
+}
+END_TEST
+
 Suite *fdcheck_suite(void)
 {
     Suite *s = suite_create("fdcheck");
@@ -129,6 +165,7 @@ Suite *fdcheck_suite(void)
     tcase_set_tags(tc, "cores");
     tcase_add_test(tc, a_correct_gradient_passes_where_the_first_step_is_too_coarse);
     tcase_add_test(tc, a_gradient_off_by_twice_the_tolerance_fails_at_every_step);
+    tcase_add_test(tc, a_step_across_a_relu_kink_measures_the_side_of_the_point);
     suite_add_tcase(s, tc);
     return s;
 }
