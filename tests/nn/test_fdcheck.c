@@ -122,8 +122,9 @@ START_TEST(a_gradient_off_by_twice_the_tolerance_fails_at_every_step)
 }
 END_TEST
 
-/* L(x) = sum_k w_k relu(x_k), every x_k within a step of relu's kink (1e-3 from 0, the
- * first step 1e-2): the gradient is w_k where x_k > 0 and 0 where x_k < 0. With the relu
+/* L(x) = sum_k w_k relu(x_k), every x_k within even the smallest step of relu's kink
+ * (1e-5 from 0; the steps go 1e-2 down to 8e-5, so no smaller step can rescue an
+ * estimate): the gradient is w_k where x_k > 0 and 0 where x_k < 0. With the relu
  * pattern of the point frozen (ops.h), each difference measures that, not the kink. */
 typedef struct {
     real x[N], w[N], y[N];
@@ -144,16 +145,16 @@ START_TEST(a_step_across_a_relu_kink_measures_the_side_of_the_point)
     fill_uniform(c.w, N, &rng, -1, 1);
     real grad[N];
     for (int k = 0; k < N; k++) {
-        c.x[k] = k % 2 ? 1e-3 : -1e-3;
+        c.x[k] = k % 2 ? 1e-5 : -1e-5;
         grad[k] = c.x[k] > 0 ? c.w[k] : 0;
     }
-    printf("relu with every input 1e-3 from its kink:\n");
+    printf("relu with every input 1e-5 from its kink:\n");
     ck_assert_double_le(fdcheck_tensor("x", c.x, grad, N, kinks_loss, &c), 1e-12);
     /* and the relu is free again afterwards: a step across the kink is seen */
-    c.x[1] = 1e-3;
+    c.x[1] = 1e-5;
     const double at = kinks_loss(&c);
-    c.x[1] = -1e-3;
-    ck_assert_double_eq_tol(kinks_loss(&c), at - c.w[1] * 1e-3, 1e-15);
+    c.x[1] = -1e-5;
+    ck_assert_double_eq_tol(kinks_loss(&c), at - c.w[1] * 1e-5, 1e-17);
 }
 END_TEST
 
