@@ -101,8 +101,9 @@ $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | test-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
-# The whole suite: nothing outside the repository named, the layering of src/ (and
-# that its check catches what it should), the unit tests (Check), the training-outcome
+# The whole suite: nothing outside the repository named, the layering of src/ and every
+# file a comment or document names (and that these checks catch what they should), the
+# unit tests (Check), the training-outcome
 # tests again under every OpenBLAS core type the CPU runs (their kernels round
 # differently), then the PyTorch cross-check.
 TEST_BINS = $(PROG) $(B)/s2s-faults $(B)/check_s2s
@@ -112,6 +113,8 @@ test: test-deps $(TEST_BINS)
 	sh scripts/check-standalone.sh
 	sh scripts/check-layers.sh
 	sh scripts/check-layers.sh --self-test
+	/usr/bin/python3 scripts/check-names.py
+	/usr/bin/python3 scripts/check-names.py --self-test
 	$(TEST_ENV) ./$(B)/check_s2s
 	$(TEST_ENV) sh scripts/outcome-margins.sh --bin ./$(B)/check_s2s
 	$(MAKE) --no-print-directory crosscheck

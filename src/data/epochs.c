@@ -1,5 +1,5 @@
 /* epochs.c: length-bucketed, shuffled batches with a resumable position (see
- * batcher.h). */
+ * epochs.h). */
 #include "data/epochs.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* embedding_grad.c: embedding gradients by row (see rowgrad.h). */
+/* embedding_grad.c: embedding gradients by row (see embedding_grad.h). */
 #include "nn/embedding_grad.h"
 
 #include <assert.h>

@@ -1,7 +1,7 @@
 /* fastmath.h: exp, tanh and sigmoid for float arrays, written without branches or
  * library calls so that the compiler turns loops over them into SIMD code (libm's
  * expf and tanhf are function calls, one value at a time). Accuracy: a few ulp
- * (tests/test_training.c measures it against libm). Only the float build uses them;
+ * (tests/train/test_optim.c measures it against libm). Only the float build uses them;
  * the double build, which the gradient checks run on, keeps libm.
  *
  * exp: Cody-Waite reduction x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial for

@@ -5,7 +5,7 @@
 #define S2S_FDCHECK_H
 
 #ifndef S2S_REAL_DOUBLE
-#error "gradcheck.h is for the double build (-DS2S_REAL_DOUBLE)"
+#error "fdcheck.h is for the double build (-DS2S_REAL_DOUBLE)"
 #endif
 
 #include <stddef.h>

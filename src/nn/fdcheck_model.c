@@ -1,4 +1,4 @@
-/* fdcheck_model.c: finite-difference check of the whole model (see modelcheck.h). */
+/* fdcheck_model.c: finite-difference check of the whole model (see fdcheck_model.h). */
 #include "nn/fdcheck_model.h"
 
 #include <math.h>

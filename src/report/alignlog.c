@@ -1,4 +1,4 @@
-/* alignlog.c: alignments.jsonl into records (see alignread.h). */
+/* alignlog.c: alignments.jsonl into records (see alignlog.h). */
 #include "report/alignlog.h"
 
 #include <math.h>

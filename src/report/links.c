@@ -1,5 +1,5 @@
 /* links.c: hard links, entropy and the JSONL dump of attention matrices (see
- * alignments.h). */
+ * links.h). */
 #include "report/links.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* checkpoint.h: what an s2s checkpoint holds, on top of the container of ckptfile.h:
+/* checkpoint.h: what an s2s checkpoint holds, on top of the container of sectionfile.h:
  * the effective config, the model sizes, both vocabularies, the tensor table and the
  * weights; for resuming also the optimizer state and the training progress (step,
  * data position, RNG state, learning rate, best score, counters). Loading checks every

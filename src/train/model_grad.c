@@ -1,4 +1,4 @@
-/* model_grad.c: dense + by-row model gradient (see gradient.h). */
+/* model_grad.c: dense + by-row model gradient (see model_grad.h). */
 #include "train/model_grad.h"
 
 #include <math.h>

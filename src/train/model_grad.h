@@ -1,5 +1,5 @@
 /* model_grad.h: the training gradient of the whole model: a dense buffer for every
- * tensor but the embeddings, and the embeddings by rows (rowgrad.h).
+ * tensor but the embeddings, and the embeddings by rows (nn/embedding_grad.h).
  *
  * Bit for bit what a dense gradient buffer gives: the norm sums the same squares in the
  * same order (absent rows add nothing), clipping scales the same numbers, and the

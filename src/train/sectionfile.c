@@ -1,5 +1,5 @@
 /* sectionfile.c: the checkpoint container format, atomic save and checked load (see
- * ckptfile.h). The only file that writes checkpoints to disk. */
+ * sectionfile.h). The only file that writes checkpoints to disk. */
 #include "train/sectionfile.h"
 
 #include <errno.h>

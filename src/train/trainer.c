@@ -1,4 +1,4 @@
-/* trainer.c: the training loop of `s2s train` (see train.h). Allocates everything before
+/* trainer.c: the training loop of `s2s train` (see trainer.h). Allocates everything before
  * the first step; a step never allocates. */
 #include "train/trainer.h"
 

@@ -401,7 +401,7 @@ int fuzz_corpus_one(const uint8_t *data, size_t size)
 
 /* ---- checkpoint ------------------------------------------------------------------------------ */
 
-/* The container layout of ckptfile.c: a 32-byte header whose bytes 20..23 count the
+/* The container layout of sectionfile.c: a 32-byte header whose bytes 20..23 count the
  * sections and 24..31 give the file size; each section is a 16-byte head (tag,
  * reserved word, length at 8..15), its data, and the CRC-32 of the data. */
 #define CKPT_HEADER 32
@@ -509,7 +509,7 @@ static char *draw(const AlignRecord *r, int svg, int color, size_t *len)
     return text;
 }
 
-/* alignread.h's promises about a record, and heatmap.h's drawings of it. */
+/* alignlog.h's promises about a record, and heatmap.h's drawings of it. */
 static void check_record(const AlignRecord *r)
 {
     require(r->n_src > 0 && r->n_tgt > 0, "records have tokens on both sides", NULL);

@@ -240,7 +240,7 @@ START_TEST(model_overfits_eight_pairs_and_decodes_them_exactly)
 }
 END_TEST
 
-/* Training with the embedding gradients kept by rows (gradient.h) must be the dense
+/* Training with the embedding gradients kept by rows (train/model_grad.h) must be the dense
  * computation exactly: the same parameters and optimizer state, bit for bit, after
  * several clipped steps over batches that leave most embedding rows untouched. */
 static void check_sparse_steps_equal_dense(OptimKind kind)
