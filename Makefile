@@ -23,20 +23,23 @@ LDLIBS   = $(PKG_LIBS) -lunistring -lm
 B       ?= build
 PROG    ?= s2s
 
-# The numerical core (src/nn), compiled as float and as double.
-CORE    := $(addprefix nn/,ops gru lstm rnn_tanh cell attn_kernels attention self_attention encoder encoder_birnn encoder_attn tensor embedding_grad params model model_backward hard_attention)
+# The numerical core, compiled as float and as double: the building blocks (src/nn)
+# and the model over them (src/model).
+CORE    := $(addprefix nn/,ops gru lstm rnn_tanh cell attn_kernels self_attention tensor embedding_grad) \
+           $(addprefix model/,attention encoder encoder_birnn encoder_attn params model model_backward hard_attention)
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
-F64_ONLY := nn/fdcheck nn/fdcheck_model
+F64_ONLY := nn/fdcheck model/fdcheck_model
 SRCS    := $(wildcard src/*/*.c)
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/cli/main.c $(F64_ONLY:%=src/%.c),$(SRCS)))
 F64_OBJS := $(patsubst %,$(B)/f64/%.o,$(CORE) $(F64_ONLY))
 # The same program with the test-only fault hooks of src/base/fault.h compiled in.
 FAULT_OBJS := $(patsubst $(B)/obj/%,$(B)/fault/%,$(B)/obj/cli/main.o $(LIB_OBJS))
 # What the double core needs from the (precision-free) rest.
-F64_DEPS := $(patsubst %,$(B)/obj/%.o,nn/batch base/mem base/rng)
+F64_DEPS := $(patsubst %,$(B)/obj/%.o,model/batch base/mem base/rng)
 
 # Test files compiled against the double core (gradient checks in double precision).
-TESTS_F64 := $(addprefix nn/,test_fdcheck test_ops test_cell test_attention test_self_attention test_model test_hard)
+TESTS_F64 := $(addprefix nn/,test_fdcheck test_ops test_cell test_self_attention) \
+             $(addprefix model/,test_attention test_model test_hard)
 # The suite's sources: every tests/*/*.c but the fuzzers' entry points (their readers,
 # fuzz_targets.c, are replayed by the suite) and the cross-check's dump program.
 TEST_SRCS := tests/check_main.c tests/fuzz/fuzz_targets.c \

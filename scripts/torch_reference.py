@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_reference.py: the s2s model written in PyTorch, from src/nn/MODEL.md.
+"""torch_reference.py: the s2s model written in PyTorch, from src/model/MODEL.md.
 
 Two users:
   - scripts/crosscheck.py imports it: the C pass's weights are loaded into Seq2Seq in
@@ -38,7 +38,7 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence  # noqa: E402
 
-# s2s's special token ids (src/nn/batch.h), the same on both sides.
+# s2s's special token ids (src/model/batch.h), the same on both sides.
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
 SCORES = ("additive", "dot", "general", "scaled_dot", "none")
@@ -68,7 +68,7 @@ def self_attention_layer(layer, x, padding, masks):
 
 
 class Seq2Seq(nn.Module):
-    """RNNsearch and its variants (src/nn/MODEL.md): a bidirectional recurrent encoder
+    """RNNsearch and its variants (src/model/MODEL.md): a bidirectional recurrent encoder
     of `layers` layers, optionally `sa_layers` self-attention layers on top
     (torch.nn.TransformerEncoderLayer, `sa_heads` heads, feed-forward width `sa_ffn`),
     s_0 = tanh(W_s bwd_h_1 + b_s) from the recurrent encoder, one of five attention

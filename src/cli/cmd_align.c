@@ -9,7 +9,7 @@
 #include "base/mem.h"
 #include "cli/command.h"
 #include "data/corpus.h"
-#include "nn/model.h"
+#include "model/model.h"
 #include "report/links.h"
 #include "train/checkpoint.h"
 

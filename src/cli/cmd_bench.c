@@ -15,8 +15,8 @@
 #include "base/mem.h"
 #include "base/rng.h"
 #include "cli/command.h"
-#include "nn/batch.h"
-#include "nn/model.h"
+#include "model/batch.h"
+#include "model/model.h"
 #include "train/model_grad.h"
 #include "train/optim.h"
 

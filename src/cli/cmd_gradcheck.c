@@ -5,8 +5,8 @@
 #include "cli/command.h"
 #include "data/corpus.h"
 #include "data/vocab.h"
-#include "nn/batch.h"
-#include "nn/fdcheck_model.h"
+#include "model/batch.h"
+#include "model/fdcheck_model.h"
 #include "text/number.h"
 
 static const char GRADCHECK_USAGE[] =
@@ -19,7 +19,7 @@ static const char GRADCHECK_USAGE[] =
     "gradients and two with zero ones. Prints the worst relative error per tensor; exits\n"
     "0 if every error is at most 1e-6, 1 otherwise. A hard-attention model is checked on\n"
     "its surrogate objective with the sampled positions and the rewards held fixed\n"
-    "(src/nn/MODEL.md).\n";
+    "(src/model/MODEL.md).\n";
 
 enum { GRADCHECK_PAIRS = 3, GRADCHECK_MAX_WORDS = 10 };
 

@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 #include "data/vocab.h"
-#include "nn/batch.h"
+#include "model/batch.h"
 #include "text/tokenize.h"
 
 typedef struct {

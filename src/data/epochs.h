@@ -8,7 +8,7 @@
 
 #include "base/rng.h"
 #include "data/corpus.h"
-#include "nn/batch.h"
+#include "model/batch.h"
 
 typedef struct {
     const Corpus *corpus;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/mem.h"
-#include "nn/batch.h"
+#include "model/batch.h"
 
 static const char *const SPECIALS[N_SPECIAL_TOKENS] = {"<pad>", "<unk>", "<s>", "</s>"};
 

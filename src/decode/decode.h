@@ -1,13 +1,13 @@
 /* decode.h: translation with a trained model, step by step with the same equations as
- * training (nn/MODEL.md): y_0 = <s>, and at every step the attention, the decoder's cell
+ * training (model/MODEL.md): y_0 = <s>, and at every step the attention, the decoder's cell
  * and the readout, feeding back the chosen word. Buffers are sized once, at decoder_init,
  * for max_batch sentences of max_beam hypotheses each. Greedy decoding is here;
  * beam search (beam.h) drives decoder_step. */
 #ifndef S2S_DECODE_H
 #define S2S_DECODE_H
 
-#include "nn/batch.h"
-#include "nn/model.h"
+#include "model/batch.h"
+#include "model/model.h"
 
 typedef struct {
     Dims dims;
@@ -35,7 +35,7 @@ typedef struct {
     real *logits;       /* (rows, V_y) */
     int *prev;          /* (rows) y_{i-1} */
     int *done;          /* (rows) */
-    /* argmax contexts (nn/MODEL.md, "Hard attention"): each head reads its most probable
+    /* argmax contexts (model/MODEL.md, "Hard attention"): each head reads its most probable
      * position instead of the weighted sum. 0 (soft) after decoder_init. */
     int argmax;
     unsigned char *every_row; /* (rows) all 1: every row chooses */

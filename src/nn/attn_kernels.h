@@ -50,7 +50,7 @@ void attn_context_backward(real *dalpha, real *dvalues, const real *dc, int ld_c
                            const real *alpha, const real *values, int ld_v, const int *len,
                            int S, int B, int D);
 
-/* Hard attention (nn/MODEL.md): one position instead of the weighted sum.
+/* Hard attention (model/MODEL.md): one position instead of the weighted sum.
  * attn_choose picks row b's position among its L real ones: with a draw u in [0, 1), the
  * first j whose cumulative weight alpha_0 + ... + alpha_j exceeds u (so j with
  * probability alpha_j; rounding that leaves u above the total picks the last position

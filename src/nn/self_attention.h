@@ -1,4 +1,4 @@
-/* self_attention.h: self-attention encoder layers over the annotations (nn/MODEL.md,
+/* self_attention.h: self-attention encoder layers over the annotations (model/MODEL.md,
  * "Self-attention layers"): each is torch.nn.TransformerEncoderLayer(d, H, F,
  * activation=relu, norm_first=False) with a key padding mask, forward and backward,
  * and a stack of them. An encoder puts the stack on top of what it computes

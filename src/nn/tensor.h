@@ -1,7 +1,7 @@
 /* tensor.h: named tensors laid out one after another in a flat buffer. Every part of
  * the model (embeddings, encoder, attention, decoder, readout) lists its own tensors
  * through one TensorCarver, in the order of checkpoints and initialisation
- * (nn/MODEL.md, "Initialisation"); a pass with no buffer only counts. */
+ * (model/MODEL.md, "Initialisation"); a pass with no buffer only counts. */
 #ifndef S2S_TENSOR_H
 #define S2S_TENSOR_H
 
@@ -9,7 +9,7 @@
 
 #include "nn/real.h"
 
-/* How a tensor starts (nn/MODEL.md, "Initialisation"): weights uniform in [-r, r],
+/* How a tensor starts (model/MODEL.md, "Initialisation"): weights uniform in [-r, r],
  * biases 0, a layer norm's gains 1. */
 typedef enum { TENSOR_UNIFORM = 0, TENSOR_ZEROS = 1, TENSOR_ONES = 2 } TensorInit;
 

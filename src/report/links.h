@@ -12,7 +12,7 @@
 
 #include "base/error.h"
 #include "data/corpus.h"
-#include "nn/model.h"
+#include "model/model.h"
 #include "report/metrics.h"
 
 /* The weights of one sentence: rows (target tokens, </s> included) of cols (source

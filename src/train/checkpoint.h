@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "data/vocab.h"
-#include "nn/model.h"
+#include "model/model.h"
 #include "train/config.h"
 #include "train/optim.h"
 
@@ -39,7 +39,7 @@ typedef struct {
     long log_steps, log_tokens;
     long validated_step;    /* the step the last validation scored (older checkpoints: step) */
     long dumped_step;       /* the step of the last attention dump (-1: none, or unknown) */
-    /* Hard attention (nn/MODEL.md): the running baselines b and b_tok, and what the next
+    /* Hard attention (model/MODEL.md): the running baselines b and b_tok, and what the next
      * log line averages over: the summed rewards R_s of the sentences that sampled, those
      * sentences and their target tokens, and the attention's entropy and its terms. */
     double hard_baseline, hard_token_baseline;

@@ -102,7 +102,7 @@ int config_validate(Config *cfg, Error *err)
                          number_shortest(lr, sizeof lr, T->learning_rate));
     }
     /* the dot score, s_{i-1} . h_j, needs p = d_h = 2n; heads split vectors evenly
-     * (nn/MODEL.md) */
+     * (model/MODEL.md) */
     const Dims dims = config_model_dims(cfg, 1, 1);
     const AttnDims attn = model_attn_dims(&dims);
     const int problems = attn_size_problems(&attn);

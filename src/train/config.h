@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
-#include "nn/model.h"
+#include "model/model.h"
 #include "text/tokenize.h"
 
 #define CONFIG_STR_MAX 1024
@@ -89,7 +89,7 @@ typedef struct {
         long valid_every, log_every;
         long max_bad_steps;
         long threads;
-        /* hard attention (nn/MODEL.md) */
+        /* hard attention (model/MODEL.md) */
         double hard_reinforce_weight, hard_entropy_weight, hard_expected_prob;
         double hard_baseline_decay;
         long hard_warmup_steps;

@@ -7,8 +7,8 @@
 #include "data/corpus.h"
 #include "data/vocab.h"
 #include "decode/decode.h"
-#include "nn/batch.h"
-#include "nn/model.h"
+#include "model/batch.h"
+#include "model/model.h"
 #include "report/links.h"
 #include "text/tokenize.h"
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "nn/embedding_grad.h"
-#include "nn/model.h"
+#include "model/model.h"
 #include "train/optim.h"
 
 typedef struct {

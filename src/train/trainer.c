@@ -17,7 +17,7 @@
 #include "data/corpus.h"
 #include "data/epochs.h"
 #include "data/vocab.h"
-#include "nn/model.h"
+#include "model/model.h"
 #include "report/alignlog.h"
 #include "report/heatmap.h"
 #include "report/links.h"

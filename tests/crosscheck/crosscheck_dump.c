@@ -8,7 +8,7 @@
  *                          [hard expected_prob lambda_r lambda_e token_reward baseline
  *                           token_baseline]]]]
  * enc_cell none is the attention-only encoder (d_h = m; n is unused).
- * hard 1 makes it a hard pass (nn/MODEL.md, "Hard attention"): the positions sampled
+ * hard 1 makes it a hard pass (model/MODEL.md, "Hard attention"): the positions sampled
  * (CONTEXT_SAMPLE, from the seed's RNG_STREAM_HARD), the loss and gradients the
  * surrogate J's; the sentences that chose (hard_rows, B) and each head's position
  * (chosen, (T, B, H), -1 where a row did not choose) are written after the batch, so
@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "base/rng.h"
-#include "nn/batch.h"
-#include "nn/model.h"
+#include "model/batch.h"
+#include "model/model.h"
 
 enum { MAX_WORDS = 9 };
 

@@ -8,7 +8,7 @@
 #include "data/corpus.h"
 #include "data/epochs.h"
 #include "data/vocab.h"
-#include "nn/batch.h"
+#include "model/batch.h"
 #include "support/suites.h"
 
 START_TEST(vocabulary_orders_by_frequency_then_first_occurrence)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/encoder.h"
+#include "model/encoder.h"
 #include "nn/fdcheck.h"
 #include "nn/ops.h"
 #include "nn/self_attention.h"

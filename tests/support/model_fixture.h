@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nn/batch.h"
-#include "nn/model.h"
+#include "model/batch.h"
+#include "model/model.h"
 
 /* The gradient-check sizes: m=3, n=4, p=5, a=5, l=4, V_x=9, V_y=8. */
 Dims fixture_dims(void);

@@ -8,7 +8,7 @@
 
 #include "decode/decode.h"
 #include "nn/fastmath.h"
-#include "nn/model.h"
+#include "model/model.h"
 #include "support/model_fixture.h"
 #include "support/suites.h"
 #include "train/model_grad.h"

@@ -1,5 +1,5 @@
 /* fdcheck_model.c: finite-difference check of the whole model (see fdcheck_model.h). */
-#include "nn/fdcheck_model.h"
+#include "model/fdcheck_model.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* test_batch.c: padding of sentence pairs into time-major batches. */
 #include <check.h>
 
-#include "nn/batch.h"
+#include "model/batch.h"
 #include "support/suites.h"
 
 START_TEST(batch_pads_and_marks_sentence_ends)

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "nn/attention.h"
+#include "model/attention.h"
 #include "nn/attn_kernels.h"
 #include "nn/fdcheck.h"
 #include "support/qkv_example.h"
@@ -128,7 +128,7 @@ END_TEST
 
 enum { P_W = 8, DH = 8, AW = 8, HS = 4, HB = 3 }; /* p, d_h, a; S and B of the step */
 
-/* u[k] of nn/MODEL.md: row r of a matrix with `cols` columns, restricted to block k of
+/* u[k] of model/MODEL.md: row r of a matrix with `cols` columns, restricted to block k of
  * its columns (H blocks), dotted with block k of v. */
 static double block_dot(const real *u, const real *v, int width, int k, int H)
 {
@@ -148,7 +148,7 @@ static double row_times(const real *M, int cols, int r, const real *x)
     return sum;
 }
 
-/* Multi-head attention is H single-head attentions on blocks (nn/MODEL.md, "Several
+/* Multi-head attention is H single-head attentions on blocks (model/MODEL.md, "Several
  * heads"), written out here from the table, score by score, with plain loops: each
  * head's weights and its block of the context, against attn_step_forward with H heads.
  * (A wrong block or scale passed this suite before issue 25: only the model's finite

@@ -2,13 +2,13 @@
  * checkpoints and initialisation -- embeddings, the encoder's tensors, W_s, the
  * attention's, the decoder, readout and output -- each part listing its own; the
  * model's sizes as the encoder and the attention see them; and the initialisation of
- * nn/MODEL.md. */
+ * model/MODEL.md. */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/model.h"
+#include "model/model.h"
 
 EncoderDims model_encoder_dims(const Dims *d)
 {

@@ -1,4 +1,4 @@
-/* encoder_birnn.c: the bidirectional recurrent encoder of nn/MODEL.md behind encoder.h:
+/* encoder_birnn.c: the bidirectional recurrent encoder of model/MODEL.md behind encoder.h:
  * `layers` stacked layers of any cell, each direction's input projection for every
  * position in one gemm, then the recurrences. h_j = [fwd_h_j ; bwd_h_j] of the top
  * layer (d_h = 2n), through the self-attention layers when there are any (RNMT+'s
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nn/encoder.h"
+#include "model/encoder.h"
 #include "nn/ops.h"
 
 static int birnn_width(const EncoderDims *d)

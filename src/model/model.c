@@ -1,18 +1,17 @@
-/* model.c: the model of nn/MODEL.md over a batch: the workspace, the source embeddings,
+/* model.c: the model of model/MODEL.md over a batch: the workspace, the source embeddings,
  * the encoder (encoder.h) and the attention (attention.h) behind their seams, the
  * decoder with teacher forcing, the readout and the loss, with training's dropout and
  * label smoothing. Backward is model_backward.c's. Products over many positions are one
  * gemm each; only the recurrences loop over time. Never allocates after
  * model_workspace_init. */
-#include "nn/model.h"
+#include "model/model.h"
 
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/attn_kernels.h"
-#include "nn/model_pass.h"
+#include "model/model_pass.h"
 #include "nn/ops.h"
 
 /* ---- workspace ------------------------------------------------------------------- */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "nn/fdcheck.h"
-#include "nn/model.h"
+#include "model/model.h"
 #include "support/model_fixture.h"
 #include "support/suites.h"
 
@@ -70,7 +70,7 @@ START_TEST(model_backward_matches_finite_differences_for_every_parameter)
     printf("whole model, %s, every element of every tensor (double):\n",
            FIXTURE_VARIANTS[_i].name);
     if (FIXTURE_VARIANTS[_i].hard) {
-        /* the surrogate with the sampled paths and the rewards held fixed (nn/MODEL.md);
+        /* the surrogate with the sampled paths and the rewards held fixed (model/MODEL.md);
          * the point must have sentences that sampled, and with 0 < expected_prob < 1
          * one that did not */
         const double p = FIXTURE_VARIANTS[_i].expected_prob;

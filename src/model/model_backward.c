@@ -6,8 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "nn/attn_kernels.h"
-#include "nn/model_pass.h"
+#include "model/model_pass.h"
 #include "nn/ops.h"
 
 /* forward: x' = x * mask (dropout), so dx = dx' * mask; dx (rows, cols, row stride ld) in

@@ -1,4 +1,4 @@
-/* hard_attention.c: the model's side of hard attention (nn/MODEL.md, "Hard attention"):
+/* hard_attention.c: the model's side of hard attention (model/MODEL.md, "Hard attention"):
  * which sentences of a batch choose positions and the draws they choose with (before the
  * decoder), the rewards, baselines' advantages, statistics and the surrogate J (after
  * the output layer), and each step's surrogate weights for backward. The choosing itself
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "nn/attn_kernels.h"
-#include "nn/model_pass.h"
+#include "model/model_pass.h"
 
 /* A uniform double in [0, 1) from 32 bits of the stream. */
 static double unit_draw(Pcg32 *rng)

@@ -3,7 +3,7 @@
 #ifndef S2S_MODEL_PASS_H
 #define S2S_MODEL_PASS_H
 
-#include "nn/model.h"
+#include "model/model.h"
 
 /* Everything up to the readout t_i (ws->ro_out, and ws->ro_dropped with readout
  * dropout) of every real target position, with the regularization's masks. */

@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "nn/batch.h"
-#include "nn/model.h"
+#include "model/batch.h"
+#include "model/model.h"
 
 /* Checks every tensor: every element if samples is 0, else up to samples elements of
  * each (those with a non-zero gradient first, chosen by a seeded PCG32, plus two
@@ -17,7 +17,7 @@
  * a hard model's training settings, its rng seeded here) the first pass samples the
  * positions and sentences, then every evaluation keeps them and the rewards (R_s - b, or
  * r_i) as that pass left them: the surrogate J is then a function of the weights alone
- * (nn/MODEL.md). Prints a row per tensor to stdout and returns the worst relative
+ * (model/MODEL.md). Prints a row per tensor to stdout and returns the worst relative
  * error. */
 double fdcheck_model_run(const Dims *d, const Batch *bt, uint64_t seed, long samples,
                          const Regularization *reg, const HardAttention *hard);

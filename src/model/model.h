@@ -13,11 +13,11 @@
 
 #include "base/mem.h"
 #include "base/rng.h"
-#include "nn/attention.h"
-#include "nn/batch.h"
+#include "model/attention.h"
+#include "model/batch.h"
 #include "nn/cell.h"
 #include "nn/embedding_grad.h"
-#include "nn/encoder.h"
+#include "model/encoder.h"
 #include "nn/real.h"
 #include "nn/tensor.h"
 
@@ -61,7 +61,7 @@ void model_describe(const Dims *d, char *out, size_t cap);
 
 #define MODEL_MAX_TENSORS (18 + 8 * MODEL_MAX_LAYERS + 16 * SA_MAX_LAYERS)
 
-/* Every tensor of nn/MODEL.md, named as there; G = cell_gates of the decoder's cell.
+/* Every tensor of model/MODEL.md, named as there; G = cell_gates of the decoder's cell.
  * The encoder's and the attention's are theirs (encoder.h, attention.h). */
 typedef struct {
     real *E_x, *E_y;          /* (V_x, m), (V_y, m) */
@@ -107,7 +107,7 @@ typedef struct {
     Pcg32 rng;
 } Regularization;
 
-/* How a pass forms the decoder's contexts (nn/MODEL.md, "Hard attention"). */
+/* How a pass forms the decoder's contexts (model/MODEL.md, "Hard attention"). */
 typedef enum {
     CONTEXT_SOFT,   /* the expected context sum_j alpha_ij h_j: a soft model, or a hard
                      * model decoded "deterministically" */
@@ -118,7 +118,7 @@ typedef enum {
                      * workspace (chosen, hard_rows): gradient checks, enumerations */
 } ContextMode;
 
-/* A hard pass's settings: the surrogate's weights and baselines (nn/MODEL.md). */
+/* A hard pass's settings: the surrogate's weights and baselines (model/MODEL.md). */
 typedef struct {
     ContextMode mode;
     double expected_prob;    /* CONTEXT_SAMPLE: a sentence's chance of the expected context */
@@ -200,7 +200,7 @@ typedef struct {
     real *logits;          /* (out_chunk_rows, V_y) scratch: one chunk's logits, softmax,
                             * gradient */
 
-    /* hard attention (nn/MODEL.md); carved for every model with attention weights */
+    /* hard attention (model/MODEL.md); carved for every model with attention weights */
     HardAttention hard;    /* mode CONTEXT_SOFT unless model_set_hard */
     HardStats hard_stats;  /* of the last pass with mode other than CONTEXT_SOFT */
     unsigned char *hard_rows; /* (B) 1: sentence b's heads choose positions */

@@ -1,4 +1,4 @@
-/* test_hard.c: hard attention's estimator proven exactly (nn/MODEL.md, "Hard attention").
+/* test_hard.c: hard attention's estimator proven exactly (model/MODEL.md, "Hard attention").
  * For a model small enough to enumerate every path of sampled positions, the
  * probability-weighted sum of the per-path gradients of the surrogate J is the gradient of
  * the exact objective L_s = sum_paths p(path | x) log p(y | path, x), computed here by
@@ -11,7 +11,7 @@
 
 #include "nn/attn_kernels.h"
 #include "nn/fdcheck.h"
-#include "nn/model.h"
+#include "model/model.h"
 #include "support/model_fixture.h"
 #include "support/suites.h"
 
@@ -340,7 +340,7 @@ START_TEST(the_baseline_lowers_the_variance_of_the_estimate)
 }
 END_TEST
 
-/* What the token reward trades (nn/MODEL.md). A batch of sentences of 3 and 1 target
+/* What the token reward trades (model/MODEL.md). A batch of sentences of 3 and 1 target
  * words (one head, 729 paths): one baseline b cannot fit rewards R_s that grow with the
  * sentence's length, a per-token baseline can, so the token reward's estimate varies 6
  * times less than the sentence reward's with its best constant b -- but its mean is not

@@ -1,5 +1,5 @@
 /* batch.c: padding sentence pairs into time-major id matrices (see batch.h). */
-#include "nn/batch.h"
+#include "model/batch.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-/* attention.c: every score of nn/MODEL.md behind attention.h's interface: its tensors,
+/* attention.c: every score of model/MODEL.md behind attention.h's interface: its tensors,
  * its keys, and one step forward and backward over the kernels of attn_kernels.h. The
  * one place that knows which score is which. Never allocates. */
-#include "nn/attention.h"
+#include "model/attention.h"
 
 #include <assert.h>
 #include <math.h>
@@ -130,7 +130,7 @@ static real scaled_dot_scale(const AttnDims *d)
 }
 
 /* Head k's scores e^k (S*B) into out->scores: each score on its own slices of the
- * query-side and key-side vectors (nn/MODEL.md, "Multi-head attention"). */
+ * query-side and key-side vectors (model/MODEL.md, "Multi-head attention"). */
 static void head_scores(AttnStep *out, const AttnParams *P, const AttnDims *d,
                         const AttnInput *in, int k)
 {

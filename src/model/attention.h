@@ -1,4 +1,4 @@
-/* attention.h: the attention of nn/MODEL.md behind one interface for every score:
+/* attention.h: the attention of model/MODEL.md behind one interface for every score:
  * which tensors a score has (it carves them), what it computes once per batch (the
  * keys: the part of the score that depends on h_j alone), and one decoder step forward
  * and backward, from s_{i-1} to the weights alpha_i and the context c_i. The model,
@@ -40,7 +40,7 @@ typedef struct {
     real *W_q, *W_k;             /* scaled_dot: (a, p), (a, d_h) */
 } AttnParams;
 
-/* Carves the score's tensors (names of nn/MODEL.md) into p. */
+/* Carves the score's tensors (names of model/MODEL.md) into p. */
 void attn_carve(AttnParams *p, TensorCarver *c, const AttnDims *d);
 
 /* What keeps the score from working with these sizes, as flags (0: nothing): the dot
@@ -66,7 +66,7 @@ void attn_keys_forward(real *keys, const AttnParams *P, const AttnDims *d, const
 void attn_keys_backward(real *dH, AttnParams *G, const real *d_keys, const real *H,
                         const AttnParams *P, const AttnDims *d, int SB);
 
-/* Hard attention (nn/MODEL.md, "Hard attention"): the rows of a step whose heads each
+/* Hard attention (model/MODEL.md, "Hard attention"): the rows of a step whose heads each
  * read one chosen position h_j[k] instead of the weighted sum. */
 typedef struct {
     const unsigned char *hard; /* (B) 1: the row chooses; 0: the expected context */
@@ -116,7 +116,7 @@ typedef struct {
     real *dkeys;     /* (S*B, K): accumulated */
     real *dsummary;  /* (B, d_h): accumulated (score none) */
     real *dalpha, *dscores; /* (S*B) scratch */
-    /* a hard step's surrogate terms (nn/MODEL.md), per row, 0 for none (NULL: none):
+    /* a hard step's surrogate terms (model/MODEL.md), per row, 0 for none (NULL: none):
      * - reinforce[b] sum_k log alpha^k_{chosen} - entropy[b] sum_k H(alpha^k) */
     const real *reinforce, *entropy; /* (B), 0 in the rows left out */
 } AttnGrads;

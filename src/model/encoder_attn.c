@@ -1,4 +1,4 @@
-/* encoder_attn.c: the attention-only encoder of nn/MODEL.md behind encoder.h
+/* encoder_attn.c: the attention-only encoder of model/MODEL.md behind encoder.h
  * (model.encoder_cell: none). No recurrence: X_j = sqrt(m) ex_j + PE_j, the sinusoidal
  * positions of Vaswani et al. (2017), then the self-attention layers (at least one):
  * H = X', d_h = m. Nothing else carries a sentence's order, so the positions are what
@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "nn/encoder.h"
+#include "model/encoder.h"
 #include "nn/ops.h"
 
 static int attn_only_width(const EncoderDims *d)

@@ -1,5 +1,5 @@
 /* encoder.c: the list of encoders behind encoder.h. */
-#include "nn/encoder.h"
+#include "model/encoder.h"
 
 extern const EncoderOps birnn_encoder, attention_only_encoder;
 
