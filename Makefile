@@ -26,7 +26,7 @@ PROG    ?= s2s
 # The numerical core, compiled as float and as double: the building blocks (src/nn)
 # and the model over them (src/model).
 CORE    := $(addprefix nn/,ops gru lstm rnn_tanh cell attn_kernels self_attention tensor embedding_grad) \
-           $(addprefix model/,attention encoder encoder_birnn encoder_attn params model model_backward hard_attention)
+           $(addprefix model/,attention encoder encoder_birnn encoder_attn params workspace init_state model_forward model_backward hard_attention)
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
 F64_ONLY := nn/fdcheck model/fdcheck_model
 SRCS    := $(wildcard src/*/*.c)
@@ -105,8 +105,9 @@ $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | test-deps
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
 # The whole suite: nothing outside the repository named, the layering of src/ and every
-# file a comment or document names (and that these checks catch what they should), the
-# unit tests (Check), the training-outcome
+# file a comment or document names, the sizes of files and of the core's functions (and
+# that these checks catch what they should), that every mutant of `make mutate` still
+# applies, the unit tests (Check), the training-outcome
 # tests again under every OpenBLAS core type the CPU runs (their kernels round
 # differently), then the PyTorch cross-check.
 TEST_BINS = $(PROG) $(B)/s2s-faults $(B)/check_s2s
@@ -118,6 +119,9 @@ test: test-deps $(TEST_BINS)
 	sh scripts/check-layers.sh --self-test
 	/usr/bin/python3 scripts/check-names.py
 	/usr/bin/python3 scripts/check-names.py --self-test
+	/usr/bin/python3 scripts/check-sizes.py
+	/usr/bin/python3 scripts/check-sizes.py --self-test
+	/usr/bin/python3 scripts/mutate.py --check
 	$(TEST_ENV) ./$(B)/check_s2s
 	$(TEST_ENV) sh scripts/outcome-margins.sh --bin ./$(B)/check_s2s
 	$(MAKE) --no-print-directory crosscheck

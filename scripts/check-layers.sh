@@ -69,7 +69,7 @@ if [ "${1:-}" = "--self-test" ]; then
     status=0
     for case in "base/error.c|text/tokenize.h|base/ includes \"text/tokenize.h\"" \
                 "nn/ops.c|model/model.h|nn/ includes \"model/model.h\"" \
-                "model/model.c|data/vocab.h|model/ includes \"data/vocab.h\"" \
+                "model/model_forward.c|data/vocab.h|model/ includes \"data/vocab.h\"" \
                 "report/metrics.c|train/config.h|report/ includes \"train/config.h\"" \
                 "decode/beam.c|report/links.h|decode/ includes \"report/links.h\"" \
                 "train/trainer.c|cli/command.h|train/ includes \"cli/command.h\"" \

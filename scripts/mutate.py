@@ -17,6 +17,7 @@ any survived, 2 if a mutation no longer applies (its code changed: update the li
 
     scripts/mutate.py                 # every mutation (make mutate)
     scripts/mutate.py clip masks      # only those whose name contains one of these
+    scripts/mutate.py --check         # only that each mutation still applies (make test)
 """
 import os
 import subprocess
@@ -96,7 +97,33 @@ def whole_suite_fails():
     return code != 0
 
 
+def stale_mutations(mutations):
+    """Those whose code is no longer in their file exactly once."""
+    out = []
+    for m in mutations:
+        with open(os.path.join(ROOT, m["file"]), encoding="utf-8") as f:
+            text = f.read()
+        if any(text.count(find) != 1 for find, _ in m["edits"]):
+            out.append(m)
+    return out
+
+
+def check_applies():
+    """make test's part: a refactoring that moves a mutant's code must move the mutant
+    too, or the bug it stands for goes untested."""
+    mutations = parse(LIST)
+    stale = stale_mutations(mutations)
+    for m in stale:
+        print("mutate --check: %s no longer applies: its code is not in %s exactly once"
+              % (m["name"], m["file"]))
+    if stale:
+        sys.exit(2)
+    print("mutate --check: each of %d mutations applies to its file" % len(mutations))
+
+
 def main():
+    if sys.argv[1:] == ["--check"]:
+        return check_applies()
     wanted = sys.argv[1:]
     mutations = [m for m in parse(LIST)
                  if not wanted or any(w in m["name"] for w in wanted)]

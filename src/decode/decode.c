@@ -111,7 +111,7 @@ void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
             dec->prev[r] = TOK_BOS;
         }
     /* the LSTM's cell state is read from the "previous" cache: c_0 where the encoder
-     * gives one (model.c's cache0), else 0 */
+     * gives one (model_forward.c: init_states_forward), else 0 */
     if (enc->cache0)
         for (int b = 0; b < B; b++)
             for (int k = 0; k < K; k++)

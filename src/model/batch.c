@@ -89,6 +89,14 @@ static void permute_columns(int *m, int steps, int B, const int *order, int *tmp
     }
 }
 
+int batch_is_sorted_by_target(const Batch *batch)
+{
+    for (int b = 1; b < batch->batch_size; b++)
+        if (batch->tgt_len[b] > batch->tgt_len[b - 1])
+            return 0;
+    return 1;
+}
+
 void batch_sort_by_target(Batch *batch)
 {
     const int B = batch->batch_size;

@@ -43,5 +43,7 @@ void batch_fill(Batch *batch, int n, const int *const *src, const int *src_n,
  * order). The loss and the gradients do not depend on the order; the model then skips
  * the decoder steps of sentences that have ended. */
 void batch_sort_by_target(Batch *batch);
+/* 1 when the target lengths fall from first to last, as batch_sort_by_target leaves them. */
+int batch_is_sorted_by_target(const Batch *batch);
 
 #endif

@@ -79,15 +79,15 @@ static int real_step(const Workspace *ws, const Batch *bt, int i, int b)
     return b < ws->active[i] && i < bt->tgt_len[b];
 }
 
-double hard_objective(Workspace *ws, const Batch *bt, double ce_sum)
+/* The rewards of the sentences that chose: R_s = sum of log p(y_i) over sentence s's
+ * real tokens into hard_stats, and with update the advantages the surrogate weighs,
+ * R_s - b (sentence reward) or r_i = log p(y_i) - b_tok (token reward). */
+static void collect_rewards(Workspace *ws, int update)
 {
-    const int B = ws->B, T = ws->T, N = ws->N, H = ws->dims.heads;
+    const int B = ws->B, T = ws->T, N = ws->N;
     const HardAttention *h = &ws->hard;
     HardStats *st = &ws->hard_stats;
-    const int surrogate = trains_surrogate(ws), freeze = surrogate && h->freeze_rewards;
-    *st = (HardStats){.nll = ce_sum / N};
-    /* R_s = sum of log p(y_i) over sentence s's real tokens; token rewards r_i */
-    if (!freeze && surrogate) {
+    if (update) {
         if (h->token_reward)
             for (size_t k = 0; k < (size_t)T * B; k++)
                 ws->advantage[k] = 0;
@@ -102,7 +102,7 @@ double hard_objective(Workspace *ws, const Batch *bt, double ce_sum)
             continue;
         st->reward_sum += logp;
         st->sampled_tokens++;
-        if (!freeze && surrogate) {
+        if (update) {
             if (h->token_reward)
                 ws->advantage[(size_t)i * B + b] = logp - h->token_baseline;
             else
@@ -112,9 +112,19 @@ double hard_objective(Workspace *ws, const Batch *bt, double ce_sum)
     for (int b = 0; b < B; b++)
         if (ws->hard_rows[b]) {
             st->sampled++;
-            if (!freeze && surrogate && !h->token_reward)
+            if (update && !h->token_reward)
                 ws->advantage[b] -= h->baseline;
         }
+}
+
+double hard_objective(Workspace *ws, const Batch *bt, double ce_sum)
+{
+    const int B = ws->B, T = ws->T, N = ws->N, H = ws->dims.heads;
+    const HardAttention *h = &ws->hard;
+    HardStats *st = &ws->hard_stats;
+    const int surrogate = trains_surrogate(ws), freeze = surrogate && h->freeze_rewards;
+    *st = (HardStats){.nll = ce_sum / N};
+    collect_rewards(ws, !freeze && surrogate);
     /* the attention's entropy over every real step and head; the surrogate's terms on
      * the sentences that chose */
     double reinforce = 0, entropy = 0;

@@ -1,22 +1,13 @@
-/* model_backward.c: the backward pass of the model (model.c's forward), with dropout's
- * masks; the encoder's and the attention's are theirs (encoder.h, attention.h). Each
- * step quotes the forward line it differentiates. Accumulates into the gradient Params;
- * never allocates. */
+/* model_backward.c: the backward pass of the model, model_forward.c's stages undone in
+ * reverse order under the same names (readout, decoder steps, decoder inputs, source),
+ * with dropout's masks; the encoder's and the attention's are theirs (encoder.h,
+ * attention.h). Each step quotes the forward line it differentiates. Accumulates into
+ * the gradient Params; never allocates. */
 #include <assert.h>
-#include <math.h>
 #include <string.h>
 
 #include "model/model_pass.h"
 #include "nn/ops.h"
-
-/* forward: x' = x * mask (dropout), so dx = dx' * mask; dx (rows, cols, row stride ld) in
- * place. */
-static void dropout_backward(real *dx, int ld, const real *mask, int rows, int cols)
-{
-    for (int r = 0; r < rows; r++)
-        for (int k = 0; k < cols; k++)
-            dx[(size_t)r * ld + k] *= mask[(size_t)r * cols + k];
-}
 
 /* The readout, from d_ro_out (the gradient of what the output layer read, as
  * model_output_layer leaves it) to the decoder's buffers: d_states (ds_i), d_dec_in's
@@ -56,86 +47,92 @@ static void readout_backward(Params *G, Workspace *ws, const Params *P)
     }
 }
 
-/* The decoder's steps, last to first: each cell step, then its attention, into
- * d_states, the gradients of the annotations (enc.d_H), the keys, the fixed context and
- * the queries, and the hidden projections' scratch d_hg. */
+/* Step i, undone: the cell's step (d_states block i+1 is complete here), then the
+ * context's share of the input projection, then the attention, into d_states block i,
+ * the annotations' gradient (enc.d_H), the keys', the fixed context's and the query's,
+ * and the hidden projection's scratch d_hg. */
+static void decoder_step_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt, int i)
+{
+    const Dims *d = &ws->dims;
+    const AttnDims ad = model_attn_dims(d);
+    EncoderWork *enc = &ws->enc;
+    const int B = ws->B, S = ws->S, m = d->emb, d_h = model_annotation_width(d);
+    const int p = d->dec_hidden, Q = attn_query_width(&ad), in_width = m + d_h;
+    const int Gp = cell_gates(d->dec_cell) * p, Cp = cell_cache_width(d->dec_cell) * p;
+    const size_t SB = (size_t)S * B;
+    const int Bi = ws->active[i], hard = hard_contexts(ws);
+    const size_t row = (size_t)ws->step_row[i], block = (size_t)ws->state_row[i];
+    const int block_rows = ws->state_row[i + 1] - ws->state_row[i];
+    const real *s_prev = ws->states + block * p;
+    real *ds_prev = ws->d_states + block * p;
+    real *dxg = ws->d_dec_xg + row * Gp;
+    real *dhg = ws->d_hg + block * Gp; /* laid out as s_prev, for dW_h */
+    real *dc = ws->d_dec_in + row * in_width + m;
+    const real *cache_prev = i ? ws->dec_cache + (size_t)ws->step_row[i - 1] * Cp : ws->cache0;
+    /* forward: s_i = cell(xg_i, s_{i-1}) */
+    cell_step_backward(d->dec_cell, ds_prev, ws->d_cell, dxg, Gp, dhg, NULL, NULL,
+                       ws->d_states + (size_t)ws->state_row[i + 1] * p, p,
+                       ws->dec_cache + row * Cp, s_prev, p, cache_prev, P->dec.W_h, NULL, i, Bi, p);
+    if (Bi < block_rows) /* rows of the block this step left out: no gradient */
+        memset(dhg + (size_t)Bi * Gp, 0, sizeof(real) * (size_t)(block_rows - Bi) * Gp);
+    /* forward: xg_i += c_i W_i[:, m:]^T, so dc_i (Bi, d_h) += dxg (Bi, Gp) . W_i[:, m:] */
+    matmul(CblasNoTrans, CblasNoTrans, Bi, d_h, Gp, 1, dxg, Gp, P->dec.W_i + m, in_width, 1, dc,
+           in_width);
+    const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
+    const AttnInput in = {s_prev, enc->H, ws->keys, enc->summary, ws->step_len + (size_t)i * B,
+                          S,      B,      Bi,       hard ? &choice : NULL};
+    if (hard)
+        hard_step_weights(ws, bt, i);
+    const AttnStep step = {NULL, 0, ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
+                           NULL, ws->scores, ws->query ? ws->query + block * Q : NULL,
+                           model_att_pre_step(ws, i)};
+    AttnGrads g = {ds_prev,         ws->d_query ? ws->d_query + block * Q : NULL,
+                   enc->d_H,        ws->d_keys,
+                   enc->d_summary,  ws->d_alpha,
+                   ws->d_scores,    hard ? ws->step_reinforce : NULL,
+                   hard ? ws->step_entropy : NULL};
+    attn_step_backward(&g, &G->att, dc, in_width, &step, ws->keep_att_pre, &P->att, &ad, &in);
+}
+
+/* The decoder's steps, last to first, then the weights every step used, all steps at
+ * once: the hidden projection's dW_h and the attention's query weights. */
 static void decoder_steps_backward(Params *G, Workspace *ws, const Params *P, const Batch *bt)
 {
     const Dims *d = &ws->dims;
     const AttnDims ad = model_attn_dims(d);
     EncoderWork *enc = &ws->enc;
-    const int B = ws->B, S = ws->S, T = ws->T;
-    const int m = d->emb, d_h = model_annotation_width(d), p = d->dec_hidden;
-    const int Q = attn_query_width(&ad), in_width = m + d_h;
-    const int Gp = cell_gates(d->dec_cell) * p, Cp = cell_cache_width(d->dec_cell) * p;
-    const size_t SB = (size_t)S * B;
+    const int B = ws->B, T = ws->T, p = d->dec_hidden, Gp = cell_gates(d->dec_cell) * p;
+    const size_t SB = (size_t)ws->S * B;
+    const int rows_read = ws->state_row[T]; /* rows of the blocks some step reads */
     if (ws->d_query)
-        memset(ws->d_query, 0, sizeof(real) * (size_t)ws->state_row[T] * Q);
+        memset(ws->d_query, 0, sizeof(real) * (size_t)rows_read * attn_query_width(&ad));
     if (ws->d_keys)
         memset(ws->d_keys, 0, sizeof(real) * SB * attn_key_width(&ad));
     if (enc->d_summary)
-        memset(enc->d_summary, 0, sizeof(real) * (size_t)B * d_h);
+        memset(enc->d_summary, 0, sizeof(real) * (size_t)B * model_annotation_width(d));
     if (ws->d_cell) /* the LSTM's cell state after the last step reaches nothing */
         memset(ws->d_cell, 0, sizeof(real) * (size_t)B * p);
-    memset(enc->d_H, 0, sizeof(real) * SB * d_h);
-    for (int i = T - 1; i >= 0; i--) {
-        const int Bi = ws->active[i];
-        const size_t row = (size_t)ws->step_row[i], block = (size_t)ws->state_row[i];
-        const int block_rows = ws->state_row[i + 1] - ws->state_row[i];
-        const real *s_prev = ws->states + block * p;
-        real *ds_prev = ws->d_states + block * p;
-        real *dxg = ws->d_dec_xg + row * Gp;
-        real *dhg = ws->d_hg + block * Gp; /* laid out as s_prev, for dW_h below */
-        real *dc = ws->d_dec_in + row * in_width + m;
-        const real *cache_prev = i ? ws->dec_cache + (size_t)ws->step_row[i - 1] * Cp : ws->cache0;
-        /* forward: s_i = cell(xg_i, s_{i-1}); d_states block i+1 is complete here */
-        cell_step_backward(d->dec_cell, ds_prev, ws->d_cell, dxg, Gp, dhg, NULL, NULL,
-                           ws->d_states + (size_t)ws->state_row[i + 1] * p, p,
-                           ws->dec_cache + row * Cp, s_prev, p, cache_prev, P->dec.W_h, NULL, i,
-                           Bi, p);
-        if (Bi < block_rows) /* rows of the block this step left out: no gradient */
-            memset(dhg + (size_t)Bi * Gp, 0, sizeof(real) * (size_t)(block_rows - Bi) * Gp);
-        /* forward: xg_i += c_i W_i[:, m:]^T, so dc_i (Bi, d_h) += dxg (Bi, Gp) . W_i[:, m:] */
-        matmul(CblasNoTrans, CblasNoTrans, Bi, d_h, Gp, 1, dxg, Gp, P->dec.W_i + m, in_width,
-               1, dc, in_width);
-        const int *len = ws->step_len + (size_t)i * B;
-        const int hard = hard_contexts(ws);
-        const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
-        const AttnInput in = {s_prev, enc->H, ws->keys, enc->summary, len,
-                              S,      B,      Bi,       hard ? &choice : NULL};
-        if (hard)
-            hard_step_weights(ws, bt, i);
-        const AttnStep step = {NULL, 0,
-                               ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
-                               NULL, ws->scores, ws->query ? ws->query + block * Q : NULL,
-                               model_att_pre_step(ws, i)};
-        AttnGrads g = {ds_prev,         ws->d_query ? ws->d_query + block * Q : NULL,
-                       enc->d_H,        ws->d_keys,
-                       enc->d_summary,  ws->d_alpha,
-                       ws->d_scores,    hard ? ws->step_reinforce : NULL,
-                       hard ? ws->step_entropy : NULL};
-        attn_step_backward(&g, &G->att, dc, in_width, &step, ws->keep_att_pre, &P->att, &ad, &in);
-    }
-}
-
-/* The decoder's weights over all steps at once (dW_h, the attention's query weights,
- * dW_i), and the target embeddings' gradient. */
-static void decoder_weights_backward(Params *G, EmbeddingGrad *dE_y, Workspace *ws,
-                                     const Params *P, const Batch *bt)
-{
-    const Dims *d = &ws->dims;
-    const AttnDims ad = model_attn_dims(d);
-    const int B = ws->B, T = ws->T, m = d->emb, d_h = model_annotation_width(d);
-    const int p = d->dec_hidden, in_width = m + d_h, Gp = cell_gates(d->dec_cell) * p;
-    const int R = ws->R, rows_read = ws->state_row[T]; /* rows of the blocks some step reads */
+    memset(enc->d_H, 0, sizeof(real) * SB * model_annotation_width(d));
+    for (int i = T - 1; i >= 0; i--)
+        decoder_step_backward(G, ws, P, bt, i);
     /* forward: hg_i = s_{i-1} W_h^T + b_h, so dW_h (Gp, p) += dhg^T (Gp, rows) . s_{i-1}
      * (rows, p), all steps at once (rows left out are zero in dhg) */
     matmul(CblasTrans, CblasNoTrans, Gp, p, rows_read, 1, ws->d_hg, Gp, ws->states, p, 1,
            G->dec.W_h, p);
     column_sums_add(G->dec.b_h, ws->d_hg, rows_read, Gp, Gp);
-    /* the attention's query weights, all steps at once */
     if (ws->d_query)
         attn_queries_backward(&G->att, &ad, ws->d_query, ws->states, rows_read);
+}
+
+/* decoder_inputs_forward undone: the input projection's weights over all steps at once
+ * (dW_i on [ey ; c]), then ey's gradient through its dropout to the target embeddings. */
+static void decoder_inputs_backward(Params *G, EmbeddingGrad *dE_y, Workspace *ws,
+                                    const Params *P, const Batch *bt)
+{
+    const Dims *d = &ws->dims;
+    const int B = ws->B, T = ws->T, m = d->emb, d_h = model_annotation_width(d);
+    const int p = d->dec_hidden, in_width = m + d_h, Gp = cell_gates(d->dec_cell) * p;
+    const int R = ws->R;
     /* forward: dec_xg = [ey ; c] W_i^T + b_i, so
      * dW_i (Gp, m+d_h) += dxg^T (Gp, R) . [ey ; c] (R, m+d_h) */
     matmul(CblasTrans, CblasNoTrans, Gp, in_width, R, 1, ws->d_dec_xg, Gp, ws->dec_in,
@@ -157,6 +154,25 @@ static void decoder_weights_backward(Params *G, EmbeddingGrad *dE_y, Workspace *
     }
 }
 
+/* init_states_forward undone: s_0's gradient (d_states block 0) and c_0's (d_cell after
+ * step 0's backward, made the pre-activation's in place) to W_s, W_c, their biases and
+ * the encoder's summary (enc.d_init). */
+static void init_states_backward(Params *G, Workspace *ws, const Params *P, int w0)
+{
+    const Dims *d = &ws->dims;
+    EncoderWork *enc = &ws->enc;
+    const int p = d->dec_hidden;
+    const InitState s0 = {enc->init, enc->ld_init, P->W_s, P->b_s, ws->B, p, w0};
+    init_state_backward(G->W_s, G->b_s, enc->d_init, ws->d_s0, ws->d_states, ws->states, p, &s0);
+    if (ws->cache0) {
+        const int Cp = cell_cache_width(d->dec_cell) * p, at = cell_state_offset(d->dec_cell) * p;
+        InitState c0 = s0;
+        c0.W = P->W_c, c0.b = P->b_c;
+        init_state_backward(G->W_c, G->b_c, enc->d_init, ws->d_cell, ws->d_cell, ws->cache0 + at,
+                            Cp, &c0);
+    }
+}
+
 /* The source side: the keys' gradient (summed over the steps) and the fixed context's
  * back to the annotations, s_0's (and c_0's) to what it was computed from, then the
  * encoder and the source embeddings. */
@@ -168,37 +184,12 @@ static void source_backward(Params *G, EmbeddingGrad *dE_x, Workspace *ws, const
     const AttnDims ad = model_attn_dims(d);
     const EncoderOps *encoder = encoder_ops(&ed);
     EncoderWork *enc = &ws->enc;
-    const int B = ws->B, SB = ws->S * B, m = d->emb, p = d->dec_hidden;
-    const int w0 = encoder->init_width(&ed);
+    const int SB = ws->S * ws->B, m = d->emb, w0 = encoder->init_width(&ed);
     attn_keys_backward(enc->d_H, &G->att, ws->d_keys, enc->H, &P->att, &ad, SB);
     /* before s_0's gradient reaches what it was computed from (the same numbers may
      * meet there: the order of the sums stays the one forward implies) */
     encoder->annotations_backward(&G->enc, enc, &P->enc, &ed, bt->src_len);
-    /* forward: s_0 = tanh(init W_s^T + b_s) */
-    tanh_backward(ws->d_s0, ws->d_states, ws->states, (size_t)B * p);
-    /* dW_s (p, w0) += ds0^T (p, B) . init (B, w0) */
-    matmul(CblasTrans, CblasNoTrans, p, w0, B, 1, ws->d_s0, p, enc->init, enc->ld_init, 1, G->W_s,
-           w0);
-    column_sums_add(G->b_s, ws->d_s0, B, p, p);
-    /* dinit (B, w0) += ds0 (B, p) . W_s (p, w0) */
-    matmul(CblasNoTrans, CblasNoTrans, B, w0, p, 1, ws->d_s0, p, P->W_s, w0, 1, enc->d_init,
-           enc->ld_init);
-    if (ws->cache0) {
-        /* forward: c_0 = tanh(init W_c^T + b_c); d_cell holds dc_0 after step 0's backward
-         * and becomes the pre-activation's gradient in place */
-        const int Cp = cell_cache_width(d->dec_cell) * p, at = cell_state_offset(d->dec_cell) * p;
-        for (int b = 0; b < B; b++)
-            for (int k = 0; k < p; k++) {
-                const real c0 = ws->cache0[(size_t)b * Cp + at + k];
-                ws->d_cell[(size_t)b * p + k] *= 1 - c0 * c0;
-            }
-        matmul(CblasTrans, CblasNoTrans, p, w0, B, 1, ws->d_cell, p, enc->init, enc->ld_init, 1,
-               G->W_c, w0);
-        column_sums_add(G->b_c, ws->d_cell, B, p, p);
-        matmul(CblasNoTrans, CblasNoTrans, B, w0, p, 1, ws->d_cell, p, P->W_c, w0, 1, enc->d_init,
-               enc->ld_init);
-    }
-
+    init_states_backward(G, ws, P, w0);
     encoder->backward(&G->enc, enc, &P->enc, &ed, ws->ex, ws->d_ex, ws->d_hg, bt->src_len);
     /* forward: ex' = ex * mask (embedding dropout) */
     if (ws->reg.embedding_dropout > 0)
@@ -216,7 +207,7 @@ static void backward_from_readout(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad 
     assert(ws->with_backward);
     readout_backward(G, ws, P);
     decoder_steps_backward(G, ws, P, bt);
-    decoder_weights_backward(G, dE_y, ws, P, bt);
+    decoder_inputs_backward(G, dE_y, ws, P, bt);
     source_backward(G, dE_x, ws, P, bt);
 }
 

@@ -1,9 +1,30 @@
-/* model_pass.h: what the forward pass (model.c) and the backward pass
- * (model_backward.c) of the model share. Internal to those two files. */
+/* model_pass.h: what the forward pass (model_forward.c), the backward pass
+ * (model_backward.c), the workspace's layout (workspace.c), the initial states
+ * (init_state.c) and hard attention (hard_attention.c) share. Internal to src/model/. */
 #ifndef S2S_MODEL_PASS_H
 #define S2S_MODEL_PASS_H
 
 #include "model/model.h"
+
+/* Points every buffer of ws into its arena for a batch of (B, S, T, N) whose decoder
+ * computes R rows over all steps (workspace.c states which buffers share memory). */
+void model_workspace_carve(Workspace *ws, int B, int S, int T, int N, int R);
+
+/* An initial state of the decoder, tanh(W init + b) (B, p), from the encoder's summary
+ * init (B, w0; row stride ld_init): s_0 with (W_s, b_s), c_0 with (W_c, b_c). */
+typedef struct {
+    const real *init;
+    int ld_init;
+    const real *W, *b; /* (p, w0), (p) */
+    int B, p, w0;
+} InitState;
+/* out (B, p; row stride ld_out) = tanh(init W^T + b) */
+void init_state_forward(real *out, int ld_out, const InitState *st);
+/* From d_out (B, p), the gradient of out (row stride ld_out, as forward wrote it):
+ * d_pre (B, p; may be d_out's memory) the pre-activation's, and dW, db and d_init
+ * (row stride st->ld_init) accumulated. */
+void init_state_backward(real *dW, real *db, real *d_init, real *d_pre, const real *d_out,
+                         const real *out, int ld_out, const InitState *st);
 
 /* Everything up to the readout t_i (ws->ro_out, and ws->ro_dropped with readout
  * dropout) of every real target position, with the regularization's masks. */

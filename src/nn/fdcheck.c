@@ -71,79 +71,108 @@ typedef struct {
 
 enum { REFINED_SHOWN = 4 };
 
-double fdcheck_elements(const char *name, real *x, const real *grad, size_t count,
-                          const size_t *which, size_t n_which, LossFn loss, void *ctx)
+/* Richardson's way of telling truncation from a wrong gradient: the step's own error
+ * shrinks as h^6, a wrong gradient's does not. So element k, whose estimate *fd at the
+ * first step disagrees with g by *err, is measured again at steps FD_REFINE times
+ * smaller until an estimate agrees with g (the first step was too coarse here) or two
+ * successive estimates agree with each other and not with g (the gradient is wrong).
+ * Leaves the last estimate and its error in *fd and *err. */
+static Refined refine(real *x, size_t k, double g, double *fd, double *err, double floor,
+                      LossFn loss, void *ctx)
 {
-    double worst = 0, worst_abs = 0, max_grad = 0;
-    size_t worst_at = 0, n_refined = 0;
-    double worst_g = 0, worst_fd = 0;
-    /* the first few refined elements, those that still fail first */
-    Refined failed[REFINED_SHOWN], passed[REFINED_SHOWN];
-    size_t n_failed = 0, n_passed = 0;
-    relu_freeze(RELU_RECORD); /* the relu pattern at the point itself */
-    const double floor = FD_FLOOR * fmax(1, fabs(loss(ctx)));
-    for (size_t e = 0; e < n_which; e++) {
-        size_t k = which ? which[e] : e;
-        double h = FD_STEP, fd = difference(x, k, h, loss, ctx);
-        const double g = grad[k];
-        double err = relative_difference(g, fd, floor);
-        if (err > GRADCHECK_TOLERANCE) {
-            /* Richardson's way of telling truncation from a wrong gradient: the step's
-             * own error shrinks as h^6, a wrong gradient's does not. So measure again
-             * at steps FD_REFINE times smaller until an estimate agrees with g (the
-             * first step was too coarse here) or two successive estimates agree with
-             * each other and not with g (the gradient is wrong). */
-            Refined r = {.at = k, .first_err = err, .first_h = h};
-            for (int m = 0; m < FD_REFINE_STEPS && err > GRADCHECK_TOLERANCE && !r.settled; m++) {
-                h /= FD_REFINE;
-                const double next = difference(x, k, h, loss, ctx);
-                r.settled = relative_difference(fd, next, floor) <= GRADCHECK_TOLERANCE;
-                fd = next;
-                err = relative_difference(g, fd, floor);
-            }
-            r.settled |= err <= GRADCHECK_TOLERANCE;
-            r.err = err;
-            r.h = h;
-            if (err > GRADCHECK_TOLERANCE && n_failed < REFINED_SHOWN)
-                failed[n_failed++] = r;
-            else if (err <= GRADCHECK_TOLERANCE && n_passed < REFINED_SHOWN)
-                passed[n_passed++] = r;
-            n_refined++;
-        }
-        if (fabs(g) > max_grad)
-            max_grad = fabs(g);
-        if (fabs(g - fd) > worst_abs)
-            worst_abs = fabs(g - fd);
-        if (err > worst) {
-            worst = err;
-            worst_at = k;
-            worst_g = g;
-            worst_fd = fd;
-        }
+    double h = FD_STEP;
+    Refined r = {.at = k, .first_err = *err, .first_h = h};
+    for (int m = 0; m < FD_REFINE_STEPS && *err > GRADCHECK_TOLERANCE && !r.settled; m++) {
+        h /= FD_REFINE;
+        const double next = difference(x, k, h, loss, ctx);
+        r.settled = relative_difference(*fd, next, floor) <= GRADCHECK_TOLERANCE;
+        *fd = next;
+        *err = relative_difference(g, *fd, floor);
     }
+    r.settled |= *err <= GRADCHECK_TOLERANCE;
+    r.err = *err;
+    r.h = h;
+    return r;
+}
+
+/* What a tensor's check found: the worst element, and the first few refined ones
+ * (those that still fail first). */
+typedef struct {
+    double worst, worst_abs, max_grad, worst_g, worst_fd;
+    size_t worst_at, n_refined, n_failed, n_passed;
+    Refined failed[REFINED_SHOWN], passed[REFINED_SHOWN];
+} Findings;
+
+static void keep_refined(Findings *f, const Refined *r)
+{
+    if (r->err > GRADCHECK_TOLERANCE && f->n_failed < REFINED_SHOWN)
+        f->failed[f->n_failed++] = *r;
+    else if (r->err <= GRADCHECK_TOLERANCE && f->n_passed < REFINED_SHOWN)
+        f->passed[f->n_passed++] = *r;
+    f->n_refined++;
+}
+
+static void keep_worst(Findings *f, size_t k, double g, double fd, double err)
+{
+    f->max_grad = fmax(f->max_grad, fabs(g));
+    f->worst_abs = fmax(f->worst_abs, fabs(g - fd));
+    if (err > f->worst) {
+        f->worst = err;
+        f->worst_at = k;
+        f->worst_g = g;
+        f->worst_fd = fd;
+    }
+}
+
+/* The tensor's line, then a line for each of the first refined elements. */
+static void print_findings(const char *name, size_t count, const size_t *which, size_t n_which,
+                           const Findings *f)
+{
     if (which)
         printf("  %-16s %6zu of %-9zu", name, n_which, count);
     else
         printf("  %-16s %6zu", name, count);
-    printf("  max|g| %.3e  max abs err %.3e  worst rel err %.3e", max_grad, worst_abs, worst);
-    if (worst > GRADCHECK_TOLERANCE)
-        printf("  FAIL at [%zu]: analytic %.12g, numeric %.12g", worst_at, worst_g, worst_fd);
+    printf("  max|g| %.3e  max abs err %.3e  worst rel err %.3e", f->max_grad, f->worst_abs,
+           f->worst);
+    if (f->worst > GRADCHECK_TOLERANCE)
+        printf("  FAIL at [%zu]: analytic %.12g, numeric %.12g", f->worst_at, f->worst_g,
+               f->worst_fd);
     printf("\n");
     size_t n_shown = 0;
-    for (size_t r = 0; r < n_failed + n_passed && n_shown < REFINED_SHOWN; r++, n_shown++) {
-        const Refined *m = r < n_failed ? &failed[r] : &passed[r - n_failed];
+    for (size_t r = 0; r < f->n_failed + f->n_passed && n_shown < REFINED_SHOWN; r++, n_shown++) {
+        const Refined *m = r < f->n_failed ? &f->failed[r] : &f->passed[r - f->n_failed];
         printf("    %s[%zu]: rel err %.3e at step %g; %.3e at step %g%s\n", name, m->at,
                m->first_err, m->first_h, m->err, m->h,
                m->err <= GRADCHECK_TOLERANCE ? ""
                : m->settled ? " (the estimates agree: the gradient is wrong)"
                             : " (the estimates did not settle)");
     }
-    if (n_refined > n_shown)
-        printf("    and %zu more element%s measured at smaller steps\n", n_refined - n_shown,
-               plural((long)(n_refined - n_shown)));
+    if (f->n_refined > n_shown)
+        printf("    and %zu more element%s measured at smaller steps\n", f->n_refined - n_shown,
+               plural((long)(f->n_refined - n_shown)));
+}
+
+double fdcheck_elements(const char *name, real *x, const real *grad, size_t count,
+                          const size_t *which, size_t n_which, LossFn loss, void *ctx)
+{
+    Findings f = {0};
+    relu_freeze(RELU_RECORD); /* the relu pattern at the point itself */
+    const double floor = FD_FLOOR * fmax(1, fabs(loss(ctx)));
+    for (size_t e = 0; e < n_which; e++) {
+        const size_t k = which ? which[e] : e;
+        const double g = grad[k];
+        double fd = difference(x, k, FD_STEP, loss, ctx);
+        double err = relative_difference(g, fd, floor);
+        if (err > GRADCHECK_TOLERANCE) {
+            const Refined r = refine(x, k, g, &fd, &err, floor, loss, ctx);
+            keep_refined(&f, &r);
+        }
+        keep_worst(&f, k, g, fd, err);
+    }
+    print_findings(name, count, which, n_which, &f);
     relu_freeze(RELU_FREE);
     fflush(stdout);
-    return worst;
+    return f.worst;
 }
 
 void fill_uniform(real *x, size_t count, Pcg32 *rng, double lo, double hi)

@@ -201,6 +201,13 @@ void dropout_forward(real *x, int ld, real *mask, int rows, int cols, double rat
         }
 }
 
+void dropout_backward(real *dx, int ld, const real *mask, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++)
+        for (int k = 0; k < cols; k++)
+            dx[(size_t)r * ld + k] *= mask[(size_t)r * cols + k];
+}
+
 /* Sum and maximum of n values in eight interleaved lanes: the compiler turns each into
  * one vector operation (a plain loop is one long chain of dependent additions); the
  * lanes are combined in a fixed order, so the result is the same on every run. */

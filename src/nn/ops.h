@@ -78,6 +78,9 @@ void layer_norm_backward(real *dx, real *dgamma, real *dbeta, const real *dy, co
  * unchanged and nothing needs scaling at test time. The factors (0 or 1 / (1 - rate))
  * go to mask (rows, cols) for backward, drawn from rng row by row. */
 void dropout_forward(real *x, int ld, real *mask, int rows, int cols, double rate, Pcg32 *rng);
+/* Its backward: forward was x' = x * mask, so dx = dx' * mask; dx (rows, cols, row stride
+ * ld) in place. */
+void dropout_backward(real *dx, int ld, const real *mask, int rows, int cols);
 
 /* Softmax cross-entropy over rows of logits (rows, V) with one target id per row:
  * replaces every row by its softmax (the largest buffer of the model is reused, and

@@ -32,6 +32,7 @@ typedef double real;
 #define layer_norm_forward layer_norm_forward_f64
 #define layer_norm_backward layer_norm_backward_f64
 #define dropout_forward dropout_forward_f64
+#define dropout_backward dropout_backward_f64
 #define sa_carve sa_carve_f64
 #define sa_carve_work sa_carve_work_f64
 #define sa_attend_forward sa_attend_forward_f64
@@ -83,6 +84,9 @@ typedef double real;
 #define model_describe model_describe_f64
 #define model_set_regularization model_set_regularization_f64
 #define model_forward_to_readout model_forward_to_readout_f64
+#define model_workspace_carve model_workspace_carve_f64
+#define init_state_forward init_state_forward_f64
+#define init_state_backward init_state_backward_f64
 #define model_output_layer model_output_layer_f64
 #define model_att_pre_step model_att_pre_step_f64
 #define attn_additive_scores_forward attn_additive_scores_forward_f64

@@ -254,13 +254,6 @@ static void layer_forward(SelfAttnLayerWork *w, real *scratch, const SelfAttnPar
     layer_norm_forward(w->out, w->xhat2, w->rstd2, w->out, P->gamma_2, P->beta_2, SB, d);
 }
 
-/* v (n) *= mask (n) */
-static void scale_by(real *v, const real *mask, size_t n)
-{
-    for (size_t k = 0; k < n; k++)
-        v[k] *= mask[k];
-}
-
 /* Backward of layer_forward from dout (S*B, d) to dx (S*B, d; overwritten, and it may be
  * dout's memory: dout is read first). */
 static void layer_backward(real *dx, SelfAttnParams *G, const SelfAttnLayerWork *w,
@@ -275,14 +268,14 @@ static void layer_backward(real *dx, SelfAttnParams *G, const SelfAttnLayerWork 
     layer_norm_backward(dY, G->gamma_2, G->beta_2, dout, w->xhat2, w->rstd2, P->gamma_2, SB, d);
     memcpy(dt, dY, sizeof(real) * n_d);
     if (w->dropped)
-        scale_by(dt, w->mask_o, n_d);
+        dropout_backward(dt, d, w->mask_o, SB, d);
     /* forward: o = r W_2^T + b_2, so dW_2 (d, F) += do^T r, dr (S*B, F) = do . W_2 */
     const real *r = w->dropped ? w->r : w->u;
     linear_backward(NULL, G->W_2, G->b_2, dt, r, P->W_2, SB, F, d);
     matmul(CblasNoTrans, CblasNoTrans, SB, F, d, 1, dt, d, P->W_2, F, 0, dr, F);
     /* forward: r = u * mask_r, u = relu(Y W_1^T + b_1) */
     if (w->dropped)
-        scale_by(dr, w->mask_r, n_F);
+        dropout_backward(dr, F, w->mask_r, SB, F);
     relu_backward(dr, dr, w->u, n_F);
     /* dW_1 (F, d) += du^T Y, dY (S*B, d) += du . W_1 */
     linear_backward(dY, G->W_1, G->b_1, dr, w->y, P->W_1, SB, d, F);
@@ -291,7 +284,7 @@ static void layer_backward(real *dx, SelfAttnParams *G, const SelfAttnLayerWork 
     layer_norm_backward(dY, G->gamma_1, G->beta_1, dY, w->xhat1, w->rstd1, P->gamma_1, SB, d);
     memcpy(dt, dY, sizeof(real) * n_d);
     if (w->dropped)
-        scale_by(dt, w->mask_a, n_d);
+        dropout_backward(dt, d, w->mask_a, SB, d);
     /* forward: A = z W_O^T + b_O, so dW_O += dA^T z, dz (S*B, d) = dA . W_O */
     linear_backward(NULL, G->W_O, G->b_O, dt, w->z, P->W_O, SB, d, d);
     matmul(CblasNoTrans, CblasNoTrans, SB, d, d, 1, dt, d, P->W_O, d, 0, dz, d);

@@ -263,7 +263,7 @@ START_TEST(attention_layer_computed_again_in_backward_gives_the_same_gradients)
     /* Large workspaces keep one step's tanh(W_a s + U_a h + b_a) and backward computes
      * each step's again: the same arithmetic, so the very same gradients -- on every
      * OpenBLAS core type (make test runs this one under each: a kernel whose sums depend on
-     * the alignment of their input broke it once, model.c's att_pre_stride). */
+     * the alignment of their input broke it once, workspace.c's att_pre_stride). */
     ModelCase c;
     model_case_init(&c, 46);
     ck_assert_int_eq(c.ws.keep_att_pre, 1);
