@@ -1,4 +1,4 @@
-/* test_badinput.c: the bad-input rows of the fault matrix (README, "Reliability") end to
+/* test_badinput.c: the bad-input rows of the fault matrix (src/README.md, "Reliability") end to
  * end, through the s2s binary: malformed configs, missing and unreadable corpora, line
  * counts that differ, invalid UTF-8, empty corpora and 10 MB lines, in training and in
  * translation.

@@ -180,7 +180,7 @@ START_TEST(every_variant_trains_translates_and_decodes_as_it_trains)
     int n_valid = valid_losses(run, losses, 8);
     ck_assert_int_eq(n_valid, 3); /* steps 100, 200, 300 */
     /* a training outcome: its margin must hold under every OpenBLAS core type, whose
-     * rounding differs (scripts/outcome-margins.sh reads this line under each; README) */
+     * rounding differs (scripts/outcome-margins.sh reads this line under each; src/README.md) */
     char what[256] = "";
     for (int k = 0; v->sets[k]; k++) /* "attention=dot heads=2", without the sections */
         snprintf(what + strlen(what), sizeof what - strlen(what), " %s", strchr(v->sets[k], '.') + 1);
@@ -277,7 +277,7 @@ END_TEST
  * 18's attention-only encoder), and its report has a row
  * per model with a BLEU for every length group, a well-formed plot with one line per
  * model, the attention figure of the attention model, and the verdict line. Whether the
- * verdict holds needs real training (README); here the exit is 0 (it holds) or 1 (not). */
+ * verdict holds needs real training (src/README.md); here the exit is 0 (it holds) or 1 (not). */
 START_TEST(length_experiment_script_reports_bleu_by_length)
 {
     char dir[512], out[600], cmd[2400], path[700];

@@ -331,7 +331,7 @@ static Estimators compare_estimators(int heads, const int tgt_words[MAX_B])
 }
 
 /* What the baseline is for: the same expectation (above), far less variance -- on the
- * 81 paths of the two-head model of one target word, 30 times less (README). */
+ * 81 paths of the two-head model of one target word, 30 times less (scripts/README.md). */
 START_TEST(the_baseline_lowers_the_variance_of_the_estimate)
 {
     Estimators est = compare_estimators(2, (int[MAX_B]){1, 0});
