@@ -9,6 +9,8 @@ loss and gradients with autograd and compares; the same for each model variant: 
 attention score, other cells, deeper encoders, dropout (with the masks the C pass drew)
 and label smoothing; and hard attention's surrogate J, on the sentences and positions the
 C pass sampled (which it writes out), with both rewards, baselines and the entropy term.
+Each size and variant is a dict of what differs from the dumper's defaults, passed to it
+as name=value; the dumper must refuse an unknown name or a bad value.
 Tolerances:
   float build:  loss to 1e-5 relative, each gradient tensor to 1e-4 relative norm;
   double build: loss to 1e-14 relative, each gradient tensor to 1e-13 relative norm;
@@ -33,62 +35,97 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch_reference  # noqa: E402
 
-# (V_x, V_y, m, n, p, a, l, B, seed): the gradient-check size, and one with every
-# dimension different and larger batches.
+# Every run is named by what differs from crosscheck_dump's defaults (the gradient-check
+# size V_x=9 V_y=8 m=3 n=4 p=5 a=5 l=4, B=3 pairs, seed=1, and the default model: additive
+# attention, a bidirectional GRU encoder of 1 layer, a GRU decoder, 1 head, no
+# self-attention layer, no dropout or smoothing, soft attention), in its settings' names;
+# the dumper gets them as name=value, and the PyTorch model is built from the settings
+# it reports having used. The sizes: the default, one with every dimension different,
+# and larger batches.
 SIZES = [
-    (9, 8, 3, 4, 5, 5, 4, 3, 1),
-    (50, 60, 16, 24, 32, 20, 28, 6, 2),
-    (120, 90, 32, 48, 64, 40, 56, 16, 3),
+    {},
+    {"V_x": 50, "V_y": 60, "m": 16, "n": 24, "p": 32, "a": 20, "l": 28, "B": 6, "seed": 2},
+    {"V_x": 120, "V_y": 90, "m": 32, "n": 48, "p": 64, "a": 40, "l": 56, "B": 16, "seed": 3},
 ]
 TOLERANCES = {"float": (1e-5, 1e-4), "double": (1e-14, 1e-13)}
 GRAD_NORM_FLOOR = 1e-2
 
 # The variants, each at one size where p = 2n (so dot is valid) and a = p (so 2, 4 and 8
-# heads split every vector evenly; encoder cell none, the attention-only encoder, has d_h =
-# m = 16): (score, encoder cell, decoder cell, encoder layers,
-# embedding dropout, readout dropout, label smoothing[, heads[, self-attention layers,
-# their heads, their feed-forward width (0: 4 d_h), their dropout]]).
-VARIANT_SIZE = (50, 60, 16, 12, 24, 24, 28, 6, 4)
+# heads split every vector evenly; encoder attn, the attention-only encoder, has d_h = m =
+# 16). sa_ffn 0 (the default) is 4 d_h.
+VARIANT_SIZE = {"V_x": 50, "V_y": 60, "m": 16, "n": 12, "p": 24, "a": 24, "l": 28, "B": 6,
+                "seed": 4}
 VARIANTS = [
-    ("dot", "gru", "gru", 1, 0, 0, 0),
-    ("general", "gru", "gru", 1, 0, 0, 0),
-    ("scaled_dot", "gru", "gru", 1, 0, 0, 0),
-    ("none", "gru", "gru", 1, 0, 0, 0),
-    ("additive", "lstm", "lstm", 1, 0, 0, 0),
-    ("additive", "rnn", "rnn", 1, 0, 0, 0),
-    ("scaled_dot", "lstm", "gru", 3, 0, 0, 0),
-    ("additive", "gru", "gru", 1, 0.3, 0.4, 0.1),
-    ("general", "rnn", "lstm", 2, 0.2, 0.3, 0.2),
-    ("additive", "gru", "gru", 1, 0, 0, 0, 4),
-    ("dot", "gru", "gru", 1, 0, 0, 0, 8),
-    ("general", "gru", "gru", 1, 0, 0, 0, 2),
-    ("scaled_dot", "gru", "gru", 1, 0, 0, 0, 4),
-    ("additive", "lstm", "lstm", 2, 0.2, 0.3, 0.1, 4),
-    ("additive", "gru", "gru", 1, 0, 0, 0, 1, 1, 4, 0, 0),
-    ("scaled_dot", "gru", "gru", 1, 0, 0, 0, 4, 2, 8, 40, 0),
-    ("general", "lstm", "lstm", 2, 0, 0, 0, 2, 2, 2, 16, 0),
-    ("additive", "gru", "gru", 1, 0, 0, 0, 1, 2, 4, 0, 0.3),
-    ("scaled_dot", "lstm", "gru", 1, 0.2, 0.3, 0.1, 2, 3, 6, 20, 0.25),
-    ("additive", "none", "gru", 1, 0, 0, 0, 1, 2, 4, 0, 0),
-    ("scaled_dot", "none", "lstm", 1, 0, 0, 0, 4, 1, 2, 32, 0),
-    ("none", "none", "lstm", 1, 0, 0, 0, 1, 1, 4, 0, 0),
-    ("general", "none", "lstm", 1, 0.2, 0.3, 0.1, 2, 2, 4, 24, 0.2),
-    # Hard attention, after every field above (0 0 0 0: no self-attention layer): (hard,
-    # expected_prob, lambda_r, lambda_e, token_reward, baseline, token_baseline). The
-    # loss and gradients are the surrogate J's on the positions the C pass sampled; at
-    # this size's seed, 2 of the 6 sentences choose when expected_prob is 0.5 or 0.3.
-    ("additive", "gru", "gru", 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0.5, 1, 0.3, 0, -2.5, 0),
-    ("scaled_dot", "lstm", "lstm", 1, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 1, 0.1, 0, 1.5, 0),
-    ("dot", "gru", "gru", 1, 0, 0, 0.1, 4, 0, 0, 0, 0, 1, 0.5, 0.7, 0.05, 1, -1, -0.25),
-    ("general", "rnn", "lstm", 2, 0.2, 0.3, 0.1, 2, 0, 0, 0, 0, 1, 0.3, 1, 0.2, 1, -2, -0.5),
-    ("additive", "lstm", "gru", 1, 0, 0, 0, 2, 1, 4, 0, 0, 1, 0.5, 1, 0.2, 0, -3, 0),
+    {"score": "dot"},
+    {"score": "general"},
+    {"score": "scaled_dot"},
+    {"score": "none"},
+    {"enc_cell": "lstm", "dec_cell": "lstm"},
+    {"enc_cell": "rnn", "dec_cell": "rnn"},
+    {"score": "scaled_dot", "enc_cell": "lstm", "enc_layers": 3},
+    {"embedding_dropout": 0.3, "readout_dropout": 0.4, "label_smoothing": 0.1},
+    {"score": "general", "enc_cell": "rnn", "dec_cell": "lstm", "enc_layers": 2,
+     "embedding_dropout": 0.2, "readout_dropout": 0.3, "label_smoothing": 0.2},
+    {"heads": 4},
+    {"score": "dot", "heads": 8},
+    {"score": "general", "heads": 2},
+    {"score": "scaled_dot", "heads": 4},
+    {"enc_cell": "lstm", "dec_cell": "lstm", "enc_layers": 2, "heads": 4,
+     "embedding_dropout": 0.2, "readout_dropout": 0.3, "label_smoothing": 0.1},
+    {"sa_layers": 1},
+    {"score": "scaled_dot", "heads": 4, "sa_layers": 2, "sa_heads": 8, "sa_ffn": 40},
+    {"score": "general", "enc_cell": "lstm", "dec_cell": "lstm", "enc_layers": 2, "heads": 2,
+     "sa_layers": 2, "sa_heads": 2, "sa_ffn": 16},
+    {"sa_layers": 2, "sa_dropout": 0.3},
+    {"score": "scaled_dot", "enc_cell": "lstm", "heads": 2, "sa_layers": 3, "sa_heads": 6,
+     "sa_ffn": 20, "embedding_dropout": 0.2, "readout_dropout": 0.3, "sa_dropout": 0.25,
+     "label_smoothing": 0.1},
+    {"encoder": "attn", "sa_layers": 2},
+    {"score": "scaled_dot", "encoder": "attn", "dec_cell": "lstm", "heads": 4, "sa_layers": 1,
+     "sa_heads": 2, "sa_ffn": 32},
+    {"score": "none", "encoder": "attn", "dec_cell": "lstm", "sa_layers": 1},
+    {"score": "general", "encoder": "attn", "dec_cell": "lstm", "heads": 2, "sa_layers": 2,
+     "sa_ffn": 24, "embedding_dropout": 0.2, "readout_dropout": 0.3, "sa_dropout": 0.2,
+     "label_smoothing": 0.1},
+    # Hard attention (hard 1; reinforce_weight, lambda_r, is 1 unless given, the other
+    # settings 0). The loss and gradients are the surrogate J's on the positions the C
+    # pass sampled; at this size's seed, 2 of the 6 sentences choose when expected_prob
+    # is 0.5 or 0.3.
+    {"hard": 1, "expected_prob": 0.5, "entropy_weight": 0.3, "baseline": -2.5},
+    {"score": "scaled_dot", "enc_cell": "lstm", "dec_cell": "lstm", "heads": 2, "hard": 1,
+     "entropy_weight": 0.1, "baseline": 1.5},
+    {"score": "dot", "heads": 4, "label_smoothing": 0.1, "hard": 1, "expected_prob": 0.5,
+     "reinforce_weight": 0.7, "entropy_weight": 0.05, "token_reward": 1, "baseline": -1,
+     "token_baseline": -0.25},
+    {"score": "general", "enc_cell": "rnn", "dec_cell": "lstm", "enc_layers": 2, "heads": 2,
+     "embedding_dropout": 0.2, "readout_dropout": 0.3, "label_smoothing": 0.1, "hard": 1,
+     "expected_prob": 0.3, "entropy_weight": 0.2, "token_reward": 1, "baseline": -2,
+     "token_baseline": -0.5},
+    {"enc_cell": "lstm", "heads": 2, "sa_layers": 1, "hard": 1, "expected_prob": 0.5,
+     "entropy_weight": 0.2, "baseline": -3},
     # b between the rewards of the two sentences that choose (-36.7, -42.7): advantages
     # of both signs, as a baseline that tracks R_s gives. (b = -2 made them ~-40 and the
     # gradients ~10: the exactly-0 key biases' rounding noise grew with them to 7e-14
     # of the GRAD_NORM_FLOOR, too near the double tolerance.)
-    ("scaled_dot", "gru", "lstm", 1, 0.2, 0.3, 0.1, 4, 2, 2, 20, 0.25, 1, 0.5, 1, 0.1, 0, -40, 0),
-    ("general", "none", "lstm", 1, 0, 0, 0, 2, 2, 4, 24, 0, 1, 0.5, 0.5, 0.1, 1, -1, -0.5),
+    {"score": "scaled_dot", "dec_cell": "lstm", "heads": 4, "sa_layers": 2, "sa_heads": 2,
+     "sa_ffn": 20, "embedding_dropout": 0.2, "readout_dropout": 0.3, "sa_dropout": 0.25,
+     "label_smoothing": 0.1, "hard": 1, "expected_prob": 0.5, "entropy_weight": 0.1,
+     "baseline": -40},
+    {"score": "general", "encoder": "attn", "dec_cell": "lstm", "heads": 2, "sa_layers": 2,
+     "sa_ffn": 24, "hard": 1, "expected_prob": 0.5, "reinforce_weight": 0.5,
+     "entropy_weight": 0.1, "token_reward": 1, "baseline": -1, "token_baseline": -0.5},
 ]
+# The settings Seq2Seq takes: its sizes, in its order, then its keywords; and HardPass's.
+SIZE_SETTINGS = ("V_x", "V_y", "m", "n", "p", "a", "l")
+MODEL_SETTINGS = ("score", "encoder", "enc_cell", "dec_cell", "enc_layers", "heads",
+                  "sa_layers", "sa_heads", "sa_ffn")
+HARD_SETTINGS = ("reinforce_weight", "entropy_weight", "token_reward", "baseline",
+                 "token_baseline")
+# Arguments crosscheck_dump must refuse after a valid seed=7, each with one line that
+# names it: an unknown name, values not of their kind or out of range, no value, a
+# setting given twice.
+REFUSED_ARGUMENTS = ("scor=dot", "score=dott", "heads=two", "heads=0", "readout_dropout=1",
+                     "sa_layers", "seed=8")
 SA_MASKS = ("mask_p", "mask_a", "mask_r", "mask_o")
 WORST = {}  # (precision, "soft" or "hard"): the worst loss and gradient errors measured
 
@@ -136,16 +173,11 @@ def parse_dump(text):
         key = head[0]
         if key == "precision":
             dump["precision"] = head[1]
-        elif key in ("dims", "batch"):
+        elif key == "batch":
             dump[key] = [int(x) for x in head[1:]]
-        elif key == "variant":
-            dump[key] = (head[1], head[2], head[3], int(head[4]), float(head[5]),
-                         float(head[6]), float(head[7]), int(head[8]), int(head[9]),
-                         int(head[10]), int(head[11]), float(head[12]))
-            # hard attention: hard, expected_prob, lambda_r, lambda_e, token_reward,
-            # baseline, token_baseline
-            dump["hard"] = (int(head[13]), float(head[14]), float(head[15]), float(head[16]),
-                            int(head[17]), float(head[18]), float(head[19]))
+        elif key == "settings":  # name=value of every setting the dump used
+            dump[key] = dict((name, setting_value(value))
+                             for name, value in (word.split("=", 1) for word in head[1:]))
         elif key in ("mask_x", "mask_y", "mask_t") or key.split(".")[-1] in SA_MASKS:
             dump[key] = [float(x) for x in next(lines).split()]
         elif key in ("src", "src_len", "tgt_in", "tgt_out", "hard_rows", "chosen"):
@@ -160,22 +192,57 @@ def parse_dump(text):
     return dump
 
 
+def setting_value(text):
+    """A value of the settings line, read as what it is: an int, a float, or a name."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def arguments(settings):
+    """A run's settings as crosscheck_dump's arguments, name=value."""
+    return ["%s=%s" % item for item in settings.items()]
+
+
+def check_refusals(dump_binary):
+    """That crosscheck_dump refuses each of REFUSED_ARGUMENTS: exit 2, nothing on stdout,
+    and one line on stderr that names the argument."""
+    ok = True
+    for arg in REFUSED_ARGUMENTS:
+        run = subprocess.run([dump_binary, "seed=7", arg], capture_output=True, text=True)
+        lines = run.stderr.splitlines()
+        refused = (run.returncode == 2 and not run.stdout and len(lines) == 1
+                   and arg in lines[0])
+        ok = ok and refused
+        print("%s %s: %s" % (os.path.basename(dump_binary), arg, "refused: " + lines[0]
+                             if refused else "FAIL: exit %d, stderr %r" % (run.returncode,
+                                                                          run.stderr)))
+    return ok
+
+
 def rel_norm(a, b):
     return (torch.linalg.norm(a - b) / max(torch.linalg.norm(b).item(), 1e-300)).item()
 
 
 def check(dump_binary, size, variant=None):
-    args = [str(x) for x in size] + ([str(x) for x in variant] if variant else [])
-    text = subprocess.run([dump_binary] + args, check=True, capture_output=True, text=True).stdout
+    """One run of dump_binary at size (a dict of SIZES) with variant (a dict of
+    VARIANTS): the C pass against the PyTorch model of the settings the dump reports."""
+    variant = variant or {}
+    given = {**size, **variant}
+    text = subprocess.run([dump_binary] + arguments(given), check=True, capture_output=True,
+                          text=True).stdout
     dump = parse_dump(text)
-    vx, vy, m, n, p, a, l = dump["dims"]
+    settings = dump["settings"]
+    # what was asked, exactly: a setting the dumper took otherwise would check another model
+    taken = all(settings.get(name) == value for name, value in given.items())
+    m, n, l, sa_layers, sa_heads, sa_ffn, heads = (settings[k] for k in (
+        "m", "n", "l", "sa_layers", "sa_heads", "sa_ffn", "heads"))
     B, S, T = dump["batch"]
-    variant = dump["variant"]
-    score, enc_cell, dec_cell, layers, smoothing, heads = (variant[0], variant[1], variant[2],
-                                                           variant[3], variant[6], variant[7])
-    sa_layers, sa_heads, sa_ffn = variant[8:11]
-    model = torch_reference.Seq2Seq(vx, vy, m, n, p, a, l, score, enc_cell, dec_cell,
-                                    layers, heads, sa_layers, sa_heads, sa_ffn).double()
+    model = torch_reference.Seq2Seq(*(settings[k] for k in SIZE_SETTINGS),
+                                    **{k: settings[k] for k in MODEL_SETTINGS}).double()
     params = model.c_tensors()
     assert set(params) == set(dump["param"]), "tensors of one side only: %s" % sorted(
         set(params) ^ set(dump["param"]))
@@ -188,7 +255,7 @@ def check(dump_binary, size, variant=None):
     tgt_in = torch.tensor(dump["tgt_in"]).view(T, B)
     tgt_out = torch.tensor(dump["tgt_out"]).view(T, B)
     shapes = {"mask_x": (S, B, m), "mask_y": (T, B, m), "mask_t": (-1, l)}
-    d_h = m if enc_cell == "none" else 2 * n
+    d_h = m if settings["encoder"] == "attn" else 2 * n
     for k in range(sa_layers):
         shapes.update({"sa%d.mask_p" % (k + 1): (B, sa_heads, S, S),
                        "sa%d.mask_a" % (k + 1): (S, B, d_h),
@@ -198,32 +265,36 @@ def check(dump_binary, size, variant=None):
              for k in shapes if k in dump}
     masks_ok = check_masks(dump, shapes) if masks else True
     hard, paths_ok = None, True
-    if dump["hard"][0]:
+    if settings["hard"]:
         hard_rows = torch.tensor(dump["hard_rows"]) == 1
         chosen = torch.tensor(dump["chosen"]).view(T, B, heads)
-        hard = torch_reference.HardPass(hard_rows, chosen, *dump["hard"][2:])
-        paths_ok, paths = check_paths(hard_rows, chosen, src_len, tgt_out, dump["hard"][1])
-    loss = model.loss(src, src_len, tgt_in, tgt_out, masks, smoothing, hard)
+        hard = torch_reference.HardPass(hard_rows, chosen,
+                                        **{k: settings[k] for k in HARD_SETTINGS})
+        paths_ok, paths = check_paths(hard_rows, chosen, src_len, tgt_out,
+                                      settings["expected_prob"])
+    loss = model.loss(src, src_len, tgt_in, tgt_out, masks, settings["label_smoothing"], hard)
     loss.backward()
 
     precision = dump["precision"]
     loss_tol, grad_tol = TOLERANCES[precision]
     loss_err = abs(dump["loss"] - loss.item()) / abs(loss.item())
-    ok = loss_err <= loss_tol and paths_ok and masks_ok
-    print("crosscheck %s build, %s attention, %s encoder x%d, %s decoder, dropout %g/%g, "
-          "smoothing %g, heads %d, self-attention %d x %d heads ffn %d dropout %g, V_x=%d "
-          "V_y=%d m=%d n=%d p=%d a=%d l=%d B=%d (S=%d T=%d): loss C %.10f torch %.10f, "
+    ok = loss_err <= loss_tol and paths_ok and masks_ok and taken
+    print("crosscheck %s build, %s, at %s (S=%d T=%d): loss C %.10f torch %.10f, "
           "relative error %.2e%s"
-          % ((precision, variant[0], variant[1], variant[3], variant[2]) + variant[4:] +
-             (vx, vy, m, n, p, a, l, B, S, T, dump["loss"], loss.item(), loss_err,
-              "" if loss_err <= loss_tol else "  FAIL")))
+          % (precision, " ".join(arguments(variant)) or "the default model",
+             " ".join(arguments({k: settings[k] for k in SIZE_SETTINGS + ("B", "seed")})),
+             S, T, dump["loss"], loss.item(), loss_err,
+             "" if loss_err <= loss_tol else "  FAIL"))
+    if not taken:
+        print("  the dump's settings are not those given: %s  FAIL"
+              % ", ".join("%s=%s became %s" % (k, v, settings.get(k, "unknown"))
+                          for k, v in given.items() if settings.get(k) != v))
     if hard is not None:
-        expected_prob, lambda_r, lambda_e, token_reward, baseline, token_baseline = \
-            dump["hard"][1:]
         print("  hard attention, the surrogate J: expected context with probability %g, "
               "lambda_r %g, lambda_e %g, %s reward against baseline %g; %s%s"
-              % (expected_prob, lambda_r, lambda_e, "token" if token_reward else "sentence",
-                 token_baseline if token_reward else baseline, paths,
+              % (settings["expected_prob"], settings["reinforce_weight"],
+                 settings["entropy_weight"], "token" if settings["token_reward"] else "sentence",
+                 settings["token_baseline" if settings["token_reward"] else "baseline"], paths,
                  "" if paths_ok else "  FAIL"))
     worst = 0.0
     grads = model.c_grads()
@@ -262,14 +333,15 @@ def check_masks(dump, shapes):
     decoder's rows past a sentence's end are padding (1, never drawn), and so are the
     self-attention weights' entries past a source's length (0). Without this, a wrong
     scale would be shared by both sides of the cross-check."""
-    variant = dump["variant"]
-    rates = {"mask_x": variant[4], "mask_y": variant[4], "mask_t": variant[5]}
+    settings = dump["settings"]
+    rates = {"mask_x": settings["embedding_dropout"], "mask_y": settings["embedding_dropout"],
+             "mask_t": settings["readout_dropout"]}
     B = dump["batch"][0]
     ok, drawn, zeros, site_rates = True, {}, {}, {}
     for key, values in dump.items():
         if not (key in rates or key.split(".")[-1] in SA_MASKS):
             continue
-        p = rates.get(key, variant[11])
+        p = rates.get(key, settings["sa_dropout"])
         keep = in_precision(1.0 / (1.0 - p), dump["precision"])
         if key == "mask_y":  # (T, B, m): row (i, b) is drawn while tgt_out[i, b] is a word
             m = shapes["mask_y"][2]
@@ -365,6 +437,7 @@ def main():
         ok = check_tokenizer(args.s2s)
     ok = check_layer_form() and ok
     for binary in args.dump:
+        ok = check_refusals(binary) and ok
         for size in SIZES:
             ok = check(binary, size) and ok
         for variant in VARIANTS:

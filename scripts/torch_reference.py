@@ -43,6 +43,8 @@ PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
 SCORES = ("additive", "dot", "general", "scaled_dot", "none")
 CELLS = {"gru": (nn.GRU, nn.GRUCell), "lstm": (nn.LSTM, nn.LSTMCell), "rnn": (nn.RNN, nn.RNNCell)}
+# The bidirectional recurrent encoder and the attention-only one (EncoderKind's order).
+ENCODERS = ("birnn", "attn")
 
 
 def self_attention_layer(layer, x, padding, masks):
@@ -69,19 +71,21 @@ def self_attention_layer(layer, x, padding, masks):
 
 class Seq2Seq(nn.Module):
     """RNNsearch and its variants (src/model/MODEL.md): a bidirectional recurrent encoder
-    of `layers` layers, optionally `sa_layers` self-attention layers on top
-    (torch.nn.TransformerEncoderLayer, `sa_heads` heads, feed-forward width `sa_ffn`),
-    s_0 = tanh(W_s bwd_h_1 + b_s) from the recurrent encoder, one of five attention
-    scores with `heads` heads, a recurrent decoder on [ey_{i-1} ; c_i], the readout
-    tanh(W_t [s_i ; c_i ; ey_{i-1}] + b_t) and the output layer. Sizes as in MODEL.md:
-    vx, vy, m, n, p, a, l."""
+    (`encoder` "birnn") of `enc_layers` layers, optionally `sa_layers` self-attention
+    layers on top (torch.nn.TransformerEncoderLayer, `sa_heads` heads, feed-forward width
+    `sa_ffn`, 0 for 4 d_h), s_0 = tanh(W_s bwd_h_1 + b_s) from the recurrent encoder, one
+    of five attention scores with `heads` heads, a recurrent decoder on [ey_{i-1} ; c_i],
+    the readout tanh(W_t [s_i ; c_i ; ey_{i-1}] + b_t) and the output layer; or `encoder`
+    "attn", the attention-only encoder. Sizes as in MODEL.md: vx, vy, m, n, p, a, l. The
+    keywords are crosscheck_dump's settings, named alike."""
 
     def __init__(self, vx, vy, m, n, p, a, l, score="additive", enc_cell="gru",
-                 dec_cell="gru", layers=1, heads=1, sa_layers=0, sa_heads=4, sa_ffn=0):
+                 dec_cell="gru", enc_layers=1, heads=1, sa_layers=0, sa_heads=4, sa_ffn=0,
+                 encoder="birnn"):
         super().__init__()
-        assert score in SCORES and (enc_cell in CELLS or enc_cell == "none") and dec_cell in CELLS
+        assert score in SCORES and encoder in ENCODERS and enc_cell in CELLS and dec_cell in CELLS
         self.n, self.score, self.dec_cell, self.heads = n, score, dec_cell, heads
-        self.attention_only = enc_cell == "none"
+        self.attention_only = encoder == "attn"
         self.E_x = nn.Embedding(vx, m)
         self.E_y = nn.Embedding(vy, m)
         if self.attention_only:
@@ -93,7 +97,7 @@ class Seq2Seq(nn.Module):
             self.W_s = nn.Linear(m, p)
             self.W_c = nn.Linear(m, p) if dec_cell == "lstm" else None
         else:
-            self.encoder = CELLS[enc_cell][0](m, n, num_layers=layers, bidirectional=True)
+            self.encoder = CELLS[enc_cell][0](m, n, num_layers=enc_layers, bidirectional=True)
             self.W_s = nn.Linear(n, p)
             self.W_c = None
             d_h = 2 * n
@@ -458,7 +462,7 @@ def bench(args):
     m, n, p, a, l, V = SIZES[args.size]
     sa_layers = args.self_attention if args.self_attention is not None else (
         2 if args.attention_only else 0)
-    model = Seq2Seq(V, V, m, n, p, a, l, enc_cell="none" if args.attention_only else "gru",
+    model = Seq2Seq(V, V, m, n, p, a, l, encoder="attn" if args.attention_only else "birnn",
                     heads=args.heads, sa_layers=sa_layers, sa_heads=4)
     model.init_uniform(0.1)
     adam = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -553,8 +557,8 @@ def selfcheck():
         worst_all = max(worst_all, worst)
     for cell in ("gru", "lstm"):
         # the attention-only encoder: m = 4 even, 2 layers of 2 heads, c_0 for an LSTM
-        model = Seq2Seq(9, 8, 4, 2, 4, 4, 4, "general", "none", cell, 1, heads=2,
-                        sa_layers=2, sa_heads=2, sa_ffn=6).double()
+        model = Seq2Seq(9, 8, 4, 2, 4, 4, 4, "general", dec_cell=cell, heads=2, sa_layers=2,
+                        sa_heads=2, sa_ffn=6, encoder="attn").double()
         worst, n = _fd_worst(model, batch)
         print("selfcheck general    %-4s, attention-only encoder: %d parameters, worst "
               "relative error %.1e" % (cell, n, worst))

@@ -63,17 +63,17 @@ static double model_loss(void *ctx)
  * the same ones at every forward pass. */
 START_TEST(model_backward_matches_finite_differences_for_every_parameter)
 {
+    const ModelVariant variant = fixture_variant(_i);
     ModelCase c;
     model_case_init_variant(&c, FD_CHECKED_SEED, _i);
     model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
-    printf("whole model, %s, every element of every tensor (double):\n",
-           FIXTURE_VARIANTS[_i].name);
-    if (FIXTURE_VARIANTS[_i].hard) {
+    printf("whole model, %s, every element of every tensor (double):\n", variant.name);
+    if (variant.hard) {
         /* the surrogate with the sampled paths and the rewards held fixed (model/MODEL.md);
          * the point must have sentences that sampled, and with 0 < expected_prob < 1
          * one that did not */
-        const double p = FIXTURE_VARIANTS[_i].expected_prob;
+        const double p = variant.expected_prob;
         printf("  %d of 3 sentences sampled their positions\n", c.ws.hard_stats.sampled);
         ck_assert_int_ge(c.ws.hard_stats.sampled, 1);
         if (p > 0)
@@ -200,7 +200,7 @@ START_TEST(sorted_batch_skips_ended_rows_with_the_same_gradients)
         }
     }
     printf("sorted batch (%d decoder rows skipped), %s: loss %.17g vs %.17g, worst gradient "
-           "difference %.2e of the largest gradient\n", skipped, FIXTURE_VARIANTS[_i].name, sorted,
+           "difference %.2e of the largest gradient\n", skipped, fixture_variant(_i).name, sorted,
            unsorted, worst);
     free(expected);
     model_case_free(&c);

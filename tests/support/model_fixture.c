@@ -12,84 +12,120 @@ Dims fixture_dims(void)
                   .dec_hidden = 5, .attn = 5, .readout = 4, .enc_layers = 1};
 }
 
-const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS] = {
-    {"additive attention, GRU", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"dot attention", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"general attention", SCORE_GENERAL, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"scaled_dot attention", SCORE_SCALED_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"no attention", SCORE_NONE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"LSTM encoder and decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"tanh RNN encoder and decoder", SCORE_ADDITIVE, CELL_RNN, CELL_RNN, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2 LSTM encoder layers, GRU decoder", SCORE_ADDITIVE, CELL_LSTM, CELL_GRU, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"3 GRU encoder layers, LSTM decoder, scaled_dot", SCORE_SCALED_DOT, CELL_GRU, CELL_LSTM, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"label smoothing 0.1", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0.1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"additive, 2 heads", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"additive, 4 heads", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"dot, 4 heads", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"general, 2 heads", SCORE_GENERAL, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"scaled_dot, 4 heads", SCORE_SCALED_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2 self-attention layers (2 heads)", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 2, 2, 0, 0, 0, 0, 0, 0, 0},
-    {"1 self-attention layer (4 heads), LSTM, general, 2 heads", SCORE_GENERAL, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0, 2, 1, 4, 0, 0, 0, 0, 0, 0, 0},
-    {"attention-only encoder, 2 layers (2 heads)", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 2, 2, 0, 1, 0, 0, 0, 0, 0},
-    {"attention-only encoder, LSTM decoder, dot, 2 heads", SCORE_DOT, CELL_GRU, CELL_LSTM, 1, 0, 0, 0, 2, 1, 2, 0, 1, 0, 0, 0, 0, 0},
-    {"attention-only encoder, LSTM decoder, no attention", SCORE_NONE, CELL_GRU, CELL_LSTM, 1, 0, 0, 0, 1, 1, 3, 0, 1, 0, 0, 0, 0, 0},
-    {"embedding dropout 0.3, readout dropout 0.4", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0.3, 0.4, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"general, RNN/LSTM, 2 layers, dropout, smoothing", SCORE_GENERAL, CELL_RNN, CELL_LSTM, 2, 0.2, 0.3, 0.2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"additive, 4 heads, LSTM, dropout", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0.2, 0.3, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"2 self-attention layers, LSTM, every dropout", SCORE_SCALED_DOT, CELL_LSTM, CELL_LSTM, 1, 0.2, 0.3, 0, 1, 2, 2, 0.3, 0, 0, 0, 0, 0, 0},
-    {"attention-only encoder, LSTM decoder, every dropout", SCORE_GENERAL, CELL_GRU, CELL_LSTM, 1, 0.2, 0.3, 0.1, 1, 2, 2, 0.3, 1, 0, 0, 0, 0, 0},
-    {"hard attention, sentence reward, entropy, baseline", SCORE_ADDITIVE, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.5, 0.3, -2.5},
-    {"hard attention, every sentence sampled, 2 heads, LSTM", SCORE_ADDITIVE, CELL_LSTM, CELL_LSTM, 1, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 0, 0.2, 1.5},
-    {"hard attention, token reward, dot, 4 heads", SCORE_DOT, CELL_GRU, CELL_GRU, 1, 0, 0, 0, 4, 0, 0, 0, 0, 1, 1, 0.3, 0.1, -1},
-    {"hard attention, self-attention layer, dropout, smoothing", SCORE_SCALED_DOT, CELL_GRU, CELL_LSTM, 1, 0.2, 0.3, 0.1, 2, 1, 2, 0.3, 0, 1, 0, 0.4, 0.05, -3},
+static const ModelVariant VARIANTS[] = {
+    {.name = "additive attention, GRU"},
+    {.name = "dot attention", .score = SCORE_DOT},
+    {.name = "general attention", .score = SCORE_GENERAL},
+    {.name = "scaled_dot attention", .score = SCORE_SCALED_DOT},
+    {.name = "no attention", .score = SCORE_NONE},
+    {.name = "LSTM encoder and decoder", .enc_cell = CELL_LSTM, .dec_cell = CELL_LSTM},
+    {.name = "tanh RNN encoder and decoder", .enc_cell = CELL_RNN, .dec_cell = CELL_RNN},
+    {.name = "2 LSTM encoder layers, GRU decoder", .enc_cell = CELL_LSTM, .enc_layers = 2},
+    {.name = "3 GRU encoder layers, LSTM decoder, scaled_dot", .score = SCORE_SCALED_DOT,
+     .dec_cell = CELL_LSTM, .enc_layers = 3},
+    {.name = "label smoothing 0.1", .label_smoothing = 0.1},
+    {.name = "additive, 2 heads", .heads = 2},
+    {.name = "additive, 4 heads", .heads = 4},
+    {.name = "dot, 4 heads", .score = SCORE_DOT, .heads = 4},
+    {.name = "general, 2 heads", .score = SCORE_GENERAL, .heads = 2},
+    {.name = "scaled_dot, 4 heads", .score = SCORE_SCALED_DOT, .heads = 4},
+    {.name = "2 self-attention layers (2 heads)", .sa_layers = 2, .sa_heads = 2},
+    {.name = "1 self-attention layer (4 heads), LSTM, general, 2 heads", .score = SCORE_GENERAL,
+     .enc_cell = CELL_LSTM, .dec_cell = CELL_LSTM, .heads = 2, .sa_layers = 1},
+    {.name = "attention-only encoder, 2 layers (2 heads)", .encoder = ENCODER_ATTN,
+     .sa_layers = 2, .sa_heads = 2},
+    {.name = "attention-only encoder, LSTM decoder, dot, 2 heads", .score = SCORE_DOT,
+     .encoder = ENCODER_ATTN, .dec_cell = CELL_LSTM, .heads = 2, .sa_layers = 1, .sa_heads = 2},
+    {.name = "attention-only encoder, LSTM decoder, no attention", .score = SCORE_NONE,
+     .encoder = ENCODER_ATTN, .dec_cell = CELL_LSTM, .sa_layers = 1, .sa_heads = 3},
+    /* FIXTURE_FIRST_DROPOUT: from here on, draws that depend on the batch's layout */
+    {.name = "embedding dropout 0.3, readout dropout 0.4", .embedding_dropout = 0.3,
+     .readout_dropout = 0.4},
+    {.name = "general, RNN/LSTM, 2 layers, dropout, smoothing", .score = SCORE_GENERAL,
+     .enc_cell = CELL_RNN, .dec_cell = CELL_LSTM, .enc_layers = 2, .embedding_dropout = 0.2,
+     .readout_dropout = 0.3, .label_smoothing = 0.2},
+    {.name = "additive, 4 heads, LSTM, dropout", .enc_cell = CELL_LSTM, .dec_cell = CELL_LSTM,
+     .heads = 4, .embedding_dropout = 0.2, .readout_dropout = 0.3},
+    {.name = "2 self-attention layers, LSTM, every dropout", .score = SCORE_SCALED_DOT,
+     .enc_cell = CELL_LSTM, .dec_cell = CELL_LSTM, .sa_layers = 2, .sa_heads = 2,
+     .embedding_dropout = 0.2, .readout_dropout = 0.3, .sa_dropout = 0.3},
+    {.name = "attention-only encoder, LSTM decoder, every dropout", .score = SCORE_GENERAL,
+     .encoder = ENCODER_ATTN, .dec_cell = CELL_LSTM, .sa_layers = 2, .sa_heads = 2,
+     .embedding_dropout = 0.2, .readout_dropout = 0.3, .sa_dropout = 0.3,
+     .label_smoothing = 0.1},
+    {.name = "hard attention, sentence reward, entropy, baseline", .hard = 1,
+     .expected_prob = 0.5, .entropy_weight = 0.3, .baseline = -2.5},
+    {.name = "hard attention, every sentence sampled, 2 heads, LSTM", .enc_cell = CELL_LSTM,
+     .dec_cell = CELL_LSTM, .heads = 2, .hard = 1, .entropy_weight = 0.2, .baseline = 1.5},
+    {.name = "hard attention, token reward, dot, 4 heads", .score = SCORE_DOT, .heads = 4,
+     .hard = 1, .token_reward = 1, .expected_prob = 0.3, .entropy_weight = 0.1, .baseline = -1},
+    {.name = "hard attention, self-attention layer, dropout, smoothing", .score = SCORE_SCALED_DOT,
+     .dec_cell = CELL_LSTM, .heads = 2, .sa_layers = 1, .sa_heads = 2, .embedding_dropout = 0.2,
+     .readout_dropout = 0.3, .sa_dropout = 0.3, .label_smoothing = 0.1, .hard = 1,
+     .expected_prob = 0.4, .entropy_weight = 0.05, .baseline = -3},
 };
+_Static_assert(sizeof VARIANTS / sizeof VARIANTS[0] == FIXTURE_N_VARIANTS,
+               "FIXTURE_N_VARIANTS counts the table");
+
+ModelVariant fixture_variant(int v)
+{
+    ModelVariant x = VARIANTS[v];
+    /* the defaults whose value is not 0 */
+    if (x.enc_layers == 0)
+        x.enc_layers = 1;
+    if (x.heads == 0)
+        x.heads = 1;
+    if (x.sa_heads == 0)
+        x.sa_heads = 4;
+    return x;
+}
 
 Dims fixture_variant_dims(int v)
 {
-    const ModelVariant *x = &FIXTURE_VARIANTS[v];
+    const ModelVariant x = fixture_variant(v);
     Dims d = fixture_dims();
-    d.score = x->score;
-    d.enc_cell = x->enc_cell;
-    d.dec_cell = x->dec_cell;
-    d.enc_layers = x->enc_layers;
-    d.heads = x->heads > 0 ? x->heads : 1;
-    if (x->score == SCORE_DOT)
+    d.score = x.score;
+    d.encoder = x.encoder;
+    d.enc_cell = x.enc_cell;
+    d.dec_cell = x.dec_cell;
+    d.enc_layers = x.enc_layers;
+    d.heads = x.heads;
+    if (x.score == SCORE_DOT)
         d.dec_hidden = 2 * d.enc_hidden;
     if (d.heads > 1)
         d.dec_hidden = d.attn = 2 * d.enc_hidden;
-    if (x->attention_only) { /* d_h = m: even, and split by 2 heads */
-        d.encoder = ENCODER_ATTN;
+    if (x.encoder == ENCODER_ATTN) { /* d_h = m: even, and split by 2 heads */
         d.emb = 6;
-        if (x->score == SCORE_DOT)
+        if (x.score == SCORE_DOT)
             d.dec_hidden = d.emb;
     }
-    d.sa_layers = x->sa_layers;
-    d.sa_heads = x->sa_heads;
+    d.sa_layers = x.sa_layers;
+    d.sa_heads = x.sa_heads;
     d.sa_ffn = 6;
-    d.hard = x->hard;
+    d.hard = x.hard;
     return d;
 }
 
 Regularization fixture_variant_regularization(int v, uint64_t seed)
 {
-    const ModelVariant *x = &FIXTURE_VARIANTS[v];
-    Regularization r = {.embedding_dropout = x->embedding_dropout,
-                        .readout_dropout = x->readout_dropout,
-                        .self_attention_dropout = x->sa_dropout,
-                        .label_smoothing = x->label_smoothing};
+    const ModelVariant x = fixture_variant(v);
+    Regularization r = {.embedding_dropout = x.embedding_dropout,
+                        .readout_dropout = x.readout_dropout,
+                        .self_attention_dropout = x.sa_dropout,
+                        .label_smoothing = x.label_smoothing};
     pcg32_seed(&r.rng, seed, RNG_STREAM_DROPOUT);
     return r;
 }
 
 HardAttention fixture_variant_hard(int v, uint64_t seed)
 {
-    const ModelVariant *x = &FIXTURE_VARIANTS[v];
-    if (!x->hard)
+    const ModelVariant x = fixture_variant(v);
+    if (!x.hard)
         return (HardAttention){.mode = CONTEXT_SOFT};
-    HardAttention h = {.mode = CONTEXT_SAMPLE, .expected_prob = x->expected_prob,
-                       .reinforce_weight = 1, .entropy_weight = x->entropy_weight,
-                       .token_reward = x->token_reward, .baseline = x->baseline,
-                       .token_baseline = x->baseline / 4};
+    HardAttention h = {.mode = CONTEXT_SAMPLE, .expected_prob = x.expected_prob,
+                       .reinforce_weight = 1, .entropy_weight = x.entropy_weight,
+                       .token_reward = x.token_reward, .baseline = x.baseline,
+                       .token_baseline = x.baseline / 4};
     pcg32_seed(&h.rng, seed, RNG_STREAM_HARD);
     return h;
 }

@@ -12,29 +12,34 @@
 
 /* The gradient-check sizes: m=3, n=4, p=5, a=5, l=4, V_x=9, V_y=8. */
 Dims fixture_dims(void);
-/* The variants every whole-model check runs over: the default, each attention score,
- * each cell, deeper encoders, and training's label smoothing and dropout. The ones
- * with dropout come last (from FIXTURE_FIRST_DROPOUT): their masks depend on a batch's
- * layout, so checks that compare layouts leave them out. */
+/* A variant of the fixture model, named by what differs from the default model:
+ * additive attention, the bidirectional GRU encoder of 1 layer, a GRU decoder, 1 head, no
+ * self-attention layer, no dropout or label smoothing, soft attention. A field left 0
+ * means its default (fixture_variant fills them in), so that an entry of the table reads
+ * as its differences: {.name = "dot, 4 heads", .score = SCORE_DOT, .heads = 4}. */
 typedef struct {
     const char *name;
     ScoreKind score;
+    EncoderKind encoder;     /* ENCODER_ATTN, attention-only: m = 6, no recurrent encoder */
     CellKind enc_cell, dec_cell;
-    int enc_layers;
-    double embedding_dropout, readout_dropout, label_smoothing;
-    int heads; /* attention heads */
-    int sa_layers, sa_heads; /* self-attention layers (feed-forward width 6) */
-    double sa_dropout;
-    int attention_only; /* model.encoder_cell none: m = 6, no recurrent encoder */
-    /* hard attention (model.attention_mode hard), trained by its surrogate: */
+    int enc_layers;          /* 0: 1 */
+    int heads;               /* attention heads; 0: 1 */
+    int sa_layers, sa_heads; /* self-attention layers (feed-forward width 6); heads 0: 4 */
+    double embedding_dropout, readout_dropout, sa_dropout, label_smoothing;
+    /* hard attention (model.attention_mode hard), trained by its surrogate with lambda_r
+     * 1 and b_tok = b / 4: */
     int hard, token_reward;
     double expected_prob, entropy_weight, baseline;
 } ModelVariant;
 
-/* The variants from FIXTURE_FIRST_DROPOUT on draw from a stream (dropout's masks, hard
- * attention's samples) in a way that depends on the batch's layout. */
+/* The variants every whole-model check runs over: the default, each attention score,
+ * each cell, deeper encoders, and training's label smoothing and dropout. The ones
+ * from FIXTURE_FIRST_DROPOUT on draw from a stream (dropout's masks, hard attention's
+ * samples) in a way that depends on the batch's layout, so checks that compare
+ * layouts leave them out. */
 enum { FIXTURE_N_VARIANTS = 29, FIXTURE_FIRST_DROPOUT = 20 };
-extern const ModelVariant FIXTURE_VARIANTS[FIXTURE_N_VARIANTS];
+/* Variant v (0 to FIXTURE_N_VARIANTS - 1), its defaults filled in. */
+ModelVariant fixture_variant(int v);
 /* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,
  * so that 2 and 4 heads split every vector evenly; d_h = 8 for the self-attention
  * layers' heads to split; attention-only, m = d_h = 6, and p = 6 for dot). */
