@@ -397,9 +397,8 @@ static int parse_options(Options *o, const char **model, const char **json_path,
                                        "`%s`", value);
             break;
         case MODE:
-            if ((o->attention_mode = cmd_choice(decode_mode_names, value)) < 0)
-                return cmd_usage_error("--attention-mode: expected auto, soft or argmax, got `%s`",
-                                       value);
+            if ((o->attention_mode = cmd_attention_mode(value)) < 0)
+                return EXIT_USAGE;
             break;
         case ALIGN:
             if (!strcmp(value, "hard"))
