@@ -100,7 +100,8 @@ typedef struct {
 /* The most words a translation of n source tokens may have. */
 static int max_output(const Config *cfg, int n)
 {
-    return (int)(cfg->translate.max_output_ratio * (n + 1)) + (int)cfg->translate.max_output_extra;
+    return decode_output_limit(n + 1, cfg->translate.max_output_ratio,
+                               cfg->translate.max_output_extra);
 }
 
 /* Whether n sentences of up to `steps` positions may be decoded together. */
