@@ -74,9 +74,8 @@ static int parse_options(AlignOptions *o, int argc, char **argv)
             o->out = value;
             break;
         case MODE:
-            if ((o->attention_mode = cmd_choice(decode_mode_names, value)) < 0)
-                return cmd_usage_error("--attention-mode: expected auto, soft or argmax, got `%s`",
-                                       value);
+            if ((o->attention_mode = cmd_attention_mode(value)) < 0)
+                return EXIT_USAGE;
             break;
         case THRESHOLD:
             o->threshold = strtof(value, &end);

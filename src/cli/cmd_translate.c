@@ -12,7 +12,7 @@
 #include "base/interrupt.h"
 #include "base/mem.h"
 #include "cli/command.h"
-#include "decode/beam.h"
+#include "decode/chunks.h"
 #include "report/heatmap.h"
 #include "report/links.h"
 #include "text/linereader.h"
@@ -69,80 +69,21 @@ typedef struct {
 /* One input line waiting in the batch. */
 typedef struct {
     long line_no;
-    int ok;             /* 0: bad input, an empty output line */
-    int n;              /* source tokens (without </s>) */
-    int *ids;
+    ChunkSource src;    /* src.ok 0: bad input, an empty output line; src.self kept for
+                         * --out-alignments and --show-attention */
     char **words;       /* the source tokens as written (for <unk> replacement) */
-    float *self;        /* (sa_layers, n + 1, n + 1) its self-attention maps, kept from its
-                         * chunk's encoding for --out-alignments and --show-attention */
 } Pending;
 
-/* Lines are read BATCH at a time; a batch of BATCH sentences of BATCH_STEPS positions
- * (translate.max_source_length's default, 250 tokens, and </s>) sets the memory that
- * decoding may take for several sentences at once. */
-enum { BATCH = 32, BATCH_STEPS = 251 };
-
-/* The decoding buffers, sized for what the input needs and grown when it needs more:
- * memory follows the input, not translate.max_source_length. A batch is decoded in
- * chunks of sentences of similar lengths, as many as fit in the memory of a full batch
- * of BATCH_STEPS positions, or one alone (whose need settle_options checked against
- * the memory there is). */
-typedef struct {
-    const Dims *dims;
-    const Config *cfg;
-    int beam, argmax;
-    size_t budget; /* bytes a chunk of several sentences may take */
-    Decoder dec;
-    Batch bt;
-    int batch, steps; /* the sentences and source positions the buffers hold (0: none yet) */
-} Buffers;
-
-/* The most words a translation of n source tokens may have. */
-static int max_output(const Config *cfg, int n)
-{
-    return (int)(cfg->translate.max_output_ratio * (n + 1)) + (int)cfg->translate.max_output_extra;
-}
-
-/* Whether n sentences of up to `steps` positions may be decoded together. */
-static int chunk_fits(const Buffers *b, int n, int steps)
-{
-    return n == 1 ||
-           beam_search_bytes(b->dims, n, steps, b->beam, max_output(b->cfg, steps - 1)) <= b->budget;
-}
-
-/* Makes room for n sentences of `steps` positions; keeps what the buffers held when that
- * and the new need fit in the budget together. */
-static void buffers_fit(Buffers *b, int n, int steps)
-{
-    if (n <= b->batch && steps <= b->steps)
-        return;
-    int want_n = n > b->batch ? n : b->batch, want_steps = steps > b->steps ? steps : b->steps;
-    if (!chunk_fits(b, want_n, want_steps)) {
-        want_n = n;
-        want_steps = steps;
-    }
-    decoder_free(&b->dec);
-    batch_free(&b->bt);
-    decoder_init(&b->dec, b->dims, want_n, want_steps, b->beam);
-    b->dec.argmax = b->argmax;
-    batch_init(&b->bt, want_n, want_steps, 0);
-    b->batch = want_n;
-    b->steps = want_steps;
-}
-
-static void buffers_free(Buffers *b)
-{
-    decoder_free(&b->dec);
-    batch_free(&b->bt);
-}
+/* Lines are read BATCH at a time, and decoded in chunks (chunks.h). */
+enum { BATCH = CHUNK_MAX_SENTENCES };
 
 static void free_pending(Pending *p)
 {
-    for (int k = 0; k < p->n; k++)
+    for (int k = 0; k < p->src.n; k++)
         free(p->words[k]);
     free(p->words);
-    free(p->ids);
-    free(p->self);
+    free(p->src.ids);
+    free(p->src.self);
     memset(p, 0, sizeof *p);
 }
 
@@ -172,10 +113,10 @@ static char *hypothesis_text(const Options *o, const Pending *p, const Hypothesi
     const Vocab *v = &o->ck->tgt_vocab;
     for (int i = 0; i < h->len; i++) {
         words[i] = vocab_word(v, h->tokens[i]);
-        if (o->unk_replace && h->tokens[i] == TOK_UNK && p->n > 0) {
+        if (o->unk_replace && h->tokens[i] == TOK_UNK && p->src.n > 0) {
             const float *row = h->attention + (size_t)i * h->src_len;
             int best = 0;
-            for (int j = 1; j < p->n; j++) /* the source </s> is not a word */
+            for (int j = 1; j < p->src.n; j++) /* the source </s> is not a word */
                 best = row[j] > row[best] ? j : best;
             words[i] = p->words[best];
         }
@@ -199,9 +140,9 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
                      .n_chosen = h->n_chosen, .chosen = h->chosen};
     r.src = xmalloc_array((size_t)h->src_len, sizeof(char *));
     r.tgt = xmalloc_array((size_t)r.n_tgt + 1, sizeof(char *));
-    for (int j = 0; j < p->n; j++)
+    for (int j = 0; j < p->src.n; j++)
         r.src[j] = p->words[j];
-    r.src[p->n] = "</s>";
+    r.src[p->src.n] = "</s>";
     for (int i = 0; i < h->len; i++)
         r.tgt[i] = (char *)tgt_words[i];
     if (h->ended)
@@ -235,77 +176,26 @@ static size_t kept_maps_bytes(const Options *o, int n)
     return (size_t)layers * (size_t)(n + 1) * (size_t)(n + 1) * sizeof(float);
 }
 
-/* Decodes the lines that can be translated, in chunks of similar lengths (Buffers);
- * results[k] gets line k's hypotheses (none for a line that cannot be translated, or
- * that a signal left undecoded: decoding stops between chunks), and with
- * --out-alignments or --show-attention each line keeps its self-attention maps. */
-static void decode_lines(Buffers *buf, const Options *o, Pending *pend, int n_pend,
-                         NBest *results)
-{
-    for (int k = 0; k < n_pend; k++)
-        results[k] = (NBest){0};
-    int order[BATCH], n = 0;
-    for (int k = 0; k < n_pend; k++) /* by source length, stably: insertion */
-        if (pend[k].ok) {
-            int at = n++;
-            for (; at > 0 && pend[order[at - 1]].n > pend[k].n; at--)
-                order[at] = order[at - 1];
-            order[at] = k;
-        }
-    const int layers = buf->dims->sa_layers, keep_self = kept_maps_bytes(o, 1) > 0;
-    for (int start = 0; start < n && !interrupt_pending();) {
-        int size = 1;
-        while (start + size < n && chunk_fits(buf, size + 1, pend[order[start + size]].n + 1))
-            size++;
-        const int *src[BATCH];
-        int src_n[BATCH], max_out[BATCH];
-        for (int b = 0; b < size; b++) {
-            const Pending *p = &pend[order[start + b]];
-            src[b] = p->ids;
-            src_n[b] = p->n;
-            max_out[b] = max_output(buf->cfg, p->n);
-        }
-        buffers_fit(buf, size, src_n[size - 1] + 1);
-        batch_fill(&buf->bt, size, src, src_n, NULL, NULL);
-        NBest chunk[BATCH];
-        beam_search(&buf->dec, &o->ck->params, &buf->bt, o->beam, o->alpha, o->n_best, max_out,
-                    chunk);
-        const int S = buf->bt.src_steps;
-        for (int b = 0; b < size; b++) {
-            Pending *p = &pend[order[start + b]];
-            results[order[start + b]] = chunk[b];
-            if (!keep_self)
-                continue;
-            const int L = p->n + 1;
-            p->self = xmalloc_array((size_t)layers * L * L, sizeof(float));
-            for (int l = 0; l < layers; l++) {
-                const real *weights = model_self_weights(&buf->dec.enc, l) + (size_t)b * S * S;
-                for (int i = 0; i < L; i++)
-                    for (int j = 0; j < L; j++)
-                        p->self[((size_t)l * L + i) * L + j] = (float)weights[(size_t)i * S + j];
-            }
-        }
-        start += size;
-    }
-}
-
 /* Translates the pending lines and writes their output in order, each line whole.
  * Returns how many input lines it answered: all of them, or fewer when a signal came
  * (interrupt.h), which stops it after the line it was writing. */
-static int flush_batch(Buffers *buf, const Options *o, Pending *pend, int n_pend, FILE *out)
+static int flush_batch(ChunkDecoder *cd, const Options *o, Pending *pend, int n_pend, FILE *out)
 {
     NBest results[BATCH];
-    decode_lines(buf, o, pend, n_pend, results);
+    ChunkSource *src[BATCH] = {NULL}; /* n_pend of them filled (GCC cannot see that) */
+    for (int k = 0; k < n_pend; k++)
+        src[k] = &pend[k].src;
+    chunk_decode(cd, src, n_pend, results);
     int answered = 0;
     for (int k = 0; k < n_pend; k++) {
         Pending *p = &pend[k];
         if (interrupt_pending()) { /* the lines before are whole: stop here */
-            if (p->ok)
+            if (p->src.ok)
                 nbest_free(&results[k]);
             continue;
         }
         answered++;
-        if (!p->ok) {
+        if (!p->src.ok) {
             fault_signal_at("translate", p->line_no);
             if (o->n_best <= 1)
                 fputc('\n', out);
@@ -326,10 +216,10 @@ static int flush_batch(Buffers *buf, const Options *o, Pending *pend, int n_pend
                 write_alignment(out, o, hyp);
             fputc('\n', out);
             if (h == 0 && (o->show || o->json)) {
-                const int L = p->n + 1, layers = p->self ? buf->dims->sa_layers : 0;
+                const int L = p->src.n + 1, layers = p->src.self ? cd->dims->sa_layers : 0;
                 AttnMatrix self[SA_MAX_LAYERS];
                 for (int l = 0; l < layers; l++)
-                    self[l] = (AttnMatrix){p->self + (size_t)l * L * L, L, L, L, 1};
+                    self[l] = (AttnMatrix){p->src.self + (size_t)l * L * L, L, L, L, 1};
                 show(o, p, hyp, words, self, layers);
             }
             free(text);
@@ -397,9 +287,8 @@ static int parse_options(Options *o, const char **model, const char **json_path,
                                        "`%s`", value);
             break;
         case MODE:
-            if ((o->attention_mode = cmd_choice(decode_mode_names, value)) < 0)
-                return cmd_usage_error("--attention-mode: expected auto, soft or argmax, got `%s`",
-                                       value);
+            if ((o->attention_mode = cmd_attention_mode(value)) < 0)
+                return EXIT_USAGE;
             break;
         case ALIGN:
             if (!strcmp(value, "hard"))
@@ -451,8 +340,9 @@ static int settle_options(Options *o, const Checkpoint *ck, const char *model,
     if (!from_option)
         o->max_src = cfg->translate.max_source_length;
     const int steps = (int)o->max_src + 1;
-    const size_t need = beam_search_bytes(&ck->dims, 1, steps, o->beam,
-                                          max_output(cfg, (int)o->max_src)) +
+    const int max_out = decode_output_limit(steps, cfg->translate.max_output_ratio,
+                                            cfg->translate.max_output_extra);
+    const size_t need = beam_search_bytes(&ck->dims, 1, steps, o->beam, max_out) +
                         kept_maps_bytes(o, (int)o->max_src);
     const size_t have = mem_available();
     if (need > have) {
@@ -499,20 +389,20 @@ static void take_line(Pending *p, const Options *o, Tokens *tokens, const char *
                 o->max_src_given ? "--max-source-length" : "translate.max_source_length");
         n = (int)max_src;
     }
-    p->ok = 1;
-    p->n = n;
-    p->ids = xmalloc_array((size_t)n, sizeof(int));
+    p->src.ok = 1;
+    p->src.n = n;
+    p->src.ids = xmalloc_array((size_t)n, sizeof(int));
     p->words = xmalloc_array((size_t)n, sizeof(char *));
     for (int k = 0; k < n; k++) {
         p->words[k] = xstrdup(tokens_get(tokens, k));
-        p->ids[k] = vocab_id(&o->ck->src_vocab, p->words[k]);
+        p->src.ids[k] = vocab_id(&o->ck->src_vocab, p->words[k]);
     }
 }
 
 /* Translates the pending lines and frees them; returns how many it answered. */
-static int flush_pending(Buffers *buf, const Options *o, Pending *pend, int *n_pend)
+static int flush_pending(ChunkDecoder *cd, const Options *o, Pending *pend, int *n_pend)
 {
-    int answered = flush_batch(buf, o, pend, *n_pend, stdout);
+    int answered = flush_batch(cd, o, pend, *n_pend, stdout);
     for (int k = 0; k < *n_pend; k++)
         free_pending(&pend[k]);
     *n_pend = 0;
@@ -548,11 +438,12 @@ int cmd_translate(int argc, char **argv)
     interrupt_install_stop();
     int interactive = isatty(STDIN_FILENO);
     const int batch_size = interactive ? 1 : BATCH;
-    Buffers buf = {.dims = &ck.dims, .cfg = cfg, .beam = o.beam, .argmax = o.argmax};
-    buf.budget = beam_search_bytes(&ck.dims, batch_size, BATCH_STEPS, o.beam,
-                                   max_output(cfg, BATCH_STEPS - 1));
-    const size_t have = mem_available();
-    buf.budget = buf.budget < have ? buf.budget : have;
+    ChunkDecoder cd = {.dims = &ck.dims, .params = &ck.params, .beam = o.beam,
+                       .n_best = o.n_best, .argmax = o.argmax, .alpha = o.alpha,
+                       .max_output_ratio = cfg->translate.max_output_ratio,
+                       .max_output_extra = cfg->translate.max_output_extra,
+                       .max_steps = (int)o.max_src + 1, .keep_self = kept_maps_bytes(&o, 1) > 0};
+    chunk_decoder_init(&cd, batch_size);
     Pending pend[BATCH] = {0};
     int n_pend = 0;
     long answered = 0;
@@ -567,10 +458,10 @@ int cmd_translate(int argc, char **argv)
     while (!interrupt_pending() &&
            (got = linereader_next(&in, (size_t)cfg->data.max_line_bytes, &len, &too_long, &err)) == 1) {
         take_line(&pend[n_pend], &o, &tokens, in.line, len, too_long, in.line_no);
-        pend_maps += kept_maps_bytes(&o, pend[n_pend++].n);
+        pend_maps += kept_maps_bytes(&o, pend[n_pend++].src.n);
         /* a full batch, or one whose kept maps would outgrow the decoding budget */
-        if (n_pend == batch_size || pend_maps > buf.budget) {
-            answered += flush_pending(&buf, &o, pend, &n_pend);
+        if (n_pend == batch_size || pend_maps > cd.budget) {
+            answered += flush_pending(&cd, &o, pend, &n_pend);
             pend_maps = 0;
             /* a failed stdout (a full disk) stops the translation; main says so */
             if ((interactive && cmd_flush_stdout() < 0) || ferror(stdout))
@@ -578,12 +469,12 @@ int cmd_translate(int argc, char **argv)
         }
     }
     if (n_pend && !interrupt_pending())
-        answered += flush_pending(&buf, &o, pend, &n_pend);
+        answered += flush_pending(&cd, &o, pend, &n_pend);
     for (int k = 0; k < n_pend; k++) /* read, not answered: a signal came */
         free_pending(&pend[k]);
     linereader_close(&in);
     tokens_free(&tokens);
-    buffers_free(&buf);
+    chunk_decoder_free(&cd);
     checkpoint_free(&ck);
     rc = EXIT_OK;
     if (interrupt_pending()) {

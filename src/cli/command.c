@@ -172,3 +172,11 @@ int cmd_choice(const char *const *names, const char *value)
             return k;
     return -1;
 }
+
+int cmd_attention_mode(const char *value)
+{
+    int mode = cmd_choice(decode_mode_names, value);
+    if (mode < 0)
+        cmd_usage_error("--attention-mode: expected auto, soft or argmax, got `%s`", value);
+    return mode;
+}

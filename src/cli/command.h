@@ -27,6 +27,11 @@ int cmd_flush_stdout(void);
 /* The index of value in names (NULL-terminated), or -1. */
 int cmd_choice(const char *const *names, const char *value);
 
+/* The value of --attention-mode (translate, align): the ConfigDecodeMode it names, or -1
+ * after "s2s: error: --attention-mode: expected auto, soft or argmax, got `VALUE`" (the
+ * caller returns EXIT_USAGE). */
+int cmd_attention_mode(const char *value);
+
 /* Options follow one rule in every command: an option's value is the next argument
  * (`--beam 5`). `--beam=5` is refused, naming the form to use, and so is a value given
  * to an option that takes none (`--show-attention=1`); an option the command does not

@@ -25,20 +25,6 @@ static long count_rest(LineReader *r, Error *err)
 
 /* ---- one side of a pair ------------------------------------------------------------------- */
 
-static int check_utf8(const char *path, long line_no, const char *s, size_t n, Error *err)
-{
-    size_t at, bad_len;
-    if (utf8_validate(s, n, &at, &bad_len) == 0)
-        return 0;
-    if (s[at] == '\0')
-        return error_at(err, path, line_no, (long)at + 1, "NUL byte (expected UTF-8 text)");
-    char hex[32] = "";
-    for (size_t k = 0; k < bad_len; k++)
-        snprintf(hex + strlen(hex), sizeof hex - strlen(hex), "%s0x%02x", k ? " " : "",
-                 (unsigned char)s[at + k]);
-    return error_at(err, path, line_no, (long)at + 1, "invalid UTF-8 (%s)", hex);
-}
-
 static void push_id(Corpus *c, int id)
 {
     if (c->n_ids == c->ids_cap) {
@@ -158,8 +144,7 @@ static int read_two_files(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *
             c->counts.overlong_line++;
             continue;
         }
-        if (check_utf8(a.name, a.line_no, a.line, la, err) < 0 ||
-            check_utf8(b.name, b.line_no, b.line, lb, err) < 0)
+        if (linereader_check_utf8(&a, la, err) < 0 || linereader_check_utf8(&b, lb, err) < 0)
             goto done;
         add_pair(c, s, spec, a.line, la, b.line, lb, a.line_no, sv, tv, counting);
     }
@@ -190,7 +175,7 @@ static int read_tsv(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *sv, Vo
             c->counts.overlong_line++;
             continue;
         }
-        if (check_utf8(r.name, r.line_no, r.line, len, err) < 0)
+        if (linereader_check_utf8(&r, len, err) < 0)
             break;
         char *tab = memchr(r.line, '\t', len);
         if (!tab) {

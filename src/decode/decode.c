@@ -175,6 +175,11 @@ void decoder_advance(Decoder *dec, const int *from, int rows)
     }
 }
 
+int decode_output_limit(int src_steps, double ratio, long extra)
+{
+    return (int)(ratio * src_steps) + (int)extra;
+}
+
 void decode_greedy(Decoder *dec, const Params *P, const Batch *bt, int max_out, int *out,
                    int *out_len)
 {

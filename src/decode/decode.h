@@ -66,6 +66,10 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows);
  * become state and cache, reordered (from NULL: every row from itself). */
 void decoder_advance(Decoder *dec, const int *from, int rows);
 
+/* The most words a translation of a source of src_steps positions (</s> included) may
+ * have: ratio * src_steps + extra (translate.max_output_ratio and max_output_extra). */
+int decode_output_limit(int src_steps, double ratio, long extra);
+
 /* Greedy decoding of a source-only batch. Writes sentence b's words (without </s>) to
  * out[b * max_out ...] and their number to out_len[b]; a sentence stops at </s> or
  * after max_out words. */

@@ -3,14 +3,8 @@
  * element-wise loop. Borrowed buffers only. */
 #include "nn/gru.h"
 
-#include <string.h>
-
 #include "nn/ops.h"
-
-static int row_active(const int *len, int t, int b)
-{
-    return !len || t < len[b];
-}
+#include "nn/step_rows.h"
 
 /* The gates of one row: on entry r, z, hn hold W_h h (or 0); x holds xg. A function of
  * its own so that `restrict` tells the compiler the arrays never overlap, and it can
@@ -33,21 +27,14 @@ SIMD_CLONES void gru_step_forward(real *h, real *cache, const real *xg, int ld_x
 {
     const int G = 3 * H, C = 4 * H;
     /* cache[:, 0:3H] (B, 3H) = h_prev (B, H) . W_h^T (H, 3H): [W_hr h | W_hz h | W_hg h] */
-    if (h_prev)
-        matmul(CblasNoTrans, CblasTrans, B, G, H,
-                   1, h_prev, ld_h, W_h, H, 0, cache, C);
+    hidden_projection_forward(cache, C, h_prev, ld_h, W_h, B, H, G);
     for (int b = 0; b < B; b++) {
         real *c = cache + (size_t)b * C;
         real *hb = h + (size_t)b * ld_h;
-        if (!row_active(len, t, b)) {
-            memset(c, 0, sizeof(real) * (size_t)C);
-            memset(hb, 0, sizeof(real) * (size_t)H);
+        if (!step_row_forward(c, hb, h_prev, len, t, b, G, C, H))
             continue;
-        }
         const real *x = xg + (size_t)b * ld_xg;
         real *r = c, *z = c + H, *hn = c + 2 * H, *g = c + 3 * H;
-        if (!h_prev) /* the zero state: the hidden projections are just b_h */
-            memset(c, 0, sizeof(real) * (size_t)G);
         gates_forward(r, z, hn, g, x, b_h, H);
         if (h_prev) {
             const real *hp = h_prev + (size_t)b * ld_h;
@@ -99,11 +86,8 @@ void gru_step_backward(real *dh_prev, real *dxg, int ld_dxg, real *dhg, real *dW
     for (int b = 0; b < B; b++) {
         real *dx = dxg + (size_t)b * ld_dxg;
         real *dhgb = dhg + (size_t)b * G;
-        if (!row_active(len, t, b)) {
-            memset(dx, 0, sizeof(real) * (size_t)G);
-            memset(dhgb, 0, sizeof(real) * (size_t)G);
+        if (!step_row_backward(dx, dhgb, len, t, b, G))
             continue;
-        }
         const real *c = cache + (size_t)b * C;
         const real *dhb = dh + (size_t)b * ld_dh;
         const real *hp = h_prev ? h_prev + (size_t)b * ld_h : c; /* c: finite, scaled by 0 */

@@ -6,11 +6,7 @@
 #include <string.h>
 
 #include "nn/ops.h"
-
-static int row_active(const int *len, int t, int b)
-{
-    return !len || t < len[b];
-}
+#include "nn/step_rows.h"
 
 /* The gates of one row: on entry i, f, g, o hold W_h h (or 0) and x holds xg; c_prev is
  * the previous cell state (for the zero state any finite array, times c_scale 0, so the
@@ -38,18 +34,12 @@ void lstm_step_forward(real *h, real *cache, const real *xg, int ld_xg, const re
 {
     const int G = 4 * H, C = 6 * H;
     /* cache[:, 0:4H] (B, 4H) = h_prev (B, H) . W_h^T (H, 4H) */
-    if (h_prev)
-        matmul(CblasNoTrans, CblasTrans, B, G, H, 1, h_prev, ld_h, W_h, H, 0, cache, C);
+    hidden_projection_forward(cache, C, h_prev, ld_h, W_h, B, H, G);
     for (int b = 0; b < B; b++) {
         real *c = cache + (size_t)b * C;
         real *hb = h + (size_t)b * ld_h;
-        if (!row_active(len, t, b)) {
-            memset(c, 0, sizeof(real) * (size_t)C);
-            memset(hb, 0, sizeof(real) * (size_t)H);
+        if (!step_row_forward(c, hb, h_prev, len, t, b, G, C, H))
             continue;
-        }
-        if (!h_prev) /* the zero state: the hidden projections are just b_h */
-            memset(c, 0, sizeof(real) * (size_t)G);
         /* the zero state: any finite array that the loop does not write, times 0 */
         const real *c_prev = cache_prev ? cache_prev + (size_t)b * C + 4 * H : b_h;
         gates_forward(hb, c, c + H, c + 2 * H, c + 3 * H, c + 4 * H, c + 5 * H,
@@ -93,10 +83,8 @@ void lstm_step_backward(real *dh_prev, real *dcell, real *dxg, int ld_dxg, real 
         real *dx = dxg + (size_t)b * ld_dxg;
         real *da = dhg + (size_t)b * G;
         real *dc = dcell + (size_t)b * H;
-        if (!row_active(len, t, b)) {
-            memset(dx, 0, sizeof(real) * (size_t)G);
-            memset(da, 0, sizeof(real) * (size_t)G);
-            memset(dc, 0, sizeof(real) * (size_t)H);
+        if (!step_row_backward(dx, da, len, t, b, G)) {
+            memset(dc, 0, sizeof(real) * (size_t)H); /* no gradient reaches its cell state */
             continue;
         }
         const real *c = cache + (size_t)b * C;

@@ -39,6 +39,13 @@ void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x
         column_sums_add(db, dy, rows, out, out);
 }
 
+void hidden_projection_forward(real *hg, int ld_hg, const real *h_prev, int ld_h,
+                               const real *W_h, int B, int H, int G)
+{
+    if (h_prev)
+        matmul(CblasNoTrans, CblasTrans, B, G, H, 1, h_prev, ld_h, W_h, H, 0, hg, ld_hg);
+}
+
 void hidden_projection_backward(real *dh_prev, int ld_dh, real *dW_h, real *db_h, const real *dhg,
                                 const real *h_prev, int ld_h, const real *W_h, int B, int H, int G)
 {

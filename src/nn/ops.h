@@ -20,6 +20,13 @@ void linear_forward(real *y, const real *x, const real *W, const real *b,
 void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,
                      const real *W, int rows, int in, int out);
 
+/* A recurrent cell's hidden projections of one step without b_h (the gates add it):
+ * hg (B, G, row stride ld_hg) = h_prev (B, H, row stride ld_h) . W_h^T (H, G), one
+ * product for the batch. h_prev NULL is the zero state: nothing is written (each row
+ * zeroes its own, step_rows.h). */
+void hidden_projection_forward(real *hg, int ld_hg, const real *h_prev, int ld_h,
+                               const real *W_h, int B, int H, int G);
+
 /* Backward of a recurrent cell's hidden projection hg (B, G) = h_prev (B, H, row stride
  * ld_h) . W_h^T (H, G) + b_h, from its gradient dhg (B, G): accumulates db_h and dW_h
  * (skipped if dW_h is NULL: a caller that keeps every step's dhg takes all steps in one

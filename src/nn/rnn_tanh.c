@@ -5,11 +5,7 @@
 #include <string.h>
 
 #include "nn/ops.h"
-
-static int row_active(const int *len, int t, int b)
-{
-    return !len || t < len[b];
-}
+#include "nn/step_rows.h"
 
 /* h = tanh(x + a + b_h), a = W_h h_prev (or 0); the result also goes to the cache. */
 SIMD_CLONES static void unit_forward(real *restrict h, real *restrict cache,
@@ -26,18 +22,12 @@ void rnn_tanh_step_forward(real *h, real *cache, const real *xg, int ld_xg, cons
                            int B, int H)
 {
     /* cache (B, H) = h_prev (B, H) . W_h^T (H, H) */
-    if (h_prev)
-        matmul(CblasNoTrans, CblasTrans, B, H, H, 1, h_prev, ld_h, W_h, H, 0, cache, H);
+    hidden_projection_forward(cache, H, h_prev, ld_h, W_h, B, H, H);
     for (int b = 0; b < B; b++) {
         real *c = cache + (size_t)b * H;
         real *hb = h + (size_t)b * ld_h;
-        if (!row_active(len, t, b)) {
-            memset(c, 0, sizeof(real) * (size_t)H);
-            memset(hb, 0, sizeof(real) * (size_t)H);
+        if (!step_row_forward(c, hb, h_prev, len, t, b, H, H, H))
             continue;
-        }
-        if (!h_prev)
-            memset(c, 0, sizeof(real) * (size_t)H);
         unit_forward(hb, c, xg + (size_t)b * ld_xg, b_h, H);
     }
 }
@@ -50,11 +40,8 @@ void rnn_tanh_step_backward(real *dh_prev, real *dxg, int ld_dxg, real *dhg, rea
     for (int b = 0; b < B; b++) {
         real *dx = dxg + (size_t)b * ld_dxg;
         real *da = dhg + (size_t)b * H;
-        if (!row_active(len, t, b)) {
-            memset(dx, 0, sizeof(real) * (size_t)H);
-            memset(da, 0, sizeof(real) * (size_t)H);
+        if (!step_row_backward(dx, da, len, t, b, H))
             continue;
-        }
         /* forward: h' = tanh(a) */
         tanh_backward(da, dh + (size_t)b * ld_dh, cache + (size_t)b * H, (size_t)H);
         memcpy(dx, da, sizeof(real) * (size_t)H);

@@ -160,6 +160,31 @@ char *tokenize_13a(const char *line)
     return out.s;
 }
 
+/* ---- what BLEU and chrF share --------------------------------------------------------- */
+
+/* The clipped matches of a hypothesis's n-grams with its reference's: each hypothesis
+ * n-gram counts at most as often as it occurs in the reference. Both lists (n_hyp and
+ * n_ref items of `size` bytes) are sorted by cmp, so this is a merge. */
+static size_t clipped_matches(const void *hyp, size_t n_hyp, const void *ref, size_t n_ref,
+                              size_t size, int (*cmp)(const void *, const void *))
+{
+    const char *h = hyp, *r = ref;
+    size_t matches = 0;
+    for (size_t i = 0, j = 0; i < n_hyp && j < n_ref;) {
+        int c = cmp(h + i * size, r + j * size);
+        if (c == 0) {
+            matches++;
+            i++;
+            j++;
+        } else if (c < 0) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    return matches;
+}
+
 /* ---- BLEU ---------------------------------------------------------------------------- */
 
 typedef struct {
@@ -230,20 +255,8 @@ void bleu_corpus(Bleu *b, const char *const *hyps, const char *const *refs, int 
             int ch = make_grams(gh, hyp, nh, order);
             int cr = make_grams(gr, ref, nr, order);
             b->total[order - 1] += ch;
-            /* clipped matches: each hypothesis n-gram counts at most as often as it
-             * occurs in the reference; a merge of the two sorted lists */
-            for (int i = 0, j = 0; i < ch && j < cr;) {
-                int c = gram_cmp4(&gh[i], &gr[j]);
-                if (c == 0) {
-                    b->correct[order - 1]++;
-                    i++;
-                    j++;
-                } else if (c < 0) {
-                    i++;
-                } else {
-                    j++;
-                }
-            }
+            b->correct[order - 1] += (long)clipped_matches(gh, (size_t)ch, gr, (size_t)cr,
+                                                           sizeof(Gram), gram_cmp4);
         }
     }
     free(hyp);
@@ -346,18 +359,8 @@ double chrf_corpus(const char *const *hyps, const char *const *refs, int n, int 
             size_t ch = make_chargrams(gh, h, nh, order), cr = make_chargrams(gr, r, nr, order);
             hyp_total[order - 1] += (double)ch;
             ref_total[order - 1] += (double)cr;
-            for (size_t i = 0, j = 0; i < ch && j < cr;) { /* clipped matches */
-                int c = chargram_cmp(&gh[i], &gr[j]);
-                if (c == 0) {
-                    match[order - 1]++;
-                    i++;
-                    j++;
-                } else if (c < 0) {
-                    i++;
-                } else {
-                    j++;
-                }
-            }
+            match[order - 1] += (double)clipped_matches(gh, ch, gr, cr, sizeof(CharGram),
+                                                        chargram_cmp);
         }
         free(h);
         free(r);

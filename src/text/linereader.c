@@ -10,6 +10,13 @@
 
 #include "base/interrupt.h"
 #include "base/mem.h"
+#include "text/tokenize.h"
+
+/* A NUL byte at offset `at` of line line_no: no text holds one. */
+static int nul_error(const LineReader *r, long line_no, size_t at, Error *err)
+{
+    return error_at(err, r->name, line_no, (long)at + 1, "NUL byte (expected UTF-8 text)");
+}
 
 static void init(LineReader *r, int fd, const char *name, const char *what)
 {
@@ -103,15 +110,12 @@ int linereader_next(LineReader *r, size_t max_bytes, size_t *len, int *too_long,
             *too_long = 1;
             const char *nul = r->refuse_nul && n ? memchr(r->line, '\0', n) : NULL;
             if (nul) /* in the part kept so far: the first NUL is there */
-                return error_at(err, r->name, r->line_no + 1, (long)(nul - r->line) + 1,
-                                "NUL byte (expected UTF-8 text)");
+                return nul_error(r, r->line_no + 1, (size_t)(nul - r->line), err);
         }
         if (*too_long && r->refuse_nul) {
             const char *nul = memchr(start, '\0', take);
             if (nul)
-                return error_at(err, r->name, r->line_no + 1,
-                                (long)(seen + (size_t)(nul - start)) + 1,
-                                "NUL byte (expected UTF-8 text)");
+                return nul_error(r, r->line_no + 1, seen + (size_t)(nul - start), err);
         }
         if (!*too_long) {
             if (n + take + 1 > r->line_cap) {
@@ -137,8 +141,7 @@ int linereader_next(LineReader *r, size_t max_bytes, size_t *len, int *too_long,
     if (n > max_bytes) { /* over by its last byte, which was no '\r' */
         const char *nul = r->refuse_nul ? memchr(r->line, '\0', n) : NULL;
         if (nul)
-            return error_at(err, r->name, r->line_no, (long)(nul - r->line) + 1,
-                            "NUL byte (expected UTF-8 text)");
+            return nul_error(r, r->line_no, (size_t)(nul - r->line), err);
         *too_long = 1;
         *len = 0;
         return 1;
@@ -150,4 +153,19 @@ int linereader_next(LineReader *r, size_t max_bytes, size_t *len, int *too_long,
     r->line[n] = '\0';
     *len = n;
     return 1;
+}
+
+int linereader_check_utf8(const LineReader *r, size_t len, Error *err)
+{
+    const char *s = r->line;
+    size_t at, bad_len;
+    if (utf8_validate(s, len, &at, &bad_len) == 0)
+        return 0;
+    if (s[at] == '\0')
+        return nul_error(r, r->line_no, at, err);
+    char hex[32] = "";
+    for (size_t k = 0; k < bad_len; k++)
+        snprintf(hex + strlen(hex), sizeof hex - strlen(hex), "%s0x%02x", k ? " " : "",
+                 (unsigned char)s[at + k]);
+    return error_at(err, r->name, r->line_no, (long)at + 1, "invalid UTF-8 (%s)", hex);
 }

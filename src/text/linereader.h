@@ -9,7 +9,7 @@
  * reading of an endless input. With refuse_nul, a NUL byte in a line over the cap is an
  * error at once: no text holds one, and a binary file -- /dev/zero -- would otherwise
  * be read through to an end that never comes. (NULs in a line within the cap are the
- * caller's to judge, with the rest of its UTF-8.) */
+ * caller's to judge, with the rest of its UTF-8: linereader_check_utf8.) */
 #ifndef S2S_LINEREADER_H
 #define S2S_LINEREADER_H
 
@@ -45,5 +45,11 @@ void linereader_close(LineReader *r);
  * over-long line ("name:LINE:BYTE: NUL byte (expected UTF-8 text)"). A line over
  * max_bytes is read through but not kept: *too_long is set and *len is 0. */
 int linereader_next(LineReader *r, size_t max_bytes, size_t *len, int *too_long, Error *err);
+
+/* Judges the line just read (its len bytes) as text: strict UTF-8 without a NUL byte.
+ * Returns 0, or -1 with err set: "name:LINE:BYTE: NUL byte (expected UTF-8 text)" (the
+ * message of refuse_nul too) or "name:LINE:BYTE: invalid UTF-8 (0x.. ..)", the bytes of
+ * the bad sequence. */
+int linereader_check_utf8(const LineReader *r, size_t len, Error *err);
 
 #endif

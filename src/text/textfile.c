@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "base/mem.h"
-#include "text/tokenize.h"
 
 int textreader_open(TextReader *t, const char *path, const char *what, size_t max_line_bytes,
                     Error *err)
@@ -50,17 +49,8 @@ int textreader_next(TextReader *t, const char **line, size_t *len, Error *err)
         return error_at(err, name, line_no, 0, "line longer than %zu bytes (is this a text file?)",
                         t->max_line_bytes);
     }
-    size_t at, bad_len;
-    if (utf8_validate(t->in.line, *len, &at, &bad_len) < 0) {
-        const char *s = t->in.line;
-        if (s[at] == '\0')
-            return error_at(err, name, line_no, (long)at + 1, "NUL byte (expected UTF-8 text)");
-        char hex[32] = "";
-        for (size_t k = 0; k < bad_len; k++)
-            snprintf(hex + strlen(hex), sizeof hex - strlen(hex), "%s0x%02x", k ? " " : "",
-                     (unsigned char)s[at + k]);
-        return error_at(err, name, line_no, (long)at + 1, "invalid UTF-8 (%s)", hex);
-    }
+    if (linereader_check_utf8(&t->in, *len, err) < 0)
+        return -1;
     *line = t->in.line;
     return 1;
 }
@@ -81,7 +71,7 @@ int textfile_read(TextFile *f, const char *path, Error *err)
     /* the lines one after another in text; pointers made once it no longer moves */
     size_t used = 0, cap = 0, *starts = NULL;
     int cap_lines = 0, got;
-    const char *line;
+    const char *line = NULL; /* set by every call that returns 1 (for GCC's sake) */
     size_t len;
     while ((got = textreader_next(&t, &line, &len, err)) == 1) {
         if (f->n == INT_MAX) {

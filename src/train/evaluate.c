@@ -19,11 +19,6 @@ static int by_len(const void *a, const void *b)
     return x->len != y->len ? x->len - y->len : x->pair - y->pair;
 }
 
-static int output_limit(int src_len, double ratio, long extra)
-{
-    return (int)(ratio * src_len) + (int)extra;
-}
-
 void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size,
                     double max_output_ratio, long max_output_extra)
 {
@@ -35,7 +30,7 @@ void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size
     decoder_init(&e->dec, d, batch_size, S, 1);
     batch_init(&e->batch, batch_size, S, T);
     batch_init(&e->sources, batch_size, S, 0);
-    e->max_out = output_limit(c->max_src_len + 1, max_output_ratio, max_output_extra);
+    e->max_out = decode_output_limit(c->max_src_len + 1, max_output_ratio, max_output_extra);
     e->out = xmalloc_array((size_t)batch_size * (size_t)(e->max_out > 0 ? e->max_out : 1), sizeof(int));
     e->out_len = xmalloc_array((size_t)batch_size, sizeof(int));
     e->hyps = xcalloc((size_t)c->n, sizeof(char *));
@@ -101,12 +96,13 @@ int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel l
 
         corpus_batch(c, e->order, first, count, 0, &e->sources);
         /* the longest source's positions, </s> included */
-        int max_out = output_limit(e->sources.src_steps, max_output_ratio, max_output_extra);
+        int max_out = decode_output_limit(e->sources.src_steps, max_output_ratio, max_output_extra);
         decode_greedy(&e->dec, P, &e->sources, max_out, e->out, e->out_len);
         for (int k = 0; k < count; k++) {
             int pair = e->order[first + k];
             /* each sentence gets its own limit, as if decoded alone */
-            int limit = output_limit(c->src_len[pair] + 1, max_output_ratio, max_output_extra);
+            int limit = decode_output_limit(c->src_len[pair] + 1, max_output_ratio,
+                                            max_output_extra);
             int n = e->out_len[k] < limit ? e->out_len[k] : limit;
             free(e->hyps[pair]);
             e->hyps[pair] = hyp_text(tgt_vocab, e->out + (size_t)k * max_out, n, level, natural);
