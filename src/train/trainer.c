@@ -134,7 +134,9 @@ static int choose_probes(Trainer *t, Error *err)
     return 0;
 }
 
-static int read_data(Trainer *t, Checkpoint *ck, Error *err)
+/* The training pairs, and the vocabularies: the checkpoint's (ck), else built from the
+ * pairs' counts. */
+static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
 {
     const Config *cfg = t->cfg;
     CorpusSpec spec = corpus_spec(cfg, cfg->data.train_src, cfg->data.train_tgt,
@@ -164,34 +166,51 @@ static int read_data(Trainer *t, Checkpoint *ck, Error *err)
         if (rc < 0)
             return -1;
     }
+    return 0;
+}
+
+/* The files of a held-out set as the config names them ("" for none). */
+typedef struct {
+    const char *src, *tgt, *tsv, *align;
+} HeldOutFiles;
+
+/* A held-out set (name: "validation" or "test", for messages) in the training
+ * vocabularies, and its gold alignments if it has them (*has_gold then 1). Every
+ * non-empty pair counts, however long. */
+static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpus *pairs,
+                         GoldAlignments *gold, int *has_gold, Error *err)
+{
+    const Config *cfg = t->cfg;
+    CorpusSpec spec = corpus_spec(cfg, files.src, files.tgt, files.tsv, 0, 1);
+    if (corpus_read(pairs, &spec, &t->src_vocab, &t->tgt_vocab, 0, name, err) < 0)
+        return -1;
+    if (files.align[0]) { /* read now: a bad test file must not wait for the end */
+        if (gold_read(gold, files.align, pairs, (size_t)cfg->data.max_line_bytes, err) < 0)
+            return -1;
+        *has_gold = 1;
+    }
+    return 0;
+}
+
+static int read_data(Trainer *t, Checkpoint *ck, Error *err)
+{
+    const Config *cfg = t->cfg;
+    if (read_training_pairs(t, ck, err) < 0)
+        return -1;
     t->has_valid = cfg->data.valid_src[0] || cfg->data.valid_tsv[0];
     if (t->has_valid) {
-        /* every non-empty validation pair counts, however long */
-        CorpusSpec vspec = corpus_spec(cfg, cfg->data.valid_src, cfg->data.valid_tgt,
-                                       cfg->data.valid_tsv, 0, 1);
-        if (corpus_read(&t->valid, &vspec, &t->src_vocab, &t->tgt_vocab, 0, "validation", err) < 0)
-            return -1;
-        if (cfg->data.valid_align[0]) {
-            if (gold_read(&t->gold, cfg->data.valid_align, &t->valid,
-                          (size_t)cfg->data.max_line_bytes, err) < 0)
-                return -1;
-            t->has_gold = 1;
-        }
-        if (choose_probes(t, err) < 0)
+        const HeldOutFiles files = {cfg->data.valid_src, cfg->data.valid_tgt,
+                                    cfg->data.valid_tsv, cfg->data.valid_align};
+        if (read_held_out(t, "validation", files, &t->valid, &t->gold, &t->has_gold, err) < 0 ||
+            choose_probes(t, err) < 0)
             return -1;
     }
     t->has_test = cfg->data.test_src[0] || cfg->data.test_tsv[0];
     if (t->has_test) {
-        CorpusSpec tspec = corpus_spec(cfg, cfg->data.test_src, cfg->data.test_tgt,
-                                       cfg->data.test_tsv, 0, 1);
-        if (corpus_read(&t->test, &tspec, &t->src_vocab, &t->tgt_vocab, 0, "test", err) < 0)
+        const HeldOutFiles files = {cfg->data.test_src, cfg->data.test_tgt, cfg->data.test_tsv,
+                                    cfg->data.test_align};
+        if (read_held_out(t, "test", files, &t->test, &t->test_gold, &t->has_test_gold, err) < 0)
             return -1;
-        if (cfg->data.test_align[0]) { /* read now: a bad file must not wait for the end */
-            if (gold_read(&t->test_gold, cfg->data.test_align, &t->test,
-                          (size_t)cfg->data.max_line_bytes, err) < 0)
-                return -1;
-            t->has_test_gold = 1;
-        }
     }
     return 0;
 }
