@@ -192,6 +192,7 @@ static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpu
     return 0;
 }
 
+/* The training pairs, the validation and test pairs, their gold alignments, the probes. */
 static int read_data(Trainer *t, Checkpoint *ck, Error *err)
 {
     const Config *cfg = t->cfg;
@@ -215,11 +216,11 @@ static int read_data(Trainer *t, Checkpoint *ck, Error *err)
     return 0;
 }
 
-static void init_model(Trainer *t, Checkpoint *ck)
+/* The weights, the optimizer and the progress: the checkpoint's when resuming (ck), else
+ * fresh ones from the seed. */
+static void restore_or_start(Trainer *t, Checkpoint *ck)
 {
     const Config *cfg = t->cfg;
-    t->dims = config_model_dims(cfg, t->src_vocab.size, t->tgt_vocab.size);
-    params_alloc(&t->P, &t->dims);
     if (ck) {
         memcpy(t->P.mem, ck->params.mem, sizeof(float) * t->P.n);
         t->opt = ck->optim;
@@ -245,6 +246,29 @@ static void init_model(Trainer *t, Checkpoint *ck)
         }
         t->prog = (Progress){.lr = cfg->training.learning_rate, .best_score = -INFINITY};
     }
+}
+
+/* The workspace and batch of the alignment dumps, sized for the longest probe pair. */
+static void init_probe_buffers(Trainer *t, int argmax)
+{
+    int max_src = 0, max_tgt = 0;
+    for (int k = 0; k < t->n_probes; k++) {
+        max_src = t->valid.src_len[t->probes[k]] > max_src ? t->valid.src_len[t->probes[k]] : max_src;
+        max_tgt = t->valid.tgt_len[t->probes[k]] > max_tgt ? t->valid.tgt_len[t->probes[k]] : max_tgt;
+    }
+    model_workspace_init(&t->probe_ws, &t->dims, t->n_probes, max_src + 1, max_tgt + 1, 0);
+    model_set_argmax(&t->probe_ws, argmax);
+    batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
+}
+
+/* The model, the optimizer and the progress, and every buffer that training, validation
+ * and the dumps use, sized once for their largest batch. */
+static void init_model(Trainer *t, Checkpoint *ck)
+{
+    const Config *cfg = t->cfg;
+    t->dims = config_model_dims(cfg, t->src_vocab.size, t->tgt_vocab.size);
+    params_alloc(&t->P, &t->dims);
+    restore_or_start(t, ck);
     int max_batch = (int)cfg->training.batch_size;
     model_workspace_init(&t->ws, &t->dims, max_batch, t->train.max_src_len + 1,
                          t->train.max_tgt_len + 1, 1);
@@ -264,16 +288,8 @@ static void init_model(Trainer *t, Checkpoint *ck)
                        cfg->translate.max_output_extra);
         evaluator_set_argmax(&t->eval, argmax);
     }
-    if (t->n_probes) {
-        int max_src = 0, max_tgt = 0;
-        for (int k = 0; k < t->n_probes; k++) {
-            max_src = t->valid.src_len[t->probes[k]] > max_src ? t->valid.src_len[t->probes[k]] : max_src;
-            max_tgt = t->valid.tgt_len[t->probes[k]] > max_tgt ? t->valid.tgt_len[t->probes[k]] : max_tgt;
-        }
-        model_workspace_init(&t->probe_ws, &t->dims, t->n_probes, max_src + 1, max_tgt + 1, 0);
-        model_set_argmax(&t->probe_ws, argmax);
-        batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
-    }
+    if (t->n_probes)
+        init_probe_buffers(t, argmax);
     if (!ck) {
         t->prog.validated_step = 0;
         t->prog.dumped_step = -1;
@@ -455,7 +471,6 @@ static void log_progress(Trainer *t, int line_due)
 
 /* ---- alignment dumps -------------------------------------------------------------------------- */
 
-/* One probe's record, as one line for alignments.jsonl (without its newline). */
 /* The heatmap of one dumped record (its line of alignments.jsonl), as `s2s heatmap`
  * draws it, into RUN_DIR/heatmaps/: heatmap-ID.svg for alignments.svg: last (replaced at
  * every dump), heatmap-ID-STEP.svg for all. A heatmap that cannot be drawn is a warning,
@@ -483,6 +498,8 @@ static void draw_record(Trainer *t, const char *record, size_t len, long id)
         rundir_log(&t->run, "s2s: warning: heatmap not drawn: %s", err.msg);
 }
 
+/* Appends one probe's record to alignments.jsonl: formatted whole first, so that it is
+ * written as one line; then draws its heatmap, unless alignments.svg is none. */
 static int append_record(Trainer *t, long id, double epoch, const char *const *src_words,
                          const char *const *tgt_words, const AttnMatrix *m,
                          const AlignExtras *extra, Error *err)
@@ -499,6 +516,28 @@ static int append_record(Trainer *t, long id, double epoch, const char *const *s
         draw_record(t, text, len, id);
     free(text);
     return rc;
+}
+
+/* The attention's mean entropy over the validation set, with its AER when gold
+ * alignments are known: a metrics record, and a log line when there is an AER. */
+static void log_attention_scores(Trainer *t, double epoch)
+{
+    AerCounts aer;
+    double entropy;
+    evaluate_alignments(&t->eval, &t->P, t->has_gold ? &t->gold : NULL, &aer, &entropy);
+    char json[512];
+    if (t->has_gold) {
+        rundir_log(&t->run, "alignments step=%ld aer=%.4f precision=%.4f recall=%.4f "
+                   "attention_entropy=%.4f", t->prog.step, aer_rate(&aer), aer_precision(&aer),
+                   aer_recall(&aer), entropy);
+        snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"aer\":%.6f,\"aer_precision\":%.6f,"
+                 "\"aer_recall\":%.6f,\"attention_entropy\":%.6f}", t->prog.step, epoch,
+                 aer_rate(&aer), aer_precision(&aer), aer_recall(&aer), entropy);
+    } else {
+        snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"attention_entropy\":%.6f}",
+                 t->prog.step, epoch, entropy);
+    }
+    rundir_metrics(&t->run, json);
 }
 
 /* Appends the probes' teacher-forced attention to alignments.jsonl (one line each,
@@ -531,22 +570,7 @@ static int dump_alignments(Trainer *t, Error *err)
     free(tgt_words);
     if (rc < 0)
         return -1;
-    AerCounts aer;
-    double entropy;
-    evaluate_alignments(&t->eval, &t->P, t->has_gold ? &t->gold : NULL, &aer, &entropy);
-    char json[512];
-    if (t->has_gold) {
-        rundir_log(&t->run, "alignments step=%ld aer=%.4f precision=%.4f recall=%.4f "
-                   "attention_entropy=%.4f", t->prog.step, aer_rate(&aer), aer_precision(&aer),
-                   aer_recall(&aer), entropy);
-        snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"aer\":%.6f,\"aer_precision\":%.6f,"
-                 "\"aer_recall\":%.6f,\"attention_entropy\":%.6f}", t->prog.step, epoch,
-                 aer_rate(&aer), aer_precision(&aer), aer_recall(&aer), entropy);
-    } else {
-        snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"attention_entropy\":%.6f}",
-                 t->prog.step, epoch, entropy);
-    }
-    rundir_metrics(&t->run, json);
+    log_attention_scores(t, epoch);
     t->prog.dumped_step = t->prog.step;
     return 0;
 }
@@ -577,6 +601,23 @@ static void update_report(Trainer *t)
 }
 
 /* ---- validation ----------------------------------------------------------------------------- */
+
+/* After a validation without improvement: with training.scheduling plateau, the learning
+ * rate decays once patience validations in a row have not improved, down to its floor. */
+static void decay_on_plateau(Trainer *t)
+{
+    const Config *cfg = t->cfg;
+    if (cfg->training.scheduling == SCHEDULING_PLATEAU &&
+        t->prog.plateau >= cfg->training.patience && t->prog.lr > cfg->training.learning_rate_min) {
+        double lr = t->prog.lr * cfg->training.decrease_factor;
+        t->prog.lr = lr > cfg->training.learning_rate_min ? lr : cfg->training.learning_rate_min;
+        t->prog.plateau = 0;
+        char now[32];
+        rundir_log(&t->run, "no improvement in %ld validation%s: learning rate now %s",
+                   cfg->training.patience, plural(cfg->training.patience),
+                   number_digits(now, sizeof now, t->prog.lr, 4));
+    }
+}
 
 /* Validates, keeps best.ckpt and last.ckpt, decays the learning rate on a plateau.
  * Returns 0 or -1 (a checkpoint could not be written: err set). */
@@ -611,16 +652,8 @@ static int validate(Trainer *t, Error *err)
     rundir_log(&t->run, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
                "valid_exact=%.2f time=%.1fs%s", t->prog.step, s.loss, s.ppl, s.bleu, s.exact,
                seconds, improved ? " (best so far: saved best.ckpt)" : "");
-    if (!improved && cfg->training.scheduling == SCHEDULING_PLATEAU &&
-        t->prog.plateau >= cfg->training.patience && t->prog.lr > cfg->training.learning_rate_min) {
-        double lr = t->prog.lr * cfg->training.decrease_factor;
-        t->prog.lr = lr > cfg->training.learning_rate_min ? lr : cfg->training.learning_rate_min;
-        t->prog.plateau = 0;
-        char now[32];
-        rundir_log(&t->run, "no improvement in %ld validation%s: learning rate now %s",
-                   cfg->training.patience, plural(cfg->training.patience),
-                   number_digits(now, sizeof now, t->prog.lr, 4));
-    }
+    if (!improved)
+        decay_on_plateau(t);
     char json[512], next_lr[32];
     snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"valid_loss\":%.6g,\"valid_ppl\":%.6g,"
              "\"valid_bleu\":%.4f,\"valid_exact\":%.4f,\"lr\":%s,\"best\":%s}", t->prog.step,
@@ -639,6 +672,32 @@ static int validate(Trainer *t, Error *err)
 }
 
 /* ---- the test set -------------------------------------------------------------------------- */
+
+/* The test set's AER against its gold links (P's attention), for the log line (text) and
+ * the metrics record (json). */
+static void test_aer_fields(Trainer *t, Evaluator *e, const Params *P, char *text,
+                            size_t text_size, char *json, size_t json_size)
+{
+    AerCounts aer;
+    double entropy;
+    evaluate_alignments(e, P, &t->test_gold, &aer, &entropy);
+    snprintf(text, text_size, " test_aer=%.4f (precision %.4f, recall %.4f)",
+             aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
+    snprintf(json, json_size, ",\"test_aer\":%.6f,\"test_aer_precision\":%.6f,"
+             "\"test_aer_recall\":%.6f", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
+}
+
+/* The lines, each with its newline, as the whole of the file at path (atomicfile.h). */
+static int write_lines(const char *path, char *const *lines, int n, Error *err)
+{
+    AtomicFile out;
+    int rc = atomicfile_begin(&out, path, "", err);
+    for (int k = 0; rc == 0 && k < n; k++)
+        fprintf(out.f, "%s\n", lines[k]);
+    if (rc == 0)
+        rc = atomicfile_commit(&out, err); /* checks every write above */
+    return rc;
+}
 
 /* Translates the test set with the best weights (the last ones without validation),
  * writes RUN_DIR/test.hyp and logs the scores. Returns 0, -1 (err set: the I/O failed)
@@ -672,22 +731,10 @@ static int test_best(Trainer *t, Error *err)
         return 1;
     }
     char aer_text[160] = "", aer_json[160] = "";
-    if (t->has_test_gold && model_has_alignments(&t->dims)) {
-        AerCounts aer;
-        double entropy;
-        evaluate_alignments(&e, P, &t->test_gold, &aer, &entropy);
-        snprintf(aer_text, sizeof aer_text, " test_aer=%.4f (precision %.4f, recall %.4f)",
-                 aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
-        snprintf(aer_json, sizeof aer_json, ",\"test_aer\":%.6f,\"test_aer_precision\":%.6f,"
-                 "\"test_aer_recall\":%.6f", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
-    }
+    if (t->has_test_gold && model_has_alignments(&t->dims))
+        test_aer_fields(t, &e, P, aer_text, sizeof aer_text, aer_json, sizeof aer_json);
     rundir_path(&t->run, "test.hyp", path, sizeof path);
-    AtomicFile out;
-    int rc = atomicfile_begin(&out, path, "", err);
-    for (int k = 0; rc == 0 && k < t->test.n; k++)
-        fprintf(out.f, "%s\n", e.hyps[k]);
-    if (rc == 0)
-        rc = atomicfile_commit(&out, err); /* checks every write above */
+    int rc = write_lines(path, e.hyps, t->test.n, err);
     evaluator_free(&e);
     checkpoint_free(&best);
     if (rc < 0)
@@ -888,11 +935,13 @@ static int dump_scheduled(long step, long every, long max_dumps)
     return s % interval == 0;
 }
 
+/* Whether the run dumps attention at all: it has probe pairs and alignments.every. */
 static int dumps_on(const Trainer *t)
 {
     return t->n_probes > 0 && t->cfg->alignments.every > 0;
 }
 
+/* Whether the schedule has a dump at this step. */
 static int dumps_due(const Trainer *t)
 {
     return dumps_on(t) && dump_scheduled(t->prog.step, t->cfg->alignments.every,
@@ -934,6 +983,7 @@ static int finish(Trainer *t, const char *reason, Error *err)
     return TRAIN_OK;
 }
 
+/* Steps until a stopping rule, a divergence, a failed write or a signal ends training. */
 static int train_loop(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
