@@ -23,7 +23,7 @@ int cmd_version(void)
     printf("BLAS: %s %s", name, version);
     if (used > 0 && config[used])
         printf(" (%s)", config + used);
-    /* training's rule (trainer.c) with training.threads 0; the other commands keep
+    /* training's rule (trainer_setup.c) with training.threads 0; the other commands keep
      * OpenBLAS's own choice (OPENBLAS_NUM_THREADS, else one per core) */
     printf("\nBLAS threads: training %d (one for batches of up to 4 sentences; "
            "training.threads sets it), other commands %d\n", openblas_get_num_procs(),

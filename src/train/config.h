@@ -99,7 +99,7 @@ typedef struct {
         long every;          /* dump every this many steps (and at step 0); 0: never */
         long probes;         /* the first this many validation pairs, unless lines */
         ConfigIntList lines; /* 1-based lines of the validation files */
-        long max_dumps;      /* then the interval doubles (alignments_due in trainer.c) */
+        long max_dumps;      /* then the interval doubles (dump_scheduled in align_dumps.c) */
         int svg;             /* ConfigSvg */
     } alignments;
     struct {

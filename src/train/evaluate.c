@@ -1,13 +1,20 @@
-/* evaluate.c: validation loss and greedy BLEU/exact match (see evaluate.h). */
+/* evaluate.c: validation loss and greedy BLEU/exact match (see evaluate.h), and the
+ * trainer's two uses of them (trainer_parts.h): the validation, which keeps best.ckpt and
+ * decays the learning rate, and the test set translated with the best weights. */
 #include "train/evaluate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/atomicfile.h"
+#include "base/fault.h"
+#include "base/interrupt.h"
 #include "base/mem.h"
 #include "report/metrics.h"
-
+#include "text/number.h"
+#include "train/trainer_parts.h"
 
 typedef struct {
     int len, pair;
@@ -143,4 +150,152 @@ void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *go
     }
     free(links);
     *mean_entropy = rows ? entropy / (double)rows : 0;
+}
+
+/* ---- the trainer's validation and test set ---------------------------------------------- */
+
+/* After a validation without improvement: with training.scheduling plateau, the learning
+ * rate decays once patience validations in a row have not improved, down to its floor. */
+static void decay_on_plateau(Trainer *t)
+{
+    const Config *cfg = t->cfg;
+    if (cfg->training.scheduling == SCHEDULING_PLATEAU &&
+        t->prog.plateau >= cfg->training.patience && t->prog.lr > cfg->training.learning_rate_min) {
+        double lr = t->prog.lr * cfg->training.decrease_factor;
+        t->prog.lr = lr > cfg->training.learning_rate_min ? lr : cfg->training.learning_rate_min;
+        t->prog.plateau = 0;
+        char now[32];
+        rundir_log(&t->run, "no improvement in %ld validation%s: learning rate now %s",
+                   cfg->training.patience, plural(cfg->training.patience),
+                   number_digits(now, sizeof now, t->prog.lr, 4));
+    }
+}
+
+/* Validates, keeps best.ckpt and last.ckpt, decays the learning rate on a plateau.
+ * Returns 0 or -1 (a checkpoint could not be written: err set). */
+int validate_and_save(Trainer *t, Error *err)
+{
+    const Config *cfg = t->cfg;
+    EvalScores s;
+    TokenLevel level = cfg->data.level;
+    double t0 = now_seconds();
+    fault_signal_at("validate", t->prog.step);
+    /* not interrupted: a signal waits for the validation (its step's last work) */
+    evaluate(&t->eval, &t->P, &t->tgt_vocab, level, cfg->translate.detokenize,
+             cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s, NULL);
+    double seconds = now_seconds() - t0;
+    t->prog.validated_step = t->prog.step;
+    t->prog.validations++;
+    int metric = cfg->training.early_stopping_metric;
+    double score = metric == METRIC_BLEU ? s.bleu : metric == METRIC_LOSS ? -s.loss : s.exact;
+    int improved = score > t->prog.best_score;
+    if (improved) {
+        t->prog.best_score = score;
+        t->prog.best_step = t->prog.step;
+        t->prog.stale = t->prog.plateau = 0;
+    } else {
+        t->prog.stale++;
+        t->prog.plateau++;
+    }
+    /* saved before the log line says so (a failed save must not be reported as done);
+     * nothing below changes what best.ckpt holds when the score improved */
+    if (improved && save_checkpoint(t, "best.ckpt", err) < 0)
+        return -1;
+    rundir_log(&t->run, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
+               "valid_exact=%.2f time=%.1fs%s", t->prog.step, s.loss, s.ppl, s.bleu, s.exact,
+               seconds, improved ? " (best so far: saved best.ckpt)" : "");
+    if (!improved)
+        decay_on_plateau(t);
+    char json[512], next_lr[32];
+    snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"valid_loss\":%.6g,\"valid_ppl\":%.6g,"
+             "\"valid_bleu\":%.4f,\"valid_exact\":%.4f,\"lr\":%s,\"best\":%s}", t->prog.step,
+             epochs_progress(&t->batcher), s.loss, s.ppl, s.bleu, s.exact,
+             number_digits(next_lr, sizeof next_lr, learning_rate_at(t, t->prog.step + 1), 6),
+             improved ? "true" : "false");
+    rundir_metrics(&t->run, json);
+    if (t->n_probes && t->cfg->alignments.every > 0)
+        update_heatmap_report(t);
+    if (save_checkpoint(t, "last.ckpt", err) < 0)
+        return -1;
+    if (cfg->training.early_stopping > 0 && t->prog.stale >= cfg->training.early_stopping)
+        rundir_log(&t->run, "early stopping: no improvement in %ld validation%s (best at step "
+                   "%ld)", t->prog.stale, plural(t->prog.stale), t->prog.best_step);
+    return 0;
+}
+
+/* The test set's AER against its gold links (P's attention), for the log line (text) and
+ * the metrics record (json). */
+static void test_aer_fields(Trainer *t, Evaluator *e, const Params *P, char *text,
+                            size_t text_size, char *json, size_t json_size)
+{
+    AerCounts aer;
+    double entropy;
+    evaluate_alignments(e, P, &t->test_gold, &aer, &entropy);
+    snprintf(text, text_size, " test_aer=%.4f (precision %.4f, recall %.4f)",
+             aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
+    snprintf(json, json_size, ",\"test_aer\":%.6f,\"test_aer_precision\":%.6f,"
+             "\"test_aer_recall\":%.6f", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
+}
+
+/* The lines, each with its newline, as the whole of the file at path (atomicfile.h). */
+static int write_lines(const char *path, char *const *lines, int n, Error *err)
+{
+    AtomicFile out;
+    int rc = atomicfile_begin(&out, path, "", err);
+    for (int k = 0; rc == 0 && k < n; k++)
+        fprintf(out.f, "%s\n", lines[k]);
+    if (rc == 0)
+        rc = atomicfile_commit(&out, err); /* checks every write above */
+    return rc;
+}
+
+/* Translates the test set with the best weights (the last ones without validation),
+ * writes RUN_DIR/test.hyp and logs the scores. Returns 0, -1 (err set: the I/O failed)
+ * or 1: a signal stopped it (nothing written; a resume translates the test set). */
+int translate_test_set(Trainer *t, Error *err)
+{
+    const Config *cfg = t->cfg;
+    const Params *P = &t->P;
+    Checkpoint best = {0};
+    char path[2200];
+    rundir_path(&t->run, "checkpoints/best.ckpt", path, sizeof path);
+    const char *which = "last";
+    if (t->has_valid && t->prog.best_step > 0) {
+        if (checkpoint_load(&best, path, 0, err) < 0)
+            return -1;
+        P = &best.params;
+        which = "best";
+    }
+    Evaluator e;
+    EvalScores s;
+    TokenLevel level = cfg->data.level;
+    evaluator_init(&e, &t->dims, &t->test, (int)cfg->training.batch_size,
+                   cfg->translate.max_output_ratio, cfg->translate.max_output_extra);
+    evaluator_set_argmax(&e, config_decodes_argmax(cfg, -1));
+    fault_signal_at("test", t->prog.step);
+    if (evaluate(&e, P, &t->tgt_vocab, level, cfg->translate.detokenize,
+                 cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s,
+                 interrupt_pending) < 0) {
+        evaluator_free(&e);
+        checkpoint_free(&best);
+        return 1;
+    }
+    char aer_text[160] = "", aer_json[160] = "";
+    if (t->has_test_gold && model_has_alignments(&t->dims))
+        test_aer_fields(t, &e, P, aer_text, sizeof aer_text, aer_json, sizeof aer_json);
+    rundir_path(&t->run, "test.hyp", path, sizeof path);
+    int rc = write_lines(path, e.hyps, t->test.n, err);
+    evaluator_free(&e);
+    checkpoint_free(&best);
+    if (rc < 0)
+        return -1;
+    rundir_log(&t->run, "test (%s.ckpt, %d pair%s): test_loss=%.4f test_ppl=%.2f test_bleu=%.2f "
+               "test_exact=%.2f%s; translations in %s", which, t->test.n, plural(t->test.n),
+               s.loss, s.ppl, s.bleu, s.exact, aer_text, path);
+    char json[700];
+    snprintf(json, sizeof json, "{\"step\":%ld,\"test_loss\":%.6g,\"test_ppl\":%.6g,"
+             "\"test_bleu\":%.4f,\"test_exact\":%.4f%s,\"checkpoint\":\"%s\"}", t->prog.step,
+             s.loss, s.ppl, s.bleu, s.exact, aer_json, which);
+    rundir_metrics(&t->run, json);
+    return 0;
 }

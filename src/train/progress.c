@@ -1,0 +1,167 @@
+/* progress.c: what the trainer tells as it goes (see trainer_parts.h): the log's header,
+ * the live line on a terminal, and every log_every steps a line of train.log with its
+ * record in metrics.jsonl. */
+#include <math.h>
+#include <stdio.h>
+
+#include "base/fault.h"
+#include "text/number.h"
+#include "train/trainer_parts.h"
+
+void log_header(Trainer *t, int resumed)
+{
+    char a[256], b[256];
+    corpus_describe(&t->train, a, sizeof a);
+    rundir_log(&t->run, "training data: %s", a);
+    if (t->has_valid) {
+        corpus_describe(&t->valid, b, sizeof b);
+        rundir_log(&t->run, "validation data: %s", b);
+    }
+    rundir_log(&t->run, "vocabularies: source %d, target %d; model: %zu parameters; run "
+               "directory: %s", t->src_vocab.size, t->tgt_vocab.size, t->P.n, t->run.dir);
+    const Config *cfg = t->cfg;
+    char model[160];
+    model_describe(&t->dims, model, sizeof model);
+    char drop_e[32], drop_r[32], smooth[32];
+    rundir_log(&t->run, "model: %s; embedding dropout %s, readout dropout %s, label smoothing "
+               "%s", model, number_shortest(drop_e, sizeof drop_e, cfg->model.embedding_dropout),
+               number_shortest(drop_r, sizeof drop_r, cfg->model.readout_dropout),
+               number_shortest(smooth, sizeof smooth, cfg->training.label_smoothing));
+    const long warmup = config_warmup_steps(cfg);
+    if (warmup > 0) {
+        char lr[32];
+        rundir_log(&t->run, "learning rate: rises linearly to %s over the first %ld update%s "
+                   "(training.warmup_steps%s)", number_shortest(lr, sizeof lr,
+                   cfg->training.learning_rate), warmup, plural(warmup),
+                   cfg->training.warmup_steps < 0 ? " -1: the self-attention layers' default" : "");
+    }
+    if (!model_has_alignments(&t->dims) && cfg->alignments.every > 0)
+        rundir_log(&t->run, "no attention (model.attention: none): no alignments to dump");
+    if (t->dims.hard) {
+        char w[4][32];
+        rundir_log(&t->run, "hard attention: %s reward, reinforce weight %s, entropy weight %s, "
+                   "expected context for a sentence with probability %s after %ld warm-up steps, "
+                   "baseline decay %s",
+                   cfg->training.hard_reward == HARD_REWARD_TOKEN ? "token" : "sentence",
+                   number_shortest(w[0], sizeof w[0], cfg->training.hard_reinforce_weight),
+                   number_shortest(w[1], sizeof w[1], cfg->training.hard_entropy_weight),
+                   number_shortest(w[2], sizeof w[2], cfg->training.hard_expected_prob),
+                   cfg->training.hard_warmup_steps,
+                   number_shortest(w[3], sizeof w[3], cfg->training.hard_baseline_decay));
+    }
+    if (t->dims.hard || config_decodes_argmax(cfg, -1))
+        rundir_log(&t->run, "validation loss, translations, alignment dumps and the test use %s "
+                   "contexts (translate.attention_mode)",
+                   config_decodes_argmax(cfg, -1) ? "argmax" : "soft (expected)");
+    if (resumed)
+        rundir_log(&t->run, "resuming at step %ld (epoch %.3f)", t->prog.step,
+                   epochs_progress(&t->batcher));
+}
+
+static void format_duration(double s, char *out, size_t cap)
+{
+    long sec = (long)(s + 0.5);
+    if (sec >= 3600)
+        snprintf(out, cap, "%ldh%02ldm", sec / 3600, sec / 60 % 60);
+    else if (sec >= 60)
+        snprintf(out, cap, "%ldm%02lds", sec / 60, sec % 60);
+    else
+        snprintf(out, cap, "%lds", sec);
+}
+
+/* Seconds of training left by the nearest stopping rule, or -1 if unknown. */
+static double eta_seconds(const Trainer *t)
+{
+    const Config *cfg = t->cfg;
+    double per_step = t->prog.step > 0 ? t->prog.train_seconds / (double)t->prog.step : 0;
+    double eta = -1;
+    if (cfg->training.max_steps > 0)
+        eta = (double)(cfg->training.max_steps - t->prog.step) * per_step;
+    if (cfg->training.epochs > 0) {
+        double left = ((double)cfg->training.epochs - epochs_progress(&t->batcher)) *
+                      t->batcher.n_batches * per_step;
+        eta = eta < 0 || left < eta ? left : eta;
+    }
+    if (cfg->training.max_time > 0) {
+        double left = cfg->training.max_time - t->prog.train_seconds;
+        eta = eta < 0 || left < eta ? left : eta;
+    }
+    return eta;
+}
+
+/* A hard model's part of a log line and of its training record, from the sums since the
+ * last line (which it then clears): the mean reward of the sentences that sampled, at the
+ * level the surrogate rewards (sentence: R_s per sentence; token: log p(y_i) per token),
+ * the baseline it is measured against (b or b_tok), and the mean entropy of a head's
+ * weights per real target step. A record leaves out what had nothing to average (no
+ * sentence sampled: the warm-up, or hard_expected_prob 1), and so does the line. */
+static void hard_log_fields(Trainer *t, char *text, size_t text_size, char *json, size_t json_size)
+{
+    Progress *g = &t->prog;
+    const int token = t->cfg->training.hard_reward == HARD_REWARD_TOKEN;
+    const long count = token ? g->log_sampled_tokens : g->log_sampled;
+    const double reward = count ? g->log_reward / (double)count : NAN;
+    const double baseline = token ? g->hard_token_baseline : g->hard_baseline;
+    const double entropy = g->log_entropy_terms ? g->log_entropy / (double)g->log_entropy_terms
+                                                : NAN;
+    char shown[32] = "", r[32], b[32], e[32];
+    if (isfinite(reward))
+        snprintf(shown, sizeof shown, " reward=%.4f", reward);
+    snprintf(text, text_size, "%s baseline=%.4f entropy=%.4f", shown, baseline, entropy);
+    snprintf(json, json_size, "%s%s,\"train_baseline\":%s%s%s",
+             isfinite(reward) ? ",\"train_reward\":" : "",
+             isfinite(reward) ? number_shortest(r, sizeof r, reward) : "",
+             number_shortest(b, sizeof b, baseline),
+             isfinite(entropy) ? ",\"train_attention_entropy\":" : "",
+             isfinite(entropy) ? number_shortest(e, sizeof e, entropy) : "");
+    g->log_reward = g->log_entropy = 0;
+    g->log_sampled = g->log_sampled_tokens = g->log_entropy_terms = 0;
+}
+
+void log_progress(Trainer *t, int line_due)
+{
+    double loss = t->log_steps ? t->log_loss / (double)t->log_steps : NAN;
+    double tok_s = t->log_seconds > 0 ? (double)t->log_tokens / t->log_seconds : 0;
+    char eta[32] = "?";
+    double e = eta_seconds(t);
+    if (e >= 0)
+        format_duration(e, eta, sizeof eta);
+    double epoch = epochs_progress(&t->batcher);
+    if (t->run.tty && t->prog.train_seconds - t->live_at >= 0.25) {
+        t->live_at = t->prog.train_seconds;
+        char total[32] = "";
+        if (t->cfg->training.max_steps > 0)
+            snprintf(total, sizeof total, "/%ld", t->cfg->training.max_steps);
+        char lr[32];
+        rundir_live(&t->run, "epoch %.2f | step %ld%s | loss %.4f | ppl %.2f | %.0f tok/s | "
+                    "lr %s | eta %s", epoch, t->prog.step, total, loss, exp(loss), tok_s,
+                    number_digits(lr, sizeof lr, learning_rate_at(t, t->prog.step), 3), eta);
+    }
+    if (!line_due)
+        return;
+    char line[512], hard[160] = "", hard_json[256] = "", lr[32], lr_json[32];
+    const double rate = learning_rate_at(t, t->prog.step);
+    if (t->dims.hard)
+        hard_log_fields(t, hard, sizeof hard, hard_json, sizeof hard_json);
+    snprintf(line, sizeof line, "step=%ld epoch=%.3f loss=%.4f ppl=%.2f tok_per_s=%.0f lr=%s "
+             "elapsed=%.1fs eta=%s%s", t->prog.step, epoch, loss, exp(loss), tok_s,
+             number_digits(lr, sizeof lr, rate, 4), t->prog.train_seconds, eta, hard);
+    if (t->run.tty) { /* the live line shows it; the log keeps it */
+        rundir_note(&t->run, "%s", line);
+    } else {
+        rundir_log(&t->run, "%s", line);
+    }
+    fault_signal_at("log", t->prog.step);
+    /* the loss exactly (the shortest text of its double: runs compare bit for bit), the
+     * rest to the precision a reader uses */
+    char json[640], loss_text[32];
+    snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"train_loss\":%s,\"lr\":%s,"
+             "\"tokens_per_s\":%.1f,\"train_seconds\":%.3f%s}", t->prog.step, epoch,
+             number_shortest(loss_text, sizeof loss_text, loss),
+             number_digits(lr_json, sizeof lr_json, rate, 6), tok_s,
+             t->prog.train_seconds, hard_json);
+    rundir_metrics(&t->run, json);
+    t->log_loss = 0;
+    t->log_steps = t->log_tokens = 0;
+    t->log_seconds = 0;
+}

@@ -1,0 +1,105 @@
+/* trainer_parts.h: what the files of the trainer (trainer.h) share: the Trainer, and the
+ * functions each file offers the others. trainer.c runs the loop; trainer_setup.c builds
+ * everything before it; progress.c writes the log's lines; align_dumps.c dumps the
+ * attention; evaluate.c validates and translates the test set. Internal to src/train/. */
+#ifndef S2S_TRAINER_PARTS_H
+#define S2S_TRAINER_PARTS_H
+
+#include <time.h>
+
+#include "base/error.h"
+#include "data/corpus.h"
+#include "data/epochs.h"
+#include "data/vocab.h"
+#include "model/batch.h"
+#include "model/model.h"
+#include "report/links.h"
+#include "train/checkpoint.h"
+#include "train/config.h"
+#include "train/evaluate.h"
+#include "train/model_grad.h"
+#include "train/optim.h"
+#include "train/rundir.h"
+#include "train/trainer.h"
+
+typedef struct {
+    Config *cfg;
+    char *config_yaml;
+    Vocab src_vocab, tgt_vocab;
+    Corpus train, valid, test;
+    int has_valid, has_test;
+    Dims dims;
+    Params P;
+    ModelGrad G;
+    Workspace ws;
+    Optimizer opt;
+    Epochs batcher;
+    Batch batch;
+    Evaluator eval;
+    Progress prog;
+    RunDir run;
+    long last_saved;       /* step that checkpoints/last.ckpt holds (-1: none yet) */
+    /* alignment dumps: the probe pairs of the validation set, and its gold links */
+    GoldAlignments gold, test_gold; /* of the validation and the test pairs */
+    int has_gold, has_test_gold, n_probes;
+    int *probes;           /* pair index in t->valid of each probe */
+    Workspace probe_ws;
+    Batch probe_batch;
+    /* since the last log line (saved in checkpoints: a resumed run's next line averages
+     * over the same steps as a straight run's) */
+    double log_loss;
+    long log_steps, log_tokens;
+    double log_seconds, live_at;
+} Trainer;
+
+/* Seconds on the monotonic clock: the time a step or a validation took. */
+static inline double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- trainer_setup.c: before the first step ---- */
+
+/* Builds everything training needs, as t->cfg says: with resume_dir, from the checkpoint
+ * of the run saved there (its settings compared with t->cfg's); the data, the run
+ * directory, the model, the optimizer, the buffers. t comes zeroed but for cfg, with
+ * run.lock_fd -1. Returns TRAIN_OK when training can begin, else the outcome to return
+ * (err set). Either way, trainer_free releases what was built. */
+int trainer_setup(Trainer *t, const char *resume_dir, Error *err);
+void trainer_free(Trainer *t);
+
+/* ---- trainer.c: the loop ---- */
+
+/* Saves checkpoints/NAME (last.ckpt, best.ckpt). Returns 0 or -1 (err set). */
+int save_checkpoint(Trainer *t, const char *name, Error *err);
+/* The learning rate of update k (1-based), warm-up included. */
+double learning_rate_at(const Trainer *t, long k);
+
+/* ---- progress.c: what the log says ---- */
+
+/* The log's first lines: the data, the model, and the settings that shape training. */
+void log_header(Trainer *t, int resumed);
+/* After each step: the live line on a terminal; when line_due, the log line and its
+ * metrics record, which average over the steps since the last such line. */
+void log_progress(Trainer *t, int line_due);
+
+/* ---- align_dumps.c: the attention of the probe pairs ---- */
+
+int dumps_on(const Trainer *t);
+int dumps_due(const Trainer *t);
+int dumped_this_step(const Trainer *t);
+/* Returns 0 or -1 (err set: alignments.jsonl could not be written). */
+int dump_alignments(Trainer *t, Error *err);
+/* heatmaps/report.html; a failure is a warning in the log. */
+void update_heatmap_report(Trainer *t);
+
+/* ---- evaluate.c: validation and the test set ---- */
+
+/* Returns 0 or -1 (err set: a checkpoint could not be written). */
+int validate_and_save(Trainer *t, Error *err);
+/* Returns 0, -1 (err set) or 1: a signal stopped it. */
+int translate_test_set(Trainer *t, Error *err);
+
+#endif

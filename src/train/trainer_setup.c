@@ -1,0 +1,336 @@
+/* trainer_setup.c: everything the trainer builds before its first step (see
+ * trainer_parts.h): the checkpoint of a resumed run, the data and the vocabularies, the
+ * run directory, the model, the optimizer and every buffer a step uses; and their
+ * release. */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/interrupt.h"
+#include "base/mem.h"
+#include "train/trainer_parts.h"
+
+static CorpusSpec corpus_spec(const Config *cfg, const char *src, const char *tgt,
+                              const char *tsv, long max_length, int keep_refs)
+{
+    return (CorpusSpec){.src_path = src[0] ? src : NULL, .tgt_path = tgt[0] ? tgt : NULL,
+                        .tsv_path = tsv[0] ? tsv : NULL, .tsv_reverse = cfg->data.tsv_reverse,
+                        .level = cfg->data.level,
+                        .lowercase = cfg->data.lowercase, .max_length = max_length,
+                        .max_line_bytes = cfg->data.max_line_bytes, .keep_refs = keep_refs,
+                        .natural = cfg->translate.detokenize};
+}
+
+/* Resuming: the settings that shape the model or the training must be the ones the
+ * checkpoint was made with; those it has no use for (config_key_unused) may change. The
+ * keys that decide what is used are themselves compared. */
+static int check_resume_config(const Config *now, const Config *then, const char *path, Error *err)
+{
+    char diff[ERROR_MSG_MAX] = "";
+    int n = 0;
+    for (int k = 0; k < config_n_keys(); k++) {
+        if (config_key_free_on_resume(k) || config_key_unused(then, k))
+            continue;
+        char a[CONFIG_STR_MAX + 64], b[CONFIG_STR_MAX + 64];
+        config_key_resolved_value(then, k, a, sizeof a);
+        config_key_resolved_value(now, k, b, sizeof b);
+        if (!strcmp(a, b))
+            continue;
+        size_t used = strlen(diff);
+        snprintf(diff + used, sizeof diff - used, "%s%s (%.200s in the checkpoint, %.200s now)",
+                 n++ ? "; " : "", config_key_path(k), a, b);
+    }
+    if (n)
+        return error_set(err, "cannot resume from `%s`: %d setting%s differ%s: %s", path, n,
+                         n > 1 ? "s" : "", n > 1 ? "" : "s", diff);
+    return 0;
+}
+
+/* The probe pairs whose attention is dumped: alignments.lines of the validation
+ * files, or its first alignments.probes pairs. */
+static int choose_probes(Trainer *t, Error *err)
+{
+    const Config *cfg = t->cfg;
+    const ConfigIntList *lines = &cfg->alignments.lines;
+    int want = lines->n ? lines->n : (int)cfg->alignments.probes;
+    const Dims arch = config_model_dims(cfg, 1, 1); /* before the vocabularies are known */
+    if (!model_has_alignments(&arch)) /* nothing attends: nothing to dump */
+        want = 0;
+    if (want > t->valid.n)
+        want = t->valid.n;
+    t->probes = xmalloc_array((size_t)want + 1, sizeof(int));
+    for (int k = 0; k < want; k++) {
+        if (!lines->n) {
+            t->probes[k] = k;
+            continue;
+        }
+        int found = -1;
+        for (int pair = 0; pair < t->valid.n && found < 0; pair++)
+            if (t->valid.line_no[pair] == lines->v[k])
+                found = pair;
+        if (found < 0)
+            return error_set(err, "alignments.lines: line %ld of the validation set is not a "
+                             "usable pair (it is empty, or past the end)", lines->v[k]);
+        t->probes[k] = found;
+    }
+    t->n_probes = want;
+    return 0;
+}
+
+/* The training pairs, and the vocabularies: the checkpoint's (ck), else built from the
+ * pairs' counts. */
+static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
+{
+    const Config *cfg = t->cfg;
+    CorpusSpec spec = corpus_spec(cfg, cfg->data.train_src, cfg->data.train_tgt,
+                                  cfg->data.train_tsv, cfg->data.max_length, 0);
+    if (ck) {
+        /* the vocabularies are the checkpoint's */
+        t->src_vocab = ck->src_vocab;
+        t->tgt_vocab = ck->tgt_vocab;
+        memset(&ck->src_vocab, 0, sizeof ck->src_vocab);
+        memset(&ck->tgt_vocab, 0, sizeof ck->tgt_vocab);
+        if (corpus_read(&t->train, &spec, &t->src_vocab, &t->tgt_vocab, 0, "training", err) < 0)
+            return -1;
+    } else {
+        Vocab src_counts, tgt_counts;
+        vocab_init(&src_counts);
+        vocab_init(&tgt_counts);
+        int rc = corpus_read(&t->train, &spec, &src_counts, &tgt_counts, 1, "training", err);
+        if (rc == 0) {
+            vocab_build(&t->src_vocab, &src_counts, (int)cfg->data.src_vocab_size,
+                        (int)cfg->data.src_min_freq);
+            vocab_build(&t->tgt_vocab, &tgt_counts, (int)cfg->data.tgt_vocab_size,
+                        (int)cfg->data.tgt_min_freq);
+            corpus_remap(&t->train, &src_counts, &t->src_vocab, &tgt_counts, &t->tgt_vocab);
+        }
+        vocab_free(&src_counts);
+        vocab_free(&tgt_counts);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The files of a held-out set as the config names them ("" for none). */
+typedef struct {
+    const char *src, *tgt, *tsv, *align;
+} HeldOutFiles;
+
+/* A held-out set (name: "validation" or "test", for messages) in the training
+ * vocabularies, and its gold alignments if it has them (*has_gold then 1). Every
+ * non-empty pair counts, however long. */
+static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpus *pairs,
+                         GoldAlignments *gold, int *has_gold, Error *err)
+{
+    const Config *cfg = t->cfg;
+    CorpusSpec spec = corpus_spec(cfg, files.src, files.tgt, files.tsv, 0, 1);
+    if (corpus_read(pairs, &spec, &t->src_vocab, &t->tgt_vocab, 0, name, err) < 0)
+        return -1;
+    if (files.align[0]) { /* read now: a bad test file must not wait for the end */
+        if (gold_read(gold, files.align, pairs, (size_t)cfg->data.max_line_bytes, err) < 0)
+            return -1;
+        *has_gold = 1;
+    }
+    return 0;
+}
+
+/* The training pairs, the validation and test pairs, their gold alignments, the probes. */
+static int read_data(Trainer *t, Checkpoint *ck, Error *err)
+{
+    const Config *cfg = t->cfg;
+    if (read_training_pairs(t, ck, err) < 0)
+        return -1;
+    t->has_valid = cfg->data.valid_src[0] || cfg->data.valid_tsv[0];
+    if (t->has_valid) {
+        const HeldOutFiles files = {cfg->data.valid_src, cfg->data.valid_tgt,
+                                    cfg->data.valid_tsv, cfg->data.valid_align};
+        if (read_held_out(t, "validation", files, &t->valid, &t->gold, &t->has_gold, err) < 0 ||
+            choose_probes(t, err) < 0)
+            return -1;
+    }
+    t->has_test = cfg->data.test_src[0] || cfg->data.test_tsv[0];
+    if (t->has_test) {
+        const HeldOutFiles files = {cfg->data.test_src, cfg->data.test_tgt, cfg->data.test_tsv,
+                                    cfg->data.test_align};
+        if (read_held_out(t, "test", files, &t->test, &t->test_gold, &t->has_test_gold, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The weights, the optimizer and the progress: the checkpoint's when resuming (ck), else
+ * fresh ones from the seed. */
+static void restore_or_start(Trainer *t, Checkpoint *ck)
+{
+    const Config *cfg = t->cfg;
+    if (ck) {
+        memcpy(t->P.mem, ck->params.mem, sizeof(float) * t->P.n);
+        t->opt = ck->optim;
+        memset(&ck->optim, 0, sizeof ck->optim);
+        t->prog = ck->progress;
+        t->log_loss = t->prog.log_loss;
+        t->log_steps = t->prog.log_steps;
+        t->log_tokens = t->prog.log_tokens;
+        t->log_seconds = t->prog.log_seconds;
+    } else {
+        Pcg32 init;
+        pcg32_seed(&init, (uint64_t)cfg->seed, RNG_STREAM_INIT);
+        params_init(&t->P, &init, (float)cfg->model.init_range);
+        const OptimKind kinds[] = {OPTIM_ADAM, OPTIM_SGD, OPTIM_ADADELTA};
+        optim_init(&t->opt, kinds[cfg->training.optimizer], t->P.n, (float)cfg->training.learning_rate);
+        if (cfg->training.optimizer == OPTIMIZER_ADADELTA) {
+            t->opt.beta2 = (float)cfg->training.adadelta_rho;
+            t->opt.eps = (float)cfg->training.adadelta_eps;
+        } else {
+            t->opt.beta1 = (float)cfg->training.adam_beta1;
+            t->opt.beta2 = (float)cfg->training.adam_beta2;
+            t->opt.eps = (float)cfg->training.adam_eps;
+        }
+        t->prog = (Progress){.lr = cfg->training.learning_rate, .best_score = -INFINITY};
+    }
+}
+
+/* The workspace and batch of the alignment dumps, sized for the longest probe pair. */
+static void init_probe_buffers(Trainer *t, int argmax)
+{
+    int max_src = 0, max_tgt = 0;
+    for (int k = 0; k < t->n_probes; k++) {
+        max_src = t->valid.src_len[t->probes[k]] > max_src ? t->valid.src_len[t->probes[k]] : max_src;
+        max_tgt = t->valid.tgt_len[t->probes[k]] > max_tgt ? t->valid.tgt_len[t->probes[k]] : max_tgt;
+    }
+    model_workspace_init(&t->probe_ws, &t->dims, t->n_probes, max_src + 1, max_tgt + 1, 0);
+    model_set_argmax(&t->probe_ws, argmax);
+    batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
+}
+
+/* The model, the optimizer and the progress, and every buffer that training, validation
+ * and the dumps use, sized once for their largest batch. */
+static void init_model(Trainer *t, Checkpoint *ck)
+{
+    const Config *cfg = t->cfg;
+    t->dims = config_model_dims(cfg, t->src_vocab.size, t->tgt_vocab.size);
+    params_alloc(&t->P, &t->dims);
+    restore_or_start(t, ck);
+    int max_batch = (int)cfg->training.batch_size;
+    model_workspace_init(&t->ws, &t->dims, max_batch, t->train.max_src_len + 1,
+                         t->train.max_tgt_len + 1, 1);
+    model_grad_init(&t->G, &t->dims, max_batch, t->train.max_src_len + 1,
+                  t->train.max_tgt_len + 1);
+    batch_init(&t->batch, max_batch, t->train.max_src_len + 1, t->train.max_tgt_len + 1);
+    epochs_init(&t->batcher, &t->train, max_batch, (int)cfg->training.bucket_batches,
+                 cfg->training.shuffle, (uint64_t)cfg->seed);
+    if (ck)
+        epochs_restore(&t->batcher, t->prog.epoch, t->prog.next_batch, t->prog.rng_state,
+                        t->prog.rng_inc);
+    /* validation, dumps and the test read the contexts decoding uses (a hard model's:
+     * argmax, unless translate.attention_mode says otherwise) */
+    const int argmax = config_decodes_argmax(cfg, -1);
+    if (t->has_valid) {
+        evaluator_init(&t->eval, &t->dims, &t->valid, max_batch, cfg->translate.max_output_ratio,
+                       cfg->translate.max_output_extra);
+        evaluator_set_argmax(&t->eval, argmax);
+    }
+    if (t->n_probes)
+        init_probe_buffers(t, argmax);
+    if (!ck) {
+        t->prog.validated_step = 0;
+        t->prog.dumped_step = -1;
+    }
+    t->last_saved = ck ? t->prog.step : -1;
+}
+
+void trainer_free(Trainer *t)
+{
+    free(t->config_yaml);
+    vocab_free(&t->src_vocab);
+    vocab_free(&t->tgt_vocab);
+    corpus_free(&t->train);
+    corpus_free(&t->valid);
+    corpus_free(&t->test);
+    params_free(&t->P);
+    model_grad_free(&t->G);
+    model_workspace_free(&t->ws);
+    optim_free(&t->opt);
+    epochs_free(&t->batcher);
+    batch_free(&t->batch);
+    if (t->has_valid)
+        evaluator_free(&t->eval);
+    gold_free(&t->gold);
+    gold_free(&t->test_gold);
+    free(t->probes);
+    model_workspace_free(&t->probe_ws);
+    batch_free(&t->probe_batch);
+    rundir_close(&t->run);
+}
+
+/* last.ckpt of resume_dir is damaged (err says how): if best.ckpt is whole, says so,
+ * so the user can go on from there instead of starting over. */
+static void offer_best_checkpoint(const char *resume_dir, Error *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/checkpoints/best.ckpt", resume_dir);
+    Checkpoint best;
+    Error ignored;
+    if (checkpoint_load(&best, path, 1, &ignored) == 0) {
+        size_t used = strlen(err->msg);
+        snprintf(err->msg + used, sizeof err->msg - used, "; checkpoints/best.ckpt (step %ld) is "
+                 "intact: copy it over last.ckpt to resume from there", best.progress.step);
+    }
+    checkpoint_free(&best);
+}
+
+/* Resuming: last.ckpt of resume_dir, whose settings must be cfg's; the run goes on in
+ * resume_dir. Returns 0 or -1 (err set). */
+static int load_for_resume(Checkpoint *ck, Config *cfg, const char *resume_dir, Error *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/checkpoints/last.ckpt", resume_dir);
+    if (checkpoint_load(ck, path, 1, err) < 0) {
+        offer_best_checkpoint(resume_dir, err);
+        return -1;
+    }
+    if (check_resume_config(cfg, &ck->config, path, err) < 0)
+        return -1;
+    snprintf(cfg->run_dir, sizeof cfg->run_dir, "%s", resume_dir);
+    return 0;
+}
+
+int trainer_setup(Trainer *t, const char *resume_dir, Error *err)
+{
+    Config *cfg = t->cfg;
+    Checkpoint ck = {0};
+    int rc = TRAIN_BAD_INPUT;
+    if (resume_dir && load_for_resume(&ck, cfg, resume_dir, err) < 0)
+        goto done;
+    if (read_data(t, resume_dir ? &ck : NULL, err) < 0) {
+        if (interrupt_pending()) { /* the readers stop for a signal; nothing is written yet */
+            size_t used = strlen(err->msg);
+            snprintf(err->msg + used, sizeof err->msg - used, "; nothing was written");
+            rc = TRAIN_SIGNALLED;
+        }
+        goto done;
+    }
+    t->config_yaml = config_to_yaml(cfg);
+    RunMarks marks = {ck.progress.metrics_bytes, ck.progress.alignments_bytes};
+    int opened = rundir_open(&t->run, cfg->run_dir, resume_dir ? &marks : NULL, err);
+    if (opened < 0) {
+        rc = opened == -2 ? TRAIN_IO_ERROR : TRAIN_BAD_INPUT;
+        goto done;
+    }
+    if (rundir_write_config(&t->run, t->config_yaml, err) < 0) {
+        rc = TRAIN_IO_ERROR;
+        goto done;
+    }
+    /* threads 0: one for batches of up to 4 sentences, whose products are too small to
+     * share out (measured: 1.3x faster at one sentence), else one per core */
+    openblas_set_num_threads(cfg->training.threads > 0 ? (int)cfg->training.threads
+                             : cfg->training.batch_size <= 4 ? 1 : openblas_get_num_procs());
+    init_model(t, resume_dir ? &ck : NULL);
+    rc = TRAIN_OK;
+done:
+    checkpoint_free(&ck);
+    return rc;
+}
