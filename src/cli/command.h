@@ -65,6 +65,7 @@ int cmd_align(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_heatmap(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 /* --version */
 int cmd_version(void);
 

@@ -19,6 +19,7 @@ static const char USAGE[] =
     "  translate  translate stdin with a trained model (greedy or beam search)\n"
     "  align      teacher-forced attention of sentence pairs as alignments (and AER)\n"
     "  heatmap    draw alignments.jsonl as SVG, an HTML report, or text\n"
+    "  explain    one attention step of a model worked out, every tensor named and shaped\n"
     "  eval       score translations: s2s eval --hyp FILE --ref FILE [--metric M]...\n"
     "  bench      training speed on synthetic data (see make bench)\n"
     "  config     print every config key with its default (--doc: as a Markdown table)\n"
@@ -62,6 +63,8 @@ static int run(int argc, char **argv)
         return cmd_align(argc - 2, argv + 2);
     if (!strcmp(cmd, "heatmap"))
         return cmd_heatmap(argc - 2, argv + 2);
+    if (!strcmp(cmd, "explain"))
+        return cmd_explain(argc - 2, argv + 2);
     if (!strcmp(cmd, "eval"))
         return cmd_eval(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench"))

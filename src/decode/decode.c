@@ -133,7 +133,7 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows)
 
     embedding_forward(dec->dec_in, in_width, P->E_y, dec->prev, B, m);
     AttnStep step = {dec->dec_in + m, in_width, dec->alpha_heads, dec->alpha, dec->scores,
-                     dec->query, dec->att_pre};
+                     dec->query, dec->att_pre, NULL};
     const int argmax = dec->argmax && attn_has_weights(&ad);
     const AttnChoice choice = {dec->every_row, dec->no_len, NULL, 0, dec->chosen};
     const AttnInput in = {dec->state, dec->H_rows, dec->keys_rows, dec->summary_rows,

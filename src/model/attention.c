@@ -204,6 +204,8 @@ void attn_step_forward(AttnStep *out, const AttnParams *P, const AttnDims *d, co
     for (int k = 0; k < H; k++) {
         real *alpha = out->alpha + (size_t)k * SB;
         head_scores(out, P, d, in, k);
+        if (out->kept_scores)
+            memcpy(out->kept_scores + (size_t)k * SB, out->scores, sizeof(real) * SB);
         attn_softmax_forward(alpha, out->scores, in->len, S, B);
         attn_context_forward(out->c + k * vh, out->ld_c, alpha, in->H + k * vh, v,
                              choice ? choice->soft_len : in->len, S, B, vh);

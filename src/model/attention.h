@@ -100,6 +100,7 @@ typedef struct {
     real *scores; /* (S*B) scratch: one head's e_ij */
     real *query;  /* (rows, query width) */
     real *pre;    /* (S*B, pre width) */
+    real *kept_scores; /* (H, S*B) each head's e_ij, kept for s2s explain; NULL: not kept */
 } AttnStep;
 
 /* One decoder step: from s_{i-1} to alpha_i and c_i. Overwrites out's buffers. With

@@ -199,6 +199,8 @@ typedef struct {
     int out_chunk_rows;    /* rows of one output-layer chunk in this batch */
     real *logits;          /* (out_chunk_rows, V_y) scratch: one chunk's logits, softmax,
                             * gradient */
+    real *kept_scores;     /* (H, S*B) each head's scores e_ij of the last step a pass
+                            * computed, when not NULL (s2s explain; model_keep_scores) */
 
     /* hard attention (model/MODEL.md); carved for every model with attention weights */
     HardAttention hard;    /* mode CONTEXT_SOFT unless model_set_hard */
@@ -245,6 +247,11 @@ void model_set_regularization(Workspace *ws, const Regularization *reg);
 /* How the coming passes form their contexts (NULL: soft, the default). A hard model's
  * training sets CONTEXT_SAMPLE with its weights and baselines every step. */
 void model_set_hard(Workspace *ws, const HardAttention *hard);
+
+/* The coming passes copy each head's scores e_ij of every step into scores (H, S*B),
+ * so that after a pass it holds the last step's (NULL: they are not kept). For s2s
+ * explain; the workspace does not own the buffer. */
+void model_keep_scores(Workspace *ws, real *scores);
 
 /* Teacher-forced passes and decoding with each head reading its most probable position
  * (argmax 1: CONTEXT_ARGMAX), or the weighted sum (0: soft). */

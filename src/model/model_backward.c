@@ -85,7 +85,7 @@ static void decoder_step_backward(Params *G, Workspace *ws, const Params *P, con
         hard_step_weights(ws, bt, i);
     const AttnStep step = {NULL, 0, ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
                            NULL, ws->scores, ws->query ? ws->query + block * Q : NULL,
-                           model_att_pre_step(ws, i)};
+                           model_att_pre_step(ws, i), NULL};
     AttnGrads g = {ds_prev,         ws->d_query ? ws->d_query + block * Q : NULL,
                    enc->d_H,        ws->d_keys,
                    enc->d_summary,  ws->d_alpha,

@@ -140,7 +140,7 @@ static void decoder_step_forward(Workspace *ws, const Params *P, int i)
     real *xg = ws->dec_xg + row * Gp;
     AttnStep step = {c, in_width, ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
                      ws->alpha ? ws->alpha + (size_t)i * SB : NULL, ws->scores, q,
-                     model_att_pre_step(ws, i)};
+                     model_att_pre_step(ws, i), ws->kept_scores};
     const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
     const AttnInput in = {s_prev, ws->enc.H,     ws->keys, ws->enc.summary, ws->step_len + (size_t)i * B,
                           S,      B,             Bi,       hard ? &choice : NULL};

@@ -1,6 +1,7 @@
 /* model_pass.h: what the forward pass (model_forward.c), the backward pass
  * (model_backward.c), the workspace's layout (workspace.c), the initial states
- * (init_state.c) and hard attention (hard_attention.c) share. Internal to src/model/. */
+ * (init_state.c), hard attention (hard_attention.c) and s2s explain's reading of a
+ * step (explain.c) share. Internal to src/model/. */
 #ifndef S2S_MODEL_PASS_H
 #define S2S_MODEL_PASS_H
 

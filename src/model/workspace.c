@@ -236,6 +236,11 @@ void model_set_hard(Workspace *ws, const HardAttention *hard)
     ws->hard = hard ? *hard : (HardAttention){0};
 }
 
+void model_keep_scores(Workspace *ws, real *scores)
+{
+    ws->kept_scores = scores;
+}
+
 void model_set_argmax(Workspace *ws, int argmax)
 {
     model_set_hard(ws, argmax ? &(HardAttention){.mode = CONTEXT_ARGMAX} : NULL);

@@ -30,16 +30,24 @@ char *number_digits(char *out, size_t cap, double v, int digits)
     return out;
 }
 
-char *number_shortest(char *out, size_t cap, double v)
+/* v's text read back: as a double, or (as_float) as a float */
+static double read_back(const char *text, int as_float)
+{
+    return as_float ? (double)strtof(text, NULL) : strtod(text, NULL);
+}
+
+/* number_shortest and number_shortest_float: the fewest digits that read back as v in
+ * its own precision (17 always do for a double, 9 for a float) */
+static char *shortest(char *out, size_t cap, double v, int as_float)
 {
     if (!isfinite(v))
         return number_digits(out, cap, v, 6);
-    /* the fewest significant digits that read back as v: 17 always do (IEEE 754 binary64) */
     char sci[40], plain[400];
+    const int most = as_float ? 9 : 17;
     int digits = 1;
-    for (; digits < 17; digits++) {
+    for (; digits < most; digits++) {
         snprintf(sci, sizeof sci, "%.*e", digits - 1, v);
-        if (strtod(sci, NULL) == v)
+        if (read_back(sci, as_float) == v)
             break;
     }
     snprintf(sci, sizeof sci, "%.*e", digits - 1, v);
@@ -50,11 +58,21 @@ char *number_shortest(char *out, size_t cap, double v)
     tidy_exponent(sci);
     if (exponent >= -4) {
         snprintf(plain, sizeof plain, "%.*f", decimals, v);
-        if ((exponent < 0 || strlen(plain) <= strlen(sci) + 1) && strtod(plain, NULL) == v) {
+        if ((exponent < 0 || strlen(plain) <= strlen(sci) + 1) && read_back(plain, as_float) == v) {
             snprintf(out, cap, "%s", plain);
             return out;
         }
     }
     snprintf(out, cap, "%s", sci);
     return out;
+}
+
+char *number_shortest(char *out, size_t cap, double v)
+{
+    return shortest(out, cap, v, 0);
+}
+
+char *number_shortest_float(char *out, size_t cap, float v)
+{
+    return shortest(out, cap, v, 1);
 }

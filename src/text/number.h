@@ -13,6 +13,8 @@
  * (1e6, 1e-8, 2.5e-7: what YAML, JSON and strtod read). inf, -inf and nan as printf
  * writes them. Returns out. */
 char *number_shortest(char *out, size_t cap, double v);
+/* The same for a float: the fewest digits (1 to 9) that strtof reads back as v. */
+char *number_shortest_float(char *out, size_t cap, float v);
 /* v to `digits` significant digits, as printf's %g would write it but with the exponent
  * of number_shortest (a measured value in a log line: lr=2.5e-4). Returns out. */
 char *number_digits(char *out, size_t cap, double v, int digits);

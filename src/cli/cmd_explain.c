@@ -1,0 +1,275 @@
+/* cmd_explain.c: `s2s explain`: one attention step of a trained model worked out, every
+ * tensor named, shaped and printed (model/explain.h reads them from the model's own
+ * pass; report/explain_print.h writes them). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/mem.h"
+#include "cli/command.h"
+#include "decode/decode.h"
+#include "model/explain.h"
+#include "report/explain_print.h"
+#include "text/linereader.h"
+#include "text/tokenize.h"
+#include "train/checkpoint.h"
+
+static const char EXPLAIN_USAGE[] =
+    "usage: s2s explain --model CKPT [--tgt \"TARGET\"] [--step I] [--head K]\n"
+    "                   [--format text|json] [--max-cols N] [--attention-mode auto|soft|argmax]\n"
+    "                   < source-line\n"
+    "\n"
+    "Works out one step of the decoder's attention on the source sentence read from stdin\n"
+    "(its first line): in the order the model computes them, the annotations H, the\n"
+    "decoder's state s_{i-1}, what the score computes from them, the scores, the weights\n"
+    "alpha, each annotation times its weight, the context c_i, and the five most probable\n"
+    "next words -- each named as model/MODEL.md names it, with its shape in words, a line\n"
+    "on what it is for, and its values: the numbers of the model's own pass.\n"
+    "--tgt: the target the decoder is given (teacher forcing); without it, the model's\n"
+    "greedy translation. --step I: the target position, from 1 (the default) to the\n"
+    "target's words + 1 (the step that emits </s>). --head K: one head's slices (from 1).\n"
+    "--format json: one object, every value the shortest text that reads back as the same\n"
+    "float. --max-cols N (default 8): columns past N are counted, not printed.\n"
+    "--attention-mode: as in s2s align (argmax: each head reads its most probable word).\n"
+    "An option's value is the next argument: --step 2, not --step=2.\n";
+
+typedef struct {
+    const char *model, *tgt;
+    int step, head, max_cols, json;
+    int attention_mode; /* a ConfigDecodeMode, -1: the model's translate.attention_mode */
+} ExplainOptions;
+
+/* A whole positive number of at most `most`, or -1. */
+static int positive(const char *value, long most)
+{
+    char *end;
+    long v = strtol(value, &end, 10);
+    return *end || end == value || v < 1 || v > most ? -1 : (int)v;
+}
+
+static int parse_options(ExplainOptions *o, int argc, char **argv)
+{
+    enum { HELP, MODEL, TGT, STEP, HEAD, FORMAT, MAX_COLS, MODE };
+    static const CmdOption OPTS[] = {
+        [HELP] = {"--help", 0}, [MODEL] = {"--model", 1}, [TGT] = {"--tgt", 1},
+        [STEP] = {"--step", 1}, [HEAD] = {"--head", 1}, [FORMAT] = {"--format", 1},
+        [MAX_COLS] = {"--max-cols", 1}, [MODE] = {"--attention-mode", 1}, {NULL, 0}};
+    static const char *const FORMATS[] = {"text", "json", NULL};
+    *o = (ExplainOptions){.step = 1, .head = -1, .max_cols = 8, .attention_mode = -1};
+    for (int a = 0; a < argc; a++) {
+        const char *value = NULL;
+        switch (cmd_option("explain", OPTS, argc, argv, &a, &value)) {
+        case -2:
+            return EXIT_USAGE;
+        case -1:
+            return cmd_usage_error("explain: unexpected argument `%s` (see s2s explain --help)", argv[a]);
+        case HELP:
+            fputs(EXPLAIN_USAGE, stdout);
+            return EXIT_OK;
+        case MODEL:
+            o->model = value;
+            break;
+        case TGT:
+            o->tgt = value;
+            break;
+        case STEP:
+            if ((o->step = positive(value, 1000000)) < 0)
+                return cmd_usage_error("--step: expected a target position from 1, got `%s`", value);
+            break;
+        case HEAD:
+            if ((o->head = positive(value, ATTN_MAX_HEADS)) < 0)
+                return cmd_usage_error("--head: expected a head from 1, got `%s`", value);
+            o->head--;
+            break;
+        case FORMAT:
+            if ((o->json = cmd_choice(FORMATS, value)) < 0)
+                return cmd_usage_error("--format: expected text or json, got `%s`", value);
+            break;
+        case MAX_COLS:
+            if ((o->max_cols = positive(value, 1000000)) < 0)
+                return cmd_usage_error("--max-cols: expected a number from 1, got `%s`", value);
+            break;
+        case MODE:
+            if ((o->attention_mode = cmd_attention_mode(value)) < 0)
+                return EXIT_USAGE;
+            break;
+        }
+    }
+    if (!o->model)
+        return cmd_usage_error("%s", "explain needs --model CKPT (see s2s explain --help)");
+    return -1;
+}
+
+/* A sentence as the model reads it: its words and their ids. */
+typedef struct {
+    Tokens tokens;
+    int n;
+    int *ids;
+    char **words;
+} Sentence;
+
+static void sentence_free(Sentence *s)
+{
+    for (int k = 0; k < s->n; k++)
+        free(s->words[k]);
+    free(s->words);
+    free(s->ids);
+    tokens_free(&s->tokens);
+    *s = (Sentence){0};
+}
+
+/* Tokenizes text[0..len) as the model's config says, into ids of vocab. `what` names
+ * it in messages ("stdin:1", "--tgt"). */
+static int sentence_read(Sentence *s, const char *text, size_t len, const Config *cfg,
+                         const Vocab *vocab, const char *what, Error *err)
+{
+    size_t bad_at, bad_len;
+    *s = (Sentence){0};
+    if (utf8_validate(text, len, &bad_at, &bad_len) < 0)
+        return error_set(err, "%s:%zu: %s (expected UTF-8 text)", what, bad_at + 1,
+                         text[bad_at] ? "invalid UTF-8" : "NUL byte"), -1;
+    s->n = tokenize_line(&s->tokens, text, len, cfg->data.level, cfg->data.lowercase, 0);
+    s->ids = xmalloc_array((size_t)s->n + 1, sizeof(int));
+    s->words = xmalloc_array((size_t)s->n + 1, sizeof(char *));
+    for (int k = 0; k < s->n; k++) {
+        s->words[k] = xstrdup(tokens_get(&s->tokens, k));
+        s->ids[k] = vocab_id(vocab, s->words[k]);
+    }
+    if (s->n == 0)
+        return error_set(err, "%s: empty sentence (expected at least one word)", what), -1;
+    return 0;
+}
+
+/* The first line of stdin, tokenized. */
+static int read_source(Sentence *s, const Checkpoint *ck, Error *err)
+{
+    LineReader in;
+    size_t len;
+    int too_long, got;
+    linereader_fd(&in, STDIN_FILENO, "stdin", "input");
+    in.refuse_nul = 1;
+    got = linereader_next(&in, (size_t)ck->config.data.max_line_bytes, &len, &too_long, err);
+    if (got == 0)
+        error_set(err, "%s", "stdin: no source sentence (expected one line of text)");
+    else if (got > 0 && too_long)
+        error_set(err, "stdin:1: line longer than data.max_line_bytes (%ld)",
+                  ck->config.data.max_line_bytes);
+    int rc = got > 0 && !too_long ? sentence_read(s, in.line, len, &ck->config, &ck->src_vocab,
+                                                  "stdin:1", err) : -1;
+    linereader_close(&in);
+    return rc;
+}
+
+/* Without --tgt, the target is the model's greedy translation (ids into tgt). */
+static void greedy_target(Sentence *tgt, const Checkpoint *ck, const Sentence *src, int argmax)
+{
+    Decoder dec;
+    Batch bt;
+    const int S = src->n + 1;
+    const int max_out = decode_output_limit(S, ck->config.translate.max_output_ratio,
+                                            ck->config.translate.max_output_extra);
+    decoder_init(&dec, &ck->dims, 1, S, 1);
+    dec.argmax = argmax;
+    batch_init(&bt, 1, S, 0);
+    const int *srcs[1] = {src->ids};
+    batch_fill(&bt, 1, srcs, &src->n, NULL, NULL);
+    *tgt = (Sentence){0};
+    tgt->ids = xmalloc_array((size_t)max_out + 1, sizeof(int));
+    decode_greedy(&dec, &ck->params, &bt, max_out, tgt->ids, &tgt->n);
+    tgt->words = xmalloc_array((size_t)tgt->n + 1, sizeof(char *));
+    for (int k = 0; k < tgt->n; k++)
+        tgt->words[k] = xstrdup(vocab_word(&ck->tgt_vocab, tgt->ids[k]));
+    batch_free(&bt);
+    decoder_free(&dec);
+}
+
+/* The step through the model and onto stdout. */
+static void explain(const Checkpoint *ck, const ExplainOptions *o, const Sentence *src,
+                    const Sentence *tgt, int argmax)
+{
+    const int S = src->n + 1, step = o->step, n_prefix = step - 1;
+    Batch bt;
+    Workspace ws;
+    batch_init(&bt, 1, S, step);
+    const int *srcs[1] = {src->ids}, *tgts[1] = {tgt->ids};
+    /* the target as far as the step: the pass ends at the step explained */
+    batch_fill(&bt, 1, srcs, &src->n, tgts, &n_prefix);
+    model_workspace_init(&ws, &ck->dims, 1, S, step, 0);
+    model_set_argmax(&ws, argmax);
+    ExplainStep x;
+    explain_decoder_step(&x, &ws, &ck->params, &bt, o->head);
+    const char **sw = xmalloc_array((size_t)S, sizeof(char *));
+    const char **tw = xmalloc_array((size_t)step, sizeof(char *));
+    const char *next[EXPLAIN_TOP_WORDS];
+    for (int j = 0; j < S; j++)
+        sw[j] = j < src->n ? src->words[j] : "</s>";
+    for (int i = 0; i < step; i++)
+        tw[i] = i < tgt->n ? tgt->words[i] : "</s>";
+    for (int r = 0; r < x.n_next; r++)
+        next[r] = vocab_word(&ck->tgt_vocab, x.next_word[r]);
+    const ExplainWords words = {sw, S, tw, next, score_names[ck->dims.score]};
+    if (o->json)
+        explain_print_json(stdout, &x, &words);
+    else
+        explain_print_text(stdout, &x, &words, o->max_cols);
+    free(sw);
+    free(tw);
+    explain_free(&x);
+    model_workspace_free(&ws);
+    batch_free(&bt);
+}
+
+/* What the model and the sentence allow of the options: exit 2 naming the limit. */
+static int check_limits(const Checkpoint *ck, const ExplainOptions *o, const Sentence *tgt,
+                        Error *err)
+{
+    if (!model_has_alignments(&ck->dims))
+        return error_set(err, "%s: the model has no attention (model.attention: none): "
+                         "nothing to explain", o->model), -1;
+    if (o->head >= ck->dims.heads)
+        return error_set(err, "--head %d: the model has %d head%s (model.attention_heads)",
+                         o->head + 1, ck->dims.heads, plural(ck->dims.heads)), -1;
+    if (o->step > tgt->n + 1)
+        return error_set(err, "--step %d: the target has %d word%s, so its steps run from 1 "
+                         "to %d (the last emits </s>)", o->step, tgt->n, plural(tgt->n),
+                         tgt->n + 1), -1;
+    return 0;
+}
+
+int cmd_explain(int argc, char **argv)
+{
+    ExplainOptions o;
+    int rc = parse_options(&o, argc, argv);
+    if (rc >= 0)
+        return rc;
+    Checkpoint ck;
+    Sentence src = {0}, tgt = {0};
+    Error err;
+    rc = EXIT_USAGE;
+    if (checkpoint_load(&ck, o.model, 0, &err) < 0)
+        goto done;
+    const int argmax = config_decodes_argmax(&ck.config, o.attention_mode);
+    if (read_source(&src, &ck, &err) < 0)
+        goto done;
+    if (o.tgt) {
+        if (sentence_read(&tgt, o.tgt, strlen(o.tgt), &ck.config, &ck.tgt_vocab, "--tgt", &err) < 0)
+            goto done;
+    } else if (model_has_alignments(&ck.dims)) {
+        greedy_target(&tgt, &ck, &src, argmax);
+    }
+    if (check_limits(&ck, &o, &tgt, &err) < 0)
+        goto done;
+    explain(&ck, &o, &src, &tgt, argmax);
+    rc = cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
+    sentence_free(&src);
+    sentence_free(&tgt);
+    checkpoint_free(&ck);
+    return rc;
+done:
+    sentence_free(&src);
+    sentence_free(&tgt);
+    checkpoint_free(&ck);
+    return cmd_error(&err, rc);
+}

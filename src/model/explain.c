@@ -1,0 +1,253 @@
+/* explain.c: the tensors of one decoder attention step, read from the model's own pass
+ * (see explain.h). */
+#include "model/explain.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "model/model_pass.h"
+
+/* What every reader below needs of the pass: its sizes and where step i's rows are. */
+typedef struct {
+    const Workspace *ws;
+    AttnDims ad;
+    int S, i, H, head; /* head: -1 every head */
+    int p, d_h, a;
+} Pass;
+
+static ExplainTensor *add(ExplainStep *out, const char *name, const char *title,
+                          ExplainRows rows_are, int rows, int cols, const char *cols_are,
+                          const char *about)
+{
+    if (out->n == out->cap) {
+        out->cap = out->cap ? 2 * out->cap : 16;
+        out->tensors = xrealloc_array(out->tensors, (size_t)out->cap, sizeof(ExplainTensor));
+    }
+    ExplainTensor *t = &out->tensors[out->n++];
+    *t = (ExplainTensor){.rows_are = rows_are, .rows = rows, .cols = cols};
+    snprintf(t->name, sizeof t->name, "%s", name);
+    snprintf(t->title, sizeof t->title, "%s", title);
+    snprintf(t->cols_are, sizeof t->cols_are, "%s", cols_are);
+    snprintf(t->about, sizeof t->about, "%s", about);
+    t->values = xmalloc_array((size_t)rows * cols, sizeof(real));
+    return t;
+}
+
+/* The columns a head reads of a vector of `width` (its slice), or all of them. */
+static int slice_from(const Pass *ps, int width)
+{
+    return ps->head < 0 ? 0 : ps->head * (width / ps->H);
+}
+
+static int slice_width(const Pass *ps, int width)
+{
+    return ps->head < 0 ? width : width / ps->H;
+}
+
+/* rows x (the shown slice of width) from src (rows, row stride ld) */
+static void add_block(ExplainStep *out, const Pass *ps, const char *name, const char *title,
+                      ExplainRows rows_are, int rows, const real *src, int ld, int width,
+                      const char *cols_are, const char *about)
+{
+    const int from = slice_from(ps, width), cols = slice_width(ps, width);
+    ExplainTensor *t = add(out, name, title, rows_are, rows, cols, cols_are, about);
+    for (int r = 0; r < rows; r++)
+        memcpy(t->values + (size_t)r * cols, src + (size_t)r * ld + from, sizeof(real) * cols);
+}
+
+/* The heads' rows of an (H, S) tensor, or the one head's. */
+static void add_per_head(ExplainStep *out, const Pass *ps, const char *name, const char *title,
+                         const real *src, const char *about)
+{
+    const int first = ps->head < 0 ? 0 : ps->head, n = ps->head < 0 ? ps->H : 1;
+    ExplainTensor *t = add(out, name, title, n > 1 ? ROWS_HEADS : ROWS_ONE, n, ps->S,
+                           "source words", about);
+    memcpy(t->values, src + (size_t)first * ps->S, sizeof(real) * (size_t)n * ps->S);
+}
+
+/* What the step starts from: the annotations and the decoder's state. */
+static void add_inputs(ExplainStep *out, const Pass *ps)
+{
+    const Workspace *ws = ps->ws;
+    const int dot = ps->ad.score == SCORE_DOT, general = ps->ad.score == SCORE_GENERAL;
+    add_block(out, ps, "H", "H = h_1 .. h_S", ROWS_SOURCE, ps->S, ws->enc.H, ps->d_h, ps->d_h,
+              "d_h (the annotation width)",
+              "the annotations: per source word, what the encoder read there and around it; "
+              "the attention weighs them, and the context is their weighted sum");
+    /* the dot and general scores split s_{i-1} among the heads; the others read it whole */
+    Pass whole = *ps;
+    if (!dot && !general)
+        whole.head = -1;
+    add_block(out, &whole, "s_prev", "s_{i-1}", ROWS_ONE, 1,
+              ws->states + (size_t)ws->state_row[ps->i] * ps->p, ps->p, ps->p,
+              "decoder_size (p)",
+              "the decoder's state before this step: what it has written so far; from it the "
+              "attention asks which source words matter now");
+}
+
+/* additive: e_ij = v_a . tanh(W_a s_{i-1} + U_a h_j + b_a) */
+static void add_additive(ExplainStep *out, const Pass *ps)
+{
+    const Workspace *ws = ps->ws;
+    const int a = ps->a, S = ps->S;
+    const real *q = ws->query + (size_t)ws->state_row[ps->i] * a;
+    add_block(out, ps, "W_a s", "W_a s_{i-1}", ROWS_ONE, 1, q, a, a, "attention_size (a)",
+              "the query: the decoder's state mapped to attention_size numbers, the width in "
+              "which the additive score compares it with each source word; attention_size is "
+              "a free choice (model.attention_size), not the width of anything else");
+    add_block(out, ps, "U_a h + b_a", "U_a h_j + b_a", ROWS_SOURCE, S, ws->keys, a, a,
+              "attention_size (a)",
+              "the keys: each annotation mapped to the same attention_size numbers (once per "
+              "sentence: they do not depend on the step)");
+    ExplainTensor *sum = add(out, "sum", "W_a s_{i-1} + U_a h_j + b_a", ROWS_SOURCE, S,
+                             slice_width(ps, a), "attention_size (a)",
+                             "the query added to every key: this state and each source word "
+                             "combined (formed here to show it; the model adds and takes the "
+                             "tanh in one pass)");
+    for (int j = 0; j < S; j++)
+        for (int u = 0; u < sum->cols; u++)
+            sum->values[(size_t)j * sum->cols + u] =
+                q[slice_from(ps, a) + u] + ws->keys[(size_t)j * a + slice_from(ps, a) + u];
+    add_block(out, ps, "tanh", "tanh(W_a s_{i-1} + U_a h_j + b_a)", ROWS_SOURCE, S,
+              model_att_pre_step(ws, ps->i), a, a, "attention_size (a)",
+              "squashed into (-1, 1): the score's hidden layer, attention_size values per "
+              "source word");
+    add_per_head(out, ps, "scores", "e_ij = v_a . tanh(...)", ws->kept_scores,
+                 "the scores: v_a reads each row of the hidden layer down to one number, how "
+                 "well that source word answers the decoder's question (any real number)");
+}
+
+/* dot, general and scaled_dot: products of a query-side and a key-side vector */
+static void add_products(ExplainStep *out, const Pass *ps)
+{
+    const Workspace *ws = ps->ws;
+    const int a = ps->a, p = ps->p, S = ps->S;
+    switch (ps->ad.score) {
+    case SCORE_DOT:
+        add_per_head(out, ps, "scores", "e_ij = s_{i-1} . h_j", ws->kept_scores,
+                     "the scores: the decoder's state against each annotation as they are, "
+                     "one dot product each (so decoder_size must equal d_h)");
+        break;
+    case SCORE_GENERAL:
+        add_block(out, ps, "W_g h", "W_g h_j", ROWS_SOURCE, S, ws->keys, p, p, "decoder_size (p)",
+                  "each annotation mapped into the decoder state's space, so that the two can "
+                  "be compared (once per sentence)");
+        add_per_head(out, ps, "scores", "e_ij = s_{i-1} . W_g h_j", ws->kept_scores,
+                     "the scores: the decoder's state against each mapped annotation, one dot "
+                     "product each");
+        break;
+    case SCORE_SCALED_DOT:
+        add_block(out, ps, "W_q s", "W_q s_{i-1}", ROWS_ONE, 1,
+                  ws->query + (size_t)ws->state_row[ps->i] * a, a, a, "attention_size (a)",
+                  "the query: the decoder's state mapped to attention_size numbers");
+        add_block(out, ps, "W_k h", "W_k h_j", ROWS_SOURCE, S, ws->keys, a, a,
+                  "attention_size (a)",
+                  "the keys: each annotation mapped to the same attention_size numbers (once "
+                  "per sentence)");
+        add_per_head(out, ps, "scores", "e_ij = (W_q s_{i-1}) . (W_k h_j) / sqrt(a / H)",
+                     ws->kept_scores,
+                     "the scores: query against each key, divided by the square root of the "
+                     "width compared, so that wide vectors do not push the softmax to 0 and 1");
+        break;
+    case SCORE_ADDITIVE:
+    case SCORE_NONE:
+        break;
+    }
+}
+
+/* alpha, each annotation times its weight, and their sum, the context */
+static void add_weights_and_context(ExplainStep *out, const Pass *ps, int m)
+{
+    const Workspace *ws = ps->ws;
+    const int S = ps->S, d_h = ps->d_h, H = ps->H, vh = d_h / H;
+    const real *alpha = ws->alpha_heads + (size_t)ps->i * H * S;
+    add_per_head(out, ps, "alpha", "alpha_ij = softmax_j(e_ij)", alpha,
+                 "the weights: the scores made positive and summing to 1 over the source "
+                 "words; the alignment the heatmaps draw");
+    const int in_width = m + d_h;
+    const real *c = ws->dec_in + (size_t)ws->step_row[ps->i] * in_width + m;
+    if (ws->hard.mode == CONTEXT_ARGMAX) {
+        /* each head reads the one position it weighs most: no weighted sum */
+        add_block(out, ps, "context", "c_i = [h_{j*(1)} ; ... ; h_{j*(H)}]", ROWS_ONE, 1, c,
+                  in_width, d_h, "d_h (the annotation width)",
+                  "the context, read where each head's weight is largest (argmax attention: "
+                  "each head takes its slice of that one annotation, not a weighted sum)");
+        return;
+    }
+    ExplainTensor *t = add(out, "alpha h", "alpha_ij h_j", ROWS_SOURCE, S, slice_width(ps, d_h),
+                           "d_h (the annotation width)",
+                           "each annotation scaled by its weight (formed here to show it; the "
+                           "model sums them in one pass): the context is the sum of these rows");
+    for (int j = 0; j < S; j++)
+        for (int u = 0; u < t->cols; u++) {
+            const int col = slice_from(ps, d_h) + u, k = col / vh;
+            t->values[(size_t)j * t->cols + u] =
+                alpha[(size_t)k * S + j] * ws->enc.H[(size_t)j * d_h + col];
+        }
+    add_block(out, ps, "context", "c_i = sum_j alpha_ij h_j", ROWS_ONE, 1, c, in_width, d_h,
+              "d_h (the annotation width)",
+              H > 1 ? "the context: each head's weighted sum of its slice of the annotations, "
+                      "side by side; the decoder reads it with its own state"
+                    : "the context: what the decoder reads from the source at this step, "
+                      "beside its own state");
+}
+
+/* The step's output distribution: the last real position's row of the output layer's
+ * softmax, which the pass leaves in the logits buffer. */
+static void read_next_words(ExplainStep *out, const Workspace *ws)
+{
+    const int N = ws->N, Vy = ws->dims.tgt_vocab;
+    const int last_chunk = (N - 1) / ws->out_chunk_rows * ws->out_chunk_rows;
+    const real *prob = ws->logits + (size_t)(N - 1 - last_chunk) * Vy;
+    out->n_next = Vy < EXPLAIN_TOP_WORDS ? Vy : EXPLAIN_TOP_WORDS;
+    for (int r = 0; r < out->n_next; r++) {
+        int best = -1;
+        for (int w = 0; w < Vy; w++) {
+            int taken = 0;
+            for (int q = 0; q < r; q++)
+                taken |= out->next_word[q] == w;
+            if (!taken && (best < 0 || prob[w] > prob[best]))
+                best = w;
+        }
+        out->next_word[r] = best;
+        out->next_prob[r] = prob[best];
+    }
+}
+
+void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
+                          int head)
+{
+    const Dims *d = &ws->dims;
+    assert(bt->batch_size == 1 && model_has_alignments(d));
+    const AttnDims ad = model_attn_dims(d);
+    real *scores = xmalloc_array((size_t)ad.heads * bt->src_steps, sizeof(real));
+    model_keep_scores(ws, scores);
+    model_forward(ws, P, bt);
+    model_keep_scores(ws, NULL);
+    *out = (ExplainStep){.step = bt->tgt_steps, .heads = ad.heads, .head = head};
+    const Pass ps = {ws, ad, ws->S, ws->T - 1, ad.heads, head,
+                     d->dec_hidden, model_annotation_width(d), d->attn};
+    ws->kept_scores = scores; /* read by the additive and product tensors */
+    add_inputs(out, &ps);
+    if (ad.score == SCORE_ADDITIVE)
+        add_additive(out, &ps);
+    else
+        add_products(out, &ps);
+    add_weights_and_context(out, &ps, d->emb);
+    ws->kept_scores = NULL;
+    free(scores);
+    for (int k = 0; k < ad.heads; k++)
+        out->chosen[k] = ws->hard.mode == CONTEXT_ARGMAX ? ws->chosen[(size_t)ps.i * ad.heads + k] : -1;
+    read_next_words(out, ws);
+}
+
+void explain_free(ExplainStep *out)
+{
+    for (int k = 0; k < out->n; k++)
+        free(out->tensors[k].values);
+    free(out->tensors);
+    *out = (ExplainStep){0};
+}

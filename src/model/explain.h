@@ -1,0 +1,50 @@
+/* explain.h: one decoder attention step worked out (`s2s explain`): every tensor the
+ * step computes, in the order it computes them, named as model/MODEL.md names them, with
+ * its shape in words and one line on what it is for. The values are read from the
+ * workspace after the model's own teacher-forced pass (model_forward), never computed a
+ * second way: what explain shows is what the model computes. The only values it forms
+ * itself are the two that the model folds into one operation -- the additive score's
+ * sum before its tanh, and the products alpha_j h_j before their sum, the context --
+ * and it says so. */
+#ifndef S2S_EXPLAIN_H
+#define S2S_EXPLAIN_H
+
+#include "model/batch.h"
+#include "model/model.h"
+
+/* What a tensor's rows are: they label the rows of its drawing. */
+typedef enum { ROWS_ONE, ROWS_SOURCE, ROWS_HEADS } ExplainRows;
+
+typedef struct {
+    char name[32];       /* its key in --format json: "alpha", "context", "W_a s", ... */
+    char title[64];      /* as MODEL.md writes it: "W_a s_{i-1}", "alpha_i" */
+    ExplainRows rows_are;
+    int rows, cols;      /* rows 1 with ROWS_ONE: a vector of cols values */
+    char cols_are[64];   /* "attention_size (a)", "d_h (the annotation width)" */
+    char about[240];     /* what it is for, in plain words */
+    real *values;        /* (rows, cols) row-major, owned */
+} ExplainTensor;
+
+enum { EXPLAIN_TOP_WORDS = 5 };
+
+typedef struct {
+    ExplainTensor *tensors;
+    int n, cap;
+    int step;            /* i, from 1 */
+    int heads, head;     /* H; the one head shown (from 0), or -1 for every head */
+    int chosen[ATTN_MAX_HEADS]; /* argmax contexts: the position each head read; -1 soft */
+    int n_next;
+    int next_word[EXPLAIN_TOP_WORDS];   /* the most probable next words (target ids) */
+    double next_prob[EXPLAIN_TOP_WORDS]; /* and their probabilities */
+} ExplainStep;
+
+/* Step `step` (1 to bt->tgt_len[0], the pass's last: a batch of one pair whose target
+ * ends at the step explained) of the model on the batch: runs the pass on ws (a
+ * forward-only workspace for that batch, with model_set_argmax as wanted) and reads the
+ * step's tensors into out. head: -1 every head, or the one head k (from 0) whose slices
+ * are shown. The model must have attention weights (model_has_alignments). */
+void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
+                          int head);
+void explain_free(ExplainStep *out);
+
+#endif
