@@ -32,6 +32,7 @@ int main(void)
     srunner_add_suite(runner, self_attention_suite());
     srunner_add_suite(runner, model_suite());
     srunner_add_suite(runner, hard_suite());
+    srunner_add_suite(runner, explain_suite());
     srunner_add_suite(runner, training_suite());
     srunner_add_suite(runner, checkpoint_suite());
     srunner_add_suite(runner, train_suite());

@@ -189,17 +189,16 @@ static void greedy_target(Sentence *tgt, const Checkpoint *ck, const Sentence *s
 static void explain(const Checkpoint *ck, const ExplainOptions *o, const Sentence *src,
                     const Sentence *tgt, int argmax)
 {
-    const int S = src->n + 1, step = o->step, n_prefix = step - 1;
+    const int S = src->n + 1, T = tgt->n + 1, step = o->step;
     Batch bt;
     Workspace ws;
-    batch_init(&bt, 1, S, step);
+    batch_init(&bt, 1, S, T);
     const int *srcs[1] = {src->ids}, *tgts[1] = {tgt->ids};
-    /* the target as far as the step: the pass ends at the step explained */
-    batch_fill(&bt, 1, srcs, &src->n, tgts, &n_prefix);
-    model_workspace_init(&ws, &ck->dims, 1, S, step, 0);
+    batch_fill(&bt, 1, srcs, &src->n, tgts, &tgt->n);
+    model_workspace_init(&ws, &ck->dims, 1, S, T, 0);
     model_set_argmax(&ws, argmax);
     ExplainStep x;
-    explain_decoder_step(&x, &ws, &ck->params, &bt, o->head);
+    explain_decoder_step(&x, &ws, &ck->params, &bt, step, o->head);
     const char **sw = xmalloc_array((size_t)S, sizeof(char *));
     const char **tw = xmalloc_array((size_t)step, sizeof(char *));
     const char *next[EXPLAIN_TOP_WORDS];

@@ -9,6 +9,7 @@
 
 #include "base/mem.h"
 #include "model/model_pass.h"
+#include "nn/ops.h"
 
 /* What every reader below needs of the pass: its sizes and where step i's rows are. */
 typedef struct {
@@ -112,7 +113,7 @@ static void add_additive(ExplainStep *out, const Pass *ps)
             sum->values[(size_t)j * sum->cols + u] =
                 q[slice_from(ps, a) + u] + ws->keys[(size_t)j * a + slice_from(ps, a) + u];
     add_block(out, ps, "tanh", "tanh(W_a s_{i-1} + U_a h_j + b_a)", ROWS_SOURCE, S,
-              model_att_pre_step(ws, ps->i), a, a, "attention_size (a)",
+              ws->kept_pre, a, a, "attention_size (a)",
               "squashed into (-1, 1): the score's hidden layer, attention_size values per "
               "source word");
     add_per_head(out, ps, "scores", "e_ij = v_a . tanh(...)", ws->kept_scores,
@@ -195,13 +196,15 @@ static void add_weights_and_context(ExplainStep *out, const Pass *ps, int m)
                       "beside its own state");
 }
 
-/* The step's output distribution: the last real position's row of the output layer's
- * softmax, which the pass leaves in the logits buffer. */
-static void read_next_words(ExplainStep *out, const Workspace *ws)
+/* The step's output distribution: the model's output layer and softmax (ops.h) on its
+ * t_i, the readout of the step's row (with one sentence, real position i is row i). */
+static void read_next_words(ExplainStep *out, Workspace *ws, const Params *P, int i)
 {
-    const int N = ws->N, Vy = ws->dims.tgt_vocab;
-    const int last_chunk = (N - 1) / ws->out_chunk_rows * ws->out_chunk_rows;
-    const real *prob = ws->logits + (size_t)(N - 1 - last_chunk) * Vy;
+    const int Vy = ws->dims.tgt_vocab, l = ws->dims.readout;
+    const int target = ws->targets[i];
+    linear_forward(ws->logits, ws->ro_out + (size_t)i * l, P->W_o, P->b_o, 1, l, Vy);
+    softmax_xent_forward(ws->logits, &target, 0, NULL, 1, Vy); /* logits become p */
+    const real *prob = ws->logits;
     out->n_next = Vy < EXPLAIN_TOP_WORDS ? Vy : EXPLAIN_TOP_WORDS;
     for (int r = 0; r < out->n_next; r++) {
         int best = -1;
@@ -218,30 +221,32 @@ static void read_next_words(ExplainStep *out, const Workspace *ws)
 }
 
 void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
-                          int head)
+                          int step, int head)
 {
     const Dims *d = &ws->dims;
     assert(bt->batch_size == 1 && model_has_alignments(d));
+    assert(step >= 1 && step <= bt->tgt_len[0]);
     const AttnDims ad = model_attn_dims(d);
-    real *scores = xmalloc_array((size_t)ad.heads * bt->src_steps, sizeof(real));
-    model_keep_scores(ws, scores);
+    const size_t S = (size_t)bt->src_steps;
+    real *scores = xmalloc_array((size_t)ad.heads * S, sizeof(real));
+    real *pre = attn_pre_width(&ad) ? xmalloc_array(S * attn_pre_width(&ad), sizeof(real)) : NULL;
+    model_keep_step(ws, step - 1, scores, pre);
     model_forward(ws, P, bt);
-    model_keep_scores(ws, NULL);
-    *out = (ExplainStep){.step = bt->tgt_steps, .heads = ad.heads, .head = head};
-    const Pass ps = {ws, ad, ws->S, ws->T - 1, ad.heads, head,
+    *out = (ExplainStep){.step = step, .heads = ad.heads, .head = head};
+    const Pass ps = {ws, ad, ws->S, step - 1, ad.heads, head,
                      d->dec_hidden, model_annotation_width(d), d->attn};
-    ws->kept_scores = scores; /* read by the additive and product tensors */
     add_inputs(out, &ps);
     if (ad.score == SCORE_ADDITIVE)
         add_additive(out, &ps);
     else
         add_products(out, &ps);
     add_weights_and_context(out, &ps, d->emb);
-    ws->kept_scores = NULL;
+    model_keep_step(ws, -1, NULL, NULL);
     free(scores);
+    free(pre);
     for (int k = 0; k < ad.heads; k++)
         out->chosen[k] = ws->hard.mode == CONTEXT_ARGMAX ? ws->chosen[(size_t)ps.i * ad.heads + k] : -1;
-    read_next_words(out, ws);
+    read_next_words(out, ws, P, ps.i);
 }
 
 void explain_free(ExplainStep *out)

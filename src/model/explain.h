@@ -5,7 +5,8 @@
  * second way: what explain shows is what the model computes. The only values it forms
  * itself are the two that the model folds into one operation -- the additive score's
  * sum before its tanh, and the products alpha_j h_j before their sum, the context --
- * and it says so. */
+ * and it says so; and the next words' probabilities, which the output layer's own
+ * functions give for the step's readout alone. */
 #ifndef S2S_EXPLAIN_H
 #define S2S_EXPLAIN_H
 
@@ -38,13 +39,14 @@ typedef struct {
     double next_prob[EXPLAIN_TOP_WORDS]; /* and their probabilities */
 } ExplainStep;
 
-/* Step `step` (1 to bt->tgt_len[0], the pass's last: a batch of one pair whose target
- * ends at the step explained) of the model on the batch: runs the pass on ws (a
- * forward-only workspace for that batch, with model_set_argmax as wanted) and reads the
- * step's tensors into out. head: -1 every head, or the one head k (from 0) whose slices
- * are shown. The model must have attention weights (model_has_alignments). */
+/* Step `step` (from 1 to bt->tgt_len[0]) of the model on a batch of one pair: runs the
+ * model's pass over the whole pair on ws (a forward-only workspace for the batch, with
+ * model_set_argmax as wanted), keeping what the step computes and then overwrites, and
+ * reads the step's tensors into out: the same pass `s2s align` runs on that pair alone.
+ * head: -1 every head, or the one head k (from 0) whose slices are shown. The model must
+ * have attention weights (model_has_alignments). */
 void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
-                          int head);
+                          int step, int head);
 void explain_free(ExplainStep *out);
 
 #endif

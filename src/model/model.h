@@ -199,8 +199,11 @@ typedef struct {
     int out_chunk_rows;    /* rows of one output-layer chunk in this batch */
     real *logits;          /* (out_chunk_rows, V_y) scratch: one chunk's logits, softmax,
                             * gradient */
-    real *kept_scores;     /* (H, S*B) each head's scores e_ij of the last step a pass
-                            * computed, when not NULL (s2s explain; model_keep_scores) */
+    /* s2s explain's copies of one step's scratch (model_keep_step): the step (from 0;
+     * -1: none), each head's scores e_ij (H, S*B) and the additive score's tanh layer
+     * (S*B, A); the workspace does not own them */
+    int kept_step;
+    real *kept_scores, *kept_pre;
 
     /* hard attention (model/MODEL.md); carved for every model with attention weights */
     HardAttention hard;    /* mode CONTEXT_SOFT unless model_set_hard */
@@ -248,10 +251,10 @@ void model_set_regularization(Workspace *ws, const Regularization *reg);
  * training sets CONTEXT_SAMPLE with its weights and baselines every step. */
 void model_set_hard(Workspace *ws, const HardAttention *hard);
 
-/* The coming passes copy each head's scores e_ij of every step into scores (H, S*B),
- * so that after a pass it holds the last step's (NULL: they are not kept). For s2s
- * explain; the workspace does not own the buffer. */
-void model_keep_scores(Workspace *ws, real *scores);
+/* The coming passes copy what decoder step `step` (from 0; -1: none) computes and then
+ * overwrites into scores (H, S*B: each head's e_ij) and pre (S*B, A: the additive
+ * score's tanh layer; NULL for the other scores). For s2s explain. */
+void model_keep_step(Workspace *ws, int step, real *scores, real *pre);
 
 /* Teacher-forced passes and decoding with each head reading its most probable position
  * (argmax 1: CONTEXT_ARGMAX), or the weighted sum (0: soft). */

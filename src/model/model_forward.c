@@ -140,11 +140,13 @@ static void decoder_step_forward(Workspace *ws, const Params *P, int i)
     real *xg = ws->dec_xg + row * Gp;
     AttnStep step = {c, in_width, ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
                      ws->alpha ? ws->alpha + (size_t)i * SB : NULL, ws->scores, q,
-                     model_att_pre_step(ws, i), ws->kept_scores};
+                     model_att_pre_step(ws, i), i == ws->kept_step ? ws->kept_scores : NULL};
     const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
     const AttnInput in = {s_prev, ws->enc.H,     ws->keys, ws->enc.summary, ws->step_len + (size_t)i * B,
                           S,      B,             Bi,       hard ? &choice : NULL};
     attn_step_forward(&step, &P->att, &ad, &in);
+    if (i == ws->kept_step && ws->kept_pre) /* s2s explain's copy, before the next step's */
+        memcpy(ws->kept_pre, step.pre, sizeof(real) * SB * attn_pre_width(&ad));
     /* xg (Bi, Gp) += c_i (Bi, d_h) . W_i[:, m:]^T (d_h, Gp) */
     matmul(CblasNoTrans, CblasTrans, Bi, Gp, d_h, 1, c, in_width, P->dec.W_i + m, in_width, 1, xg,
            Gp);

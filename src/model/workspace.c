@@ -188,7 +188,7 @@ real *model_att_pre_step(const Workspace *ws, int i)
 static void model_workspace_measure(Workspace *ws, const Dims *d, int max_batch,
                                     int max_src_steps, int max_tgt_steps, int with_backward)
 {
-    *ws = (Workspace){0};
+    *ws = (Workspace){.kept_step = -1};
     ws->dims = *d;
     ws->max_batch = max_batch;
     ws->max_src_steps = max_src_steps;
@@ -236,9 +236,11 @@ void model_set_hard(Workspace *ws, const HardAttention *hard)
     ws->hard = hard ? *hard : (HardAttention){0};
 }
 
-void model_keep_scores(Workspace *ws, real *scores)
+void model_keep_step(Workspace *ws, int step, real *scores, real *pre)
 {
+    ws->kept_step = step;
     ws->kept_scores = scores;
+    ws->kept_pre = pre;
 }
 
 void model_set_argmax(Workspace *ws, int argmax)

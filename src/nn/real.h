@@ -113,7 +113,7 @@ typedef double real;
 #define model_forward_backward model_forward_backward_f64
 #define model_set_hard model_set_hard_f64
 #define model_set_argmax model_set_argmax_f64
-#define model_keep_scores model_keep_scores_f64
+#define model_keep_step model_keep_step_f64
 #define model_pass_loss model_pass_loss_f64
 #define hard_contexts hard_contexts_f64
 #define hard_plan hard_plan_f64

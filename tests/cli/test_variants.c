@@ -2,7 +2,8 @@
  * (the validation loss falls), the log names it, it translates, and the attention that
  * beam search reports equals the teacher-forced attention of `s2s align` on the same
  * output -- decoding and training compute the same model, the LSTM's cell state
- * following its hypotheses through the beam. A model without attention refuses what
+ * following its hypotheses through the beam -- and `s2s explain` shows each step's
+ * weights as align gives them. A model without attention refuses what
  * needs attention, with a message. The gradients of each variant are test_model.c's. */
 #include <check.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "report/alignlog.h"
+#include "text/json.h"
 #include "support/cli.h"
 #include "support/suites.h"
 #include "support/tinyrun.h"
@@ -140,6 +142,81 @@ static double attention_difference(const char *beam_json, const char *forced_jso
     return worst;
 }
 
+/* The first line of path, as a NUL-terminated copy (fails the test if there is none). */
+static char *first_line_of(const char *path)
+{
+    char *text = read_file(path);
+    char *end = strchr(text, '\n');
+    ck_assert_ptr_nonnull(end);
+    *end = '\0';
+    return text;
+}
+
+/* What `s2s explain` shows is what the model computes: for every step of the first
+ * validation sentence and its translation, explain's weights (--format json, shortest
+ * float text) are the ones `s2s align` writes for that step of the pair alone (8
+ * significant digits of the same floats): the mean's row with one head, each head's
+ * row with several. Returns the steps checked. */
+static int explain_matches_align(const char *dir, const char *model, const char *src,
+                                 const char *hyp, const char *mode)
+{
+    char *src_line = first_line_of(src), *tgt = first_line_of(hyp);
+    char one_src[700], one_tgt[700], forced_json[700];
+    char out_path[700], err_path[700], step_text[16], want[32], got[32];
+    snprintf(one_src, sizeof one_src, "%s/one.src", dir);
+    snprintf(one_tgt, sizeof one_tgt, "%s/one.tgt", dir);
+    snprintf(forced_json, sizeof forced_json, "%s/one.jsonl", dir);
+    char line_text[4096];
+    snprintf(line_text, sizeof line_text, "%s\n", src_line);
+    write_file(one_src, line_text);
+    snprintf(line_text, sizeof line_text, "%s\n", tgt);
+    write_file(one_tgt, line_text);
+    snprintf(err_path, sizeof err_path, "%s/explain.err", dir);
+    const char *align[] = {S2S, "align", "--model", model, "--src", one_src, "--tgt", one_tgt,
+                           "--out", forced_json, "--attention-mode", mode, NULL};
+    ck_assert_int_eq(run_command(align, NULL, err_path, NULL), 0);
+    char *forced = first_line_of(forced_json);
+    JsonDoc fd, ed;
+    Error err;
+    ck_assert_msg(json_parse(&fd, forced, strlen(forced), forced_json, 1, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq((int)json_get(fd.root, "id")->number, 1); /* line 1 was translated */
+    const JsonValue *heads = json_get(fd.root, "heads"), *rows = json_get(fd.root, "weights");
+    const int H = heads ? heads->n_items : 1, T = rows->n_items;
+    snprintf(out_path, sizeof out_path, "%s/explain.json", dir);
+    for (int i = 0; i < T; i++) {
+        snprintf(step_text, sizeof step_text, "%d", i + 1);
+        const char *explain[] = {S2S, "explain", "--model", model, "--tgt", tgt, "--step",
+                                 step_text, "--format", "json", "--attention-mode", mode, NULL};
+        ck_assert_int_eq(run_command_with(explain, out_path, err_path,
+                                          &(RunOptions){.in_path = one_src}, NULL), 0);
+        char *text = read_file(out_path);
+        ck_assert_msg(json_parse(&ed, text, strlen(text), out_path, 1, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq((int)json_get(ed.root, "step")->number, i + 1);
+        const JsonValue *tensors = json_get(ed.root, "tensors"), *alpha = NULL;
+        for (int k = 0; k < tensors->n_items; k++)
+            if (!strcmp(json_get(&tensors->items[k], "name")->string, "alpha"))
+                alpha = json_get(&tensors->items[k], "values");
+        ck_assert_ptr_nonnull(alpha);
+        const int S = rows->items[i].n_items;
+        ck_assert_int_eq(alpha->n_items, H * S);
+        for (int h = 0; h < H; h++)
+            for (int j = 0; j < S; j++) {
+                const JsonValue *row = heads ? &heads->items[h].items[i] : &rows->items[i];
+                snprintf(want, sizeof want, "%.8g", row->items[j].number);
+                snprintf(got, sizeof got, "%.8g", (double)(float)alpha->items[h * S + j].number);
+                ck_assert_msg(!strcmp(want, got), "step %d head %d word %d: explain %s, align %s",
+                              i + 1, h + 1, j + 1, got, want);
+            }
+        json_free(&ed);
+        free(text);
+    }
+    json_free(&fd);
+    free(forced);
+    free(tgt);
+    free(src_line);
+    return T;
+}
+
 START_TEST(every_variant_trains_translates_and_decodes_as_it_trains)
 {
     const Variant *v = &VARIANTS[_i];
@@ -253,6 +330,8 @@ START_TEST(every_variant_trains_translates_and_decodes_as_it_trains)
         printf("  beam vs teacher-forced attention (%s contexts): largest difference %.2e\n",
                modes[m], worst);
         ck_assert_double_le(worst, 1e-5);
+        printf("  s2s explain's weights equal align's at each of %d steps (%s contexts)\n",
+               explain_matches_align(dir, model, src, hyp, modes[m]), modes[m]);
     }
 }
 END_TEST

@@ -1,0 +1,151 @@
+/* test_explain.c: what `s2s explain` shows of a step is what the model computes (model/
+ * explain.h): for every fixture variant with attention, soft and with argmax contexts,
+ * every head and every step of each fixture pair, the weights and the context explain
+ * reads are, bit for bit, those a plain pass of the model keeps for that step (keeping
+ * the step's scratch changes nothing), and they are those of the step it names; the
+ * tensors come in the order the step computes them, with the shapes they say. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "model/explain.h"
+#include "support/model_fixture.h"
+#include "support/suites.h"
+
+/* The named tensor of x, or NULL. */
+static const ExplainTensor *tensor(const ExplainStep *x, const char *name)
+{
+    for (int k = 0; k < x->n; k++)
+        if (!strcmp(x->tensors[k].name, name))
+            return &x->tensors[k];
+    return NULL;
+}
+
+/* Step `step` of pair b of variant v, explained with `head`, against the whole pass. */
+static void check_step(const Dims *d, const Params *P, const Batch *whole, const Workspace *full,
+                       int argmax, int step, int head)
+{
+    Workspace ws;
+    ExplainStep x;
+    model_workspace_init(&ws, d, 1, whole->src_steps, whole->tgt_steps, 0);
+    model_set_argmax(&ws, argmax);
+    explain_decoder_step(&x, &ws, P, whole, step, head);
+    const int S = whole->src_steps, H = d->heads, i = step - 1;
+    const int d_h = model_annotation_width(d), in_width = d->emb + d_h;
+    const int k0 = head < 0 ? 0 : head, nk = head < 0 ? H : 1;
+    const int c0 = head < 0 ? 0 : head * (d_h / H), nc = head < 0 ? d_h : d_h / H;
+    ck_assert_int_eq(x.step, step);
+    const ExplainTensor *alpha = tensor(&x, "alpha"), *c = tensor(&x, "context");
+    ck_assert_ptr_nonnull(alpha);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(alpha->rows * alpha->cols, nk * S);
+    ck_assert_int_eq(c->cols, nc);
+    ck_assert_mem_eq(alpha->values, full->alpha_heads + ((size_t)i * H + k0) * S,
+                     sizeof(real) * (size_t)nk * S);
+    ck_assert_mem_eq(c->values, full->dec_in + (size_t)full->step_row[i] * in_width + d->emb + c0,
+                     sizeof(real) * (size_t)nc);
+    /* the scores kept are the step's: their softmax is its alpha, head by head */
+    const ExplainTensor *e = tensor(&x, "scores");
+    ck_assert_ptr_nonnull(e);
+    for (int k = 0; k < nk; k++) {
+        double z = 0;
+        for (int j = 0; j < whole->src_len[0]; j++)
+            z += exp(e->values[k * S + j]);
+        for (int j = 0; j < whole->src_len[0]; j++)
+            ck_assert_double_eq_tol(alpha->values[k * S + j], exp(e->values[k * S + j]) / z, 1e-6);
+    }
+    /* the order the step computes them in: H and s_{i-1} first, the context after alpha */
+    ck_assert_str_eq(x.tensors[0].name, "H");
+    ck_assert_str_eq(x.tensors[1].name, "s_prev");
+    ck_assert_str_eq(x.tensors[x.n - 1].name, "context");
+    ck_assert_int_eq(x.chosen[0] >= 0, argmax);
+    /* the next words' probabilities fall and stay below 1 */
+    ck_assert_int_eq(x.n_next, EXPLAIN_TOP_WORDS);
+    for (int r = 1; r < x.n_next; r++)
+        ck_assert(x.next_prob[r] <= x.next_prob[r - 1]);
+    explain_free(&x);
+    model_workspace_free(&ws);
+}
+
+START_TEST(explain_reads_what_the_whole_pass_computes)
+{
+    const int v = _i;
+    const Dims d = fixture_variant_dims(v);
+    if (!model_has_alignments(&d))
+        return; /* score none: nothing to explain (the command refuses it) */
+    Params P;
+    Pcg32 rng;
+    params_alloc(&P, &d);
+    pcg32_seed(&rng, 27, (uint64_t)v);
+    params_init(&P, &rng, 0.5f);
+    int checked = 0;
+    for (int argmax = 0; argmax <= 1; argmax++)
+        for (int b = 0; b < 3; b++) {
+            Batch whole;
+            Workspace full;
+            fixture_single(&whole, b);
+            model_workspace_init(&full, &d, 1, whole.src_steps, whole.tgt_steps, 0);
+            model_set_argmax(&full, argmax);
+            model_forward(&full, &P, &whole);
+            for (int step = 1; step <= whole.tgt_len[0]; step++)
+                for (int head = -1; head < d.heads; head++) {
+                    check_step(&d, &P, &whole, &full, argmax, step, head);
+                    checked++;
+                }
+            model_workspace_free(&full);
+            batch_free(&whole);
+        }
+    ck_assert_int_gt(checked, 0);
+    params_free(&P);
+}
+END_TEST
+
+/* The additive score's tensors say what they hold: the tanh layer is the tanh of the
+ * sum explain forms, and alpha is the softmax of the scores. */
+START_TEST(the_additive_step_shows_its_sum_tanh_and_softmax)
+{
+    const Dims d = fixture_variant_dims(0);
+    Params P;
+    Pcg32 rng;
+    Batch whole;
+    Workspace ws;
+    ExplainStep x;
+    params_alloc(&P, &d);
+    pcg32_seed(&rng, 27, 0);
+    params_init(&P, &rng, 0.5f);
+    fixture_single(&whole, 0);
+    model_workspace_init(&ws, &d, 1, whole.src_steps, whole.tgt_steps, 0);
+    explain_decoder_step(&x, &ws, &P, &whole, 2, -1);
+    const char *order[] = {"H", "s_prev", "W_a s", "U_a h + b_a", "sum", "tanh", "scores",
+                           "alpha", "alpha h", "context"};
+    ck_assert_int_eq(x.n, 10);
+    for (int k = 0; k < x.n; k++)
+        ck_assert_str_eq(x.tensors[k].name, order[k]);
+    const ExplainTensor *sum = tensor(&x, "sum"), *th = tensor(&x, "tanh");
+    const ExplainTensor *e = tensor(&x, "scores"), *alpha = tensor(&x, "alpha");
+    const int S = whole.src_steps;
+    ck_assert_int_eq(sum->rows, S);
+    ck_assert_int_eq(sum->cols, d.attn);
+    for (int r = 0; r < S * d.attn; r++)
+        ck_assert_float_eq_tol(th->values[r], tanhf(sum->values[r]), 1e-6);
+    double z = 0;
+    for (int j = 0; j < S; j++)
+        z += exp(e->values[j]);
+    for (int j = 0; j < S; j++)
+        ck_assert_double_eq_tol(alpha->values[j], exp(e->values[j]) / z, 1e-6);
+    explain_free(&x);
+    model_workspace_free(&ws);
+    batch_free(&whole);
+    params_free(&P);
+}
+END_TEST
+
+Suite *explain_suite(void)
+{
+    Suite *s = suite_create("explain");
+    TCase *tc = tcase_create("explain");
+    tcase_add_loop_test(tc, explain_reads_what_the_whole_pass_computes, 0, FIXTURE_N_VARIANTS);
+    tcase_add_test(tc, the_additive_step_shows_its_sum_tanh_and_softmax);
+    suite_add_tcase(s, tc);
+    return s;
+}
