@@ -28,7 +28,7 @@ PROG    ?= s2s
 CORE    := $(addprefix nn/,ops gru lstm rnn_tanh cell attn_kernels self_attention tensor embedding_grad) \
            $(addprefix model/,attention encoder encoder_birnn encoder_attn params workspace init_state model_forward model_backward hard_attention)
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
-F64_ONLY := nn/fdcheck model/fdcheck_model
+F64_ONLY := nn/fdcheck model/fdcheck_model model/explain_examples
 SRCS    := $(wildcard src/*/*.c)
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/cli/main.c $(F64_ONLY:%=src/%.c),$(SRCS)))
 F64_OBJS := $(patsubst %,$(B)/f64/%.o,$(CORE) $(F64_ONLY))

@@ -20,6 +20,7 @@ static const char EXPLAIN_USAGE[] =
     "usage: s2s explain --model CKPT [--tgt \"TARGET\"] [--step I] [--head K]\n"
     "                   [--format text|json] [--max-cols N] [--attention-mode auto|soft|argmax]\n"
     "                   < source-line\n"
+    "       s2s explain --example dot|general|qkv [--format text|json]\n"
     "\n"
     "Works out one step of the decoder's attention on the source sentence read from stdin\n"
     "(its first line): in the order the model computes them, the annotations H, the\n"
@@ -33,10 +34,14 @@ static const char EXPLAIN_USAGE[] =
     "--format json: one object, every value the shortest text that reads back as the same\n"
     "float. --max-cols N (default 8): columns past N are counted, not printed.\n"
     "--attention-mode: as in s2s align (argmax: each head reads its most probable word).\n"
+    "--example: the tutorials' worked examples through the same attention kernels, in\n"
+    "double precision: dot, the dot score of [5, 1, 20] against four annotations (927,\n"
+    "397, 148, 929); qkv (the tutorial calls it general attention), four words through\n"
+    "W_Q, W_K and W_V.\n"
     "An option's value is the next argument: --step 2, not --step=2.\n";
 
 typedef struct {
-    const char *model, *tgt;
+    const char *model, *tgt, *example;
     int step, head, max_cols, json;
     int attention_mode; /* a ConfigDecodeMode, -1: the model's translate.attention_mode */
 } ExplainOptions;
@@ -51,11 +56,13 @@ static int positive(const char *value, long most)
 
 static int parse_options(ExplainOptions *o, int argc, char **argv)
 {
-    enum { HELP, MODEL, TGT, STEP, HEAD, FORMAT, MAX_COLS, MODE };
+    enum { HELP, MODEL, TGT, STEP, HEAD, FORMAT, MAX_COLS, MODE, EXAMPLE };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [MODEL] = {"--model", 1}, [TGT] = {"--tgt", 1},
         [STEP] = {"--step", 1}, [HEAD] = {"--head", 1}, [FORMAT] = {"--format", 1},
-        [MAX_COLS] = {"--max-cols", 1}, [MODE] = {"--attention-mode", 1}, {NULL, 0}};
+        [MAX_COLS] = {"--max-cols", 1}, [MODE] = {"--attention-mode", 1},
+        [EXAMPLE] = {"--example", 1}, {NULL, 0}};
+    static const char *const EXAMPLES[] = {"dot", "general", "qkv", NULL};
     static const char *const FORMATS[] = {"text", "json", NULL};
     *o = (ExplainOptions){.step = 1, .head = -1, .max_cols = 8, .attention_mode = -1};
     for (int a = 0; a < argc; a++) {
@@ -95,8 +102,18 @@ static int parse_options(ExplainOptions *o, int argc, char **argv)
             if ((o->attention_mode = cmd_attention_mode(value)) < 0)
                 return EXIT_USAGE;
             break;
+        case EXAMPLE:
+            if (cmd_choice(EXAMPLES, value) < 0)
+                return cmd_usage_error("--example: expected dot, general or qkv, got `%s`", value);
+            o->example = value;
+            break;
         }
     }
+    if (o->example && o->model)
+        return cmd_usage_error("%s", "explain: --example needs no --model (it explains the "
+                               "tutorials' numbers, not a model)");
+    if (o->example)
+        return -1;
     if (!o->model)
         return cmd_usage_error("%s", "explain needs --model CKPT (see s2s explain --help)");
     return -1;
@@ -237,12 +254,30 @@ static int check_limits(const Checkpoint *ck, const ExplainOptions *o, const Sen
     return 0;
 }
 
+/* --example: a tutorial's numbers, printed as a model's step is. */
+static int explain_example(const ExplainOptions *o)
+{
+    ExplainStep x;
+    if (explain_example_f64(&x, o->example) < 0)
+        return EXIT_USAGE; /* parse_options knows the names: not reached */
+    const ExplainWords words = {x.words, x.S, NULL, NULL,
+                                !strcmp(o->example, "dot") ? "dot" : "scaled_dot"};
+    if (o->json)
+        explain_print_json(stdout, &x, &words);
+    else
+        explain_print_text(stdout, &x, &words, o->max_cols);
+    explain_free(&x);
+    return cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
+}
+
 int cmd_explain(int argc, char **argv)
 {
     ExplainOptions o;
     int rc = parse_options(&o, argc, argv);
     if (rc >= 0)
         return rc;
+    if (o.example)
+        return explain_example(&o);
     Checkpoint ck;
     Sentence src = {0}, tgt = {0};
     Error err;

@@ -33,7 +33,7 @@ static ExplainTensor *add(ExplainStep *out, const char *name, const char *title,
     snprintf(t->title, sizeof t->title, "%s", title);
     snprintf(t->cols_are, sizeof t->cols_are, "%s", cols_are);
     snprintf(t->about, sizeof t->about, "%s", about);
-    t->values = xmalloc_array((size_t)rows * cols, sizeof(real));
+    t->values = xmalloc_array((size_t)rows * cols, sizeof(double));
     return t;
 }
 
@@ -56,7 +56,8 @@ static void add_block(ExplainStep *out, const Pass *ps, const char *name, const 
     const int from = slice_from(ps, width), cols = slice_width(ps, width);
     ExplainTensor *t = add(out, name, title, rows_are, rows, cols, cols_are, about);
     for (int r = 0; r < rows; r++)
-        memcpy(t->values + (size_t)r * cols, src + (size_t)r * ld + from, sizeof(real) * cols);
+        for (int c = 0; c < cols; c++)
+            t->values[(size_t)r * cols + c] = src[(size_t)r * ld + from + c];
 }
 
 /* The heads' rows of an (H, S) tensor, or the one head's. */
@@ -66,7 +67,8 @@ static void add_per_head(ExplainStep *out, const Pass *ps, const char *name, con
     const int first = ps->head < 0 ? 0 : ps->head, n = ps->head < 0 ? ps->H : 1;
     ExplainTensor *t = add(out, name, title, n > 1 ? ROWS_HEADS : ROWS_ONE, n, ps->S,
                            "source words", about);
-    memcpy(t->values, src + (size_t)first * ps->S, sizeof(real) * (size_t)n * ps->S);
+    for (size_t e = 0; e < (size_t)n * ps->S; e++)
+        t->values[e] = src[(size_t)first * ps->S + e];
 }
 
 /* What the step starts from: the annotations and the decoder's state. */
@@ -111,7 +113,7 @@ static void add_additive(ExplainStep *out, const Pass *ps)
     for (int j = 0; j < S; j++)
         for (int u = 0; u < sum->cols; u++)
             sum->values[(size_t)j * sum->cols + u] =
-                q[slice_from(ps, a) + u] + ws->keys[(size_t)j * a + slice_from(ps, a) + u];
+                (real)(q[slice_from(ps, a) + u] + ws->keys[(size_t)j * a + slice_from(ps, a) + u]);
     add_block(out, ps, "tanh", "tanh(W_a s_{i-1} + U_a h_j + b_a)", ROWS_SOURCE, S,
               ws->kept_pre, a, a, "attention_size (a)",
               "squashed into (-1, 1): the score's hidden layer, attention_size values per "
@@ -186,7 +188,7 @@ static void add_weights_and_context(ExplainStep *out, const Pass *ps, int m)
         for (int u = 0; u < t->cols; u++) {
             const int col = slice_from(ps, d_h) + u, k = col / vh;
             t->values[(size_t)j * t->cols + u] =
-                alpha[(size_t)k * S + j] * ws->enc.H[(size_t)j * d_h + col];
+                (real)(alpha[(size_t)k * S + j] * ws->enc.H[(size_t)j * d_h + col]);
         }
     add_block(out, ps, "context", "c_i = sum_j alpha_ij h_j", ROWS_ONE, 1, c, in_width, d_h,
               "d_h (the annotation width)",
@@ -232,7 +234,8 @@ void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, cons
     real *pre = attn_pre_width(&ad) ? xmalloc_array(S * attn_pre_width(&ad), sizeof(real)) : NULL;
     model_keep_step(ws, step - 1, scores, pre);
     model_forward(ws, P, bt);
-    *out = (ExplainStep){.step = step, .heads = ad.heads, .head = head};
+    *out = (ExplainStep){.step = step, .heads = ad.heads, .head = head,
+                         .float_values = sizeof(real) == sizeof(float)};
     const Pass ps = {ws, ad, ws->S, step - 1, ad.heads, head,
                      d->dec_hidden, model_annotation_width(d), d->attn};
     add_inputs(out, &ps);

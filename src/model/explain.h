@@ -14,7 +14,8 @@
 #include "model/model.h"
 
 /* What a tensor's rows are: they label the rows of its drawing. */
-typedef enum { ROWS_ONE, ROWS_SOURCE, ROWS_HEADS } ExplainRows;
+/* ROWS_INDEX: a matrix whose rows are only numbered (a weight matrix of an example). */
+typedef enum { ROWS_ONE, ROWS_SOURCE, ROWS_HEADS, ROWS_INDEX } ExplainRows;
 
 typedef struct {
     char name[32];       /* its key in --format json: "alpha", "context", "W_a s", ... */
@@ -23,7 +24,7 @@ typedef struct {
     int rows, cols;      /* rows 1 with ROWS_ONE: a vector of cols values */
     char cols_are[64];   /* "attention_size (a)", "d_h (the annotation width)" */
     char about[240];     /* what it is for, in plain words */
-    real *values;        /* (rows, cols) row-major, owned */
+    double *values;      /* (rows, cols) row-major, owned: the model's floats, exactly */
 } ExplainTensor;
 
 enum { EXPLAIN_TOP_WORDS = 5 };
@@ -31,9 +32,12 @@ enum { EXPLAIN_TOP_WORDS = 5 };
 typedef struct {
     ExplainTensor *tensors;
     int n, cap;
-    int step;            /* i, from 1 */
+    int step;            /* i, from 1 (0: a worked example, not a model's step) */
+    int float_values;    /* the values are floats (the model's), not doubles */
     int heads, head;     /* H; the one head shown (from 0), or -1 for every head */
     int chosen[ATTN_MAX_HEADS]; /* argmax contexts: the position each head read; -1 soft */
+    const char *const *words; /* a worked example's row names (S of them), else NULL */
+    int S;
     int n_next;
     int next_word[EXPLAIN_TOP_WORDS];   /* the most probable next words (target ids) */
     double next_prob[EXPLAIN_TOP_WORDS]; /* and their probabilities */
@@ -48,5 +52,14 @@ typedef struct {
 void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
                           int step, int head);
 void explain_free(ExplainStep *out);
+
+/* The tutorials' worked examples through the double build's attention kernels (explain
+ * prints them as it prints a model's step, so a learner can check a notebook number for
+ * number): "dot", the dot score of s = [5, 1, 20] against four annotations (927, 397,
+ * 148, 929); "qkv" (or "general", the tutorial's name for it), scaled dot-product
+ * attention of four one-hot words through integer W_Q, W_K, W_V (tests/fixtures/
+ * README.md). Fills out (tensors, words) and returns 0, or -1 for another name. The
+ * words (out->words, S of them) are the rows' names. */
+int explain_example_f64(ExplainStep *out, const char *which);
 
 #endif

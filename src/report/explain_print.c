@@ -33,16 +33,24 @@ static void print_shape(FILE *f, const ExplainTensor *t)
     if (t->rows_are == ROWS_ONE) {
         if (!strcmp(t->cols_are, "source words"))
             fprintf(f, "%d: one value per source word", t->cols);
-        else
+        else if (t->cols_are[0])
             fprintf(f, "%d: %s values", t->cols, t->cols_are);
+        else
+            fprintf(f, "%d values", t->cols);
+        return;
+    }
+    if (t->rows_are == ROWS_INDEX) {
+        fprintf(f, "%d x %d", t->rows, t->cols);
         return;
     }
     fprintf(f, "%d x %d: one row per %s, ", t->rows, t->cols,
             t->rows_are == ROWS_SOURCE ? "source word" : "head");
-    if (t->cols == 0 || t->rows_are == ROWS_HEADS)
+    if (!strcmp(t->cols_are, "source words"))
         fprintf(f, "one column per source word");
-    else
+    else if (t->cols_are[0])
         fprintf(f, "%s columns", t->cols_are);
+    else
+        fprintf(f, "%d columns", t->cols);
 }
 
 /* A row's label: its source word, or its head (from 1). */
@@ -53,6 +61,8 @@ static void print_row_label(FILE *f, const ExplainTensor *t, const ExplainWords 
         termtext_escape(label, sizeof label, w->src[r]);
     else if (t->rows_are == ROWS_HEADS)
         snprintf(label, sizeof label, "head %d", r + 1);
+    else if (t->rows_are == ROWS_INDEX)
+        snprintf(label, sizeof label, "row %d", r + 1);
     else
         label[0] = '\0';
     int pad = 12 - termtext_width(label);
@@ -65,8 +75,7 @@ static void print_values(FILE *f, const ExplainTensor *t, const ExplainWords *w,
 {
     const int shown = t->cols < max_cols ? t->cols : max_cols;
     /* the columns of a per-head matrix are the source words: name them */
-    if (t->rows_are == ROWS_HEADS || (t->rows_are == ROWS_ONE && t->cols == w->S &&
-                                      !strcmp(t->cols_are, "source words"))) {
+    if (!strcmp(t->cols_are, "source words") && t->cols == w->S) {
         fprintf(f, "    %12s", "");
         for (int c = 0; c < shown; c++) {
             char word[64];
@@ -78,15 +87,31 @@ static void print_values(FILE *f, const ExplainTensor *t, const ExplainWords *w,
     for (int r = 0; r < t->rows; r++) {
         print_row_label(f, t, w, r);
         for (int c = 0; c < shown; c++)
-            fprintf(f, " %10.4g", (double)t->values[(size_t)r * t->cols + c]);
+            fprintf(f, " %10.4g", t->values[(size_t)r * t->cols + c]);
         if (shown < t->cols)
             fprintf(f, "  ... %d more", t->cols - shown);
         fputc('\n', f);
     }
 }
 
+/* A tensor: its title and shape, what it is for, its values. */
+static void print_tensor(FILE *f, const ExplainTensor *t, const ExplainWords *w, int max_cols)
+{
+    fprintf(f, "%s    ", t->title);
+    print_shape(f, t);
+    fputc('\n', f);
+    print_wrapped(f, t->about, 88);
+    print_values(f, t, w, max_cols);
+    fputc('\n', f);
+}
+
 void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, int max_cols)
 {
+    if (x->step == 0) { /* a worked example: its tensors alone */
+        for (int k = 0; k < x->n; k++)
+            print_tensor(f, &x->tensors[k], w, max_cols);
+        return;
+    }
     fprintf(f, "source: ");
     for (int j = 0; j < w->S; j++) {
         termtext_put(f, w->src[j]);
@@ -107,15 +132,8 @@ void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, in
     if (x->head >= 0)
         fprintf(f, ", head %d of %d (its slices)", x->head + 1, x->heads);
     fputs("\n\n", f);
-    for (int k = 0; k < x->n; k++) {
-        const ExplainTensor *t = &x->tensors[k];
-        fprintf(f, "%s    ", t->title);
-        print_shape(f, t);
-        fputc('\n', f);
-        print_wrapped(f, t->about, 88);
-        print_values(f, t, w, max_cols);
-        fputc('\n', f);
-    }
+    for (int k = 0; k < x->n; k++)
+        print_tensor(f, &x->tensors[k], w, max_cols);
     if (x->chosen[0] >= 0) {
         fprintf(f, "argmax attention: ");
         for (int k = 0; k < x->heads; k++) {
@@ -152,7 +170,7 @@ void explain_print_json(FILE *f, const ExplainStep *x, const ExplainWords *w)
     fputc('{', f);
     json_words(f, "src", w->src, w->S);
     fputc(',', f);
-    json_words(f, "tgt", w->tgt, x->step);
+    json_words(f, "tgt", w->tgt, w->tgt ? x->step : 0);
     fprintf(f, ",\"step\":%d,\"score\":", x->step);
     json_write_string(f, w->score);
     fprintf(f, ",\"heads\":%d,\"tensors\":[", x->heads);
@@ -165,7 +183,9 @@ void explain_print_json(FILE *f, const ExplainStep *x, const ExplainWords *w)
         else
             fprintf(f, ",\"shape\":[%d,%d],\"values\":[", t->rows, t->cols);
         for (size_t e = 0; e < (size_t)t->rows * t->cols; e++)
-            fprintf(f, "%s%s", e ? "," : "", number_shortest_float(num, sizeof num, (float)t->values[e]));
+            fprintf(f, "%s%s", e ? "," : "",
+                    x->float_values ? number_shortest_float(num, sizeof num, (float)t->values[e])
+                                    : number_shortest(num, sizeof num, t->values[e]));
         fputs("]}", f);
     }
     fputc(']', f);

@@ -14,7 +14,7 @@ FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) -g -O1 -fno-omi
                 $(FUZZ_SAN) -MMD -MP $(PKG_CFLAGS)
 # What the fuzzers link from src/: all but the program's main and the double-only checks.
 FUZZ_LIB_OBJS := $(patsubst src/%.c,build/fuzz/obj/%.o,\
-                   $(filter-out src/cli/main.c src/nn/fdcheck.c src/model/fdcheck_model.c,$(SRCS)))
+                   $(filter-out src/cli/main.c src/nn/fdcheck.c src/model/fdcheck_model.c src/model/explain_examples.c,$(SRCS)))
 FUZZ_BINS    := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 # No input of at most a few KiB justifies more: a bigger allocation is a bug (say, a
 # size read from a damaged checkpoint and trusted).

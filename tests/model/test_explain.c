@@ -40,10 +40,13 @@ static void check_step(const Dims *d, const Params *P, const Batch *whole, const
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(alpha->rows * alpha->cols, nk * S);
     ck_assert_int_eq(c->cols, nc);
-    ck_assert_mem_eq(alpha->values, full->alpha_heads + ((size_t)i * H + k0) * S,
-                     sizeof(real) * (size_t)nk * S);
-    ck_assert_mem_eq(c->values, full->dec_in + (size_t)full->step_row[i] * in_width + d->emb + c0,
-                     sizeof(real) * (size_t)nc);
+    /* the model's floats, exactly (== on each: a float converts to double exactly) */
+    const real *want_alpha = full->alpha_heads + ((size_t)i * H + k0) * S;
+    for (int e = 0; e < nk * S; e++)
+        ck_assert(alpha->values[e] == (double)want_alpha[e]);
+    const real *want_c = full->dec_in + (size_t)full->step_row[i] * in_width + d->emb + c0;
+    for (int u = 0; u < nc; u++)
+        ck_assert(c->values[u] == (double)want_c[u]);
     /* the scores kept are the step's: their softmax is its alpha, head by head */
     const ExplainTensor *e = tensor(&x, "scores");
     ck_assert_ptr_nonnull(e);

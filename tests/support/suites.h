@@ -23,6 +23,7 @@ Suite *self_attention_suite(void);
 Suite *model_suite(void);
 Suite *hard_suite(void);
 Suite *explain_suite(void);
+Suite *explain_cli_suite(void);
 Suite *training_suite(void);
 Suite *train_suite(void);
 Suite *resume_suite(void);
