@@ -1,5 +1,5 @@
 #!/bin/sh
-# The layers of src/ (README "Layout"): a file may include headers of its own folder and
+# The layers of src/ (src/README.md, "Layout"): a file may include headers of its own folder and
 # of the folders below it, never above. Every project include names its folder
 # ("base/error.h"), so the rule is a table lookup. Prints each include that points up
 # or sideways, and exits 1 if there is one.

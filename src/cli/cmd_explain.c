@@ -17,10 +17,10 @@
 #include "train/checkpoint.h"
 
 static const char EXPLAIN_USAGE[] =
-    "usage: s2s explain --model CKPT [--tgt \"TARGET\"] [--step I] [--head K]\n"
-    "                   [--format text|json] [--max-cols N] [--attention-mode auto|soft|argmax]\n"
+    "usage: s2s explain --model CKPT [--tgt \"TARGET\"] [--step I] [--head K] [--self L]\n"
+    "                   [--format text|json|html] [--max-cols N] [--attention-mode auto|soft|argmax]\n"
     "                   < source-line\n"
-    "       s2s explain --example dot|general|qkv [--format text|json]\n"
+    "       s2s explain --example dot|general|qkv [--format text|json|html]\n"
     "\n"
     "Works out one step of the decoder's attention on the source sentence read from stdin\n"
     "(its first line): in the order the model computes them, the annotations H, the\n"
@@ -31,8 +31,12 @@ static const char EXPLAIN_USAGE[] =
     "--tgt: the target the decoder is given (teacher forcing); without it, the model's\n"
     "greedy translation. --step I: the target position, from 1 (the default) to the\n"
     "target's words + 1 (the step that emits </s>). --head K: one head's slices (from 1).\n"
+    "--self L: the encoder's self-attention layer L (from 1) at source position --step\n"
+    "instead: the position's query, the keys, the values, the scores, the weights, what\n"
+    "it gathers and the layer's output there.\n"
     "--format json: one object, every value the shortest text that reads back as the same\n"
-    "float. --max-cols N (default 8): columns past N are counted, not printed.\n"
+    "float. --format html: one page, each tensor drawn with its values in the cells.\n"
+    "--max-cols N (default 8): columns past N are counted, not printed (text, html).\n"
     "--attention-mode: as in s2s align (argmax: each head reads its most probable word).\n"
     "--example: the tutorials' worked examples through the same attention kernels, in\n"
     "double precision: dot, the dot score of [5, 1, 20] against four annotations (927,\n"
@@ -42,7 +46,9 @@ static const char EXPLAIN_USAGE[] =
 
 typedef struct {
     const char *model, *tgt, *example;
-    int step, head, max_cols, json;
+    int step, head, max_cols;
+    int json; /* the --format: 0 text, 1 json, 2 html */
+    int self; /* --self L (from 1), 0: the decoder's attention */
     int attention_mode; /* a ConfigDecodeMode, -1: the model's translate.attention_mode */
 } ExplainOptions;
 
@@ -56,14 +62,14 @@ static int positive(const char *value, long most)
 
 static int parse_options(ExplainOptions *o, int argc, char **argv)
 {
-    enum { HELP, MODEL, TGT, STEP, HEAD, FORMAT, MAX_COLS, MODE, EXAMPLE };
+    enum { HELP, MODEL, TGT, STEP, HEAD, FORMAT, MAX_COLS, MODE, EXAMPLE, SELF };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [MODEL] = {"--model", 1}, [TGT] = {"--tgt", 1},
         [STEP] = {"--step", 1}, [HEAD] = {"--head", 1}, [FORMAT] = {"--format", 1},
         [MAX_COLS] = {"--max-cols", 1}, [MODE] = {"--attention-mode", 1},
-        [EXAMPLE] = {"--example", 1}, {NULL, 0}};
+        [EXAMPLE] = {"--example", 1}, [SELF] = {"--self", 1}, {NULL, 0}};
     static const char *const EXAMPLES[] = {"dot", "general", "qkv", NULL};
-    static const char *const FORMATS[] = {"text", "json", NULL};
+    static const char *const FORMATS[] = {"text", "json", "html", NULL};
     *o = (ExplainOptions){.step = 1, .head = -1, .max_cols = 8, .attention_mode = -1};
     for (int a = 0; a < argc; a++) {
         const char *value = NULL;
@@ -92,7 +98,7 @@ static int parse_options(ExplainOptions *o, int argc, char **argv)
             break;
         case FORMAT:
             if ((o->json = cmd_choice(FORMATS, value)) < 0)
-                return cmd_usage_error("--format: expected text or json, got `%s`", value);
+                return cmd_usage_error("--format: expected text, json or html, got `%s`", value);
             break;
         case MAX_COLS:
             if ((o->max_cols = positive(value, 1000000)) < 0)
@@ -101,6 +107,11 @@ static int parse_options(ExplainOptions *o, int argc, char **argv)
         case MODE:
             if ((o->attention_mode = cmd_attention_mode(value)) < 0)
                 return EXIT_USAGE;
+            break;
+        case SELF:
+            if ((o->self = positive(value, SA_MAX_LAYERS)) < 0)
+                return cmd_usage_error("--self: expected a self-attention layer from 1 to "
+                                       SA_MAX_LAYERS_TEXT ", got `%s`", value);
             break;
         case EXAMPLE:
             if (cmd_choice(EXAMPLES, value) < 0)
@@ -202,6 +213,46 @@ static void greedy_target(Sentence *tgt, const Checkpoint *ck, const Sentence *s
     decoder_free(&dec);
 }
 
+/* Words of a sentence with </s> after them, for printing (free the array only). */
+static const char **with_end(const Sentence *s, int n)
+{
+    const char **words = xmalloc_array((size_t)n, sizeof(char *));
+    for (int k = 0; k < n; k++)
+        words[k] = k < s->n ? s->words[k] : "</s>";
+    return words;
+}
+
+static void print_step(const ExplainStep *x, const ExplainWords *words, const ExplainOptions *o)
+{
+    if (o->json == 1)
+        explain_print_json(stdout, x, words);
+    else if (o->json == 2)
+        explain_print_html(stdout, x, words, o->max_cols);
+    else
+        explain_print_text(stdout, x, words, o->max_cols);
+}
+
+/* --self: the encoder's layer at a source position. */
+static void explain_self(const Checkpoint *ck, const ExplainOptions *o, const Sentence *src)
+{
+    const int S = src->n + 1;
+    Batch bt;
+    Workspace ws;
+    batch_init(&bt, 1, S, 1);
+    const int *srcs[1] = {src->ids};
+    batch_fill(&bt, 1, srcs, &src->n, NULL, NULL);
+    model_workspace_init(&ws, &ck->dims, 1, S, 1, 0);
+    ExplainStep x;
+    explain_self_step(&x, &ws, &ck->params, &bt, o->self, o->step, o->head);
+    const char **sw = with_end(src, S);
+    const ExplainWords words = {sw, S, NULL, NULL, score_names[ck->dims.score]};
+    print_step(&x, &words, o);
+    free(sw);
+    explain_free(&x);
+    model_workspace_free(&ws);
+    batch_free(&bt);
+}
+
 /* The step through the model and onto stdout. */
 static void explain(const Checkpoint *ck, const ExplainOptions *o, const Sentence *src,
                     const Sentence *tgt, int argmax)
@@ -216,20 +267,12 @@ static void explain(const Checkpoint *ck, const ExplainOptions *o, const Sentenc
     model_set_argmax(&ws, argmax);
     ExplainStep x;
     explain_decoder_step(&x, &ws, &ck->params, &bt, step, o->head);
-    const char **sw = xmalloc_array((size_t)S, sizeof(char *));
-    const char **tw = xmalloc_array((size_t)step, sizeof(char *));
+    const char **sw = with_end(src, S), **tw = with_end(tgt, step);
     const char *next[EXPLAIN_TOP_WORDS];
-    for (int j = 0; j < S; j++)
-        sw[j] = j < src->n ? src->words[j] : "</s>";
-    for (int i = 0; i < step; i++)
-        tw[i] = i < tgt->n ? tgt->words[i] : "</s>";
     for (int r = 0; r < x.n_next; r++)
         next[r] = vocab_word(&ck->tgt_vocab, x.next_word[r]);
     const ExplainWords words = {sw, S, tw, next, score_names[ck->dims.score]};
-    if (o->json)
-        explain_print_json(stdout, &x, &words);
-    else
-        explain_print_text(stdout, &x, &words, o->max_cols);
+    print_step(&x, &words, o);
     free(sw);
     free(tw);
     explain_free(&x);
@@ -238,6 +281,26 @@ static void explain(const Checkpoint *ck, const ExplainOptions *o, const Sentenc
 }
 
 /* What the model and the sentence allow of the options: exit 2 naming the limit. */
+static int check_self_limits(const Checkpoint *ck, const ExplainOptions *o, const Sentence *src,
+                             Error *err)
+{
+    const int L = ck->dims.sa_layers, S = src->n + 1;
+    if (L == 0)
+        return error_set(err, "--self %d: the model has no self-attention layers "
+                         "(model.self_attention_layers: 0)", o->self), -1;
+    if (o->self > L)
+        return error_set(err, "--self %d: the model has %d self-attention layer%s "
+                         "(model.self_attention_layers)", o->self, L, plural(L)), -1;
+    if (o->head >= ck->dims.sa_heads)
+        return error_set(err, "--head %d: the self-attention layers have %d head%s "
+                         "(model.self_attention_heads)", o->head + 1, ck->dims.sa_heads,
+                         plural(ck->dims.sa_heads)), -1;
+    if (o->step > S)
+        return error_set(err, "--step %d: the source has %d word%s, so --self positions run "
+                         "from 1 to %d (the last is </s>)", o->step, src->n, plural(src->n), S), -1;
+    return 0;
+}
+
 static int check_limits(const Checkpoint *ck, const ExplainOptions *o, const Sentence *tgt,
                         Error *err)
 {
@@ -262,10 +325,7 @@ static int explain_example(const ExplainOptions *o)
         return EXIT_USAGE; /* parse_options knows the names: not reached */
     const ExplainWords words = {x.words, x.S, NULL, NULL,
                                 !strcmp(o->example, "dot") ? "dot" : "scaled_dot"};
-    if (o->json)
-        explain_print_json(stdout, &x, &words);
-    else
-        explain_print_text(stdout, &x, &words, o->max_cols);
+    print_step(&x, &words, o);
     explain_free(&x);
     return cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 }
@@ -287,15 +347,22 @@ int cmd_explain(int argc, char **argv)
     const int argmax = config_decodes_argmax(&ck.config, o.attention_mode);
     if (read_source(&src, &ck, &err) < 0)
         goto done;
-    if (o.tgt) {
-        if (sentence_read(&tgt, o.tgt, strlen(o.tgt), &ck.config, &ck.tgt_vocab, "--tgt", &err) < 0)
+    if (o.self) {
+        if (check_self_limits(&ck, &o, &src, &err) < 0)
             goto done;
-    } else if (model_has_alignments(&ck.dims)) {
-        greedy_target(&tgt, &ck, &src, argmax);
+        explain_self(&ck, &o, &src);
+    } else {
+        if (o.tgt) {
+            if (sentence_read(&tgt, o.tgt, strlen(o.tgt), &ck.config, &ck.tgt_vocab, "--tgt",
+                              &err) < 0)
+                goto done;
+        } else if (model_has_alignments(&ck.dims)) {
+            greedy_target(&tgt, &ck, &src, argmax);
+        }
+        if (check_limits(&ck, &o, &tgt, &err) < 0)
+            goto done;
+        explain(&ck, &o, &src, &tgt, argmax);
     }
-    if (check_limits(&ck, &o, &tgt, &err) < 0)
-        goto done;
-    explain(&ck, &o, &src, &tgt, argmax);
     rc = cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
     sentence_free(&src);
     sentence_free(&tgt);

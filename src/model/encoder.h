@@ -64,6 +64,8 @@ typedef struct {
     Pcg32 *rng;
     double sa_dropout;
     SelfAttnWork sa;  /* the self-attention layers' activations */
+    const real *sa_in;/* (S*B, d_h) what the first self-attention layer reads (set by the
+                       * encoder's forward; s2s explain shows it) */
 
     /* bi-RNN: per layer, each direction's input projections (S*B, G n) and cell caches
      * (S*B, C n), and [fwd_h ; bwd_h] (S*B, 2n); backward scratch */

@@ -75,6 +75,7 @@ static void attn_only_forward(EncoderWork *w, const EncoderParams *P, const Enco
                 w->x[at] = scale * ex[at] + pe;
             }
         }
+    w->sa_in = w->x;
     sa_forward(&w->sa, P->sa, &d->sa, w->x, len, S, B, w->sa_dropout, w->rng);
     /* mean (B, m) = the mean of H's rows over each sentence's real positions */
     memset(w->mean, 0, sizeof(real) * (size_t)B * m);

@@ -103,6 +103,7 @@ static void birnn_forward(EncoderWork *w, const EncoderParams *P, const EncoderD
                               P->bwd[l].W_h, P->bwd[l].b_h, len, S, B, n, 1);
     }
     const real *top = w->out[d->layers - 1];
+    w->sa_in = top;
     sa_forward(&w->sa, P->sa, &d->sa, top, len, S, B, w->sa_dropout, w->rng);
     if (w->summary) /* [fwd_h_S ; bwd_h_1], S each sentence's own length */
         for (int b = 0; b < B; b++) {

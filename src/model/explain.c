@@ -3,6 +3,7 @@
 #include "model/explain.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +251,83 @@ void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, cons
     for (int k = 0; k < ad.heads; k++)
         out->chosen[k] = ws->hard.mode == CONTEXT_ARGMAX ? ws->chosen[(size_t)ps.i * ad.heads + k] : -1;
     read_next_words(out, ws, P, ps.i);
+}
+
+/* The scores of query row q against every key of head k's slices (hd columns), as the
+ * layer scales them: formed here to show them (the layer computes them in the buffer its
+ * softmax then overwrites). */
+static void self_scores(ExplainTensor *t, const real *qkv, int d, int S, int q, int k0, int nk,
+                        int hd)
+{
+    const real scale = (real)(1 / sqrt((double)hd));
+    for (int r = 0; r < nk; r++) {
+        const int k = k0 + r;
+        for (int j = 0; j < S; j++) {
+            real dot = 0;
+            for (int u = 0; u < hd; u++)
+                dot += qkv[(size_t)q * 3 * d + k * hd + u] * qkv[(size_t)j * 3 * d + d + k * hd + u];
+            t->values[(size_t)r * S + j] = scale * dot;
+        }
+    }
+}
+
+void explain_self_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
+                       int layer, int position, int head)
+{
+    const Dims *d = &ws->dims;
+    assert(bt->batch_size == 1 && layer >= 1 && layer <= d->sa_layers);
+    model_encode(ws, P, bt);
+    const int S = ws->S, w = model_annotation_width(d), H = d->sa_heads, hd = w / H;
+    const int q = position - 1, k0 = head < 0 ? 0 : head, nk = head < 0 ? H : 1;
+    const SelfAttnLayerWork *lw = &ws->enc.sa.layer[layer - 1];
+    const real *x = layer == 1 ? ws->enc.sa_in : ws->enc.sa.layer[layer - 2].out;
+    *out = (ExplainStep){.step = position, .self_layer = layer, .heads = H, .head = head,
+                         .float_values = sizeof(real) == sizeof(float)};
+    for (int k = 0; k < ATTN_MAX_HEADS; k++)
+        out->chosen[k] = -1;
+    const Pass ps = {ws, model_attn_dims(d), S, 0, H, head, d->dec_hidden, w, d->attn};
+    add_block(out, &ps, "X", "X (the layer's input)", ROWS_SOURCE, S, x, w, w, "d_h",
+              layer == 1 ? "what the first layer reads: one row per source word (the "
+                           "encoder's output below the self-attention layers)"
+                         : "what this layer reads: the layer below's output, one row per "
+                           "source word");
+    add_block(out, &ps, "q", "q_j = x_j W_Q^T + b_Q", ROWS_ONE, 1, lw->qkv + (size_t)q * 3 * w,
+              3 * w, w, "d_h", "the query of this position: what its word looks for");
+    add_block(out, &ps, "K", "K = X W_K^T + b_K", ROWS_SOURCE, S, lw->qkv + w, 3 * w, w, "d_h",
+              "the keys: what each word offers to be found by");
+    add_block(out, &ps, "V", "V = X W_V^T + b_V", ROWS_SOURCE, S, lw->qkv + 2 * w, 3 * w, w, "d_h",
+              "the values: what each word gives to the words that attend to it");
+    ExplainTensor *e = add(out, "scores", "q_j . k_l / sqrt(d_h / H)", nk > 1 ? ROWS_HEADS : ROWS_ONE,
+                           nk, S, "source words",
+                           "the scores: the query against every key, head by head on its own "
+                           "slices, divided by the square root of the slice's width (formed "
+                           "here to show them; the layer writes them where their softmax goes)");
+    self_scores(e, lw->qkv, w, S, q, k0, nk, hd);
+    ExplainTensor *mask = add(out, "mask", "padding mask", ROWS_ONE, 1, S, "source words",
+                              "1 where a key is a real word; a sentence alone has no padding, "
+                              "but in a batch the positions past its end get weight 0");
+    for (int j = 0; j < S; j++)
+        mask->values[j] = j < bt->src_len[0];
+    const size_t SS = (size_t)S * S;
+    ExplainTensor *alpha = add(out, "alpha", "alpha = softmax(scores)", nk > 1 ? ROWS_HEADS : ROWS_ONE,
+                               nk, S, "source words",
+                               "the weights of this position over every word, each head's "
+                               "summing to 1");
+    for (int r = 0; r < nk; r++)
+        for (int j = 0; j < S; j++)
+            alpha->values[(size_t)r * S + j] = lw->probs[(size_t)(k0 + r) * SS + (size_t)q * S + j];
+    add_block(out, &(Pass){.H = 1, .head = -1}, "alpha mean", "the heads' mean", ROWS_ONE, 1,
+              lw->mean + (size_t)q * S, S, S, "source words",
+              "the mean of the heads' weights: the map alignments.jsonl holds and s2s heatmap "
+              "--self draws");
+    add_block(out, &ps, "context", "z_j = [alpha^1 V^1 ; ... ; alpha^H V^H]", ROWS_ONE, 1,
+              lw->z + (size_t)q * w, w, w, "d_h",
+              "each head's weighted sum of its slice of the values, side by side: what this "
+              "position gathers from the sentence");
+    add_block(out, &(Pass){.H = 1, .head = -1}, "out", "x'_j (the layer's output)", ROWS_ONE, 1,
+              lw->out + (size_t)q * w, w, w, "d_h",
+              "after W_O, the residual, the norm and the feed-forward layer: this position's "
+              "row of what the next layer (or the decoder) reads");
 }
 
 void explain_free(ExplainStep *out)

@@ -32,7 +32,10 @@ enum { EXPLAIN_TOP_WORDS = 5 };
 typedef struct {
     ExplainTensor *tensors;
     int n, cap;
-    int step;            /* i, from 1 (0: a worked example, not a model's step) */
+    int step;            /* i, from 1 (0: a worked example, not a model's step); with a
+                          * self-attention layer, the source position j, from 1 */
+    int self_layer;      /* the self-attention layer explained (from 1), 0 for the
+                          * decoder's attention */
     int float_values;    /* the values are floats (the model's), not doubles */
     int heads, head;     /* H; the one head shown (from 0), or -1 for every head */
     int chosen[ATTN_MAX_HEADS]; /* argmax contexts: the position each head read; -1 soft */
@@ -51,6 +54,14 @@ typedef struct {
  * have attention weights (model_has_alignments). */
 void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
                           int step, int head);
+/* Self-attention layer `layer` (from 1 to the model's layers) of the encoder at source
+ * position `position` (from 1 to bt->src_len[0]): the layer's input, the position's query
+ * and every position's key and value, the scores, the weights each head gives (and
+ * their mean, the map alignments.jsonl holds), their weighted values and the layer's
+ * output there. Runs the encoder on ws (a forward-only workspace for bt, a batch of one
+ * sentence) and reads them from it. head: -1 every head, or the one head k (from 0). */
+void explain_self_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
+                       int layer, int position, int head);
 void explain_free(ExplainStep *out);
 
 /* The tutorials' worked examples through the double build's attention kernels (explain

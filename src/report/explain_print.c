@@ -117,6 +117,18 @@ void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, in
         termtext_put(f, w->src[j]);
         fputc(j + 1 < w->S ? ' ' : '\n', f);
     }
+    if (x->self_layer) {
+        fprintf(f, "self-attention layer %d of the encoder, at source position %d (", x->self_layer,
+                x->step);
+        termtext_put(f, w->src[x->step - 1]);
+        fprintf(f, "), %d head%s", x->heads, x->heads == 1 ? "" : "s");
+        if (x->head >= 0)
+            fprintf(f, ", head %d shown (its slices)", x->head + 1);
+        fputs("\n\n", f);
+        for (int k = 0; k < x->n; k++)
+            print_tensor(f, &x->tensors[k], w, max_cols);
+        return;
+    }
     fprintf(f, "step %d of the target, the decoder emitting ", x->step);
     termtext_put(f, w->tgt[x->step - 1]);
     fprintf(f, " after");
@@ -170,7 +182,9 @@ void explain_print_json(FILE *f, const ExplainStep *x, const ExplainWords *w)
     fputc('{', f);
     json_words(f, "src", w->src, w->S);
     fputc(',', f);
-    json_words(f, "tgt", w->tgt, w->tgt ? x->step : 0);
+    json_words(f, "tgt", w->tgt, w->tgt && !x->self_layer ? x->step : 0);
+    if (x->self_layer)
+        fprintf(f, ",\"self\":%d", x->self_layer);
     fprintf(f, ",\"step\":%d,\"score\":", x->step);
     json_write_string(f, w->score);
     fprintf(f, ",\"heads\":%d,\"tensors\":[", x->heads);

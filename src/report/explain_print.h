@@ -26,5 +26,11 @@ void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, in
 /* {"src": [...], "tgt": [...], "step": i, "tensors": [{"name", "shape", "values"}, ...],
  * "next": [{"word", "p"}, ...]} on one line. */
 void explain_print_json(FILE *f, const ExplainStep *x, const ExplainWords *w);
+/* One self-contained HTML page (no network): each tensor drawn as a heatmap with its
+ * values in the cells, the source words (or heads) and the columns on its axes, its
+ * equation, shape and purpose beside it; at most max_cols columns a tensor, the rest
+ * counted. A small script marks the page drawn (data-tensors on <body>), which a test
+ * reads to know it ran. */
+void explain_print_html(FILE *f, const ExplainStep *x, const ExplainWords *w, int max_cols);
 
 #endif

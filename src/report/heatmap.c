@@ -41,7 +41,7 @@ static void colour(double w, char *out)
 /* s as XML text. The characters XML 1.0 forbids even as references (control characters
  * but tab, line feed and carriage return; U+FFFE, U+FFFF), which tokens may hold, become
  * U+FFFD: one of them would make the whole SVG unreadable. */
-static void xml_text(FILE *f, const char *s)
+void heatmap_xml_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -121,12 +121,12 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
         double x = left + CELL * (j + 0.5);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-60 %.1f %.1f)\">", x + 4, top - 6,
                 x + 4, top - 6);
-        xml_text(f, r->src[j]);
+        heatmap_xml_text(f, r->src[j]);
         fputs("</text>\n", f);
     }
     for (int i = 0; i < r->n_tgt; i++) {
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, top + CELL * (i + 0.5) + 4);
-        xml_text(f, r->tgt[i]);
+        heatmap_xml_text(f, r->tgt[i]);
         fputs("</text>\n", f);
     }
     for (int i = 0; i < r->n_tgt; i++)
@@ -136,9 +136,9 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
             colour(w, c);
             fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>",
                     left + CELL * j, top + CELL * i, CELL, CELL, c);
-            xml_text(f, r->tgt[i]);
+            heatmap_xml_text(f, r->tgt[i]);
             fputs(" \xe2\x86\x90 ", f); /* ← */
-            xml_text(f, r->src[j]);
+            heatmap_xml_text(f, r->src[j]);
             fprintf(f, ": %.3f</title></rect>\n", w);
         }
     /* a hard-attention pass: each head's chosen position outlined (the weights are the
@@ -158,7 +158,7 @@ void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone)
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">%.1f</text>\n", sx + 20, top + grid_h * (1 - ticks[k]) + 4,
                 ticks[k]);
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">", left, top + grid_h + 24);
-    xml_text(f, caption);
+    heatmap_xml_text(f, caption);
     fputs("</text>\n", f);
     fputs("</svg>\n", f);
 }
@@ -319,7 +319,7 @@ static void chart(FILE *f, const char *title, Series *a, Series *b, int log_y)
     fprintf(f, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
             "font-family=\"sans-serif\" font-size=\"12\"><rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>"
             "<text x=\"%.0f\" y=\"16\" font-weight=\"bold\">", W, H, L);
-    xml_text(f, title);
+    heatmap_xml_text(f, title);
     fprintf(f, "%s</text><line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>"
             "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>",
             log_y ? " (log scale)" : "", L, H - B, W - R, H - B, L, T, L, H - B);
@@ -545,9 +545,9 @@ int heatmap_report(const char *path, const AlignLog *log, const char *metrics_pa
     }
     FILE *f = out.f;
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", f);
-    xml_text(f, title);
+    heatmap_xml_text(f, title);
     fprintf(f, "</title><style>%s</style></head>\n<body>\n<h1>", REPORT_STYLE);
-    xml_text(f, title);
+    heatmap_xml_text(f, title);
     fputs("</h1>\n", f);
     fputs("<div class=\"curves\">\n", f);
     chart(f, "loss", &s[0], &s[1], 1);

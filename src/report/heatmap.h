@@ -15,6 +15,9 @@
 /* One heatmap as an SVG element (uid makes its ids unique within a page). With
  * standalone, an XML declaration first and the SVG namespace, for a .svg file. */
 void heatmap_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone);
+/* s as XML (and HTML) text: markup escaped, and the characters XML forbids (control
+ * characters, U+FFFE, U+FFFF), which tokens may hold, as U+FFFD. */
+void heatmap_xml_text(FILE *f, const char *s);
 
 /* One heatmap as text for a terminal, under the title "step N (epoch E), sentence ID"
  * (no epoch for a record without one); with color, ANSI 256-colour shades. Control

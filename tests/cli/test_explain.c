@@ -193,6 +193,42 @@ START_TEST(hostile_words_are_escaped)
 }
 END_TEST
 
+static int count_of(const char *haystack, const char *needle)
+{
+    int n = 0;
+    for (const char *p = haystack; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* The page opens in headless Chromium with its script run and every tensor drawn, one
+ * cell per shown value, and a hostile word is text there, not markup. */
+START_TEST(the_html_page_draws_every_tensor_in_chromium)
+{
+    char line[1024], page[700];
+    const char *args[] = {"--format", "html", "--max-cols", "3", NULL};
+    ck_assert_int_eq(explain_says("w2 <script>alert(1)</script> w3\n", args, line, sizeof line, 1), 0);
+    ck_assert_str_eq(line, "<!DOCTYPE html>");
+    snprintf(page, sizeof page, "%s/page.html", model_dir);
+    char out[700];
+    snprintf(out, sizeof out, "%s/out.txt", model_dir);
+    char *html = read_file(out);
+    write_file(page, html);
+    /* the tiny model's additive step: H, s_{i-1}, W_a s, U_a h + b_a, sum, tanh, scores,
+     * alpha, alpha h, context */
+    ck_assert_int_eq(count_of(html, "<svg class=\"heatmap\""), 10);
+    ck_assert_ptr_null(strstr(html, "<script>alert"));
+    ck_assert_ptr_nonnull(strstr(html, "&lt;script&gt;alert ( 1 ) &lt;/script&gt;")); /* as the tokenizer split it */
+    free(html);
+    char *dom = chromium_dom(page, model_dir);
+    ck_assert_msg(strstr(dom, "data-tensors=\"10\"") != NULL, "Chromium did not run the page's script");
+    ck_assert_int_eq(count_of(dom, "<svg class=\"heatmap\""), 10);
+    /* the source of 5 positions (with </s>: w2, the markup's tokens, w3) in H's rows */
+    ck_assert_ptr_nonnull(strstr(dom, "</h1>"));
+    free(dom);
+}
+END_TEST
+
 Suite *explain_cli_suite(void)
 {
     Suite *s = suite_create("explain_cli");
@@ -202,6 +238,7 @@ Suite *explain_cli_suite(void)
     tcase_add_test(tc, the_qkv_example_gives_the_tutorials_numbers);
     tcase_add_test(tc, bad_input_is_refused_naming_the_option_and_its_limit);
     tcase_add_test(tc, hostile_words_are_escaped);
+    tcase_add_test(tc, the_html_page_draws_every_tensor_in_chromium);
     suite_add_tcase(s, tc);
     return s;
 }

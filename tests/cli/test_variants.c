@@ -210,6 +210,36 @@ static int explain_matches_align(const char *dir, const char *model, const char 
         json_free(&ed);
         free(text);
     }
+    /* each self-attention layer at each source position: the heads' mean, as align's
+     * "self" maps hold it */
+    const JsonValue *self = json_get(fd.root, "self");
+    for (int l = 0; self && l < self->n_items; l++)
+        for (int j = 0; j < self->items[l].n_items; j++) {
+            char layer_text[16];
+            snprintf(layer_text, sizeof layer_text, "%d", l + 1);
+            snprintf(step_text, sizeof step_text, "%d", j + 1);
+            const char *explain[] = {S2S, "explain", "--model", model, "--self", layer_text,
+                                     "--step", step_text, "--format", "json", NULL};
+            ck_assert_int_eq(run_command_with(explain, out_path, err_path,
+                                              &(RunOptions){.in_path = one_src}, NULL), 0);
+            char *text = read_file(out_path);
+            ck_assert_msg(json_parse(&ed, text, strlen(text), out_path, 1, &err) == 0, "%s", err.msg);
+            const JsonValue *tensors = json_get(ed.root, "tensors"), *mean = NULL;
+            for (int k = 0; k < tensors->n_items; k++)
+                if (!strcmp(json_get(&tensors->items[k], "name")->string, "alpha mean"))
+                    mean = json_get(&tensors->items[k], "values");
+            ck_assert_ptr_nonnull(mean);
+            const JsonValue *row = &self->items[l].items[j];
+            ck_assert_int_eq(mean->n_items, row->n_items);
+            for (int u = 0; u < row->n_items; u++) {
+                snprintf(want, sizeof want, "%.8g", row->items[u].number);
+                snprintf(got, sizeof got, "%.8g", (double)(float)mean->items[u].number);
+                ck_assert_msg(!strcmp(want, got), "layer %d position %d word %d: explain %s, "
+                              "align %s", l + 1, j + 1, u + 1, got, want);
+            }
+            json_free(&ed);
+            free(text);
+        }
     json_free(&fd);
     free(forced);
     free(tgt);

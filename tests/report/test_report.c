@@ -69,22 +69,6 @@ static int count_of(const char *haystack, const char *needle)
     return n;
 }
 
-/* The DOM headless Chromium builds from the page at html (its scripts run), as text
- * (free it); its profile and the dump go under dir. */
-static char *dom_in_chromium(const char *html, const char *dir)
-{
-    char out[700], profile[700], url[800];
-    snprintf(out, sizeof out, "%s/dom.html", dir);
-    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", dir);
-    snprintf(url, sizeof url, "file://%s", html);
-    const char *argv[] = {"/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                          "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-                          "--disable-background-networking", "--disable-component-update",
-                          "--disable-sync", profile, "--dump-dom", url, NULL};
-    ck_assert_int_eq(run_command(argv, out, NULL, NULL), 0);
-    return read_file(out);
-}
-
 START_TEST(report_opens_in_headless_chromium_with_every_heatmap)
 {
     char dir[512], report[700];
@@ -92,7 +76,7 @@ START_TEST(report_opens_in_headless_chromium_with_every_heatmap)
     snprintf(report, sizeof report, "%s/run/heatmaps/report.html", dir);
     /* the report is rewritten at each validation (steps 10 and 20): it holds the dumps of
      * steps 0 to 20, five per sentence */
-    char *dom = dom_in_chromium(report, dir);
+    char *dom = chromium_dom(report, dir);
     ck_assert_msg(strstr(dom, "data-heatmaps=\"10\"") != NULL, "the DOM Chromium rendered does not "
                   "show 10 heatmaps");
     /* the report holds numbers; these heatmaps are the ones its script drew */
@@ -191,7 +175,7 @@ START_TEST(report_keeps_tokens_that_look_like_markup_as_text)
     ck_assert_ptr_null(strstr(text, "<script>document"));
     ck_assert_ptr_nonnull(strstr(text, "\\u003c/script\\u003e\\u003cscript\\u003edocument"));
     free(text);
-    char *dom = dom_in_chromium(report, dir);
+    char *dom = chromium_dom(report, dir);
     ck_assert_msg(strstr(dom, "data-heatmaps=\"1\"") != NULL, "the report's script did not run");
     ck_assert_ptr_null(strstr(dom, "<title>owned</title>")); /* its script never ran */
     /* the tokens are drawn as text: the DOM escapes them again */
@@ -376,7 +360,7 @@ START_TEST(every_label_and_caption_fits_inside_its_picture)
     fputs("</body></html>\n", f);
     fclose(f);
     append_fit_check(page);
-    char *dom = dom_in_chromium(page, dir);
+    char *dom = chromium_dom(page, dir);
     ck_assert_int_eq(count_of(dom, "<svg class=\"heatmap\""), pictures);
     ck_assert_msg(strstr(dom, "data-cut=\"0: \"") != NULL, "cut off in s2s heatmap's SVGs: %.300s",
                   strstr(dom, "data-cut=") ? strstr(dom, "data-cut=") : "(no verdict)");
@@ -384,7 +368,7 @@ START_TEST(every_label_and_caption_fits_inside_its_picture)
     /* the report: every panel its script draws, and the charts */
     snprintf(page, sizeof page, "%s/run/heatmaps/report.html", dir);
     append_fit_check(page);
-    dom = dom_in_chromium(page, dir);
+    dom = chromium_dom(page, dir);
     ck_assert_ptr_nonnull(strstr(dom, "mean of 4 heads"));
     ck_assert_ptr_nonnull(strstr(dom, "self-attention layer 1"));
     ck_assert_msg(strstr(dom, "data-cut=\"0: \"") != NULL, "cut off in the report: %.300s",
@@ -510,7 +494,7 @@ START_TEST(a_multi_head_model_shows_each_head)
 
     /* the report: per dump the mean and a panel per head, drawn by Chromium */
     snprintf(file, sizeof file, "%s/run/heatmaps/report.html", dir);
-    char *dom = dom_in_chromium(file, dir);
+    char *dom = chromium_dom(file, dir);
     ck_assert_msg(strstr(dom, "data-heatmaps=\"9\"") != NULL, "expected 3 dumps x 3 panels");
     ck_assert_ptr_nonnull(strstr(dom, "<title>attention, step 20, sentence 2, mean of 2 heads</title>"));
     ck_assert_ptr_nonnull(strstr(dom, "<title>attention, step 20, sentence 2, head 2</title>"));
@@ -572,7 +556,7 @@ START_TEST(a_hard_model_shows_its_chosen_positions)
     free(text);
     /* the report: per dump, the mean's panel (both heads' choices) and each head's */
     snprintf(file, sizeof file, "%s/run/heatmaps/report.html", dir);
-    char *dom = dom_in_chromium(file, dir);
+    char *dom = chromium_dom(file, dir);
     ck_assert_int_eq(count_of(dom, "class=\"chosen\""), 3 * (2 * T + T + T));
     free(dom);
     alignlog_free(&log);

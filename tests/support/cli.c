@@ -237,3 +237,19 @@ void first_line(const char *path, char *out, size_t cap)
     snprintf(out, cap, "%s", s);
     free(s);
 }
+
+/* The DOM headless Chromium builds from the page at html (its scripts run), as text
+ * (free it); its profile and the dump go under dir. */
+char *chromium_dom(const char *html, const char *dir)
+{
+    char out[700], profile[700], url[800];
+    snprintf(out, sizeof out, "%s/dom.html", dir);
+    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", dir);
+    snprintf(url, sizeof url, "file://%s", html);
+    const char *argv[] = {"/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                          "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update",
+                          "--disable-sync", profile, "--dump-dom", url, NULL};
+    ck_assert_int_eq(run_command(argv, out, NULL, NULL), 0);
+    return read_file(out);
+}

@@ -58,6 +58,9 @@ int under_memory_tool(void);
 int path_exists(const char *path);
 /* Whole file into a malloc'd NUL-terminated string ("" for a missing file). */
 char *read_file(const char *path);
+/* The DOM headless Chromium builds from the page at html (its scripts run), as text
+ * (free it); its profile and the dump go under dir. */
+char *chromium_dom(const char *html, const char *dir);
 /* Writes text to path; fails the test on error. */
 void write_file(const char *path, const char *text);
 /* First line of a file, without its newline, into out. */

@@ -396,7 +396,7 @@ START_TEST(config_errors_name_the_file_on_disk)
 }
 END_TEST
 
-/* ---- the bad-input rows of the fault matrix (README, "Reliability"), as tables --- */
+/* ---- the bad-input rows of the fault matrix (src/README.md, "Reliability"), as tables --- */
 
 /* Parses text[0..len) as c.yaml without validating it; returns the error ("" if none). */
 static const char *parse_n(const char *text, size_t len)

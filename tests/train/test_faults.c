@@ -1,4 +1,4 @@
-/* test_faults.c: the fault rows of the fault matrix (README, "Reliability"), looped
+/* test_faults.c: the fault rows of the fault matrix (src/README.md, "Reliability"), looped
  * deterministically with the hooks of src/base/fault.h (build/s2s-faults): kill -9 at
  * every stage of a checkpoint write, write/sync/rename errors, a file size limit, out of
  * memory at each allocation, an Inf gradient, a second signal, damaged checkpoints at the
