@@ -18,7 +18,8 @@
 
 static const char EXPLAIN_USAGE[] =
     "usage: s2s explain --model CKPT [--tgt \"TARGET\"] [--step I] [--head K] [--self L]\n"
-    "                   [--format text|json|html] [--max-cols N] [--attention-mode auto|soft|argmax]\n"
+    "                   [--format text|json|html] [--max-cols N]\n"
+    "                   [--attention-mode auto|soft|argmax]\n"
     "                   < source-line\n"
     "       s2s explain --example dot|general|qkv [--format text|json|html]\n"
     "\n"

@@ -4,7 +4,7 @@
 # options and keys come from s2s itself (`s2s COMMAND --help`, `s2s config --doc`), so
 # they cannot fall out of step with it.
 
-_s2s_commands="train gradcheck translate align heatmap eval corpus config tokenize bench"
+_s2s_commands="train gradcheck translate align heatmap explain eval corpus config tokenize bench"
 
 # The options of command $1, as its --help lists them.
 _s2s_options()
@@ -35,7 +35,14 @@ _s2s()
         compopt -o nospace 2>/dev/null
         COMPREPLY=($(compgen -W "$(_s2s_keys)" -- "$cur"))
         return ;;
-    --format) COMPREPLY=($(compgen -W "svg html txt" -- "$cur")); return ;;
+    --format)
+        if [ "$cmd" = explain ]; then
+            COMPREPLY=($(compgen -W "text json html" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "svg html txt" -- "$cur"))
+        fi
+        return ;;
+    --example) COMPREPLY=($(compgen -W "dot general qkv" -- "$cur")); return ;;
     --alignment) COMPREPLY=($(compgen -W "soft hard" -- "$cur")); return ;;
     --attention-mode) COMPREPLY=($(compgen -W "auto soft argmax" -- "$cur")); return ;;
     --metric) COMPREPLY=($(compgen -W "bleu chrf exact" -- "$cur")); return ;;
@@ -46,7 +53,7 @@ _s2s()
         fi
         return ;;
     --step) COMPREPLY=($(compgen -W "last all" -- "$cur")); return ;;
-    --beam|--alpha|--n-best|--threshold|--samples|--by-length|--seed|--batch|--steps|--warmup|--threads|--max-source-length)
+    --beam|--alpha|--n-best|--threshold|--samples|--by-length|--seed|--batch|--steps|--warmup|--threads|--max-source-length|--tgt|--head|--self|--max-cols)
         return ;;
     esac
     if [ "$cmd" = corpus ] && [ "$COMP_CWORD" -eq 2 ] && [ "${cur#-}" = "$cur" ]; then

@@ -13,7 +13,7 @@
 #include "train/config.h"
 
 static const char *const COMMANDS[] = {"train", "gradcheck", "translate", "align", "heatmap",
-                                       "eval", "corpus", "config", "tokenize", "bench"};
+                                       "explain", "eval", "corpus", "config", "tokenize", "bench"};
 enum { N_COMMANDS = sizeof COMMANDS / sizeof *COMMANDS };
 
 /* stdout of argv (NULL-terminated) into a malloc'd string; its exit code to *rc. */
@@ -207,7 +207,8 @@ START_TEST(bash_completion_offers_commands_options_choices_and_keys)
              "source src/cli/s2s.bash\n"
              "c() { COMP_WORDS=(\"%s\" \"$@\"); COMP_CWORD=$#; _s2s; echo \"${COMPREPLY[*]}\"; }\n"
              "c tr\nc translate --b\nc train x.yaml --set training.learning_r\n"
-             "c heatmap x --format ''\nc corpus toy-f\nc eval --metric c\nc bench --size ''\n",
+             "c heatmap x --format ''\nc corpus toy-f\nc eval --metric c\nc bench --size ''\n"
+             "c explain --format ''\nc explain --example ''\nc ex\n",
              S2S);
     write_file(script, text);
     const char *argv[] = {"/bin/bash", script, NULL};
@@ -215,7 +216,8 @@ START_TEST(bash_completion_offers_commands_options_choices_and_keys)
     char *got = output_of(argv, dir, &rc);
     ck_assert_int_eq(rc, 0);
     ck_assert_str_eq(got, "train translate\n--beam\ntraining.learning_rate= training.learning_rate_min=\n"
-                          "svg html txt\ntoy-fr toy-fr-long\nchrf\nS M L\n");
+                          "svg html txt\ntoy-fr toy-fr-long\nchrf\nS M L\ntext json html\n"
+                          "dot general qkv\nexplain\n");
     free(got);
 }
 END_TEST
@@ -263,6 +265,7 @@ START_TEST(every_help_and_usage_error_reads_the_same_way)
         {"translate", "s2s: error: translate needs --model CKPT (see s2s translate --help)\n"},
         {"align", "s2s: error: align needs --model, --src and --tgt (see s2s align --help)\n"},
         {"heatmap", "s2s: error: heatmap needs ALIGNMENTS.jsonl (see s2s heatmap --help)\n"},
+        {"explain", "s2s: error: explain needs --model CKPT (see s2s explain --help)\n"},
         {"eval", "s2s: error: eval needs --hyp FILE and --ref FILE (see s2s eval --help)\n"},
         {"corpus", "s2s: error: corpus needs a task NAME and --out DIR (see s2s corpus --help)\n"},
     };

@@ -80,6 +80,49 @@ START_TEST(random_doubles_round_trip_with_the_fewest_digits)
 }
 END_TEST
 
+/* A float is written with the fewest digits that strtof reads back as it: 0.1f as 0.1,
+ * not as the double it converts to (0.10000000149011612), for every float bit pattern
+ * of a random sample. */
+START_TEST(random_floats_round_trip_with_the_fewest_digits)
+{
+    char out[32];
+    ck_assert_str_eq(number_shortest_float(out, sizeof out, 0.1f), "0.1");
+    ck_assert_str_eq(number_shortest_float(out, sizeof out, 16777217.0f), "16777216");
+    ck_assert_str_eq(number_shortest_float(out, sizeof out, 1.4e-45f), "1e-45");
+    Pcg32 rng;
+    pcg32_seed(&rng, 7, 2);
+    for (int k = 0; k < 20000; k++) {
+        uint32_t bits = pcg32_next(&rng);
+        float v;
+        memcpy(&v, &bits, sizeof v);
+        if (!isfinite(v))
+            continue;
+        number_shortest_float(out, sizeof out, v);
+        ck_assert_msg(strtof(out, NULL) == v, "%s does not read back as %.9g", out, (double)v);
+        /* the fewest significant digits that read back as v, with an exponent or without
+         * one, by number_shortest's rule (see the doubles' test above) */
+        int fewest = 1;
+        char mantissa[48], sci[64], plain[400];
+        for (; fewest < 9; fewest++) {
+            snprintf(mantissa, sizeof mantissa, "%.*e", fewest - 1, (double)v);
+            if (strtof(mantissa, NULL) == v)
+                break;
+        }
+        snprintf(mantissa, sizeof mantissa, "%.*e", fewest - 1, (double)v);
+        char *e = strchr(mantissa, 'e');
+        const int exponent = atoi(e + 1);
+        *e = '\0';
+        snprintf(sci, sizeof sci, "%se%d", mantissa, exponent);
+        const int decimals = fewest - 1 - exponent > 0 ? fewest - 1 - exponent : 0;
+        snprintf(plain, sizeof plain, "%.*f", decimals, (double)v);
+        const char *expected = exponent >= -4 && (exponent < 0 || strlen(plain) <= strlen(sci) + 1) &&
+                                       strtof(plain, NULL) == v
+                                   ? plain : sci;
+        ck_assert_msg(!strcmp(out, expected), "%.9g: %s, expected %s", (double)v, out, expected);
+    }
+}
+END_TEST
+
 Suite *number_suite(void)
 {
     Suite *s = suite_create("number");
@@ -87,6 +130,7 @@ Suite *number_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, settings_read_as_they_are_written);
     tcase_add_test(tc, random_doubles_round_trip_with_the_fewest_digits);
+    tcase_add_test(tc, random_floats_round_trip_with_the_fewest_digits);
     suite_add_tcase(s, tc);
     return s;
 }
