@@ -3,7 +3,8 @@
  * every head and every step of each fixture pair, the weights and the context explain
  * reads are, bit for bit, those a plain pass of the model keeps for that step (keeping
  * the step's scratch changes nothing), and they are those of the step it names; the
- * tensors come in the order the step computes them, with the shapes they say. */
+ * tensors come in the order the step computes them (INTERFACE.md's lists), with the
+ * shapes they say. --self likewise, against a plain encoder pass. */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -57,10 +58,23 @@ static void check_step(const Dims *d, const Params *P, const Batch *whole, const
         for (int j = 0; j < whole->src_len[0]; j++)
             ck_assert_double_eq_tol(alpha->values[k * S + j], exp(e->values[k * S + j]) / z, 1e-6);
     }
-    /* the order the step computes them in: H and s_{i-1} first, the context after alpha */
-    ck_assert_str_eq(x.tensors[0].name, "H");
-    ck_assert_str_eq(x.tensors[1].name, "s_prev");
-    ck_assert_str_eq(x.tensors[x.n - 1].name, "context");
+    /* the order the step computes them in, as src/cli/INTERFACE.md lists it per score
+     * (argmax contexts read one annotation: no alpha h) */
+    static const char *const ORDER[N_SCORES][11] = {
+        [SCORE_ADDITIVE] = {"H", "s_prev", "W_a s", "U_a h + b_a", "sum", "tanh", "scores",
+                            "alpha", "alpha h", "context"},
+        [SCORE_DOT] = {"H", "s_prev", "scores", "alpha", "alpha h", "context"},
+        [SCORE_GENERAL] = {"H", "s_prev", "W_g h", "scores", "alpha", "alpha h", "context"},
+        [SCORE_SCALED_DOT] = {"H", "s_prev", "W_q s", "W_k h", "scores", "alpha", "alpha h",
+                              "context"}};
+    int n = 0;
+    for (int k = 0; ORDER[d->score][k]; k++) {
+        if (argmax && !strcmp(ORDER[d->score][k], "alpha h"))
+            continue;
+        ck_assert_int_lt(n, x.n);
+        ck_assert_str_eq(x.tensors[n++].name, ORDER[d->score][k]);
+    }
+    ck_assert_int_eq(n, x.n);
     ck_assert_int_eq(x.chosen[0] >= 0, argmax);
     /* the next words' probabilities fall and stay below 1 */
     ck_assert_int_eq(x.n_next, EXPLAIN_TOP_WORDS);
@@ -143,12 +157,72 @@ START_TEST(the_additive_step_shows_its_sum_tanh_and_softmax)
 }
 END_TEST
 
+/* --self: every fixture variant with self-attention layers, each layer, position and
+ * head: the weights are the layer's (a plain encoder pass's, exactly), their mean is the
+ * map alignments.jsonl holds, and the scores explain forms give the weights by softmax. */
+START_TEST(explain_self_reads_what_the_layer_computes)
+{
+    const int v = _i;
+    const Dims d = fixture_variant_dims(v);
+    if (d.sa_layers == 0)
+        return;
+    Params P;
+    Pcg32 rng;
+    params_alloc(&P, &d);
+    pcg32_seed(&rng, 28, (uint64_t)v);
+    params_init(&P, &rng, 0.5f);
+    static const char *const ORDER[] = {"X", "q", "K", "V", "scores", "mask", "alpha",
+                                        "alpha mean", "context", "out"};
+    for (int b = 0; b < 3; b++) {
+        Batch bt;
+        Workspace plain, ws;
+        fixture_single(&bt, b);
+        model_workspace_init(&plain, &d, 1, bt.src_steps, bt.tgt_steps, 0);
+        model_encode(&plain, &P, &bt);
+        const int S = bt.src_steps, H = d.sa_heads;
+        for (int layer = 1; layer <= d.sa_layers; layer++)
+            for (int pos = 1; pos <= S; pos++)
+                for (int head = -1; head < H; head++) {
+                    ExplainStep x;
+                    model_workspace_init(&ws, &d, 1, bt.src_steps, bt.tgt_steps, 0);
+                    explain_self_step(&x, &ws, &P, &bt, layer, pos, head);
+                    ck_assert_int_eq(x.n, 10);
+                    for (int k = 0; k < x.n; k++)
+                        ck_assert_str_eq(x.tensors[k].name, ORDER[k]);
+                    const SelfAttnLayerWork *lw = &plain.enc.sa.layer[layer - 1];
+                    const ExplainTensor *alpha = tensor(&x, "alpha"), *e = tensor(&x, "scores");
+                    const ExplainTensor *mean = tensor(&x, "alpha mean");
+                    const int k0 = head < 0 ? 0 : head, nk = head < 0 ? H : 1;
+                    for (int r = 0; r < nk; r++) {
+                        double z = 0;
+                        for (int j = 0; j < S; j++)
+                            z += exp(e->values[r * S + j]);
+                        for (int j = 0; j < S; j++) {
+                            const real want = lw->probs[((size_t)(k0 + r) * S + (pos - 1)) * S + j];
+                            ck_assert(alpha->values[r * S + j] == (double)want);
+                            ck_assert_double_eq_tol(want, exp(e->values[r * S + j]) / z, 1e-6);
+                        }
+                    }
+                    const real *map = model_self_weights(&plain, layer - 1) + (size_t)(pos - 1) * S;
+                    for (int j = 0; j < S; j++)
+                        ck_assert(mean->values[j] == (double)map[j]);
+                    explain_free(&x);
+                    model_workspace_free(&ws);
+                }
+        model_workspace_free(&plain);
+        batch_free(&bt);
+    }
+    params_free(&P);
+}
+END_TEST
+
 Suite *explain_suite(void)
 {
     Suite *s = suite_create("explain");
     TCase *tc = tcase_create("explain");
     tcase_add_loop_test(tc, explain_reads_what_the_whole_pass_computes, 0, FIXTURE_N_VARIANTS);
     tcase_add_test(tc, the_additive_step_shows_its_sum_tanh_and_softmax);
+    tcase_add_loop_test(tc, explain_self_reads_what_the_layer_computes, 0, FIXTURE_N_VARIANTS);
     suite_add_tcase(s, tc);
     return s;
 }
