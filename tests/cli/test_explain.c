@@ -116,6 +116,19 @@ static void tiny_model(void)
     snprintf(model_path, sizeof model_path, "%s/run/checkpoints/last.ckpt", model_dir);
 }
 
+/* A tiny model with one self-attention layer of 2 heads (dir/run of its own). */
+static char sa_dir[512], sa_model[700];
+
+static void tiny_self_attention_model(void)
+{
+    scratch_dir(sa_dir, sizeof sa_dir, "explain-sa-model");
+    write_tiny_setup(sa_dir);
+    const char *sets[] = {"training.max_steps=5", "training.valid_every=5",
+                          "model.self_attention_layers=1", "model.self_attention_heads=2", NULL};
+    ck_assert_int_eq(train(S2S, sa_dir, sets, NULL, NULL), 0);
+    snprintf(sa_model, sizeof sa_model, "%s/run/checkpoints/last.ckpt", sa_dir);
+}
+
 /* Runs explain with args on the given stdin text; returns the exit code and the first
  * line of stderr (or of stdout, with from_stdout). */
 static int explain_says(const char *input, const char *const *args, char *line, size_t cap,
@@ -168,6 +181,38 @@ START_TEST(bad_input_is_refused_naming_the_option_and_its_limit)
     const char *both[] = {"--example", "dot", NULL};
     ck_assert_int_eq(explain_says("w2\n", both, line, sizeof line, 0), 2);
     ck_assert_str_eq(line, want);
+    /* --self: a model without self-attention layers, a layer past the limit */
+    const char *no_self[] = {"--self", "1", NULL};
+    ck_assert_int_eq(explain_says("w2 w3\n", no_self, line, sizeof line, 0), 2);
+    ck_assert_str_eq(line, "s2s: error: --self 1: the model has no self-attention layers "
+                           "(model.self_attention_layers: 0)");
+    const char *seven[] = {"--self", "7", NULL};
+    ck_assert_int_eq(explain_says("w2 w3\n", seven, line, sizeof line, 0), 2);
+    ck_assert_str_eq(line, "s2s: error: --self: expected a self-attention layer from 1 to 6, got `7`");
+    /* and on a model with one layer of 2 heads: a layer, a head and a position it lacks */
+    tiny_self_attention_model();
+    char in[700], err[700];
+    snprintf(in, sizeof in, "%s/in.txt", sa_dir);
+    snprintf(err, sizeof err, "%s/err.txt", sa_dir);
+    write_file(in, "w2 w3\n");
+    static const char *const lacks[][5] = {
+        {"--self", "2", "--step", "1", "s2s: error: --self 2: the model has 1 self-attention layer "
+                                      "(model.self_attention_layers)"},
+        {"--self", "1", "--head", "3", "s2s: error: --head 3: the self-attention layers have 2 heads "
+                                      "(model.self_attention_heads)"},
+        {"--self", "1", "--step", "4", "s2s: error: --step 4: the source has 2 words, so --self "
+                                      "positions run from 1 to 3 (the last is </s>)"},
+    };
+    for (size_t k = 0; k < sizeof lacks / sizeof *lacks; k++) {
+        const char *argv[] = {S2S, "explain", "--model", sa_model, lacks[k][0], lacks[k][1],
+                              lacks[k][2], lacks[k][3], NULL};
+        ck_assert_int_eq(run_command_with(argv, NULL, err, &(RunOptions){.in_path = in}, NULL), 2);
+        first_line(err, line, sizeof line);
+        ck_assert_str_eq(line, lacks[k][4]);
+    }
+    const char *last_position[] = {S2S, "explain", "--model", sa_model, "--self", "1", "--step",
+                                   "3", "--head", "2", NULL};
+    ck_assert_int_eq(run_command_with(last_position, NULL, err, &(RunOptions){.in_path = in}, NULL), 0);
     const char *which[] = {"--example", "cosine", NULL};
     ck_assert_int_eq(explain_says("w2\n", which, line, sizeof line, 0), 2);
     ck_assert_str_eq(line, "s2s: error: --example: expected dot, general or qkv, got `cosine`");
@@ -233,7 +278,7 @@ Suite *explain_cli_suite(void)
 {
     Suite *s = suite_create("explain_cli");
     TCase *tc = tcase_create("explain_cli");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 180);
     tcase_add_test(tc, the_dot_example_gives_the_tutorials_numbers);
     tcase_add_test(tc, the_qkv_example_gives_the_tutorials_numbers);
     tcase_add_test(tc, bad_input_is_refused_naming_the_option_and_its_limit);
