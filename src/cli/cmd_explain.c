@@ -188,6 +188,12 @@ static int read_source(Sentence *s, const Checkpoint *ck, Error *err)
     int rc = got > 0 && !too_long ? sentence_read(s, in.line, len, &ck->config, &ck->src_vocab,
                                                   "stdin:1", err) : -1;
     linereader_close(&in);
+    const long most = ck->config.translate.max_source_length;
+    if (rc == 0 && s->n > most) { /* the pass's memory grows with the square of the length */
+        error_set(err, "stdin:1: %d words, more than translate.max_source_length (%ld)", s->n,
+                  most);
+        rc = -1;
+    }
     return rc;
 }
 
@@ -357,6 +363,13 @@ int cmd_explain(int argc, char **argv)
             if (sentence_read(&tgt, o.tgt, strlen(o.tgt), &ck.config, &ck.tgt_vocab, "--tgt",
                               &err) < 0)
                 goto done;
+            const int most = decode_output_limit(src.n + 1, ck.config.translate.max_output_ratio,
+                                                 ck.config.translate.max_output_extra);
+            if (tgt.n > most) {
+                error_set(&err, "--tgt: %d words, more than a translation of this source may "
+                          "have (%d: translate.max_output_ratio and max_output_extra)", tgt.n, most);
+                goto done;
+            }
         } else if (model_has_alignments(&ck.dims)) {
             greedy_target(&tgt, &ck, &src, argmax);
         }

@@ -173,6 +173,20 @@ START_TEST(bad_input_is_refused_naming_the_option_and_its_limit)
     const char *bad_tgt[] = {"--tgt", "w1 \xc3", NULL};
     ck_assert_int_eq(explain_says("w2\n", bad_tgt, line, sizeof line, 0), 2);
     ck_assert_str_eq(line, "s2s: error: --tgt:4: invalid UTF-8 (expected UTF-8 text)");
+    /* lengths: the model's translate.max_source_length (250), and what a translation of
+     * the source may have (the tiny config's ratio and extra) */
+    char *long_line = malloc(3 * 251 + 2);
+    for (int k = 0; k < 251; k++)
+        memcpy(long_line + 3 * k, "w2 ", 3);
+    strcpy(long_line + 3 * 251, "\n");
+    ck_assert_int_eq(explain_says(long_line, none, line, sizeof line, 0), 2);
+    ck_assert_str_eq(line, "s2s: error: stdin:1: 251 words, more than translate.max_source_length (250)");
+    free(long_line);
+    const char *long_tgt[] = {"--tgt", "w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 "
+                                       "w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1", NULL};
+    ck_assert_int_eq(explain_says("w2\n", long_tgt, line, sizeof line, 0), 2);
+    ck_assert_ptr_nonnull(strstr(line, "s2s: error: --tgt: 40 words, more than a translation of "
+                                       "this source may have ("));
     const char *step0[] = {"--step", "0", NULL};
     ck_assert_int_eq(explain_says("w2\n", step0, line, sizeof line, 0), 2);
     ck_assert_str_eq(line, "s2s: error: --step: expected a target position from 1, got `0`");
