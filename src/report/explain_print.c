@@ -71,17 +71,33 @@ static void print_row_label(FILE *f, const ExplainTensor *t, const ExplainWords 
     fprintf(f, "%*s", pad > 1 ? pad : 1, "");
 }
 
+/* A source word over a column of values: right-aligned in 10 columns, or its first 9
+ * characters and an ellipsis, so that a cut word is seen to be cut. */
+static void print_column_word(FILE *f, const char *word)
+{
+    char text[256];
+    termtext_escape(text, sizeof text, word);
+    const int width = termtext_width(text);
+    if (width <= 10) {
+        fprintf(f, " %*s%s", 10 - width, "", text);
+        return;
+    }
+    /* the first 9 characters: the bytes before the 10th character's first byte */
+    size_t end = 0;
+    for (int chars = 0; text[end]; end++)
+        if (((unsigned char)text[end] & 0xC0) != 0x80 && ++chars == 10)
+            break;
+    fprintf(f, " %.*s\xe2\x80\xa6", (int)end, text); /* U+2026 */
+}
+
 static void print_values(FILE *f, const ExplainTensor *t, const ExplainWords *w, int max_cols)
 {
     const int shown = t->cols < max_cols ? t->cols : max_cols;
     /* the columns of a per-head matrix are the source words: name them */
     if (!strcmp(t->cols_are, "source words") && t->cols == w->S) {
         fprintf(f, "    %12s", "");
-        for (int c = 0; c < shown; c++) {
-            char word[64];
-            termtext_escape(word, sizeof word, w->src[c]);
-            fprintf(f, " %10.10s", word);
-        }
+        for (int c = 0; c < shown; c++)
+            print_column_word(f, w->src[c]);
         fputc('\n', f);
     }
     for (int r = 0; r < t->rows; r++) {

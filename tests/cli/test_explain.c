@@ -246,6 +246,11 @@ START_TEST(hostile_words_are_escaped)
     char *all = read_file(out);
     ck_assert_ptr_null(strchr(all, '\x1b'));
     free(all);
+    /* a word too long for its column is cut where the cut is seen */
+    ck_assert_int_eq(explain_says("w2 abcdefghijklmno w3\n", text, line, sizeof line, 1), 0);
+    all = read_file(out);
+    ck_assert_ptr_nonnull(strstr(all, "         w2 abcdefghi\xe2\x80\xa6         w3       </s>\n"));
+    free(all);
     const char *json[] = {"--format", "json", NULL};
     ck_assert_int_eq(explain_says("w2 \x1b[2J <b>\n", json, line, sizeof line, 1), 0);
     ck_assert_ptr_nonnull(strstr(line, "\"src\":[\"w2\",\"\\u001b[2J\",\"<b>\",\"</s>\"]"));
