@@ -1,9 +1,10 @@
 /* encoder.h: the seam between the source and the rest of the model. An encoder turns a
- * batch's source embeddings into annotations H (S x B x d_h, row j * B + b), says what
+ * batch's source as it is (EncoderSource: token ids and their embedding table; an
+ * image encoder's pixels) into annotations H (S x B x d_h, row j * B + b), says what
  * the decoder's first state s_0 is computed from, and gives the fixed context that
  * score none uses; backward takes the gradients of those back to its weights and to
- * the source embeddings. The decoder, the attention, beam search, alignments, heatmaps
- * and checkpoints see only this interface and d_h.
+ * the source's (the embedding table's). The decoder, the attention, beam search,
+ * alignments, heatmaps and checkpoints see only this interface and d_h.
  *
  * An encoder is an EncoderOps table (encoder_birnn.c, encoder_attn.c); encoder.c lists
  * them. A new one brings its file, its tensors and buffers (members of EncoderParams
@@ -17,6 +18,7 @@
 #include "base/mem.h"
 #include "base/rng.h"
 #include "nn/cell.h"
+#include "nn/embedding_grad.h"
 #include "nn/real.h"
 #include "nn/self_attention.h"
 #include "nn/tensor.h"
@@ -39,6 +41,21 @@ typedef struct {
     SelfAttnDims sa; /* self-attention layers on top (sa.layers 0: none); sa.width is d_h */
 } EncoderDims;
 
+/* The batch's source as an encoder reads it: a text encoder's token ids and their
+ * embedding table (it embeds them itself, encoder_embed_forward). */
+typedef struct {
+    const int *ids;    /* (S*B) token ids, row j * B + b; TOK_PAD past a sentence's end */
+    const real *table; /* (V_x, m) the source embeddings E_x */
+    const int *len;    /* (B) each sentence's real positions */
+} EncoderSource;
+
+/* Where backward puts the source's gradient: E_x's, by rows (rows not NULL) or into the
+ * dense table (accumulated). */
+typedef struct {
+    real *table;         /* (V_x, m) */
+    EmbeddingGrad *rows;
+} EncoderSourceGrad;
+
 /* Every encoder's tensors; an encoder uses its own members, the rest stay NULL. */
 typedef struct {
     /* bi-RNN: W_i (Gn, m; 2n above layer 0), W_h (Gn, n), b_i, b_h (Gn) per direction */
@@ -59,10 +76,14 @@ typedef struct {
     real *d_H;        /* (S*B, d_h) */
     real *d_init;     /* (B, init width), row stride ld_init (it may lie inside d_H) */
     real *d_summary;  /* (B, d_h) */
-    /* what training adds: dropout in the self-attention layers, masks drawn from rng
-     * (NULL: none) */
+    /* what training adds: dropout on the source embeddings and in the self-attention
+     * layers, masks drawn from rng (NULL: none) */
     Pcg32 *rng;
-    double sa_dropout;
+    double embedding_dropout, sa_dropout;
+    /* a text encoder's first stage: the source embeddings after dropout ex (S*B, m),
+     * dropout's factors mask_x (S*B, m; training only); backward writes the embeddings'
+     * gradient over ex */
+    real *ex, *mask_x;
     SelfAttnWork sa;  /* the self-attention layers' activations */
     const real *sa_in;/* (S*B, d_h) what the first self-attention layer reads (set by the
                        * encoder's forward; s2s explain shows it) */
@@ -94,22 +115,32 @@ typedef struct {
     /* Floats of the scratch backward borrows from the model (shared with the decoder's
      * recurrence: only one runs at a time). */
     size_t (*backward_scratch)(const EncoderDims *d, int B, int S);
-    /* ex (S*B, m): the source embeddings; len (B) the real positions. */
-    void (*forward)(EncoderWork *w, const EncoderParams *P, const EncoderDims *d, const real *ex,
-                    const int *len);
+    /* From the batch's source to the annotations H, init and the summary. */
+    void (*forward)(EncoderWork *w, const EncoderParams *P, const EncoderDims *d,
+                    const EncoderSource *src);
     /* Once the attention's gradient is in d_H and d_summary and before anything
      * accumulates into d_init: takes them back as far as d_init lies (through the
      * self-attention layers, whose weights' gradients go to G). */
     void (*annotations_backward)(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
                                  const EncoderDims *d, const int *len);
     /* From d_H (d_init included) to the weights' gradients (accumulated into G) and to
-     * d_ex (S*B, m, overwritten; it may be ex's memory: ex is read first). */
+     * the source's (into gsrc). */
     void (*backward)(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
-                     const EncoderDims *d, const real *ex, real *d_ex, real *scratch,
-                     const int *len);
+                     const EncoderDims *d, const EncoderSource *src,
+                     const EncoderSourceGrad *gsrc, real *scratch);
 } EncoderOps;
 
 /* The encoder of kind d->kind. */
 const EncoderOps *encoder_ops(const EncoderDims *d);
+
+/* The text encoders' first stage (encoder.c): carving ex and mask_x (first, so that the
+ * arena's layout is the one the model had), ex = the ids' embeddings with dropout
+ * (w->rng, w->embedding_dropout), and back: d_ex (S*B, m, in ex's memory, overwritten)
+ * through the dropout into gsrc. */
+void encoder_carve_embeddings(EncoderWork *w, Arena *ar, const EncoderDims *d, int B, int S,
+                              int with_backward);
+void encoder_embed_forward(EncoderWork *w, const EncoderDims *d, const EncoderSource *src);
+void encoder_embed_backward(EncoderWork *w, const EncoderDims *d, const EncoderSource *src,
+                            const EncoderSourceGrad *gsrc);
 
 #endif

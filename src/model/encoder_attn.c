@@ -32,6 +32,7 @@ static void attn_only_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d
 {
     const size_t m = d->emb, SB = (size_t)S * B;
     w->B = B, w->S = S;
+    encoder_carve_embeddings(w, ar, d, B, S, with_backward);
     w->x = arena_alloc(ar, SB * m, sizeof(real));
     sa_carve_work(&w->sa, ar, &d->sa, B, S, with_backward);
     w->H = (real *)sa_output(&w->sa, &d->sa, w->x);
@@ -63,9 +64,12 @@ static double position(int j, int u, int m)
 }
 
 static void attn_only_forward(EncoderWork *w, const EncoderParams *P, const EncoderDims *d,
-                         const real *ex, const int *len)
+                              const EncoderSource *src)
 {
     const int S = w->S, B = w->B, m = d->emb;
+    const int *len = src->len;
+    const real *ex = w->ex;
+    encoder_embed_forward(w, d, src);
     const real scale = (real)sqrt((double)m);
     for (int j = 0; j < S; j++)
         for (int u = 0; u < m; u++) {
@@ -104,11 +108,13 @@ static void attn_only_annotations_backward(EncoderParams *G, EncoderWork *w, con
 }
 
 static void attn_only_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
-                          const EncoderDims *d, const real *ex, real *d_ex, real *scratch,
-                          const int *len)
+                               const EncoderDims *d, const EncoderSource *src,
+                               const EncoderSourceGrad *gsrc, real *scratch)
 {
-    (void)ex, (void)scratch;
+    (void)scratch;
     const int S = w->S, B = w->B, m = d->emb;
+    const int *len = src->len;
+    real *d_ex = w->ex; /* ex is not read again */
     /* forward: mean_b = sum over j < len[b] of H_jb / len[b] */
     for (int b = 0; b < B; b++) {
         const real *dmean = w->d_init + (size_t)b * m;
@@ -122,6 +128,7 @@ static void attn_only_backward(EncoderParams *G, EncoderWork *w, const EncoderPa
     const size_t n = (size_t)S * B * m;
     for (size_t k = 0; k < n; k++)
         d_ex[k] = scale * w->d_H[k];
+    encoder_embed_backward(w, d, src, gsrc);
 }
 
 const EncoderOps attention_only_encoder = {

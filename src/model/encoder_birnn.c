@@ -50,6 +50,7 @@ static void birnn_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d, in
     const size_t G = cell_gates(d->cell), C = cell_cache_width(d->cell);
     const int L = d->layers;
     w->B = B, w->S = S;
+    encoder_carve_embeddings(w, ar, d, B, S, with_backward);
 #define TAKE(field, count) (w->field = arena_alloc(ar, (count), sizeof(*w->field)))
     for (int l = 0; l < L; l++) {
         TAKE(xg_fwd[l], SB * G * n);
@@ -88,9 +89,12 @@ static size_t birnn_backward_scratch(const EncoderDims *d, int B, int S)
 }
 
 static void birnn_forward(EncoderWork *w, const EncoderParams *P, const EncoderDims *d,
-                          const real *ex, const int *len)
+                          const EncoderSource *src)
 {
     const int S = w->S, B = w->B, SB = S * B, n = d->hidden, Gn = cell_gates(d->cell) * n;
+    const int *len = src->len;
+    const real *ex = w->ex;
+    encoder_embed_forward(w, d, src);
     /* layer after layer, writing each direction's half of out[l] (row stride 2n) */
     for (int l = 0; l < d->layers; l++) {
         const real *in = l == 0 ? ex : w->out[l - 1];
@@ -135,12 +139,16 @@ static void birnn_annotations_backward(EncoderParams *G, EncoderWork *w, const E
     }
 }
 
-/* The recurrent layers, top to bottom, from d_top (where d_init lies) to d_ex. */
+/* The recurrent layers, top to bottom, from d_top (where d_init lies) to the source
+ * embeddings' gradient (over ex), and from there to the source's. */
 static void birnn_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
-                           const EncoderDims *d, const real *ex, real *d_ex, real *scratch,
-                           const int *len)
+                           const EncoderDims *d, const EncoderSource *src,
+                           const EncoderSourceGrad *gsrc, real *scratch)
 {
     const int S = w->S, B = w->B, SB = S * B, n = d->hidden, Gn = cell_gates(d->cell) * n;
+    const int *len = src->len;
+    const real *ex = w->ex;
+    real *d_ex = w->ex;
     real *d_out = w->d_top;
     for (int l = d->layers - 1; l >= 0; l--) {
         CellParams *gf = &G->fwd[l], *gb = &G->bwd[l];
@@ -167,6 +175,7 @@ static void birnn_backward(EncoderParams *G, EncoderWork *w, const EncoderParams
                width);
         d_out = d_in;
     }
+    encoder_embed_backward(w, d, src, gsrc);
 }
 
 const EncoderOps birnn_encoder = {

@@ -159,9 +159,8 @@ typedef struct {
                             * length, else T*B */
 
     /* encoder */
-    real *ex;              /* (S*B, m) source embeddings (after dropout) */
-    real *mask_x;          /* (S*B, m) embedding dropout: 0 or 1/(1-rate) */
-    EncoderWork enc;       /* the annotations enc.H (S*B, d_h) and the encoder's buffers */
+    EncoderWork enc;       /* the annotations enc.H (S*B, d_h) and the encoder's buffers
+                            * (a text encoder's embeddings enc.ex, their dropout enc.mask_x) */
     real *keys;            /* (S*B, K) the source side of the scores (NULL when K = 0) */
     /* decoder */
     /* Decoder buffers hold the rows each step computes (see active), step after step:
@@ -222,15 +221,14 @@ typedef struct {
                             * i * B + b */
     real *step_reinforce, *step_entropy; /* (B) one step's surrogate weights (backward) */
 
-    /* backward scratch (only with_backward); d_ro_in, d_dec_xg and d_ex are the memory
-     * of ro_in, dec_xg and ex, and d_hg that of the readout's buffers, all dead by the
-     * time their gradient is written; the encoder's gradients are in enc */
+    /* backward scratch (only with_backward); d_ro_in and d_dec_xg are the memory of
+     * ro_in and dec_xg, and d_hg that of the readout's buffers, all dead by the time
+     * their gradient is written; the encoder's gradients are in enc */
     real *d_ro_out, *d_ro_in;
     real *d_states, *d_dec_in, *d_dec_xg, *d_query, *d_cell;
     real *d_hg;            /* the recurrences' scratch: the decoder's, then the encoder's */
     real *d_alpha, *d_scores;
     real *d_keys, *d_s0;
-    real *d_ex;
 } Workspace;
 
 /* Sizes the arena for batches of up to max_batch pairs of up to max_src_steps /

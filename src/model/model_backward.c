@@ -184,20 +184,16 @@ static void source_backward(Params *G, EmbeddingGrad *dE_x, Workspace *ws, const
     const AttnDims ad = model_attn_dims(d);
     const EncoderOps *encoder = encoder_ops(&ed);
     EncoderWork *enc = &ws->enc;
-    const int SB = ws->S * ws->B, m = d->emb, w0 = encoder->init_width(&ed);
+    const int SB = ws->S * ws->B, w0 = encoder->init_width(&ed);
     attn_keys_backward(enc->d_H, &G->att, ws->d_keys, enc->H, &P->att, &ad, SB);
     /* before s_0's gradient reaches what it was computed from (the same numbers may
      * meet there: the order of the sums stays the one forward implies) */
     encoder->annotations_backward(&G->enc, enc, &P->enc, &ed, bt->src_len);
     init_states_backward(G, ws, P, w0);
-    encoder->backward(&G->enc, enc, &P->enc, &ed, ws->ex, ws->d_ex, ws->d_hg, bt->src_len);
-    /* forward: ex' = ex * mask (embedding dropout) */
-    if (ws->reg.embedding_dropout > 0)
-        dropout_backward(ws->d_ex, m, ws->mask_x, SB, m);
-    if (dE_x)
-        embedding_grad_add(dE_x, ws->d_ex, m, bt->src, TOK_PAD, SB);
-    else
-        embedding_backward(G->E_x, ws->d_ex, m, bt->src, TOK_PAD, SB, m);
+    /* back to the source: E_x's gradient by rows (dE_x) or dense (G->E_x) */
+    const EncoderSource src = {bt->src, P->E_x, bt->src_len};
+    const EncoderSourceGrad gsrc = {G->E_x, dE_x};
+    encoder->backward(&G->enc, enc, &P->enc, &ed, &src, &gsrc, ws->d_hg);
 }
 
 /* Backward from d_ro_out, stage by stage in the reverse of forward's order. */

@@ -1,7 +1,8 @@
 /* model_forward.c: the model of model/MODEL.md over a batch, in four stages that
  * model_backward.c undoes in reverse order under the same names:
  *
- *   source_forward          embeddings, encoder (encoder.h), keys, s_0 and c_0
+ *   source_forward          the encoder (encoder.h: a text encoder embeds the source
+ *                           itself), the keys, s_0 and c_0
  *   decoder_inputs_forward  which rows each step computes; ey_{i-1}; its share of the
  *                           decoder's input projection, for all steps at once
  *   decoder_steps_forward   step by step: the attention (attention.h), its context's
@@ -36,28 +37,27 @@ static void init_states_forward(Workspace *ws, const Params *P, int w0)
     }
 }
 
-/* The source side, with source-embedding dropout drawn from rng (NULL: none): the
- * embeddings, the encoder's annotations, the attention's keys, and s_0 (and c_0). Carves
- * the workspace for the batch first. */
+/* The source side, with dropout drawn from rng (NULL: none): the encoder's annotations
+ * (from the batch's source as it is: token ids and E_x), the attention's keys, and s_0
+ * (and c_0). Carves the workspace for the batch first. */
 static void source_forward(Workspace *ws, const Params *P, const Batch *bt, Pcg32 *rng)
 {
     const Dims *d = &ws->dims;
     const EncoderDims ed = model_encoder_dims(d);
     const AttnDims ad = model_attn_dims(d);
     const EncoderOps *encoder = encoder_ops(&ed);
-    const int B = bt->batch_size, S = bt->src_steps, T = bt->tgt_steps, m = d->emb;
+    const int B = bt->batch_size, S = bt->src_steps, T = bt->tgt_steps;
     assert(B <= ws->max_batch && S <= ws->max_src_steps && T <= ws->max_tgt_steps);
     /* Sorted by target length, the decoder computes only the real target positions. */
     model_workspace_carve(ws, B, S, T, bt->n_tgt_tokens,
                           batch_is_sorted_by_target(bt) ? bt->n_tgt_tokens : T * B);
     const int SB = S * B;
 
-    embedding_forward(ws->ex, m, P->E_x, bt->src, SB, m);
-    if (rng && ws->reg.embedding_dropout > 0)
-        dropout_forward(ws->ex, m, ws->mask_x, SB, m, ws->reg.embedding_dropout, rng);
     ws->enc.rng = rng;
+    ws->enc.embedding_dropout = rng ? ws->reg.embedding_dropout : 0;
     ws->enc.sa_dropout = rng ? ws->reg.self_attention_dropout : 0;
-    encoder->forward(&ws->enc, &P->enc, &ed, ws->ex, bt->src_len);
+    const EncoderSource src = {bt->src, P->E_x, bt->src_len};
+    encoder->forward(&ws->enc, &P->enc, &ed, &src);
     /* The source side of the scores does not depend on the decoder step: once per batch. */
     attn_keys_forward(ws->keys, &P->att, &ad, ws->enc.H, SB);
     init_states_forward(ws, P, encoder->init_width(&ed));

@@ -37,12 +37,10 @@ typedef struct {
 #define TAKE(field, count) (ws->field = arena_alloc(ar, (count), sizeof(*ws->field)))
 #define TAKE_IF(cond, field, count) (ws->field = (cond) ? arena_alloc(ar, (count), sizeof(*ws->field)) : NULL)
 
-/* source_forward's: the embeddings, the encoder's buffers, the keys */
+/* source_forward's: the encoder's buffers (a text encoder's embeddings first), the keys */
 static void carve_source(Workspace *ws, Arena *ar, const Shape *s)
 {
     const EncoderDims ed = model_encoder_dims(&ws->dims);
-    TAKE(ex, s->SB * s->m);
-    TAKE_IF(ws->with_backward, mask_x, s->SB * s->m);
     /* a model without attention weights reads the encoder's fixed context instead */
     encoder_ops(&ed)->carve_work(&ws->enc, ar, &ed, (int)s->B, (int)s->S, !s->attends,
                                  ws->with_backward);
@@ -117,7 +115,6 @@ static void carve_backward(Workspace *ws, Arena *ar, const Shape *s)
     TAKE_IF(s->attends, d_alpha, s->SB);
     TAKE_IF(s->attends, d_scores, s->SB);
     TAKE_IF(s->K > 0, d_keys, s->SB * s->K);
-    ws->d_ex = ws->ex;
     TAKE(d_s0, s->B * s->p);
 }
 
@@ -145,8 +142,8 @@ static Shape shape_of(const Workspace *ws, int B, int S, int T, int N, int R)
  *    scattered their gradient back to the decoder, which is where d_hg's use begins
  *    (6.5 MiB at benchmark size L);
  *  - gradients that overwrite what only forward reads take its memory: d_ro_in is ro_in,
- *    d_dec_xg is dec_xg (the cell caches hold what backward needs), d_ex is ex (read for
- *    the encoder's dW_i first);
+ *    d_dec_xg is dec_xg (the cell caches hold what backward needs); a text encoder's
+ *    source embeddings' gradient is ex (read for its dW_i first, encoder.h);
  *  - alpha_heads is alpha itself with one head. */
 void model_workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
 {

@@ -299,7 +299,7 @@ static void print_masks(const Workspace *ws, const Regularization *reg, const Ba
     const Dims *d = &ws->dims;
     const int B = bt->batch_size;
     if (reg->embedding_dropout > 0) {
-        print_reals("mask_x", ws->mask_x, (size_t)bt->src_steps * B * d->emb);
+        print_reals("mask_x", ws->enc.mask_x, (size_t)bt->src_steps * B * d->emb);
         print_mask_y(ws);
     }
     if (reg->readout_dropout > 0)

@@ -272,11 +272,16 @@ START_TEST(the_attention_only_encoder_adds_the_published_positions)
     ops->carve_work(&w, &count, &d, NB, S, 0, 0);
     arena_init(&arena, count.used);
     ops->carve_work(&w, &arena, &d, NB, S, 0, 0);
+    /* the source: position k's id is k, whose embedding row holds ex's values there */
     real ex[S * NB * M];
+    int ids[S * NB];
     for (int k = 0; k < S * NB * M; k++)
         ex[k] = (real)(0.01 * (k % 7) - 0.03);
+    for (int k = 0; k < S * NB; k++)
+        ids[k] = k;
     const int len[NB] = {S, 2};
-    ops->forward(&w, &P, &d, ex, len);
+    const EncoderSource src = {ids, ex, len};
+    ops->forward(&w, &P, &d, &src);
     for (int j = 0; j < S; j++)
         for (int b = 0; b < NB; b++)
             for (int u = 0; u < M; u++) {
