@@ -5,7 +5,7 @@
 # build and run the same suite in build/asan and build/valgrind (B=, PROG=).
 
 CC      ?= cc
-PKGS    := openblas yaml-0.1
+PKGS    := openblas yaml-0.1 stb
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # -fno-trapping-math only tells the compiler that no floating-point exception handler
 # watches (none does), so it may if-convert the branch-free maths of fastmath.h into

@@ -7,8 +7,8 @@
 set -eu
 
 # the compiler, OpenBLAS (every matrix product), libyaml (configs), libunistring
-# (Unicode normalisation and case mapping for the tokenizer)
-BUILD="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev"
+# (Unicode normalisation and case mapping for the tokenizer), stb (the images' decoders)
+BUILD="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev libstb-dev"
 # Check (unit tests), xmllint (SVG is XML), Chromium (the report in a real browser),
 # clang and its runtime (libFuzzer), valgrind, strace (the system calls of a save),
 # PyTorch (the cross-check and the speed baseline)

@@ -16,6 +16,7 @@
 #include <unistr.h>
 
 #include "data/corpus.h"
+#include "data/image.h"
 #include "data/vocab.h"
 #include "report/alignlog.h"
 #include "report/heatmap.h"
@@ -536,5 +537,43 @@ int fuzz_align_one(const uint8_t *data, size_t size)
             check_record(&log.records[k]);
     add_verdict("alignments", rc, &err, detail, NULL, NULL, 0);
     alignlog_free(&log);
+    return 0;
+}
+
+/* ---- images -------------------------------------------------------------------------------- */
+
+/* Pixels decoded at most: a header may claim up to 16384 x 16384 (1 GiB decoded), which
+ * the fuzzer's memory limit does not allow; the header's checks are fuzzed at every
+ * size, the decoder and the resizing below this one. */
+enum { FUZZ_IMAGE_PIXELS = 1 << 20 };
+
+int fuzz_image_one(const uint8_t *data, size_t size)
+{
+    verdict[0] = '\0';
+    MemFile m;
+    memfile_open(&m, 0, 0, data, size);
+    const char *paths[] = {m.path}, *roles[] = {"image"};
+    ImageSize s = {0, 0};
+    Error err;
+    int rc = image_size_of(m.path, &s, &err);
+    char detail[64];
+    snprintf(detail, sizeof detail, "(%d x %d)", s.width, s.height);
+    add_verdict("header", rc, &err, rc == 0 ? detail : NULL, paths, roles, 1);
+    if (rc == 0)
+        require(s.width >= 1 && s.height >= 1 && s.width <= IMAGE_MAX_SIDE &&
+                    s.height <= IMAGE_MAX_SIDE, "an accepted header's size is in range", detail);
+    if (rc == 0 && (size_t)s.width * (size_t)s.height <= FUZZ_IMAGE_PIXELS) {
+        float out[3 * 8 * 8];
+        ImageSize orig;
+        rc = image_load(out, m.path, 8, 1, &orig, &err);
+        add_verdict("pixels", rc, &err, NULL, paths, roles, 1);
+        if (rc == 0) {
+            require(orig.width == s.width && orig.height == s.height,
+                    "the pixels are the header's size", detail);
+            for (int k = 0; k < 3 * 8 * 8; k++)
+                require(out[k] >= 0 && out[k] <= 1, "pixel values are in [0, 1]", detail);
+        }
+    }
+    memfile_close(&m);
     return 0;
 }

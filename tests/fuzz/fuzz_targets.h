@@ -37,4 +37,8 @@ int fuzz_ckpt_one(const uint8_t *data, size_t size);
  * (s2s heatmap), whose output must be valid UTF-8. */
 int fuzz_align_one(const uint8_t *data, size_t size);
 
+/* data is a picture file (data/image.h): its header read, and, when it claims at most a
+ * million pixels, its pixels decoded and resized to 8 x 8, every value in [0, 1]. */
+int fuzz_image_one(const uint8_t *data, size_t size);
+
 #endif

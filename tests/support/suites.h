@@ -10,6 +10,7 @@ Suite *tokenize_suite(void);
 Suite *number_suite(void);
 Suite *config_suite(void);
 Suite *data_suite(void);
+Suite *image_suite(void);
 Suite *gen_suite(void);
 Suite *align_suite(void);
 Suite *report_suite(void);
