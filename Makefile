@@ -35,7 +35,7 @@ F64_OBJS := $(patsubst %,$(B)/f64/%.o,$(CORE) $(F64_ONLY))
 # The same program with the test-only fault hooks of src/base/fault.h compiled in.
 FAULT_OBJS := $(patsubst $(B)/obj/%,$(B)/fault/%,$(B)/obj/cli/main.o $(LIB_OBJS))
 # What the double core needs from the (precision-free) rest.
-F64_DEPS := $(patsubst %,$(B)/obj/%.o,model/batch base/mem base/rng)
+F64_DEPS := $(patsubst %,$(B)/obj/%.o,model/batch model/explain_tensor base/mem base/rng)
 
 # Test files compiled against the double core (gradient checks in double precision).
 TESTS_F64 := $(addprefix nn/,test_fdcheck test_ops test_cell test_self_attention) \

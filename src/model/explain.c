@@ -20,24 +20,6 @@ typedef struct {
     int p, d_h, a;
 } Pass;
 
-static ExplainTensor *add(ExplainStep *out, const char *name, const char *title,
-                          ExplainRows rows_are, int rows, int cols, const char *cols_are,
-                          const char *about)
-{
-    if (out->n == out->cap) {
-        out->cap = out->cap ? 2 * out->cap : 16;
-        out->tensors = xrealloc_array(out->tensors, (size_t)out->cap, sizeof(ExplainTensor));
-    }
-    ExplainTensor *t = &out->tensors[out->n++];
-    *t = (ExplainTensor){.rows_are = rows_are, .rows = rows, .cols = cols};
-    snprintf(t->name, sizeof t->name, "%s", name);
-    snprintf(t->title, sizeof t->title, "%s", title);
-    snprintf(t->cols_are, sizeof t->cols_are, "%s", cols_are);
-    snprintf(t->about, sizeof t->about, "%s", about);
-    t->values = xmalloc_array((size_t)rows * cols, sizeof(double));
-    return t;
-}
-
 /* The columns a head reads of a vector of `width` (its slice), or all of them. */
 static int slice_from(const Pass *ps, int width)
 {
@@ -55,7 +37,7 @@ static void add_block(ExplainStep *out, const Pass *ps, const char *name, const 
                       const char *cols_are, const char *about)
 {
     const int from = slice_from(ps, width), cols = slice_width(ps, width);
-    ExplainTensor *t = add(out, name, title, rows_are, rows, cols, cols_are, about);
+    ExplainTensor *t = explain_add_tensor(out, name, title, rows_are, rows, cols, cols_are, about);
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++)
             t->values[(size_t)r * cols + c] = src[(size_t)r * ld + from + c];
@@ -66,7 +48,7 @@ static void add_per_head(ExplainStep *out, const Pass *ps, const char *name, con
                          const real *src, const char *about)
 {
     const int first = ps->head < 0 ? 0 : ps->head, n = ps->head < 0 ? ps->H : 1;
-    ExplainTensor *t = add(out, name, title, n > 1 ? ROWS_HEADS : ROWS_ONE, n, ps->S,
+    ExplainTensor *t = explain_add_tensor(out, name, title, n > 1 ? ROWS_HEADS : ROWS_ONE, n, ps->S,
                            "source words", about);
     for (size_t e = 0; e < (size_t)n * ps->S; e++)
         t->values[e] = src[(size_t)first * ps->S + e];
@@ -106,7 +88,8 @@ static void add_additive(ExplainStep *out, const Pass *ps)
               "attention_size (a)",
               "the keys: each annotation mapped to the same attention_size numbers (once per "
               "sentence: they do not depend on the step)");
-    ExplainTensor *sum = add(out, "sum", "W_a s_{i-1} + U_a h_j + b_a", ROWS_SOURCE, S,
+    ExplainTensor *sum = explain_add_tensor(out, "sum", "W_a s_{i-1} + U_a h_j + b_a",
+                                            ROWS_SOURCE, S,
                              slice_width(ps, a), "attention_size (a)",
                              "the query added to every key: this state and each source word "
                              "combined (formed here to show it; the model adds and takes the "
@@ -181,7 +164,8 @@ static void add_weights_and_context(ExplainStep *out, const Pass *ps, int m)
                   "each head takes its slice of that one annotation, not a weighted sum)");
         return;
     }
-    ExplainTensor *t = add(out, "alpha h", "alpha_ij h_j", ROWS_SOURCE, S, slice_width(ps, d_h),
+    ExplainTensor *t = explain_add_tensor(out, "alpha h", "alpha_ij h_j", ROWS_SOURCE, S,
+                                          slice_width(ps, d_h),
                            "d_h (the annotation width)",
                            "each annotation scaled by its weight (formed here to show it; the "
                            "model sums them in one pass): the context is the sum of these rows");
@@ -249,7 +233,8 @@ void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, cons
     free(scores);
     free(pre);
     for (int k = 0; k < ad.heads; k++)
-        out->chosen[k] = ws->hard.mode == CONTEXT_ARGMAX ? ws->chosen[(size_t)ps.i * ad.heads + k] : -1;
+        out->chosen[k] =
+            ws->hard.mode == CONTEXT_ARGMAX ? ws->chosen[(size_t)ps.i * ad.heads + k] : -1;
     read_next_words(out, ws, P, ps.i);
 }
 
@@ -265,10 +250,53 @@ static void self_scores(ExplainTensor *t, const real *qkv, int d, int S, int q, 
         for (int j = 0; j < S; j++) {
             real dot = 0;
             for (int u = 0; u < hd; u++)
-                dot += qkv[(size_t)q * 3 * d + k * hd + u] * qkv[(size_t)j * 3 * d + d + k * hd + u];
+                dot += qkv[(size_t)q * 3 * d + k * hd + u] *
+                       qkv[(size_t)j * 3 * d + d + k * hd + u];
             t->values[(size_t)r * S + j] = scale * dot;
         }
     }
+}
+
+/* --self's tensors after the projections: the scores, the mask, each head's weights
+ * and their mean, what the position gathers, the layer's output there. */
+static void add_self_attention(ExplainStep *out, const Pass *ps, const SelfAttnLayerWork *lw,
+                               int q, int real_len)
+{
+    const int S = ps->S, w = ps->d_h, H = ps->H, hd = w / H;
+    const int k0 = ps->head < 0 ? 0 : ps->head, nk = ps->head < 0 ? H : 1;
+    const ExplainRows rows = nk > 1 ? ROWS_HEADS : ROWS_ONE;
+    ExplainTensor *e = explain_add_tensor(
+        out, "scores", "q_j . k_l / sqrt(d_h / H)", rows, nk, S, "source words",
+        "the scores: the query against every key, head by head on its own slices, divided by "
+        "the square root of the slice's width (formed here to show them; the layer writes "
+        "them where their softmax goes)");
+    self_scores(e, lw->qkv, w, S, q, k0, nk, hd);
+    ExplainTensor *mask = explain_add_tensor(
+        out, "mask", "padding mask", ROWS_ONE, 1, S, "source words",
+        "1 where a key is a real word; a sentence alone has no padding, but in a batch the "
+        "positions past its end get weight 0");
+    for (int j = 0; j < S; j++)
+        mask->values[j] = j < real_len;
+    const size_t SS = (size_t)S * S;
+    ExplainTensor *alpha = explain_add_tensor(
+        out, "alpha", "alpha = softmax(scores)", rows, nk, S, "source words",
+        "the weights of this position over every word, each head's summing to 1");
+    for (int r = 0; r < nk; r++)
+        for (int j = 0; j < S; j++)
+            alpha->values[(size_t)r * S + j] = lw->probs[(size_t)(k0 + r) * SS + (size_t)q * S + j];
+    const Pass whole = {.H = 1, .head = -1};
+    add_block(out, &whole, "alpha mean", "the heads' mean", ROWS_ONE, 1, lw->mean + (size_t)q * S,
+              S, S, "source words",
+              "the mean of the heads' weights: the map alignments.jsonl holds and s2s heatmap "
+              "--self draws");
+    add_block(out, ps, "context", "z_j = [alpha^1 V^1 ; ... ; alpha^H V^H]", ROWS_ONE, 1,
+              lw->z + (size_t)q * w, w, w, "d_h",
+              "each head's weighted sum of its slice of the values, side by side: what this "
+              "position gathers from the sentence");
+    add_block(out, &whole, "out", "x'_j (the layer's output)", ROWS_ONE, 1,
+              lw->out + (size_t)q * w, w, w, "d_h",
+              "after W_O, the residual, the norm and the feed-forward layer: this position's "
+              "row of what the next layer (or the decoder) reads");
 }
 
 void explain_self_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
@@ -277,8 +305,7 @@ void explain_self_step(ExplainStep *out, Workspace *ws, const Params *P, const B
     const Dims *d = &ws->dims;
     assert(bt->batch_size == 1 && layer >= 1 && layer <= d->sa_layers);
     model_encode(ws, P, bt);
-    const int S = ws->S, w = model_annotation_width(d), H = d->sa_heads, hd = w / H;
-    const int q = position - 1, k0 = head < 0 ? 0 : head, nk = head < 0 ? H : 1;
+    const int S = ws->S, w = model_annotation_width(d), H = d->sa_heads, q = position - 1;
     const SelfAttnLayerWork *lw = &ws->enc.sa.layer[layer - 1];
     const real *x = layer == 1 ? ws->enc.sa_in : ws->enc.sa.layer[layer - 2].out;
     *out = (ExplainStep){.step = position, .self_layer = layer, .heads = H, .head = head,
@@ -297,43 +324,5 @@ void explain_self_step(ExplainStep *out, Workspace *ws, const Params *P, const B
               "the keys: what each word offers to be found by");
     add_block(out, &ps, "V", "V = X W_V^T + b_V", ROWS_SOURCE, S, lw->qkv + 2 * w, 3 * w, w, "d_h",
               "the values: what each word gives to the words that attend to it");
-    ExplainTensor *e = add(out, "scores", "q_j . k_l / sqrt(d_h / H)", nk > 1 ? ROWS_HEADS : ROWS_ONE,
-                           nk, S, "source words",
-                           "the scores: the query against every key, head by head on its own "
-                           "slices, divided by the square root of the slice's width (formed "
-                           "here to show them; the layer writes them where their softmax goes)");
-    self_scores(e, lw->qkv, w, S, q, k0, nk, hd);
-    ExplainTensor *mask = add(out, "mask", "padding mask", ROWS_ONE, 1, S, "source words",
-                              "1 where a key is a real word; a sentence alone has no padding, "
-                              "but in a batch the positions past its end get weight 0");
-    for (int j = 0; j < S; j++)
-        mask->values[j] = j < bt->src_len[0];
-    const size_t SS = (size_t)S * S;
-    ExplainTensor *alpha = add(out, "alpha", "alpha = softmax(scores)", nk > 1 ? ROWS_HEADS : ROWS_ONE,
-                               nk, S, "source words",
-                               "the weights of this position over every word, each head's "
-                               "summing to 1");
-    for (int r = 0; r < nk; r++)
-        for (int j = 0; j < S; j++)
-            alpha->values[(size_t)r * S + j] = lw->probs[(size_t)(k0 + r) * SS + (size_t)q * S + j];
-    add_block(out, &(Pass){.H = 1, .head = -1}, "alpha mean", "the heads' mean", ROWS_ONE, 1,
-              lw->mean + (size_t)q * S, S, S, "source words",
-              "the mean of the heads' weights: the map alignments.jsonl holds and s2s heatmap "
-              "--self draws");
-    add_block(out, &ps, "context", "z_j = [alpha^1 V^1 ; ... ; alpha^H V^H]", ROWS_ONE, 1,
-              lw->z + (size_t)q * w, w, w, "d_h",
-              "each head's weighted sum of its slice of the values, side by side: what this "
-              "position gathers from the sentence");
-    add_block(out, &(Pass){.H = 1, .head = -1}, "out", "x'_j (the layer's output)", ROWS_ONE, 1,
-              lw->out + (size_t)q * w, w, w, "d_h",
-              "after W_O, the residual, the norm and the feed-forward layer: this position's "
-              "row of what the next layer (or the decoder) reads");
-}
-
-void explain_free(ExplainStep *out)
-{
-    for (int k = 0; k < out->n; k++)
-        free(out->tensors[k].values);
-    free(out->tensors);
-    *out = (ExplainStep){0};
+    add_self_attention(out, &ps, lw, q, bt->src_len[0]);
 }

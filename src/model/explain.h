@@ -63,6 +63,11 @@ void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, cons
 void explain_self_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
                        int layer, int position, int head);
 void explain_free(ExplainStep *out);
+/* Appends a tensor of rows x cols doubles to out (explain_tensor.c) and returns it, its
+ * values to fill: for the readers of a step and of the examples. */
+ExplainTensor *explain_add_tensor(ExplainStep *out, const char *name, const char *title,
+                                  ExplainRows rows_are, int rows, int cols, const char *cols_are,
+                                  const char *about);
 
 /* The tutorials' worked examples through the double build's attention kernels (explain
  * prints them as it prints a model's step, so a learner can check a notebook number for

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/mem.h"
 #include "model/explain.h"
 #include "nn/attn_kernels.h"
 #include "nn/ops.h"
@@ -17,17 +16,7 @@
 static void add(ExplainStep *out, const char *name, const char *title, ExplainRows rows_are,
                 int rows, int cols, const char *cols_are, const double *values, const char *about)
 {
-    if (out->n == out->cap) {
-        out->cap = out->cap ? 2 * out->cap : 16;
-        out->tensors = xrealloc_array(out->tensors, (size_t)out->cap, sizeof(ExplainTensor));
-    }
-    ExplainTensor *t = &out->tensors[out->n++];
-    *t = (ExplainTensor){.rows_are = rows_are, .rows = rows, .cols = cols};
-    snprintf(t->name, sizeof t->name, "%s", name);
-    snprintf(t->title, sizeof t->title, "%s", title);
-    snprintf(t->cols_are, sizeof t->cols_are, "%s", cols_are);
-    snprintf(t->about, sizeof t->about, "%s", about);
-    t->values = xmalloc_array((size_t)rows * cols, sizeof(double));
+    ExplainTensor *t = explain_add_tensor(out, name, title, rows_are, rows, cols, cols_are, about);
     memcpy(t->values, values, sizeof(double) * (size_t)rows * cols);
 }
 
