@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "gen/gen.h"
+#include "gen/shapes.h"
 
 static const char CORPUS_USAGE[] =
     "usage: s2s corpus NAME --out DIR [--size N] [--seed S]\n"
@@ -63,6 +64,14 @@ int cmd_corpus(int argc, char **argv)
                 printf("  %s (default size %d)\n", tasks[k].name, tasks[k].default_train);
                 print_wrapped(tasks[k].about, "      ", 86);
             }
+            printf("  shapes (default size %d)\n", SHAPES_DEFAULT_TRAIN);
+            print_wrapped("captioning, for the image encoder: 64 x 64 PNG scenes of 1 to 4 shapes "
+                          "(square, circle, triangle; red, green, blue, yellow; small, big) on a "
+                          "3 x 3 grid, one caption each naming every shape and where it lies "
+                          "from the one before; DIR/SPLIT.src holds the images' paths (under "
+                          "DIR/images), .tgt the captions, .ground each caption word's box "
+                          "x0,y0,x1,y1 in pixels or -; 500 validation and test scenes each",
+                          "      ", 86);
             return EXIT_OK;
         }
         case OUT:
@@ -82,6 +91,15 @@ int cmd_corpus(int argc, char **argv)
     }
     if (!name || !out)
         return cmd_usage_error("%s", "corpus needs a task NAME and --out DIR (see s2s corpus --help)");
+    Error err;
+    if (!strcmp(name, "shapes")) { /* pictures, not sentence pairs */
+        const int n_train = size > 0 ? (int)size : SHAPES_DEFAULT_TRAIN;
+        if (shapes_write(out, n_train, (uint64_t)seed, &err) < 0)
+            return cmd_error(&err, EXIT_IO);
+        fprintf(stderr, "s2s corpus: wrote shapes (%d training scenes, %d validation, %d test, "
+                "seed %ld) to %s\n", n_train, SHAPES_HELD_OUT, SHAPES_HELD_OUT, seed, out);
+        return EXIT_OK;
+    }
     const GenTask *task = gen_find(name);
     if (!task) {
         int n;
@@ -89,10 +107,10 @@ int cmd_corpus(int argc, char **argv)
         char list[256] = "";
         for (int k = 0; k < n; k++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", tasks[k].name);
-        fprintf(stderr, "s2s: error: unknown corpus `%s` (expected one of: %s)\n", name, list);
+        fprintf(stderr, "s2s: error: unknown corpus `%s` (expected one of: %s, shapes)\n", name,
+                list);
         return EXIT_USAGE;
     }
-    Error err;
     if (gen_write(task, out, size > 0 ? (int)size : task->default_train, (uint64_t)seed, &err) < 0)
         return cmd_error(&err, EXIT_IO);
     fprintf(stderr, "s2s corpus: wrote %s (%ld training pairs, 1000 validation, 1000 test, seed %ld) "

@@ -57,7 +57,7 @@ _s2s()
         return ;;
     esac
     if [ "$cmd" = corpus ] && [ "$COMP_CWORD" -eq 2 ] && [ "${cur#-}" = "$cur" ]; then
-        COMPREPLY=($(compgen -W "copy reverse dates toy-fr toy-de toy-fr-long" -- "$cur"))
+        COMPREPLY=($(compgen -W "copy reverse dates toy-fr toy-de toy-fr-long shapes" -- "$cur"))
         return
     fi
     if [ "${cur#-}" != "$cur" ]; then
