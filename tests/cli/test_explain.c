@@ -257,14 +257,6 @@ START_TEST(hostile_words_are_escaped)
 }
 END_TEST
 
-static int count_of(const char *haystack, const char *needle)
-{
-    int n = 0;
-    for (const char *p = haystack; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 /* The page opens in headless Chromium with its script run and every tensor drawn, one
  * cell per shown value, and a hostile word is text there, not markup. */
 START_TEST(the_html_page_draws_every_tensor_in_chromium)

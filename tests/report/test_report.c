@@ -60,15 +60,6 @@ START_TEST(training_dumps_alignments_and_aer)
 }
 END_TEST
 
-/* Occurrences of needle in haystack. */
-static int count_of(const char *haystack, const char *needle)
-{
-    int n = 0;
-    for (const char *p = haystack; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 START_TEST(report_opens_in_headless_chromium_with_every_heatmap)
 {
     char dir[512], report[700];

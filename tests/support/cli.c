@@ -253,3 +253,11 @@ char *chromium_dom(const char *html, const char *dir)
     ck_assert_int_eq(run_command(argv, out, NULL, NULL), 0);
     return read_file(out);
 }
+
+int count_of(const char *haystack, const char *needle)
+{
+    int n = 0;
+    for (const char *p = haystack; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}

@@ -61,6 +61,8 @@ char *read_file(const char *path);
 /* The DOM headless Chromium builds from the page at html (its scripts run), as text
  * (free it); its profile and the dump go under dir. */
 char *chromium_dom(const char *html, const char *dir);
+/* How many times needle occurs in haystack, without overlaps. */
+int count_of(const char *haystack, const char *needle);
 /* Writes text to path; fails the test on error. */
 void write_file(const char *path, const char *text);
 /* First line of a file, without its newline, into out. */
