@@ -279,6 +279,9 @@ void attn_step_backward(AttnGrads *g, AttnParams *G, const real *dc, int ld_dc,
         /* forward: c^k_i = sum_j alpha^k_ij h_j[k]; alpha^k_i = softmax(e^k_i) */
         attn_context_backward(g->dalpha, g->dH + k * vh, dc + k * vh, ld_dc, alpha, in->H + k * vh,
                               v, choice ? choice->soft_len : in->len, S, B, vh);
+        if (g->dalign) /* forward: the alignment is (1/H) sum_k alpha^k */
+            for (size_t x = 0; x < SB; x++)
+                g->dalpha[x] += g->dalign[x] / (real)H;
         if (choice) { /* forward: c^k_i = h_{chosen}[k] in the choosing rows */
             attn_pick_backward(g->dH + k * vh, v, dc + k * vh, ld_dc, choice->chosen + k, H, B,
                                vh);

@@ -120,6 +120,9 @@ typedef struct {
     /* a hard step's surrogate terms (model/MODEL.md), per row, 0 for none (NULL: none):
      * - reinforce[b] sum_k log alpha^k_{chosen} - entropy[b] sum_k H(alpha^k) */
     const real *reinforce, *entropy; /* (B), 0 in the rows left out */
+    /* (S*B) the gradient of a term of the loss on the alignment, the heads' mean (the
+     * doubly stochastic term); NULL: none */
+    const real *dalign;
 } AttnGrads;
 
 /* Backward of one step from dc (rows, d_h, row stride ld_dc), the gradient reaching its

@@ -39,7 +39,34 @@ void batch_free(Batch *batch)
     free(batch->pair_tgt);
     free(batch->pair_src_n);
     free(batch->pair_tgt_n);
+    free(batch->pixels);
+    free(batch->pixel_scratch);
     *batch = (Batch){0};
+}
+
+void batch_init_pictures(Batch *batch, int size)
+{
+    assert(size > 0 && !batch->pixels);
+    const size_t floats = (size_t)batch->max_batch * size * size * 3;
+    batch->picture_size = size;
+    batch->pixels = xmalloc_array(floats, sizeof(float));
+    batch->pixel_scratch = xmalloc_array(floats, sizeof(float));
+}
+
+void batch_fill_pictures(Batch *batch, int n, int cells, const int *const *tgt, const int *tgt_n)
+{
+    assert(batch->pixels && cells > 0 && cells <= batch->max_src_steps);
+    /* a caption's token ids as batch_fill lays them out, with sources of cells - 1 ids
+     * and their </s>; then every position a cell */
+    for (int j = 0; j < cells; j++)
+        batch->scratch[j] = TOK_UNK;
+    for (int b = 0; b < n; b++) {
+        batch->pair_src[b] = batch->scratch;
+        batch->pair_src_n[b] = cells - 1;
+    }
+    batch_fill(batch, n, batch->pair_src, batch->pair_src_n, tgt, tgt_n);
+    for (size_t x = 0; x < (size_t)cells * n; x++)
+        batch->src[x] = TOK_UNK;
 }
 
 void batch_fill(Batch *batch, int n, const int *const *src, const int *src_n,
@@ -115,4 +142,11 @@ void batch_sort_by_target(Batch *batch)
     permute_columns(batch->tgt_out, batch->tgt_steps, B, order, tmp);
     permute_columns(batch->src_len, 1, B, order, tmp);
     permute_columns(batch->tgt_len, 1, B, order, tmp);
+    if (batch->pixels) { /* each picture moves with its caption */
+        const size_t one = (size_t)batch->picture_size * batch->picture_size * 3;
+        memcpy(batch->pixel_scratch, batch->pixels, sizeof(float) * one * B);
+        for (int b = 0; b < B; b++)
+            memcpy(batch->pixels + one * b, batch->pixel_scratch + one * order[b],
+                   sizeof(float) * one);
+    }
 }

@@ -21,6 +21,11 @@ typedef struct {
     int n_src_tokens;  /* sum of src_len */
     int n_tgt_tokens;  /* sum of tgt_len: the loss's denominator */
     int max_batch, max_src_steps, max_tgt_steps; /* capacity */
+    /* an image model's sources (batch_init_pictures): each pair's picture, (B, N, N, 3)
+     * channels last with N = picture_size, as floats whatever the core's precision; the
+     * token ids then hold TOK_UNK at each of the S grid cells (nothing reads them) */
+    float *pixels, *pixel_scratch;
+    int picture_size;
     int *scratch;      /* (max(S, T) * B + B) for batch_sort_by_target */
     /* (max_batch) scratch of callers that gather pairs from their own storage: each
      * pair's ids and lengths, as batch_fill reads them (corpus_batch) */
@@ -32,6 +37,14 @@ typedef struct {
  * positions (</s> included). batch_free on a zeroed Batch is safe. */
 void batch_init(Batch *batch, int max_batch, int max_src_steps, int max_tgt_steps);
 void batch_free(Batch *batch);
+/* Gives the batch room for its pairs' pictures, size x size pixels each (the caller
+ * writes them: pair b's at pixels + b * size * size * 3). */
+void batch_init_pictures(Batch *batch, int size);
+/* Fills an image model's batch from n captions as batch_fill does, with `cells` source
+ * positions each (no </s>: a picture's source is its grid). The pictures are the
+ * caller's to write, before or after, in the same order (batch_sort_by_target moves them
+ * with their captions). */
+void batch_fill_pictures(Batch *batch, int n, int cells, const int *const *tgt, const int *tgt_n);
 
 /* Fills the batch from n pairs: src[b] has src_n[b] >= 0 ids, tgt[b] tgt_n[b] ids
  * (no </s>, no <s>). tgt may be NULL for a source-only batch (T = 0). Asserts that

@@ -5,13 +5,14 @@
 #include "model/batch.h"
 #include "nn/ops.h"
 
-extern const EncoderOps birnn_encoder, attention_only_encoder;
+extern const EncoderOps birnn_encoder, attention_only_encoder, image_encoder;
 
 const EncoderOps *encoder_ops(const EncoderDims *d)
 {
     static const EncoderOps *const encoders[] = {
         [ENCODER_BIRNN] = &birnn_encoder,
         [ENCODER_ATTN] = &attention_only_encoder,
+        [ENCODER_IMAGE] = &image_encoder,
     };
     return encoders[d->kind];
 }

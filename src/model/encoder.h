@@ -6,7 +6,8 @@
  * the source's (the embedding table's). The decoder, the attention, beam search,
  * alignments, heatmaps and checkpoints see only this interface and d_h.
  *
- * An encoder is an EncoderOps table (encoder_birnn.c, encoder_attn.c); encoder.c lists
+ * An encoder is an EncoderOps table (encoder_birnn.c, encoder_attn.c, encoder_image.c);
+ * encoder.c lists
  * them. A new one brings its file, its tensors and buffers (members of EncoderParams
  * and EncoderWork below) and one line in that list. Self-attention layers
  * (self_attention.h) are a part any encoder may put on top of what it computes. */
@@ -23,12 +24,14 @@
 #include "nn/self_attention.h"
 #include "nn/tensor.h"
 
-/* Stacked bidirectional encoder layers at most. */
+/* Stacked bidirectional encoder layers at most, and the image encoder's conv blocks. */
 #define MODEL_MAX_LAYERS 4
+#define CONV_MAX_LAYERS 6
 
 typedef enum {
     ENCODER_BIRNN, /* the bidirectional recurrent encoder (encoder_birnn.c) */
-    ENCODER_ATTN   /* attention-only: positions and self-attention layers (encoder_attn.c) */
+    ENCODER_ATTN,  /* attention-only: positions and self-attention layers (encoder_attn.c) */
+    ENCODER_IMAGE  /* pictures: conv blocks, a grid of cells (encoder_image.c) */
 } EncoderKind;
 
 /* What an encoder needs to know of the model's sizes. */
@@ -39,14 +42,20 @@ typedef struct {
     int layers; /* stacked layers, 1 to MODEL_MAX_LAYERS */
     CellKind cell;
     SelfAttnDims sa; /* self-attention layers on top (sa.layers 0: none); sa.width is d_h */
+    /* image: image_size x image_size pictures, conv_layers blocks of conv_channels[l]
+     * channels each, and a learned position per grid cell or not */
+    int image_size, conv_layers, conv_channels[CONV_MAX_LAYERS], grid_positions;
 } EncoderDims;
 
 /* The batch's source as an encoder reads it: a text encoder's token ids and their
- * embedding table (it embeds them itself, encoder_embed_forward). */
+ * embedding table (it embeds them itself, encoder_embed_forward), an image encoder's
+ * pixels. */
 typedef struct {
     const int *ids;    /* (S*B) token ids, row j * B + b; TOK_PAD past a sentence's end */
     const real *table; /* (V_x, m) the source embeddings E_x */
-    const int *len;    /* (B) each sentence's real positions */
+    const int *len;    /* (B) each sentence's real positions (an image's: all S cells) */
+    const float *pixels;/* (B, N, N, 3) the pictures as the batch holds them, channels
+                         * last, channel means subtracted (NULL for text) */
 } EncoderSource;
 
 /* Where backward puts the source's gradient: E_x's, by rows (rows not NULL) or into the
@@ -60,6 +69,9 @@ typedef struct {
 typedef struct {
     /* bi-RNN: W_i (Gn, m; 2n above layer 0), W_h (Gn, n), b_i, b_h (Gn) per direction */
     CellParams fwd[MODEL_MAX_LAYERS], bwd[MODEL_MAX_LAYERS];
+    /* image: each block's conv W (C_l, 9 C_{l-1}) and b (C_l); the grid positions P
+     * (S, d_h), NULL without them */
+    real *conv_W[CONV_MAX_LAYERS], *conv_b[CONV_MAX_LAYERS], *grid_P;
     SelfAttnParams sa[SA_MAX_LAYERS]; /* the self-attention layers, after the rest */
 } EncoderParams;
 
@@ -95,8 +107,17 @@ typedef struct {
     real *out[MODEL_MAX_LAYERS];
     real *d_top;      /* the top layer's gradient: d_H, or below self-attention its own */
     real *d_below, *d_carry;
-    /* attention-only: X = sqrt(m) ex + PE (S*B, m), and the mean of H (B, m) */
+    /* attention-only: X = sqrt(m) ex + PE (S*B, m); image: X = a + P (S*B, d_h); both:
+     * the mean of H (B, d_h) */
     real *x, *mean;
+    /* image, per block l over N_l x N_l pixels: its neighbourhoods cols (B N_l^2, 9
+     * C_{l-1}), conv and relu out (B N_l^2, C_l), pooled (B N_l^2 / 4, C_l) and the pool's
+     * choices; backward's scratch d_conv, d_pool and d_cols, each as large as the
+     * largest of its kind */
+    real *input;      /* (B, N, N, 3) the pictures in the core's precision */
+    real *cols[CONV_MAX_LAYERS], *conv[CONV_MAX_LAYERS], *pool[CONV_MAX_LAYERS];
+    int *pool_arg[CONV_MAX_LAYERS];
+    real *d_conv, *d_pool, *d_cols;
 } EncoderWork;
 
 typedef struct {

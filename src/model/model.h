@@ -31,7 +31,7 @@ typedef struct {
     int readout;    /* l: readout size */
     ScoreKind score;
     int heads;      /* H: attention heads (1: the single-head model) */
-    EncoderKind encoder; /* the bi-RNN (0, the default) or attention-only */
+    EncoderKind encoder; /* the bi-RNN (0, the default), attention-only or image */
     CellKind enc_cell, dec_cell;
     int enc_layers; /* bidirectional encoder layers, 1 to MODEL_MAX_LAYERS; layer k > 0
                      * reads [fwd_h ; bwd_h] of layer k - 1, as torch.nn.GRU does */
@@ -40,6 +40,10 @@ typedef struct {
     int sa_ffn;     /* their feed-forward width F */
     int hard;       /* model.attention_mode hard: trained by sampling positions (its
                      * weights are a soft model's; decoding chooses, see ContextMode) */
+    int context_gate; /* beta_i = sigmoid(w_beta . s_{i-1} + b_beta) scales c_i (Xu et al.) */
+    /* the image encoder's (model.encoder image): pictures of image_size x image_size,
+     * conv_layers blocks of conv_channels[l] channels, learned grid positions or not */
+    int image_size, conv_layers, conv_channels[CONV_MAX_LAYERS], grid_positions;
 } Dims;
 
 /* What the encoder and the attention need of the model's sizes, and d_h, the width of
@@ -56,10 +60,21 @@ int model_has_alignments(const Dims *d);
  * b_c), the attention-only encoder), 0 when it starts at 0. */
 int model_starts_cell_state(const Dims *d);
 
+/* The context gate (context_gate.c) over `rows` decoder rows: beta (rows) =
+ * sigmoid(s_prev (rows, p) . w + b), then c (rows, d_h; row stride ld_c) *= beta in place,
+ * the ungated context copied to c_raw (rows, d_h) first unless it is NULL. */
+void context_gate_forward(real *c, int ld_c, real *c_raw, real *beta, const real *s_prev,
+                          const real *w, const real *b, int rows, int p, int d_h);
+/* Backward from dc (the gated context's gradient, row stride ld_dc), overwritten with the
+ * ungated one's; accumulates ds_prev (rows, p), dw (p) and db (1). */
+void context_gate_backward(real *dc, int ld_dc, real *ds_prev, real *dw, real *db,
+                           const real *c_raw, const real *beta, const real *s_prev,
+                           const real *w, int rows, int p, int d_h);
+
 /* "gru encoder (2 layers), lstm decoder, attention additive": the model in words. */
 void model_describe(const Dims *d, char *out, size_t cap);
 
-#define MODEL_MAX_TENSORS (18 + 8 * MODEL_MAX_LAYERS + 16 * SA_MAX_LAYERS)
+#define MODEL_MAX_TENSORS (21 + 8 * MODEL_MAX_LAYERS + 16 * SA_MAX_LAYERS + 2 * CONV_MAX_LAYERS)
 
 /* Every tensor of model/MODEL.md, named as there; G = cell_gates of the decoder's cell.
  * The encoder's and the attention's are theirs (encoder.h, attention.h). */
@@ -71,6 +86,7 @@ typedef struct {
                                * model_starts_cell_state */
     AttnParams att;
     CellParams dec;           /* W_i (Gp, m + d_h) on [ey; c], W_h (Gp, p), b_i, b_h (Gp) */
+    real *w_beta, *b_beta;    /* (p), (1): the context gate (NULL without it) */
     real *W_t, *b_t;          /* (l, p + d_h + m) on [s; c; ey], (l) */
     real *W_o, *b_o;          /* (V_y, l), (V_y) */
     real *mem;                /* the flat buffer, owned when allocated by params_alloc */
@@ -99,11 +115,15 @@ void params_init(Params *p, Pcg32 *rng, float scale);
  * label smoothing of the loss as torch's cross_entropy(label_smoothing=eps) defines it:
  * (1 - eps) of the target's -log p plus eps times the mean -log p over all V_y words.
  * Masks are drawn from a copy of rng, so a forward pass is a function of its inputs:
- * the trainer gives each step its own position on the dropout stream. */
+ * the trainer gives each step its own position on the dropout stream. And Xu et al.'s
+ * doubly stochastic term: lambda (1/B) sum_b sum_j (1 - sum_i alpha_ij)^2 added to the
+ * loss, i over each caption's real steps. */
 typedef struct {
     double embedding_dropout, readout_dropout; /* probabilities in [0, 1) */
     double self_attention_dropout;             /* at torch's four sites of each layer */
     double label_smoothing;                    /* eps in [0, 1) */
+    double doubly_stochastic;                  /* lambda >= 0 of the doubly stochastic term
+                                                * (model/MODEL.md, "Image encoder") */
     Pcg32 rng;
 } Regularization;
 
@@ -182,6 +202,11 @@ typedef struct {
     real *alpha;           /* (T, S*B) the alignment matrices (the heads' mean); NULL for
                             * score none */
     real *alpha_heads;     /* (T, H, S*B) each head's weights; alpha itself when H = 1 */
+    real *gate;            /* (R) step rows: the context gate's beta_i (NULL without it) */
+    real *context_raw;     /* (R, d_h) step rows: the contexts before the gate (backward) */
+    real *attn_total;      /* (S*B) sum over each caption's real steps of alpha_ij: the
+                            * doubly stochastic term's (with backward) */
+    real *d_align;         /* (S*B) scratch: that term's gradient on one step's alignment */
     int *active;           /* (T) decoder rows computed at step i: those still in their
                             * sentence when the batch is sorted by target length, else B */
     int *step_len;         /* (T, B) source lengths seen at step i, 0 for rows past active */

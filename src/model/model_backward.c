@@ -47,6 +47,23 @@ static void readout_backward(Params *G, Workspace *ws, const Params *P)
     }
 }
 
+/* The doubly stochastic term's gradient on step i's alignment (model_forward.c):
+ * -2 lambda / B (1 - A_jb) at caption b's real positions j if i is one of its real steps,
+ * else 0. */
+static const real *doubly_stochastic_step_backward(Workspace *ws, const Batch *bt, int i)
+{
+    const int B = ws->B;
+    const real scale = (real)(-2 * ws->reg.doubly_stochastic / B);
+    memset(ws->d_align, 0, sizeof(real) * (size_t)ws->S * B);
+    for (int b = 0; b < B; b++)
+        if (i < bt->tgt_len[b])
+            for (int j = 0; j < bt->src_len[b]; j++) {
+                const size_t x = (size_t)j * B + b;
+                ws->d_align[x] = scale * (1 - ws->attn_total[x]);
+            }
+    return ws->d_align;
+}
+
 /* Step i, undone: the cell's step (d_states block i+1 is complete here), then the
  * context's share of the input projection, then the attention, into d_states block i,
  * the annotations' gradient (enc.d_H), the keys', the fixed context's and the query's,
@@ -78,6 +95,13 @@ static void decoder_step_backward(Params *G, Workspace *ws, const Params *P, con
     /* forward: xg_i += c_i W_i[:, m:]^T, so dc_i (Bi, d_h) += dxg (Bi, Gp) . W_i[:, m:] */
     matmul(CblasNoTrans, CblasNoTrans, Bi, d_h, Gp, 1, dxg, Gp, P->dec.W_i + m, in_width, 1, dc,
            in_width);
+    /* forward: c_i <- beta_i c_i (the context gate) */
+    if (ws->gate)
+        context_gate_backward(dc, in_width, ds_prev, G->w_beta, G->b_beta,
+                              ws->context_raw + row * d_h, ws->gate + row, s_prev, P->w_beta, Bi,
+                              p, d_h);
+    const real *dalign = ws->reg.doubly_stochastic > 0 && ws->alpha
+                             ? doubly_stochastic_step_backward(ws, bt, i) : NULL;
     const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
     const AttnInput in = {s_prev, enc->H, ws->keys, enc->summary, ws->step_len + (size_t)i * B,
                           S,      B,      Bi,       hard ? &choice : NULL};
@@ -90,7 +114,7 @@ static void decoder_step_backward(Params *G, Workspace *ws, const Params *P, con
                    enc->d_H,        ws->d_keys,
                    enc->d_summary,  ws->d_alpha,
                    ws->d_scores,    hard ? ws->step_reinforce : NULL,
-                   hard ? ws->step_entropy : NULL};
+                   hard ? ws->step_entropy : NULL, dalign};
     attn_step_backward(&g, &G->att, dc, in_width, &step, ws->keep_att_pre, &P->att, &ad, &in);
 }
 
@@ -191,7 +215,7 @@ static void source_backward(Params *G, EmbeddingGrad *dE_x, Workspace *ws, const
     encoder->annotations_backward(&G->enc, enc, &P->enc, &ed, bt->src_len);
     init_states_backward(G, ws, P, w0);
     /* back to the source: E_x's gradient by rows (dE_x) or dense (G->E_x) */
-    const EncoderSource src = {bt->src, P->E_x, bt->src_len};
+    const EncoderSource src = {bt->src, P->E_x, bt->src_len, bt->pixels};
     const EncoderSourceGrad gsrc = {G->E_x, dE_x};
     encoder->backward(&G->enc, enc, &P->enc, &ed, &src, &gsrc, ws->d_hg);
 }

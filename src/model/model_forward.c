@@ -56,7 +56,7 @@ static void source_forward(Workspace *ws, const Params *P, const Batch *bt, Pcg3
     ws->enc.rng = rng;
     ws->enc.embedding_dropout = rng ? ws->reg.embedding_dropout : 0;
     ws->enc.sa_dropout = rng ? ws->reg.self_attention_dropout : 0;
-    const EncoderSource src = {bt->src, P->E_x, bt->src_len};
+    const EncoderSource src = {bt->src, P->E_x, bt->src_len, bt->pixels};
     encoder->forward(&ws->enc, &P->enc, &ed, &src);
     /* The source side of the scores does not depend on the decoder step: once per batch. */
     attn_keys_forward(ws->keys, &P->att, &ad, ws->enc.H, SB);
@@ -147,6 +147,9 @@ static void decoder_step_forward(Workspace *ws, const Params *P, int i)
     attn_step_forward(&step, &P->att, &ad, &in);
     if (i == ws->kept_step && ws->kept_pre) /* s2s explain's copy, before the next step's */
         memcpy(ws->kept_pre, step.pre, sizeof(real) * SB * attn_pre_width(&ad));
+    if (ws->gate) /* c_i <- beta_i c_i where the decoder and the readout read it */
+        context_gate_forward(c, in_width, ws->context_raw ? ws->context_raw + row * d_h : NULL,
+                             ws->gate + row, s_prev, P->w_beta, P->b_beta, Bi, p, d_h);
     /* xg (Bi, Gp) += c_i (Bi, d_h) . W_i[:, m:]^T (d_h, Gp) */
     matmul(CblasNoTrans, CblasTrans, Bi, Gp, d_h, 1, c, in_width, P->dec.W_i + m, in_width, 1, xg,
            Gp);
@@ -254,9 +257,33 @@ double model_output_layer(Params *G, Workspace *ws, const Params *P)
     return loss;
 }
 
+/* lambda (1/B) sum_b sum_j (1 - A_jb)^2, A_jb = sum over caption b's real steps i of its
+ * alignment alpha_ij, kept in attn_total for backward. */
+static double doubly_stochastic_term(Workspace *ws, const Batch *bt)
+{
+    const int B = ws->B, S = ws->S;
+    const size_t SB = (size_t)S * B;
+    real *A = ws->attn_total;
+    memset(A, 0, sizeof(real) * SB);
+    for (int i = 0; i < ws->T; i++)
+        for (int b = 0; b < B; b++)
+            if (i < bt->tgt_len[b])
+                for (int j = 0; j < bt->src_len[b]; j++)
+                    A[(size_t)j * B + b] += ws->alpha[(size_t)i * SB + (size_t)j * B + b];
+    double sum = 0;
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < bt->src_len[b]; j++) {
+            const double gap = 1 - (double)A[(size_t)j * B + b];
+            sum += gap * gap;
+        }
+    return ws->reg.doubly_stochastic * sum / B;
+}
+
 double model_pass_loss(Workspace *ws, const Batch *bt, double ce_sum)
 {
-    return hard_contexts(ws) ? hard_objective(ws, bt, ce_sum) : ce_sum / ws->N;
+    const double loss = hard_contexts(ws) ? hard_objective(ws, bt, ce_sum) : ce_sum / ws->N;
+    return ws->reg.doubly_stochastic > 0 && ws->alpha ? loss + doubly_stochastic_term(ws, bt)
+                                                      : loss;
 }
 
 double model_forward(Workspace *ws, const Params *P, const Batch *bt)

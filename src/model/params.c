@@ -13,7 +13,9 @@
 EncoderDims model_encoder_dims(const Dims *d)
 {
     EncoderDims e = {.kind = d->encoder, .emb = d->emb, .hidden = d->enc_hidden,
-                     .layers = d->enc_layers, .cell = d->enc_cell};
+                     .layers = d->enc_layers, .cell = d->enc_cell, .image_size = d->image_size,
+                     .conv_layers = d->conv_layers, .grid_positions = d->grid_positions};
+    memcpy(e.conv_channels, d->conv_channels, sizeof e.conv_channels);
     /* the self-attention layers keep the width of what they read */
     e.sa = (SelfAttnDims){.width = encoder_ops(&e)->width(&e), .heads = d->sa_heads,
                           .ffn = d->sa_ffn, .layers = d->sa_layers};
@@ -57,11 +59,15 @@ void model_describe(const Dims *d, char *out, size_t cap)
     char encoder[64];
     if (d->encoder == ENCODER_ATTN)
         snprintf(encoder, sizeof encoder, "attention-only encoder (positions)");
+    else if (d->encoder == ENCODER_IMAGE)
+        snprintf(encoder, sizeof encoder, "image encoder (%d conv blocks, %d x %d grid)",
+                 d->conv_layers, d->image_size >> d->conv_layers, d->image_size >> d->conv_layers);
     else
         snprintf(encoder, sizeof encoder, "%s encoder (%d layer%s)", cell_name(d->enc_cell),
                  d->enc_layers, d->enc_layers > 1 ? "s" : "");
-    snprintf(out, cap, "%s%s, %s decoder, %sattention %s%s", encoder, sa, cell_name(d->dec_cell),
-             d->hard ? "hard " : "", score_names[d->score], heads);
+    snprintf(out, cap, "%s%s, %s decoder, %sattention %s%s%s", encoder, sa, cell_name(d->dec_cell),
+             d->hard ? "hard " : "", score_names[d->score], heads,
+             d->context_gate ? ", context gate" : "");
 }
 
 /* Carves every tensor, or (without with_embeddings) every tensor but E_x and E_y. */
@@ -89,6 +95,11 @@ static size_t carve(Params *p, real *base, const Dims *d, int with_embeddings)
         p->b_c = tensor_carve(&c, dp, 1, 1, "b_c");
     }
     attn_carve(&p->att, &c, &ad);
+    p->w_beta = p->b_beta = NULL;
+    if (d->context_gate) {
+        p->w_beta = tensor_carve(&c, 1, dp, 0, "w_beta");
+        p->b_beta = tensor_carve(&c, 1, 1, 1, "b_beta");
+    }
     p->dec.W_i = tensor_carve(&c, Gd * dp, m + d_h, 0, "dec.W_i");
     p->dec.W_h = tensor_carve(&c, Gd * dp, dp, 0, "dec.W_h");
     p->dec.b_i = tensor_carve(&c, Gd * dp, 1, 1, "dec.b_i");

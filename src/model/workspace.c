@@ -65,6 +65,10 @@ static void carve_decoder(Workspace *ws, Arena *ar, const Shape *s)
         TAKE_IF(s->attends, alpha_heads, s->TB * s->H * s->S);
     else
         ws->alpha_heads = ws->alpha;
+    TAKE_IF(ws->dims.context_gate, gate, s->rows);
+    TAKE_IF(ws->dims.context_gate && ws->with_backward, context_raw, s->rows * s->d_h);
+    TAKE_IF(s->attends && ws->with_backward, attn_total, s->SB);
+    TAKE_IF(s->attends && ws->with_backward, d_align, s->SB);
     TAKE(active, s->T);
     TAKE(step_row, s->T + 1);
     TAKE(state_row, s->T + 1);

@@ -1,4 +1,4 @@
-/* real.h: the floating-point type of the numerical core (ops, gru, attention, model).
+/* real.h: the floating-point type of the numerical core (ops, conv, gru, attention, model).
  * The core is compiled twice: as float for training (the default) and, with
  * -DS2S_REAL_DOUBLE, as double for the gradient checks, which need double precision
  * to reach 1e-6 relative error. In the double build every public core symbol gets an
@@ -29,6 +29,10 @@ typedef double real;
 #define relu_forward relu_forward_f64
 #define relu_backward relu_backward_f64
 #define relu_freeze relu_freeze_f64
+#define conv3x3_forward conv3x3_forward_f64
+#define conv3x3_backward conv3x3_backward_f64
+#define maxpool2x2_forward maxpool2x2_forward_f64
+#define maxpool2x2_backward maxpool2x2_backward_f64
 #define layer_norm_forward layer_norm_forward_f64
 #define layer_norm_backward layer_norm_backward_f64
 #define dropout_forward dropout_forward_f64
@@ -80,12 +84,15 @@ typedef double real;
 #define encoder_embed_backward encoder_embed_backward_f64
 #define birnn_encoder birnn_encoder_f64
 #define attention_only_encoder attention_only_encoder_f64
+#define image_encoder image_encoder_f64
 #define model_encoder_dims model_encoder_dims_f64
 #define model_attn_dims model_attn_dims_f64
 #define model_annotation_width model_annotation_width_f64
 #define model_has_alignments model_has_alignments_f64
 #define model_starts_cell_state model_starts_cell_state_f64
 #define model_describe model_describe_f64
+#define context_gate_forward context_gate_forward_f64
+#define context_gate_backward context_gate_backward_f64
 #define model_set_regularization model_set_regularization_f64
 #define model_forward_to_readout model_forward_to_readout_f64
 #define model_workspace_carve model_workspace_carve_f64

@@ -60,6 +60,29 @@ static int check_pair(const Config *cfg, Error *err, const char *what, const cha
     return 0;
 }
 
+/* An image model's own rules: 1 to CONV_MAX_LAYERS conv blocks, each halving the
+ * picture, and its corpora given as .src/.tgt files (the .src lines are paths). */
+static int check_image_model(Config *cfg, Error *err)
+{
+    const ConfigIntList *ch = &cfg->model.conv_channels;
+    if (ch->n < 1 || ch->n > CONV_MAX_LAYERS)
+        return key_error(cfg, err, "model.conv_channels", "model.conv_channels: %d blocks, "
+                         "expected 1 to %d", ch->n, CONV_MAX_LAYERS);
+    const long step = 1L << ch->n;
+    if (cfg->data.image_size % step != 0 || cfg->data.image_size / step < 1)
+        return key_error(cfg, err, "data.image_size", "data.image_size: %ld is not divisible "
+                         "by 2^%d = %ld (each of model.conv_channels' %d blocks halves the "
+                         "picture)", cfg->data.image_size, ch->n, step, ch->n);
+    const char *tsv = cfg->data.train_tsv[0]   ? "data.train_tsv"
+                      : cfg->data.valid_tsv[0] ? "data.valid_tsv"
+                      : cfg->data.test_tsv[0]  ? "data.test_tsv"
+                                               : NULL;
+    if (tsv)
+        return key_error(cfg, err, tsv, "%s: an image model reads .src files of picture paths "
+                         "and .tgt files of captions, not TSV", tsv);
+    return 0;
+}
+
 int config_validate(Config *cfg, Error *err)
 {
     if (!cfg->name[0])
@@ -101,19 +124,23 @@ int config_validate(Config *cfg, Error *err)
                          number_shortest(min, sizeof min, T->learning_rate_min),
                          number_shortest(lr, sizeof lr, T->learning_rate));
     }
+    if (cfg->model.encoder == CONFIG_ENCODER_IMAGE && check_image_model(cfg, err) < 0)
+        return -1;
     /* the dot score, s_{i-1} . h_j, needs p = d_h = 2n; heads split vectors evenly
      * (model/MODEL.md) */
     const Dims dims = config_model_dims(cfg, 1, 1);
     const AttnDims attn = model_attn_dims(&dims);
     const int problems = attn_size_problems(&attn);
     /* d_h, the annotations' width, in the keys that set it */
-    const char *d_h_keys = dims.encoder == ENCODER_ATTN ? "model.embedding_size"
-                                                        : "2 x model.encoder_size";
+    const char *d_h_keys = dims.encoder == ENCODER_ATTN    ? "model.embedding_size"
+                           : dims.encoder == ENCODER_IMAGE ? "the last of model.conv_channels"
+                                                           : "2 x model.encoder_size";
     if (problems & ATTN_DOT_WIDTHS)
         return key_error(cfg, err, "model.attention", "model.attention: %s needs model.decoder_size "
                          "= %s (s_{i-1} . h_j), got %ld and %d", score_names[cfg->model.attention],
                          d_h_keys, cfg->model.decoder_size,
-                         dims.encoder == ENCODER_ATTN ? dims.emb : dims.enc_hidden);
+                         dims.encoder == ENCODER_BIRNN ? dims.enc_hidden
+                                                       : model_annotation_width(&dims));
     if (problems) {
         char sizes[256] = "";
         int n = 0;
@@ -307,15 +334,28 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
               .sa_layers = (int)cfg->model.self_attention_layers,
               .sa_heads = (int)cfg->model.self_attention_heads,
               .sa_ffn = (int)cfg->model.self_attention_ffn,
-              .hard = cfg->model.attention_mode == ATTENTION_HARD};
+              .hard = cfg->model.attention_mode == ATTENTION_HARD,
+              .context_gate = cfg->model.context_gate};
+    if (cfg->model.encoder == CONFIG_ENCODER_IMAGE) {
+        d.encoder = ENCODER_IMAGE;
+        d.enc_cell = CELL_GRU; /* none: the keys of the recurrent encoder mean nothing here */
+        d.enc_hidden = 0;
+        d.image_size = (int)cfg->data.image_size;
+        d.conv_layers = cfg->model.conv_channels.n < CONV_MAX_LAYERS ? cfg->model.conv_channels.n
+                                                                     : CONV_MAX_LAYERS;
+        for (int l = 0; l < d.conv_layers; l++)
+            d.conv_channels[l] = (int)cfg->model.conv_channels.v[l];
+        d.grid_positions = cfg->model.grid_positions;
+    }
     /* what the configured model has no use for (config_usage.c) takes no part in it */
     if (d.score == SCORE_NONE) {
         d.heads = 1;
         d.hard = 0;
+        d.context_gate = 0;
         if (d.encoder == ENCODER_BIRNN) /* it reads the final states, not the annotations */
             d.sa_layers = 0;
     }
-    if (d.encoder == ENCODER_ATTN)
+    if (d.encoder != ENCODER_BIRNN)
         d.enc_layers = 1;
     if (d.sa_ffn == 0) /* torch's and the Transformer's choice: four times the width */
         d.sa_ffn = 4 * model_annotation_width(&d);

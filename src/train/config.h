@@ -15,7 +15,7 @@
 #include "text/tokenize.h"
 
 #define CONFIG_STR_MAX 1024
-#define CONFIG_MAX_KEYS 96
+#define CONFIG_MAX_KEYS 128
 #define CONFIG_MAX_LIST 32
 /* model.encoder_cell: none, after the cells */
 #define ENCODER_CELL_NONE N_CELLS
@@ -34,6 +34,7 @@ typedef enum { SCHEDULING_NONE, SCHEDULING_PLATEAU } ConfigScheduling;
 typedef enum { METRIC_BLEU, METRIC_LOSS, METRIC_EXACT } ConfigMetric;
 typedef enum { SVG_LAST, SVG_ALL, SVG_NONE } ConfigSvg;
 typedef enum { ATTENTION_SOFT, ATTENTION_HARD } ConfigAttentionMode;
+typedef enum { CONFIG_ENCODER_TEXT, CONFIG_ENCODER_IMAGE } ConfigEncoder;
 typedef enum { HARD_REWARD_SENTENCE, HARD_REWARD_TOKEN } ConfigHardReward;
 /* translate.attention_mode: auto is argmax for a hard model and soft for a soft one */
 typedef enum { DECODE_AUTO, DECODE_SOFT, DECODE_ARGMAX } ConfigDecodeMode;
@@ -47,6 +48,10 @@ typedef struct {
         char valid_src[CONFIG_STR_MAX], valid_tgt[CONFIG_STR_MAX], valid_tsv[CONFIG_STR_MAX];
         char test_src[CONFIG_STR_MAX], test_tgt[CONFIG_STR_MAX], test_tsv[CONFIG_STR_MAX];
         char valid_align[CONFIG_STR_MAX], test_align[CONFIG_STR_MAX];
+        /* image corpora: each caption word's box (.ground files), the pictures' size */
+        char train_ground[CONFIG_STR_MAX], valid_ground[CONFIG_STR_MAX], test_ground[CONFIG_STR_MAX];
+        long image_size;
+        int image_resize;
         int tsv_reverse;
         TokenLevel level;
         int lowercase;
@@ -56,6 +61,9 @@ typedef struct {
         long src_min_freq, tgt_min_freq;
     } data;
     struct {
+        int encoder;        /* ConfigEncoder */
+        ConfigIntList conv_channels;
+        int grid_positions, context_gate;
         long embedding_size, encoder_size, decoder_size, attention_size, readout_size;
         ScoreKind attention;
         long attention_heads;
@@ -94,6 +102,7 @@ typedef struct {
         double hard_baseline_decay;
         long hard_warmup_steps;
         int hard_reward;    /* ConfigHardReward */
+        double doubly_stochastic; /* lambda of Xu et al.'s term (model/MODEL.md) */
     } training;
     struct {
         long every;          /* dump every this many steps (and at step 0); 0: never */

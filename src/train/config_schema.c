@@ -22,6 +22,7 @@ static const char *const metric_names[] = {"bleu", "loss", "exact", NULL};
 static const char *const svg_names[] = {"last", "all", "none", NULL};
 static const char *const attention_mode_names[] = {"soft", "hard", NULL};
 static const char *const hard_reward_names[] = {"sentence", "token", NULL};
+static const char *const encoder_names[] = {"text", "image", NULL};
 const char *const decode_mode_names[] = {"auto", "soft", "argmax", NULL};
 /* cell_names (CellKind order), then none: ENCODER_CELL_NONE, the attention-only encoder */
 static const char *const encoder_cell_names[] = {"gru", "lstm", "rnn", "none", NULL};
@@ -47,6 +48,11 @@ const KeySpec config_keys[] = {
     {"data.test_tsv", T_STR, OFF(data.test_tsv), "", 0, 0, NULL, FREE, "or: test pairs as one TSV file"},
     {"data.valid_align", T_STR, OFF(data.valid_align), "", 0, 0, NULL, FREE, "gold alignments of the validation pairs (Pharaoh j-i, j?i possible), for AER"},
     {"data.test_align", T_STR, OFF(data.test_align), "", 0, 0, NULL, FREE, "gold alignments of the test pairs, for the final AER"},
+    {"data.train_ground", T_STR, OFF(data.train_ground), "", 0, 0, NULL, 0, "image corpora: each caption word's box in its picture (one line a caption: `-` or x0,y0,x1,y1 per word), checked when read"},
+    {"data.valid_ground", T_STR, OFF(data.valid_ground), "", 0, 0, NULL, FREE, "the validation captions' boxes: validation scores attention_correctness (pointing, mass)"},
+    {"data.test_ground", T_STR, OFF(data.test_ground), "", 0, 0, NULL, FREE, "the test captions' boxes"},
+    {"data.image_size", T_INT, OFF(data.image_size), "64", 2, 1024, NULL, 0, "image corpora: pictures are resized to this many pixels square (divisible by 2^L for L conv blocks)"},
+    {"data.image_resize", T_BOOL, OFF(data.image_resize), "true", 0, 0, NULL, 0, "resize pictures of another size (bilinear, the aspect not kept); false: refuse them"},
     {"data.tsv_reverse", T_BOOL, OFF(data.tsv_reverse), "false", 0, 0, NULL, 0, "in TSV files, the second column is the source"},
     {"data.level", T_ENUM, OFF(data.level), "word", 0, 0, token_level_names, 0, "tokens are words (punctuation split off) or characters"},
     {"data.lowercase", T_BOOL, OFF(data.lowercase), "false", 0, 0, NULL, 0, "lowercase both sides (full Unicode case mapping)"},
@@ -57,6 +63,10 @@ const KeySpec config_keys[] = {
     {"data.src_min_freq", T_INT, OFF(data.src_min_freq), "1", 1, 1000000, NULL, 0, "source words seen fewer times become <unk>"},
     {"data.tgt_min_freq", T_INT, OFF(data.tgt_min_freq), "1", 1, 1000000, NULL, 0, "target words seen fewer times become <unk>"},
 
+    {"model.encoder", T_ENUM, OFF(model.encoder), "text", 0, 0, encoder_names, 0, "text: the source is sentences; image: pictures (the .src lines are paths), read by conv blocks into a grid of cells the attention looks at (Show, Attend and Tell; src/model/MODEL.md)"},
+    {"model.conv_channels", T_INTLIST, OFF(model.conv_channels), "[16, 32, 64]", 1, 4096, NULL, 0, "image: the channels of each conv block (3x3 conv, relu, 2x2 max-pool); d_h is the last; 1 to 6 blocks"},
+    {"model.grid_positions", T_BOOL, OFF(model.grid_positions), "true", 0, 0, NULL, 0, "image: add a learned position to each grid cell"},
+    {"model.context_gate", T_BOOL, OFF(model.context_gate), "false", 0, 0, NULL, 0, "scale the context by beta_i = sigmoid(w_beta . s_{i-1} + b_beta) where the decoder and the readout read it (Xu et al. 2015)"},
     {"model.embedding_size", T_INT, OFF(model.embedding_size), "64", 1, 8192, NULL, 0, "m: word embedding size, both sides"},
     {"model.encoder_size", T_INT, OFF(model.encoder_size), "64", 1, 8192, NULL, 0, "n: encoder units per direction"},
     {"model.decoder_size", T_INT, OFF(model.decoder_size), "128", 1, 8192, NULL, 0, "p: decoder units"},
@@ -108,6 +118,8 @@ const KeySpec config_keys[] = {
     {"training.hard_baseline_decay", T_REAL, OFF(training.hard_baseline_decay), "0.9", 0, 1, NULL, 0, "hard attention: the running baseline b <- decay b + (1 - decay) (the step's mean reward)"},
     {"training.hard_warmup_steps", T_INT, OFF(training.hard_warmup_steps), "1000", 0, BIG, NULL, 0, "hard attention: the first this many steps use the expected context for every sentence, so that alignments form before sampling starts"},
     {"training.hard_reward", T_ENUM, OFF(training.hard_reward), "token", 0, 0, hard_reward_names, 0, "hard attention: sentence: the paper's reward log p(y | positions) against a running baseline; token: each step's own log p(y_i) against a per-token baseline (less variance, biased; src/model/MODEL.md)"},
+
+    {"training.doubly_stochastic", T_REAL, OFF(training.doubly_stochastic), "0", 0, 1e6, NULL, 0, "lambda of the doubly stochastic term lambda (1/B) sum_b sum_j (1 - sum_i alpha_ij)^2 added to the loss: every source position (grid cell) is pushed to receive a total weight of about 1 over the caption"},
 
     {"alignments.every", T_INT, OFF(alignments.every), "500", 0, BIG, NULL, FREE, "append the attention of the probe pairs to alignments.jsonl at step 0 and every this many steps (0: never)"},
     {"alignments.probes", T_INT, OFF(alignments.probes), "4", 0, 100, NULL, FREE, "the probe pairs are the first this many validation pairs..."},

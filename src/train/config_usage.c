@@ -13,7 +13,8 @@ static const char *why_unused(const Config *cfg, const char *path)
 {
     const int none = cfg->model.attention == SCORE_NONE;
     const int hard = cfg->model.attention_mode == ATTENTION_HARD && !none;
-    const int rnn = cfg->model.encoder_cell != ENCODER_CELL_NONE;
+    const int image = cfg->model.encoder == CONFIG_ENCODER_IMAGE;
+    const int rnn = cfg->model.encoder_cell != ENCODER_CELL_NONE && !image;
     const int no_valid = !cfg->data.valid_src[0] && !cfg->data.valid_tsv[0];
 #define IS(p) (!strcmp(path, (p)))
 #define STARTS(p) (!strncmp(path, (p), strlen(p)))
@@ -29,8 +30,19 @@ static const char *why_unused(const Config *cfg, const char *path)
     if ((IS("model.self_attention_heads") || IS("model.self_attention_ffn") ||
          IS("model.self_attention_dropout")) && config_model_dims(cfg, 1, 1).sa_layers == 0)
         return "the model has no self-attention layers";
+    if (image && (IS("model.encoder_cell") || IS("model.encoder_size") ||
+                  IS("model.encoder_layers") || IS("data.src_vocab_size") ||
+                  IS("data.src_min_freq") || IS("translate.max_source_length") ||
+                  IS("data.valid_align") || IS("data.test_align") || IS("data.tsv_reverse")))
+        return "an image model has no source text (model.encoder: image)";
+    if (!image && (STARTS("data.image_") || IS("model.conv_channels") ||
+                   IS("model.grid_positions") || STARTS("data.train_ground") ||
+                   IS("data.valid_ground") || IS("data.test_ground")))
+        return "a text model has no pictures (model.encoder: text)";
     if ((IS("model.encoder_size") || IS("model.encoder_layers")) && !rnn)
         return "model.encoder_cell none has no recurrent encoder";
+    if ((IS("model.context_gate") || IS("training.doubly_stochastic")) && none)
+        return "model.attention none has no attention weights";
     if (STARTS("training.hard_") && !hard)
         return "only hard attention samples (model.attention_mode: hard)";
     if (STARTS("training.adam_") && cfg->training.optimizer != OPTIMIZER_ADAM)

@@ -100,7 +100,7 @@ START_TEST(explain_reads_what_the_whole_pass_computes)
         for (int b = 0; b < 3; b++) {
             Batch whole;
             Workspace full;
-            fixture_single(&whole, b);
+            fixture_single(&whole, &d, b);
             model_workspace_init(&full, &d, 1, whole.src_steps, whole.tgt_steps, 0);
             model_set_argmax(&full, argmax);
             model_forward(&full, &P, &whole);
@@ -130,7 +130,7 @@ START_TEST(the_additive_step_shows_its_sum_tanh_and_softmax)
     params_alloc(&P, &d);
     pcg32_seed(&rng, 27, 0);
     params_init(&P, &rng, 0.5f);
-    fixture_single(&whole, 0);
+    fixture_single(&whole, &d, 0);
     model_workspace_init(&ws, &d, 1, whole.src_steps, whole.tgt_steps, 0);
     explain_decoder_step(&x, &ws, &P, &whole, 2, -1);
     const char *order[] = {"H", "s_prev", "W_a s", "U_a h + b_a", "sum", "tanh", "scores",
@@ -176,7 +176,7 @@ START_TEST(explain_self_reads_what_the_layer_computes)
     for (int b = 0; b < 3; b++) {
         Batch bt;
         Workspace plain, ws;
-        fixture_single(&bt, b);
+        fixture_single(&bt, &d, b);
         model_workspace_init(&plain, &d, 1, bt.src_steps, bt.tgt_steps, 0);
         model_encode(&plain, &P, &bt);
         const int S = bt.src_steps, H = d.sa_heads;

@@ -28,7 +28,7 @@ static void model_case_init_variant(ModelCase *c, uint64_t seed, int v)
     Pcg32 rng;
     pcg32_seed(&rng, seed, 1);
     fill_uniform(c->params.mem, c->params.n, &rng, -0.5, 0.5);
-    fixture_batch(&c->batch);
+    fixture_batch(&c->batch, &d);
     model_workspace_init(&c->ws, &d, 3, 5, 5, 1);
     Regularization reg = fixture_variant_regularization(v, seed);
     model_set_regularization(&c->ws, &reg);
@@ -114,7 +114,7 @@ START_TEST(padded_batch_equals_sentences_one_at_a_time)
     double *expected = calloc(c.params.n, sizeof(double));
     for (int b = 0; b < 3; b++) {
         Batch one;
-        fixture_single(&one, b);
+        fixture_single(&one, &d, b);
         memset(single_grads.mem, 0, sizeof(real) * single_grads.n);
         double loss = model_forward(&c.ws, &c.params, &one);
         model_backward(&single_grads, &c.ws, &c.params, &one);

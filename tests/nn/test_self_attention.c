@@ -280,7 +280,7 @@ START_TEST(the_attention_only_encoder_adds_the_published_positions)
     for (int k = 0; k < S * NB; k++)
         ids[k] = k;
     const int len[NB] = {S, 2};
-    const EncoderSource src = {ids, ex, len};
+    const EncoderSource src = {ids, ex, len, NULL};
     ops->forward(&w, &P, &d, &src);
     for (int j = 0; j < S; j++)
         for (int b = 0; b < NB; b++)

@@ -38,6 +38,15 @@ static const ModelVariant VARIANTS[] = {
      .encoder = ENCODER_ATTN, .dec_cell = CELL_LSTM, .heads = 2, .sa_layers = 1, .sa_heads = 2},
     {.name = "attention-only encoder, LSTM decoder, no attention", .score = SCORE_NONE,
      .encoder = ENCODER_ATTN, .dec_cell = CELL_LSTM, .sa_layers = 1, .sa_heads = 3},
+    {.name = "image encoder (conv blocks 3, 4; grid positions)", .encoder = ENCODER_IMAGE},
+    {.name = "image encoder, no grid positions, LSTM decoder, dot, 2 heads", .score = SCORE_DOT,
+     .encoder = ENCODER_IMAGE, .no_grid_positions = 1, .dec_cell = CELL_LSTM, .heads = 2},
+    {.name = "image encoder, context gate, 1 self-attention layer, general", .encoder = ENCODER_IMAGE,
+     .score = SCORE_GENERAL, .context_gate = 1, .sa_layers = 1, .sa_heads = 2},
+    {.name = "image encoder, no attention (the mean cell)", .encoder = ENCODER_IMAGE,
+     .score = SCORE_NONE, .dec_cell = CELL_LSTM},
+    {.name = "context gate, scaled_dot, 2 heads", .score = SCORE_SCALED_DOT, .heads = 2,
+     .context_gate = 1},
     /* FIXTURE_FIRST_DROPOUT: from here on, draws that depend on the batch's layout */
     {.name = "embedding dropout 0.3, readout dropout 0.4", .embedding_dropout = 0.3,
      .readout_dropout = 0.4},
@@ -63,6 +72,13 @@ static const ModelVariant VARIANTS[] = {
      .dec_cell = CELL_LSTM, .heads = 2, .sa_layers = 1, .sa_heads = 2, .embedding_dropout = 0.2,
      .readout_dropout = 0.3, .sa_dropout = 0.3, .label_smoothing = 0.1, .hard = 1,
      .expected_prob = 0.4, .entropy_weight = 0.05, .baseline = -3},
+    {.name = "doubly stochastic 0.7, additive, 2 heads", .heads = 2, .doubly_stochastic = 0.7},
+    {.name = "image encoder, gate, doubly stochastic 1, dropout, smoothing", .encoder = ENCODER_IMAGE,
+     .context_gate = 1, .doubly_stochastic = 1, .embedding_dropout = 0.2, .readout_dropout = 0.3,
+     .label_smoothing = 0.1},
+    {.name = "image encoder, hard attention, doubly stochastic 0.5, self-attention dropout",
+     .encoder = ENCODER_IMAGE, .sa_layers = 1, .sa_heads = 2, .sa_dropout = 0.3, .hard = 1,
+     .expected_prob = 0.4, .entropy_weight = 0.05, .baseline = -3, .doubly_stochastic = 0.5},
 };
 _Static_assert(sizeof VARIANTS / sizeof VARIANTS[0] == FIXTURE_N_VARIANTS,
                "FIXTURE_N_VARIANTS counts the table");
@@ -99,6 +115,16 @@ Dims fixture_variant_dims(int v)
         if (x.score == SCORE_DOT)
             d.dec_hidden = d.emb;
     }
+    if (x.encoder == ENCODER_IMAGE) { /* 8 x 8 pictures, a 2 x 2 grid of d_h = 4 */
+        d.image_size = FIXTURE_IMAGE_SIZE;
+        d.conv_layers = 2;
+        d.conv_channels[0] = 3, d.conv_channels[1] = 4;
+        d.grid_positions = !x.no_grid_positions;
+        d.src_vocab = N_SPECIAL_TOKENS;
+        if (x.score == SCORE_DOT)
+            d.dec_hidden = 4;
+    }
+    d.context_gate = x.context_gate;
     d.sa_layers = x.sa_layers;
     d.sa_heads = x.sa_heads;
     d.sa_ffn = 6;
@@ -112,7 +138,8 @@ Regularization fixture_variant_regularization(int v, uint64_t seed)
     Regularization r = {.embedding_dropout = x.embedding_dropout,
                         .readout_dropout = x.readout_dropout,
                         .self_attention_dropout = x.sa_dropout,
-                        .label_smoothing = x.label_smoothing};
+                        .label_smoothing = x.label_smoothing,
+                        .doubly_stochastic = x.doubly_stochastic};
     pcg32_seed(&r.rng, seed, RNG_STREAM_DROPOUT);
     return r;
 }
@@ -130,15 +157,42 @@ HardAttention fixture_variant_hard(int v, uint64_t seed)
     return h;
 }
 
-void fixture_batch(Batch *bt)
+/* The captions' pictures: uniform in [-0.5, 0.5), as pictures less their channel means. */
+static void fixture_pictures(Batch *bt, int first, int n)
 {
-    batch_init(bt, 3, 5, 5);
-    batch_fill(bt, 3, (const int *const *)SRCS, SRC_N, (const int *const *)TGTS, TGT_N);
+    Pcg32 rng;
+    pcg32_seed(&rng, 17, 1);
+    const size_t one = (size_t)FIXTURE_IMAGE_SIZE * FIXTURE_IMAGE_SIZE * 3;
+    for (int b = 0; b < first + n; b++)
+        for (size_t k = 0; k < one; k++) {
+            const float v = (float)pcg32_uniform(&rng, -0.5, 0.5);
+            if (b >= first)
+                bt->pixels[(b - first) * one + k] = v;
+        }
 }
 
-void fixture_single(Batch *bt, int b)
+/* Captions first to first + n - 1 of the fixture, for the model of d. */
+static void fixture_pairs(Batch *bt, const Dims *d, int first, int n)
 {
-    batch_init(bt, 1, 5, 5);
-    batch_fill(bt, 1, (const int *const *)&SRCS[b], &SRC_N[b], (const int *const *)&TGTS[b],
-               &TGT_N[b]);
+    if (d->encoder == ENCODER_IMAGE) {
+        const int G = d->image_size >> d->conv_layers;
+        batch_init(bt, n, 5, 5);
+        batch_init_pictures(bt, d->image_size);
+        batch_fill_pictures(bt, n, G * G, (const int *const *)&TGTS[first], &TGT_N[first]);
+        fixture_pictures(bt, first, n);
+        return;
+    }
+    batch_init(bt, n, 5, 5);
+    batch_fill(bt, n, (const int *const *)&SRCS[first], &SRC_N[first],
+               (const int *const *)&TGTS[first], &TGT_N[first]);
+}
+
+void fixture_batch(Batch *bt, const Dims *d)
+{
+    fixture_pairs(bt, d, 0, 3);
+}
+
+void fixture_single(Batch *bt, const Dims *d, int b)
+{
+    fixture_pairs(bt, d, b, 1);
 }

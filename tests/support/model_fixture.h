@@ -20,7 +20,12 @@ Dims fixture_dims(void);
 typedef struct {
     const char *name;
     ScoreKind score;
-    EncoderKind encoder;     /* ENCODER_ATTN, attention-only: m = 6, no recurrent encoder */
+    EncoderKind encoder;     /* ENCODER_ATTN, attention-only: m = 6, no recurrent encoder;
+                              * ENCODER_IMAGE: 8 x 8 pictures, conv blocks of 3 and 4
+                              * channels, a 2 x 2 grid (d_h = 4) */
+    int no_grid_positions;   /* image: without the learned grid positions */
+    int context_gate;        /* beta_i scales the context */
+    double doubly_stochastic;/* lambda of the doubly stochastic term */
     CellKind enc_cell, dec_cell;
     int enc_layers;          /* 0: 1 */
     int heads;               /* attention heads; 0: 1 */
@@ -33,11 +38,12 @@ typedef struct {
 } ModelVariant;
 
 /* The variants every whole-model check runs over: the default, each attention score,
- * each cell, deeper encoders, and training's label smoothing and dropout. The ones
- * from FIXTURE_FIRST_DROPOUT on draw from a stream (dropout's masks, hard attention's
- * samples) in a way that depends on the batch's layout, so checks that compare
- * layouts leave them out. */
-enum { FIXTURE_N_VARIANTS = 29, FIXTURE_FIRST_DROPOUT = 20 };
+ * each cell, deeper encoders, the image encoder, the context gate, and training's label
+ * smoothing, dropout and doubly stochastic term. The ones from FIXTURE_FIRST_DROPOUT on
+ * draw from a stream (dropout's masks, hard attention's samples) in a way that depends
+ * on the batch's layout, or (the doubly stochastic term) weigh captions, not tokens, so
+ * checks that compare layouts leave them out. */
+enum { FIXTURE_N_VARIANTS = 37, FIXTURE_FIRST_DROPOUT = 25, FIXTURE_IMAGE_SIZE = 8 };
 /* Variant v (0 to FIXTURE_N_VARIANTS - 1), its defaults filled in. */
 ModelVariant fixture_variant(int v);
 /* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,
@@ -51,11 +57,12 @@ Regularization fixture_variant_regularization(int v, uint64_t seed);
 HardAttention fixture_variant_hard(int v, uint64_t seed);
 
 /* Three pairs whose lengths differ on both sides (so the batch has source and target
- * padding in different places): sources of 4, 1, 3 words, targets of 2, 4, 3.
+ * padding in different places): sources of 4, 1, 3 words, targets of 2, 4, 3; for an
+ * image model (d), three pictures of FIXTURE_IMAGE_SIZE pixels with those targets.
  * Allocates the batch (batch_free it). */
-void fixture_batch(Batch *bt);
+void fixture_batch(Batch *bt, const Dims *d);
 /* Sentence b of the fixture alone, as a batch of one. */
-void fixture_single(Batch *bt, int b);
+void fixture_single(Batch *bt, const Dims *d, int b);
 
 /* Computed by the double build: the loss of batch under params (n doubles, in
  * Params tensor order) and its gradient into grads (n doubles). */

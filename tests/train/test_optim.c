@@ -18,7 +18,7 @@ static void check_float_against_double(float init_scale, uint64_t seed)
 {
     Dims d = fixture_dims();
     Batch bt;
-    fixture_batch(&bt);
+    fixture_batch(&bt, &d);
     Params P, G;
     params_alloc(&P, &d);
     params_alloc(&G, &d);
