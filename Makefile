@@ -25,7 +25,7 @@ PROG    ?= s2s
 
 # The numerical core, compiled as float and as double: the building blocks (src/nn)
 # and the model over them (src/model).
-CORE    := $(addprefix nn/,ops gru lstm rnn_tanh cell attn_kernels self_attention tensor embedding_grad) \
+CORE    := $(addprefix nn/,ops conv gru lstm rnn_tanh cell attn_kernels self_attention tensor embedding_grad) \
            $(addprefix model/,attention encoder encoder_birnn encoder_attn params workspace init_state model_forward model_backward hard_attention)
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
 F64_ONLY := nn/fdcheck model/fdcheck_model model/explain_examples
@@ -38,7 +38,7 @@ FAULT_OBJS := $(patsubst $(B)/obj/%,$(B)/fault/%,$(B)/obj/cli/main.o $(LIB_OBJS)
 F64_DEPS := $(patsubst %,$(B)/obj/%.o,model/batch model/explain_tensor base/mem base/rng)
 
 # Test files compiled against the double core (gradient checks in double precision).
-TESTS_F64 := $(addprefix nn/,test_fdcheck test_ops test_cell test_self_attention) \
+TESTS_F64 := $(addprefix nn/,test_fdcheck test_ops test_conv test_cell test_self_attention) \
              $(addprefix model/,test_attention test_model test_hard)
 # The suite's sources: every tests/*/*.c but the fuzzers' entry points (their readers,
 # fuzz_targets.c, are replayed by the suite) and the cross-check's dump program.
