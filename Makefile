@@ -38,7 +38,7 @@ FAULT_OBJS := $(patsubst $(B)/obj/%,$(B)/fault/%,$(B)/obj/cli/main.o $(LIB_OBJS)
 F64_DEPS := $(patsubst %,$(B)/obj/%.o,model/batch model/explain_tensor base/mem base/rng)
 
 # Test files compiled against the double core (gradient checks in double precision).
-TESTS_F64 := $(addprefix nn/,test_fdcheck test_ops test_cell test_self_attention) \
+TESTS_F64 := $(addprefix nn/,test_fdcheck test_ops test_conv test_cell test_self_attention) \
              $(addprefix model/,test_attention test_model test_hard)
 # The suite's sources: every tests/*/*.c but the fuzzers' entry points (their readers,
 # fuzz_targets.c, are replayed by the suite) and the cross-check's dump program.

@@ -29,6 +29,7 @@ int main(void)
     srunner_add_suite(runner, metrics_suite());
     srunner_add_suite(runner, fdcheck_suite());
     srunner_add_suite(runner, ops_suite());
+    srunner_add_suite(runner, conv_suite());
     srunner_add_suite(runner, cell_suite());
     srunner_add_suite(runner, attention_suite());
     srunner_add_suite(runner, self_attention_suite());

@@ -28,7 +28,8 @@ void conv3x3_backward(real *dx, real *dW, real *db, real *dcols, const real *dy,
 /* y (B, N/2, N/2, C) = the largest of each 2 x 2 window of x (B, N, N, C), N even;
  * argmax (B N/2 N/2 C) the index into x of the value chosen. Ties go to the first in
  * the window's row-major order (as torch.nn.MaxPool2d's CPU kernel), and backward routes
- * the gradient to the same one: to exactly one input per output. */
+ * the gradient to the same one: to exactly one input per output. A window holding a NaN
+ * gives NaN (its first; torch's kernel too picks a NaN), so it reaches the loss. */
 void maxpool2x2_forward(real *y, int *argmax, const real *x, int B, int N, int C);
 /* dx (B, N, N, C) = 0 but dx[argmax[k]] = dy[k] (overwritten). */
 void maxpool2x2_backward(real *dx, const real *dy, const int *argmax, int B, int N, int C);

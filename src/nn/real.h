@@ -45,6 +45,10 @@ typedef double real;
 #define sa_output sa_output_f64
 #define sa_backward sa_backward_f64
 #define column_sums_add column_sums_add_f64
+#define conv3x3_forward conv3x3_forward_f64
+#define conv3x3_backward conv3x3_backward_f64
+#define maxpool2x2_forward maxpool2x2_forward_f64
+#define maxpool2x2_backward maxpool2x2_backward_f64
 #define hidden_projection_forward hidden_projection_forward_f64
 #define hidden_projection_backward hidden_projection_backward_f64
 #define softmax_xent_forward softmax_xent_forward_f64

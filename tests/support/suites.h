@@ -19,6 +19,7 @@ Suite *translate_suite(void);
 Suite *metrics_suite(void);
 Suite *fdcheck_suite(void);
 Suite *ops_suite(void);
+Suite *conv_suite(void);
 Suite *cell_suite(void);
 Suite *attention_suite(void);
 Suite *self_attention_suite(void);
