@@ -15,6 +15,7 @@ Suite *shapes_suite(void);
 Suite *gen_suite(void);
 Suite *align_suite(void);
 Suite *report_suite(void);
+Suite *picture_suite(void);
 Suite *translate_suite(void);
 Suite *metrics_suite(void);
 Suite *fdcheck_suite(void);
