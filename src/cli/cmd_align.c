@@ -109,7 +109,7 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
     AttnMatrix heads[ATTN_MAX_HEADS], self[SA_MAX_LAYERS];
     for (int first = 0; first < c->n; first += ALIGN_BATCH) {
         int count = c->n - first < ALIGN_BATCH ? c->n - first : ALIGN_BATCH;
-        corpus_batch(c, NULL, first, count, 1, &bt);
+        corpus_batch(c, NULL, first, count, 1, &bt, NULL);
         model_forward(&ws, &ck->params, &bt);
         for (int k = 0; k < count; k++) {
             int pair = first + k;

@@ -2,6 +2,7 @@
  * writes any. */
 #include "data/corpus.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,39 @@ static char *reference_text(const Tokens *t, int n, TokenLevel level, int natura
 typedef struct {
     Tokens src, tgt;
 } Scratch;
+
+/* An image corpus's pair: the picture named on the source line (its header checked
+ * now), and the caption, kept unless empty or too long. The pair's source ids are the
+ * block of picture_cells - 1 <unk> the first pair put at ids[0]. */
+static int add_picture_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const char *src,
+                            size_t n_src, const char *tgt, size_t n_tgt, long line_no, Vocab *tv,
+                            int counting, Error *err)
+{
+    int nt = tokenize_line(&s->tgt, tgt, n_tgt, spec->level, spec->lowercase, (int)spec->max_length);
+    if (nt == 0 || (spec->max_length > 0 && nt > spec->max_length)) {
+        c->counts.empty += nt == 0;
+        c->counts.too_long += nt != 0;
+        return 0;
+    }
+    if (pictures_add(&c->pics, spec->src_path, line_no, src, n_src, err) < 0)
+        return -1;
+    if (c->n_ids == 0)
+        for (int j = 0; j < spec->picture_cells - 1; j++)
+            push_id(c, TOK_UNK);
+    push_pair_slot(c);
+    int k = c->n++;
+    c->src_start[k] = 0;
+    c->src_len[k] = spec->picture_cells - 1;
+    c->tgt_start[k] = (int)c->n_ids;
+    c->tgt_len[k] = nt;
+    store_tokens(c, &s->tgt, nt, tv, counting);
+    c->line_no[k] = line_no;
+    c->refs[k] = spec->keep_refs ? reference_text(&s->tgt, nt, spec->level, spec->natural) : NULL;
+    c->max_src_len = spec->picture_cells - 1;
+    if (nt > c->max_tgt_len)
+        c->max_tgt_len = nt;
+    return 0;
+}
 
 /* Tokenizes one pair and keeps it unless a filter drops it. */
 static void add_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const char *src, size_t n_src,
@@ -146,7 +180,13 @@ static int read_two_files(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *
         }
         if (linereader_check_utf8(&a, la, err) < 0 || linereader_check_utf8(&b, lb, err) < 0)
             goto done;
-        add_pair(c, s, spec, a.line, la, b.line, lb, a.line_no, sv, tv, counting);
+        if (spec->pictures) {
+            if (add_picture_pair(c, s, spec, a.line, la, b.line, lb, a.line_no, tv, counting,
+                                 err) < 0)
+                goto done;
+        } else {
+            add_pair(c, s, spec, a.line, la, b.line, lb, a.line_no, sv, tv, counting);
+        }
     }
 done:
     linereader_close(&a);
@@ -199,6 +239,8 @@ int corpus_read(Corpus *c, const CorpusSpec *spec, Vocab *src_vocab, Vocab *tgt_
                 int counting, const char *name, Error *err)
 {
     memset(c, 0, sizeof *c);
+    if (spec->pictures)
+        pictures_init(&c->pics, spec->picture_size, spec->picture_resize);
     Scratch s = {0};
     int rc = spec->tsv_path ? read_tsv(c, spec, &s, src_vocab, tgt_vocab, counting, err)
                             : read_two_files(c, spec, &s, src_vocab, tgt_vocab, counting, err);
@@ -211,6 +253,11 @@ int corpus_read(Corpus *c, const CorpusSpec *spec, Vocab *src_vocab, Vocab *tgt_
         corpus_describe(c, counts, sizeof counts);
         return error_set(err, "no usable sentence pairs in the %s corpus `%s` (%s)", name,
                          spec->tsv_path ? spec->tsv_path : spec->src_path, counts);
+    }
+    if (spec->pictures) {
+        if (pictures_load(&c->pics, spec->src_path, c->line_no, spec->cache_bytes, err) < 0)
+            return -1;
+        memcpy(c->mean, c->pics.mean, sizeof c->mean);
     }
     return 0;
 }
@@ -227,6 +274,7 @@ void corpus_free(Corpus *c)
     free(c->tgt_len);
     free(c->line_no);
     free(c->ids);
+    pictures_free(&c->pics);
     memset(c, 0, sizeof *c);
 }
 
@@ -240,7 +288,7 @@ void corpus_remap(Corpus *c, const Vocab *src_counted, const Vocab *src_vocab,
     for (int id = 0; id < tgt_counted->size; id++)
         tgt_map[id] = vocab_id(tgt_vocab, vocab_word(tgt_counted, id));
     for (int k = 0; k < c->n; k++) {
-        for (int j = 0; j < c->src_len[k]; j++)
+        for (int j = 0; j < c->src_len[k] && !c->pics.n; j++) /* pictures' <unk> stay */
             c->ids[c->src_start[k] + j] = src_map[c->ids[c->src_start[k] + j]];
         for (int i = 0; i < c->tgt_len[k]; i++)
             c->ids[c->tgt_start[k] + i] = tgt_map[c->ids[c->tgt_start[k] + i]];
@@ -256,8 +304,8 @@ void corpus_describe(const Corpus *c, char *out, size_t cap)
              c->counts.too_long, c->counts.overlong_line);
 }
 
-void corpus_batch(const Corpus *c, const int *order, int first, int count, int with_targets,
-                  Batch *out)
+int corpus_batch(const Corpus *c, const int *order, int first, int count, int with_targets,
+                 Batch *out, Error *err)
 {
     for (int k = 0; k < count; k++) {
         int pair = order ? order[first + k] : first + k;
@@ -268,4 +316,15 @@ void corpus_batch(const Corpus *c, const int *order, int first, int count, int w
     }
     batch_fill(out, count, out->pair_src, out->pair_src_n, with_targets ? out->pair_tgt : NULL,
                out->pair_tgt_n);
+    if (!c->pics.n)
+        return 0;
+    const size_t one = (size_t)c->pics.size * c->pics.size * 3;
+    assert(out->pixels && out->picture_size == c->pics.size);
+    for (int k = 0; k < count; k++) {
+        const int pair = order ? order[first + k] : first + k;
+        assert(err || pair < c->pics.cached);
+        if (pictures_get(&c->pics, pair, c->mean, out->pixels + (size_t)k * one, err) < 0)
+            return -1;
+    }
+    return 0;
 }

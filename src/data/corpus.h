@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "data/pictures.h"
 #include "data/vocab.h"
 #include "model/batch.h"
 #include "text/tokenize.h"
@@ -24,6 +25,12 @@ typedef struct {
     long max_line_bytes;
     int keep_refs;                   /* keep each target as detokenized text, for BLEU */
     int natural;                     /* ... as natural text (detokenize_text) */
+    /* an image corpus (model.encoder: image): src_path lists pictures, one path a line
+     * (pictures.h), of picture_size pixels square (resized unless picture_resize is 0),
+     * decoded once and kept up to cache_bytes; each pair's source is then its grid of
+     * picture_cells cells */
+    int pictures, picture_size, picture_resize, picture_cells;
+    size_t cache_bytes;
 } CorpusSpec;
 
 typedef struct {
@@ -44,6 +51,12 @@ typedef struct {
     int max_src_len, max_tgt_len; /* in tokens, without </s> */
     int pairs_cap;
     CorpusCounts counts;
+    /* an image corpus's pictures, pair k's picture k (pics.n 0 for text); a pair's
+     * source ids are picture_cells - 1 <unk>, so that with its </s> a batch has one
+     * source position per cell, and what reads source lengths reads the grid's */
+    Pictures pics;
+    double mean[3];               /* the channel means its batches subtract: the
+                                   * training pictures' (the caller sets them) */
 } Corpus;
 
 /* Reads and tokenizes the corpus of spec. With counting, every word is counted into
@@ -62,9 +75,12 @@ void corpus_remap(Corpus *c, const Vocab *src_counted, const Vocab *src_vocab,
 
 /* Fills out with count pairs of c: pair order[first + k] for k = 0..count-1, or
  * first + k when order is NULL; both sides, or the sources alone (a batch to translate)
- * without with_targets. */
-void corpus_batch(const Corpus *c, const int *order, int first, int count, int with_targets,
-                  Batch *out);
+ * without with_targets; an image corpus's pictures too (out needs batch_init_pictures).
+ * Returns 0, or -1 with err set when a picture past the cache cannot be decoded again;
+ * err may be NULL for a corpus kept whole (cache_bytes SIZE_MAX: validation and test
+ * sets), where nothing is decoded again. */
+int corpus_batch(const Corpus *c, const int *order, int first, int count, int with_targets,
+                 Batch *out, Error *err);
 
 /* "read 1000 pairs; kept 990; skipped: 4 empty, 6 too long, 0 over max_line_bytes" */
 void corpus_describe(const Corpus *c, char *out, size_t cap);

@@ -70,7 +70,7 @@ void epochs_free(Epochs *b)
     *b = (Epochs){0};
 }
 
-void epochs_next(Epochs *b, Batch *out)
+int epochs_next(Epochs *b, Batch *out, Error *err)
 {
     if (b->next == b->n_batches) {
         b->epoch++;
@@ -79,7 +79,7 @@ void epochs_next(Epochs *b, Batch *out)
     const Corpus *c = b->corpus;
     int first = b->batch_order[b->next++] * b->batch_size;
     int count = c->n - first < b->batch_size ? c->n - first : b->batch_size;
-    corpus_batch(c, b->order, first, count, 1, out);
+    return corpus_batch(c, b->order, first, count, 1, out, err);
 }
 
 double epochs_progress(const Epochs *b)

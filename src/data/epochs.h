@@ -28,8 +28,9 @@ void epochs_init(Epochs *b, const Corpus *c, int batch_size, int pool_batches, i
                   uint64_t seed);
 void epochs_free(Epochs *b);
 
-/* Fills out with the next batch, moving to the next epoch when this one is done. */
-void epochs_next(Epochs *b, Batch *out);
+/* Fills out with the next batch, moving to the next epoch when this one is done.
+ * Returns corpus_batch's 0, or -1 with err set. */
+int epochs_next(Epochs *b, Batch *out, Error *err);
 
 /* Epochs done so far, with the fraction of the current one (for logs). */
 double epochs_progress(const Epochs *b);

@@ -127,7 +127,7 @@ int dump_alignments(Trainer *t, Error *err)
     const Corpus *v = &t->valid;
     int n = t->n_probes, rc = 0;
     Batch *b = &t->probe_batch;
-    corpus_batch(v, t->probes, 0, n, 1, b);
+    corpus_batch(v, t->probes, 0, n, 1, b, NULL);
     model_forward(&t->probe_ws, &t->P, b);
     double epoch = epochs_progress(&t->batcher);
     const char **src_words = xmalloc_array((size_t)b->src_steps, sizeof(char *));

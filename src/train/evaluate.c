@@ -97,11 +97,11 @@ int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel l
         if (stop && stop())
             return -1;
         int count = c->n - first < e->batch_size ? c->n - first : e->batch_size;
-        corpus_batch(c, e->order, first, count, 1, &e->batch);
+        corpus_batch(c, e->order, first, count, 1, &e->batch, NULL);
         loss_sum += model_forward(&e->ws, P, &e->batch) * e->batch.n_tgt_tokens;
         tokens += e->batch.n_tgt_tokens;
 
-        corpus_batch(c, e->order, first, count, 0, &e->sources);
+        corpus_batch(c, e->order, first, count, 0, &e->sources, NULL);
         /* the longest source's positions, </s> included */
         int max_out = decode_output_limit(e->sources.src_steps, max_output_ratio, max_output_extra);
         decode_greedy(&e->dec, P, &e->sources, max_out, e->out, e->out_len);
@@ -135,7 +135,7 @@ void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *go
     Link *links = xmalloc_array((size_t)(c->max_tgt_len + 1), sizeof(Link));
     for (int first = 0; first < c->n; first += e->batch_size) {
         int count = c->n - first < e->batch_size ? c->n - first : e->batch_size;
-        corpus_batch(c, e->order, first, count, 1, &e->batch);
+        corpus_batch(c, e->order, first, count, 1, &e->batch, NULL);
         model_forward(&e->ws, P, &e->batch);
         long SB = (long)e->batch.src_steps * count;
         for (int k = 0; k < count; k++) {

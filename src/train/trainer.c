@@ -104,12 +104,14 @@ static void update_baselines(Trainer *t)
     g->log_entropy_terms += st->entropy_terms;
 }
 
-/* One update. Returns 0, or 1 if the step was skipped as non-finite. */
-static int step(Trainer *t)
+/* One update. Returns 0, 1 if the step was skipped as non-finite, or -1 with err set if
+ * its batch could not be read (a picture past the cache that no longer decodes). */
+static int step(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
     double t0 = now_seconds();
-    epochs_next(&t->batcher, &t->batch);
+    if (epochs_next(&t->batcher, &t->batch, err) < 0)
+        return -1;
     fault_signal_at("batch", t->prog.step + 1);
     batch_sort_by_target(&t->batch); /* lets the decoder skip ended sentences */
     /* Dropout's masks come from this step's own window of 2^32 draws on the dropout
@@ -117,7 +119,8 @@ static int step(Trainer *t)
     Regularization reg = {.embedding_dropout = cfg->model.embedding_dropout,
                           .readout_dropout = cfg->model.readout_dropout,
                           .self_attention_dropout = cfg->model.self_attention_dropout,
-                          .label_smoothing = cfg->training.label_smoothing};
+                          .label_smoothing = cfg->training.label_smoothing,
+                          .doubly_stochastic = cfg->training.doubly_stochastic};
     pcg32_seed(&reg.rng, (uint64_t)cfg->seed, RNG_STREAM_DROPOUT);
     pcg32_advance(&reg.rng, (uint64_t)t->prog.step << 32);
     model_set_regularization(&t->ws, &reg);
@@ -203,7 +206,10 @@ static int train_loop(Trainer *t, Error *err)
         const char *reason = stop_reason(t);
         if (reason)
             return finish(t, reason, err);
-        if (step(t) && t->prog.bad_steps >= cfg->training.max_bad_steps)
+        const int bad = step(t, err);
+        if (bad < 0)
+            return TRAIN_BAD_INPUT;
+        if (bad && t->prog.bad_steps >= cfg->training.max_bad_steps)
             return error_set(err, "training diverged: %ld step%s in a row had a non-finite loss "
                              "or gradient (the last at step %ld); lower training.learning_rate "
                              "or set training.clip_grad_norm; the checkpoints were left as they "
