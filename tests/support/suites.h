@@ -11,6 +11,7 @@ Suite *number_suite(void);
 Suite *config_suite(void);
 Suite *data_suite(void);
 Suite *image_suite(void);
+Suite *ground_suite(void);
 Suite *shapes_suite(void);
 Suite *gen_suite(void);
 Suite *align_suite(void);
