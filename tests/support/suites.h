@@ -18,6 +18,7 @@ Suite *align_suite(void);
 Suite *report_suite(void);
 Suite *translate_suite(void);
 Suite *metrics_suite(void);
+Suite *grounding_suite(void);
 Suite *fdcheck_suite(void);
 Suite *ops_suite(void);
 Suite *cell_suite(void);
