@@ -103,18 +103,18 @@ START_TEST(pointing_and_mass_over_hand_made_rows)
         {GROUND_NONE, 0, 0, 0}, /* "a": names nothing */
         {0, 0, 16, 16},         /* cell 0 */
         {0, 16, 32, 32},        /* cells 2 and 3 */
-        {16, 0, 32, 16},        /* cell 1 */
+        {0, 0, 16, 16},         /* cell 0 again */
     };
     const float alpha[4 * 5] = {
         0.25f, 0.25f, 0.25f, 0.25f, 9,      /* not scored */
         0.5f, 0.25f, 0.125f, 0.125f, 9,     /* most on cell 0: a hit; mass 0.5 */
         0.375f, 0.125f, 0.25f, 0.25f, 9,    /* most on cell 0: a miss; mass 0.5 */
-        0.25f, 0.25f, 0.25f, 0.25f, 9,      /* a tie: cell 0, a miss; mass 0.25 */
+        0.25f, 0.25f, 0.25f, 0.25f, 9,      /* a tie: the first cell, 0, a hit; mass 0.25 */
     };
     GroundingCounts c = {0};
     grounding_add(&c, alpha, 5, 2, boxes, 4, size);
     ck_assert_int_eq(c.words, 3);
-    ck_assert_int_eq(c.hits, 1);
+    ck_assert_int_eq(c.hits, 2);
     ck_assert_double_eq(c.mass, 1.25);
     /* a second caption, rows at a stride of 4: two words, both hits, a row with its
      * most on its last cell */
@@ -125,20 +125,20 @@ START_TEST(pointing_and_mass_over_hand_made_rows)
     };
     grounding_add(&c, beta, 4, 2, more, 2, size);
     ck_assert_int_eq(c.words, 5);
-    ck_assert_int_eq(c.hits, 3);
+    ck_assert_int_eq(c.hits, 4);
     ck_assert_double_eq(c.mass, 2.625);
     double pointing, mass;
     ck_assert_int_eq(grounding_scores(&c, &pointing, &mass), 5);
-    ck_assert_double_eq(pointing, 0.6);
+    ck_assert_double_eq(pointing, 0.8);
     ck_assert_double_eq(mass, 2.625 / 5);
     char line[128];
     grounding_format(&c, line, sizeof line);
-    ck_assert_str_eq(line, "attention_correctness: pointing=0.6000 mass=0.5250 words=5");
+    ck_assert_str_eq(line, "attention_correctness: pointing=0.8000 mass=0.5250 words=5");
     /* a caption whose words name nothing adds nothing; nor does a caption of no word */
     grounding_add(&c, alpha, 5, 2, boxes, 1, size);
     grounding_add(&c, alpha, 5, 2, boxes, 0, size);
     ck_assert_int_eq(c.words, 5);
-    ck_assert_int_eq(c.hits, 3);
+    ck_assert_int_eq(c.hits, 4);
 }
 END_TEST
 
