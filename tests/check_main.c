@@ -23,6 +23,7 @@ int main(void)
     srunner_add_suite(runner, config_suite());
     srunner_add_suite(runner, data_suite());
     srunner_add_suite(runner, image_suite());
+    srunner_add_suite(runner, ground_suite());
     srunner_add_suite(runner, shapes_suite());
     srunner_add_suite(runner, gen_suite());
     srunner_add_suite(runner, align_suite());
@@ -43,6 +44,8 @@ int main(void)
     srunner_add_suite(runner, faults_suite());
     srunner_add_suite(runner, report_suite());
     srunner_add_suite(runner, picture_suite());
+
+    srunner_add_suite(runner, grounding_suite());
     srunner_add_suite(runner, translate_suite());
     srunner_add_suite(runner, regress_suite());
     srunner_add_suite(runner, badinput_suite());

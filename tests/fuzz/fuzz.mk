@@ -7,7 +7,7 @@
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := config corpus ckpt align image
+FUZZ_TARGETS := config corpus ckpt align image ground
 # Instrumented for coverage everywhere; the fuzzer's main() only in the binaries.
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) -g -O1 -fno-omit-frame-pointer \

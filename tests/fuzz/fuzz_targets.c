@@ -1,6 +1,7 @@
 /* fuzz_targets.c: the fuzz targets of fuzz_targets.h: the config loader, the corpus
- * reader with its UTF-8 validation and tokenizer, the checkpoint loader and the
- * alignments reader with the heatmaps drawn from it. Each target checks the promises
+ * reader with its UTF-8 validation and tokenizer, the checkpoint loader, the
+ * alignments reader with the heatmaps drawn from it, the picture loader, and the word
+ * boxes with the attention correctness computed from them. Each target checks the promises
  * the headers of src/ make about a successful result, not only that nothing crashes.
  * Writes nothing to disk: corpus files are memory files (memfd). */
 #define _GNU_SOURCE /* memfd_create */
@@ -16,9 +17,11 @@
 #include <unistr.h>
 
 #include "data/corpus.h"
+#include "data/ground.h"
 #include "data/image.h"
 #include "data/vocab.h"
 #include "report/alignlog.h"
+#include "report/grounding.h"
 #include "report/heatmap.h"
 #include "text/tokenize.h"
 #include "train/checkpoint.h"
@@ -574,6 +577,121 @@ int fuzz_image_one(const uint8_t *data, size_t size)
                 require(out[k] >= 0 && out[k] <= 1, "pixel values are in [0, 1]", detail);
         }
     }
+    memfile_close(&m);
+    return 0;
+}
+
+/* ---- word boxes ------------------------------------------------------------------------------ */
+
+enum { FUZZ_GROUND_LINE_BYTES = 1024 };
+
+/* ground.h's promises about an accepted file: its lines are the input's (ending at "\n",
+ * a last one without it counting, one '\r' before the end dropped), each with as many
+ * boxes as fields (none on an empty line, else one more than its spaces), in order;
+ * every box names nothing or lies within the largest picture, x0 < x1 and y0 < y1. */
+static void check_ground_file(const GroundFile *g, const uint8_t *data, size_t size)
+{
+    long k = 0, boxes = 0;
+    for (size_t at = 0; at < size; k++) {
+        const uint8_t *nl = memchr(data + at, '\n', size - at);
+        const size_t end = nl ? (size_t)(nl - data) : size;
+        size_t n = end - at;
+        if (n > 0 && data[at + n - 1] == '\r')
+            n--;
+        int fields = n > 0;
+        for (size_t i = 0; i < n; i++)
+            fields += data[at + i] == ' ';
+        require(k < g->n_lines, "every line of the input is a line of boxes", NULL);
+        require(g->start[k] == boxes && g->count[k] == fields,
+                "a line has one box per field, after the line before", NULL);
+        boxes += fields;
+        at = end + 1;
+    }
+    require(k == g->n_lines && boxes == g->n_boxes, "the lines are the input's", NULL);
+    for (long b = 0; b < g->n_boxes; b++) {
+        const GroundBox *x = &g->boxes[b];
+        if (ground_names(x))
+            require(x->x0 >= 0 && x->x0 < x->x1 && x->x1 <= IMAGE_MAX_SIDE && x->y0 >= 0 &&
+                    x->y0 < x->y1 && x->y1 <= IMAGE_MAX_SIDE, "a box is a box of a picture", NULL);
+        else
+            require(x->x0 == GROUND_NONE && !x->y0 && !x->x1 && !x->y1, "'-' is GROUND_NONE", NULL);
+    }
+}
+
+/* One line's boxes on a G x G grid over a picture of size orig that holds them all:
+ * grounding.h's cells (a box that names something has at least one, as many as the
+ * count says), and uniform attention scored as it must be: every cell ties, so a word
+ * is a hit when its cells hold cell 0, and its mass is its share of the cells. */
+static void check_ground_cells(const GroundBox *boxes, int n, int G, ImageSize orig)
+{
+    static unsigned char cells[14 * 14];
+    static float uniform[14 * 14];
+    long named = 0, hits = 0;
+    double mass = 0;
+    for (int k = 0; k < G * G; k++)
+        uniform[k] = 1.0f / (float)(G * G);
+    for (int b = 0; b < n; b++) {
+        const int count = grounding_cells(cells, G, boxes[b], orig);
+        int set = 0;
+        for (int k = 0; k < G * G; k++)
+            set += cells[k] == 1;
+        require(set == count, "grounding_cells returns the cells it sets", NULL);
+        if (!ground_names(&boxes[b])) {
+            require(count == 0, "a word that names nothing has no cell", NULL);
+            continue;
+        }
+        require(count >= 1, "a box within the picture has a cell", NULL);
+        named++;
+        hits += cells[0];
+        mass += (double)count / (G * G);
+    }
+    GroundingCounts c = {0};
+    grounding_add(&c, uniform, 0, G, boxes, n, orig); /* stride 0: every row the same */
+    require(c.words == named && c.hits == hits, "pointing over uniform attention", NULL);
+    require(fabs(c.mass - mass) <= 1e-5 * (1 + mass), "mass over uniform attention", NULL);
+}
+
+int fuzz_ground_one(const uint8_t *data, size_t size)
+{
+    verdict[0] = '\0';
+    MemFile m;
+    memfile_open(&m, 0, 0, data, size);
+    const char *paths[] = {m.path}, *roles[] = {"ground"};
+    GroundFile g;
+    Error err;
+    int rc = ground_read(&g, m.path, FUZZ_GROUND_LINE_BYTES, &err);
+    char detail[96];
+    long named = 0;
+    for (long b = 0; rc == 0 && b < g.n_boxes; b++)
+        named += ground_names(&g.boxes[b]);
+    snprintf(detail, sizeof detail, "(%ld lines, %ld fields, %ld boxes)", rc == 0 ? g.n_lines : 0,
+             rc == 0 ? g.n_boxes : 0, named);
+    add_verdict("word boxes", rc, &err, rc == 0 ? detail : NULL, paths, roles, 1);
+    if (rc < 0)
+        require(g.boxes == NULL && g.n_lines == 0, "a refused file keeps nothing", NULL);
+    if (rc == 0) {
+        check_ground_file(&g, data, size);
+        ImageSize orig = {1, 1}; /* the smallest picture that holds every box */
+        for (long b = 0; b < g.n_boxes; b++) {
+            if (g.boxes[b].x1 > orig.width)
+                orig.width = g.boxes[b].x1;
+            if (g.boxes[b].y1 > orig.height)
+                orig.height = g.boxes[b].y1;
+        }
+        static const int grids[4] = {1, 3, 7, 14};
+        for (long k = 0; k < g.n_lines; k++) {
+            const GroundBox *line = g.boxes + g.start[k];
+            const int n = g.count[k];
+            rc = ground_check_line(line, n, n, orig, "fuzz", k + 1, &err);
+            require(rc == 0, "every box lies in the picture that holds them all", err.msg);
+            rc = ground_check_line(line, n, n + 1, orig, "fuzz", k + 1, &err);
+            require(rc < 0 && strstr(err.msg, "(one per caption word)"),
+                    "a line is checked against its caption's length", err.msg);
+            for (int G = 0; G < 4; G++)
+                check_ground_cells(line, n, grids[G], orig);
+        }
+    }
+    ground_free(&g);
     memfile_close(&m);
     return 0;
 }

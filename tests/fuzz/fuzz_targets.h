@@ -41,4 +41,11 @@ int fuzz_align_one(const uint8_t *data, size_t size);
  * million pixels, its pixels decoded and resized to 8 x 8, every value in [0, 1]. */
 int fuzz_image_one(const uint8_t *data, size_t size);
 
+/* data is a SPLIT.ground file of word boxes (data/ground.h), read with lines of at most
+ * 1024 bytes: an accepted file has the input's lines and fields, and boxes within the
+ * largest picture; each line passes ground_check_line against its own count and the
+ * smallest picture that holds every box; and every box gets cells on 1, 3, 7 and 14
+ * grids (report/grounding.h), which uniform attention scores as it must. */
+int fuzz_ground_one(const uint8_t *data, size_t size);
+
 #endif

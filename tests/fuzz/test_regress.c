@@ -163,6 +163,12 @@ START_TEST(image_crashes_and_seeds_replay_cleanly)
 }
 END_TEST
 
+START_TEST(ground_crashes_and_seeds_replay_cleanly)
+{
+    replay_target("ground", fuzz_ground_one, NULL);
+}
+END_TEST
+
 START_TEST(align_crashes_and_seeds_replay_cleanly)
 {
     replay_target("align", fuzz_align_one, NULL);
@@ -179,6 +185,7 @@ Suite *regress_suite(void)
     tcase_add_test(tc, ckpt_crashes_and_seeds_replay_cleanly);
     tcase_add_test(tc, align_crashes_and_seeds_replay_cleanly);
     tcase_add_test(tc, image_crashes_and_seeds_replay_cleanly);
+    tcase_add_test(tc, ground_crashes_and_seeds_replay_cleanly);
     suite_add_tcase(s, tc);
     return s;
 }
