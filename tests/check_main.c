@@ -44,7 +44,6 @@ int main(void)
     srunner_add_suite(runner, faults_suite());
     srunner_add_suite(runner, report_suite());
     srunner_add_suite(runner, picture_suite());
-
     srunner_add_suite(runner, grounding_suite());
     srunner_add_suite(runner, translate_suite());
     srunner_add_suite(runner, regress_suite());

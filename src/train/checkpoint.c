@@ -142,9 +142,12 @@ static void pack_optim(Pack *p, const Optimizer *o)
 
 int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                     const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
-                    const Optimizer *optim, const Progress *progress, Error *err)
+                    const double *picture_mean, const Optimizer *optim,
+                    const Progress *progress, Error *err)
 {
-    Pack p[9] = {{0}};
+    Pack p[10] = {{0}};
+    for (int c = 0; picture_mean && c < 3; c++)
+        pack_f64(&p[9], picture_mean[c]);
     pack_dims(&p[0], dims);
     pack_vocab(&p[1], src_vocab);
     pack_vocab(&p[2], tgt_vocab);
@@ -166,7 +169,8 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
         secfile_section(&w, "VSRC", p[1].b, p[1].len, err) < 0 ||
         secfile_section(&w, "VTGT", p[2].b, p[2].len, err) < 0 ||
         secfile_section(&w, "TNSR", p[3].b, p[3].len, err) < 0 ||
-        secfile_section(&w, "PARM", params->mem, sizeof(float) * params->n, err) < 0)
+        secfile_section(&w, "PARM", params->mem, sizeof(float) * params->n, err) < 0 ||
+        (picture_mean && secfile_section(&w, "IMGM", p[9].b, p[9].len, err) < 0))
         goto fail;
     if (optim) {
         size_t state = optim->kind == OPTIM_SGD ? 0 : sizeof(float) * optim->n;
@@ -185,7 +189,7 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
 fail:
     secfile_abort(&w);
 done:
-    for (int k = 0; k < 9; k++)
+    for (int k = 0; k < 10; k++)
         free(p[k].b);
     return rc;
 }
@@ -372,6 +376,24 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
     return 0;
 }
 
+/* An image model's channel means (IMGM): what its pictures were less in training. */
+static int load_picture_mean(Checkpoint *ck, const SectionFile *f, const char *name, Error *err)
+{
+    const Section *s = need(f, "IMGM", name, err);
+    if (!s)
+        return -1;
+    Unpack u = {s->data, s->len, 0, 0};
+    for (int c = 0; c < 3; c++)
+        ck->picture_mean[c] = take_f64(&u);
+    for (int c = 0; c < 3; c++)
+        if (!isfinite(ck->picture_mean[c]) || ck->picture_mean[c] < 0 || ck->picture_mean[c] > 1)
+            u.bad = 1;
+    if (u.bad || u.at != u.len)
+        return error_set(err, "checkpoint `%s`: bad channel means (expected 3 numbers in [0, 1])",
+                         name);
+    return 0;
+}
+
 static int load_from(Checkpoint *ck, const SectionFile *f, const char *name, int with_training,
                      Error *err)
 {
@@ -410,6 +432,8 @@ static int load_from(Checkpoint *ck, const SectionFile *f, const char *name, int
     if (s->len != sizeof(float) * n_weights)
         return error_set(err, "checkpoint `%s`: %llu bytes of weights, the model needs %zu",
                          name, (unsigned long long)s->len, sizeof(float) * n_weights);
+    if (ck->dims.encoder == ENCODER_IMAGE && load_picture_mean(ck, f, name, err) < 0)
+        return -1;
     params_alloc(&ck->params, &ck->dims);
     memcpy(ck->params.mem, s->data, s->len);
     for (int t = 0; t < ck->params.n_tensors; t++) {

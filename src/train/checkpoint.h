@@ -1,6 +1,6 @@
 /* checkpoint.h: what an s2s checkpoint holds, on top of the container of sectionfile.h:
  * the effective config, the model sizes, both vocabularies, the tensor table and the
- * weights; for resuming also the optimizer state and the training progress (step,
+ * weights (and an image model's channel means); for resuming also the optimizer state and the training progress (step,
  * data position, RNG state, learning rate, best score, counters). Loading checks every
  * section against the others and that every weight is finite. */
 #ifndef S2S_CHECKPOINT_H
@@ -53,16 +53,19 @@ typedef struct {
     Dims dims;
     Vocab src_vocab, tgt_vocab;
     Params params;
+    double picture_mean[3]; /* an image model's channel means (0 for text) */
     int has_training;       /* optimizer and progress were loaded */
     long step;              /* the training step it was saved at (0 if unknown) */
     Optimizer optim;
     Progress progress;
 } Checkpoint;
 
-/* Saves atomically to path. optim and progress may be NULL (a model-only file). */
+/* Saves atomically to path. picture_mean: an image model's 3 channel means (NULL for
+ * text). optim and progress may be NULL (a model-only file). */
 int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                     const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
-                    const Optimizer *optim, const Progress *progress, Error *err);
+                    const double *picture_mean, const Optimizer *optim,
+                    const Progress *progress, Error *err);
 
 /* Loads path; with with_training, also the optimizer and progress (an error if the
  * file has none). checkpoint_free is safe after a failure. */

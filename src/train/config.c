@@ -339,7 +339,6 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
     if (cfg->model.encoder == CONFIG_ENCODER_IMAGE) {
         d.encoder = ENCODER_IMAGE;
         d.enc_cell = CELL_GRU; /* none: the keys of the recurrent encoder mean nothing here */
-        d.enc_hidden = 0;
         d.image_size = (int)cfg->data.image_size;
         d.conv_layers = cfg->model.conv_channels.n < CONV_MAX_LAYERS ? cfg->model.conv_channels.n
                                                                      : CONV_MAX_LAYERS;

@@ -37,6 +37,10 @@ void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size
     decoder_init(&e->dec, d, batch_size, S, 1);
     batch_init(&e->batch, batch_size, S, T);
     batch_init(&e->sources, batch_size, S, 0);
+    if (c->pics.n) {
+        batch_init_pictures(&e->batch, c->pics.size);
+        batch_init_pictures(&e->sources, c->pics.size);
+    }
     e->max_out = decode_output_limit(c->max_src_len + 1, max_output_ratio, max_output_extra);
     e->out = xmalloc_array((size_t)batch_size * (size_t)(e->max_out > 0 ? e->max_out : 1), sizeof(int));
     e->out_len = xmalloc_array((size_t)batch_size, sizeof(int));

@@ -33,7 +33,7 @@ int save_checkpoint(Trainer *t, const char *name, Error *err)
     interrupt_saving(1);
     fault_signal_at("save", t->prog.step);
     int rc = checkpoint_save(full, t->config_yaml, &t->dims, &t->src_vocab, &t->tgt_vocab, &t->P,
-                             &t->opt, &t->prog, err);
+                             t->train.pics.n ? t->train.mean : NULL, &t->opt, &t->prog, err);
     interrupt_saving(0);
     if (rc == 0 && !strcmp(name, "last.ckpt"))
         t->last_saved = t->prog.step;

@@ -4,6 +4,7 @@
  * release. */
 #include <cblas.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +13,22 @@
 #include "base/mem.h"
 #include "train/trainer_parts.h"
 
+/* How to read a corpus of cfg; an image model's pictures kept up to cache_bytes. */
 static CorpusSpec corpus_spec(const Config *cfg, const char *src, const char *tgt,
-                              const char *tsv, long max_length, int keep_refs)
+                              const char *tsv, long max_length, int keep_refs,
+                              size_t cache_bytes)
 {
+    const Dims d = config_model_dims(cfg, 1, 1);
+    const int G = d.image_size >> d.conv_layers;
     return (CorpusSpec){.src_path = src[0] ? src : NULL, .tgt_path = tgt[0] ? tgt : NULL,
                         .tsv_path = tsv[0] ? tsv : NULL, .tsv_reverse = cfg->data.tsv_reverse,
                         .level = cfg->data.level,
                         .lowercase = cfg->data.lowercase, .max_length = max_length,
                         .max_line_bytes = cfg->data.max_line_bytes, .keep_refs = keep_refs,
-                        .natural = cfg->translate.detokenize};
+                        .natural = cfg->translate.detokenize,
+                        .pictures = d.encoder == ENCODER_IMAGE, .picture_size = d.image_size,
+                        .picture_resize = cfg->data.image_resize, .picture_cells = G * G,
+                        .cache_bytes = cache_bytes};
 }
 
 /* Resuming: the settings that shape the model or the training must be the ones the
@@ -85,7 +93,8 @@ static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
 {
     const Config *cfg = t->cfg;
     CorpusSpec spec = corpus_spec(cfg, cfg->data.train_src, cfg->data.train_tgt,
-                                  cfg->data.train_tsv, cfg->data.max_length, 0);
+                                  cfg->data.train_tsv, cfg->data.max_length, 0,
+                                  PICTURES_CACHE_BYTES);
     if (ck) {
         /* the vocabularies are the checkpoint's */
         t->src_vocab = ck->src_vocab;
@@ -94,6 +103,8 @@ static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
         memset(&ck->tgt_vocab, 0, sizeof ck->tgt_vocab);
         if (corpus_read(&t->train, &spec, &t->src_vocab, &t->tgt_vocab, 0, "training", err) < 0)
             return -1;
+        /* the model was trained on pictures less these means: the checkpoint's */
+        memcpy(t->train.mean, ck->picture_mean, sizeof t->train.mean);
     } else {
         Vocab src_counts, tgt_counts;
         vocab_init(&src_counts);
@@ -126,9 +137,11 @@ static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpu
                          GoldAlignments *gold, int *has_gold, Error *err)
 {
     const Config *cfg = t->cfg;
-    CorpusSpec spec = corpus_spec(cfg, files.src, files.tgt, files.tsv, 0, 1);
+    /* kept whole: evaluation never decodes a picture again (corpus_batch) */
+    CorpusSpec spec = corpus_spec(cfg, files.src, files.tgt, files.tsv, 0, 1, SIZE_MAX);
     if (corpus_read(pairs, &spec, &t->src_vocab, &t->tgt_vocab, 0, name, err) < 0)
         return -1;
+    memcpy(pairs->mean, t->train.mean, sizeof pairs->mean); /* what the model expects */
     if (files.align[0]) { /* read now: a bad test file must not wait for the end */
         if (gold_read(gold, files.align, pairs, (size_t)cfg->data.max_line_bytes, err) < 0)
             return -1;
@@ -204,6 +217,8 @@ static void init_probe_buffers(Trainer *t, int argmax)
     model_workspace_init(&t->probe_ws, &t->dims, t->n_probes, max_src + 1, max_tgt + 1, 0);
     model_set_argmax(&t->probe_ws, argmax);
     batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
+    if (t->valid.pics.n)
+        batch_init_pictures(&t->probe_batch, t->valid.pics.size);
 }
 
 /* The model, the optimizer and the progress, and every buffer that training, validation
@@ -220,6 +235,8 @@ static void init_model(Trainer *t, Checkpoint *ck)
     model_grad_init(&t->G, &t->dims, max_batch, t->train.max_src_len + 1,
                   t->train.max_tgt_len + 1);
     batch_init(&t->batch, max_batch, t->train.max_src_len + 1, t->train.max_tgt_len + 1);
+    if (t->train.pics.n)
+        batch_init_pictures(&t->batch, t->train.pics.size);
     epochs_init(&t->batcher, &t->train, max_batch, (int)cfg->training.bucket_batches,
                  cfg->training.shuffle, (uint64_t)cfg->seed);
     if (ck)

@@ -102,7 +102,7 @@ static void make_corpus(Corpus *c, int n)
 static void record(Epochs *b, Batch *bt, int batches, int *out)
 {
     for (int k = 0; k < batches; k++) {
-        epochs_next(b, bt);
+        ck_assert_int_eq(epochs_next(b, bt, NULL), 0);
         out[3 * k] = bt->batch_size;
         out[3 * k + 1] = bt->src[0];
         out[3 * k + 2] = bt->src_steps;
@@ -118,7 +118,7 @@ static int epoch_padding(const Corpus *c, int pool_batches)
     batch_init(&bt, 32, c->max_src_len + 1, c->max_tgt_len + 1);
     int *seen = calloc((size_t)c->n, sizeof(int)), padding = 0;
     for (int k = 0; k < b.n_batches; k++) {
-        epochs_next(&b, &bt);
+        ck_assert_int_eq(epochs_next(&b, &bt, NULL), 0);
         padding += bt.src_steps * bt.batch_size - bt.n_src_tokens;
         for (int u = 0; u < bt.batch_size; u++)
             seen[bt.src[u] - 4]++; /* the pair's mark, see make_corpus */
@@ -126,7 +126,7 @@ static int epoch_padding(const Corpus *c, int pool_batches)
     for (int k = 0; k < 50 && k < c->n; k++) /* marks repeat every 50 pairs */
         ck_assert_int_eq(seen[k], (c->n - k + 49) / 50);
     ck_assert_int_eq(b.epoch, 0);
-    epochs_next(&b, &bt);
+    ck_assert_int_eq(epochs_next(&b, &bt, NULL), 0);
     ck_assert_int_eq(b.epoch, 1);
     free(seen);
     batch_free(&bt);

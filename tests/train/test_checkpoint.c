@@ -62,7 +62,7 @@ static char *make_checkpoint(const char *dir, size_t *size)
                      .log_entropy_terms = 57};
     char path[600];
     snprintf(path, sizeof path, "%s/x.ckpt", dir);
-    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, &opt, &prog, &err) == 0, "%s", err.msg);
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, &err) == 0, "%s", err.msg);
     Checkpoint ck;
     ck_assert_msg(checkpoint_load(&ck, path, 1, &err) == 0, "%s", err.msg);
     ck_assert(memcmp(ck.params.mem, p.mem, sizeof(float) * p.n) == 0);
@@ -116,7 +116,7 @@ static const char *mismatch_error(const char *dir, CellKind decoder_cell,
     d.src_vocab += extra_src;
     char path[600];
     snprintf(path, sizeof path, "%s/mismatch.ckpt", dir);
-    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, NULL, &err) == 0, "%s", err.msg);
     Checkpoint ck;
     err.msg[0] = '\0';
     checkpoint_load(&ck, path, 0, &err);
