@@ -12,6 +12,7 @@
 #include "base/interrupt.h"
 #include "base/mem.h"
 #include "cli/command.h"
+#include "data/image.h"
 #include "decode/chunks.h"
 #include "report/heatmap.h"
 #include "report/links.h"
@@ -71,7 +72,9 @@ typedef struct {
     long line_no;
     ChunkSource src;    /* src.ok 0: bad input, an empty output line; src.self kept for
                          * --out-alignments and --show-attention */
-    char **words;       /* the source tokens as written (for <unk> replacement) */
+    char **words;       /* the source tokens as written (for <unk> replacement); an image
+                         * model's: the names of all n + 1 grid cells */
+    char *picture;      /* an image model's line: the picture's path */
 } Pending;
 
 /* Lines are read BATCH at a time, and decoded in chunks (chunks.h). */
@@ -79,9 +82,11 @@ enum { BATCH = CHUNK_MAX_SENTENCES };
 
 static void free_pending(Pending *p)
 {
-    for (int k = 0; k < p->src.n; k++)
+    for (int k = 0; k < p->src.n + (p->picture != NULL); k++)
         free(p->words[k]);
     free(p->words);
+    free(p->picture);
+    free(p->src.pixels);
     free(p->src.ids);
     free(p->src.self);
     memset(p, 0, sizeof *p);
@@ -90,7 +95,8 @@ static void free_pending(Pending *p)
 /* Writes " ||| " and the alignment of h in the chosen format. */
 static void write_alignment(FILE *out, const Options *o, const Hypothesis *h)
 {
-    AttnMatrix m = {h->attention, h->len + h->ended, h->src_len, h->src_len, 1};
+    AttnMatrix m = {h->attention, h->len + h->ended, h->src_len, h->src_len, 1,
+                    o->ck->dims.encoder == ENCODER_IMAGE};
     fputs(" ||| ", out);
     if (o->align == 2) {
         for (int i = 0; i < m.rows; i++)
@@ -142,20 +148,22 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
     r.tgt = xmalloc_array((size_t)r.n_tgt + 1, sizeof(char *));
     for (int j = 0; j < p->src.n; j++)
         r.src[j] = p->words[j];
-    r.src[p->src.n] = "</s>";
+    r.src[p->src.n] = p->picture ? p->words[p->src.n] : "</s>"; /* a picture's last cell */
     for (int i = 0; i < h->len; i++)
         r.tgt[i] = (char *)tgt_words[i];
     if (h->ended)
         r.tgt[h->len] = "</s>";
     if (o->json) { /* no epoch: the step is the model's */
         AttnMatrix heads[ATTN_MAX_HEADS];
-        AlignExtras extra = {heads, h->n_heads, self, n_self, h->chosen, h->n_chosen, h->n_chosen};
+        AlignExtras extra = {heads, h->n_heads, self, n_self, h->chosen, h->n_chosen, h->n_chosen,
+                             p->picture};
         for (int k = 0; k < h->n_heads; k++) /* at most ATTN_MAX_HEADS (the config's limit) */
             heads[k] = (AttnMatrix){h->heads + (size_t)k * r.n_tgt * h->src_len, r.n_tgt,
-                                    h->src_len, h->src_len, 1};
+                                    h->src_len, h->src_len, 1, p->picture != NULL};
         align_write_json(o->json, r.step, -1, r.id, (const char *const *)r.src,
                          (const char *const *)r.tgt,
-                         &(AttnMatrix){h->attention, r.n_tgt, h->src_len, h->src_len, 1}, &extra);
+                         &(AttnMatrix){h->attention, r.n_tgt, h->src_len, h->src_len, 1,
+                                       p->picture != NULL}, &extra);
     }
     if (o->show) {
         char title[96];
@@ -219,7 +227,8 @@ static int flush_batch(ChunkDecoder *cd, const Options *o, Pending *pend, int n_
                 const int L = p->src.n + 1, layers = p->src.self ? cd->dims->sa_layers : 0;
                 AttnMatrix self[SA_MAX_LAYERS];
                 for (int l = 0; l < layers; l++)
-                    self[l] = (AttnMatrix){p->src.self + (size_t)l * L * L, L, L, L, 1};
+                    self[l] = (AttnMatrix){p->src.self + (size_t)l * L * L, L, L, L, 1,
+                                           p->picture != NULL};
                 show(o, p, hyp, words, self, layers);
             }
             free(text);
@@ -331,6 +340,15 @@ static int settle_options(Options *o, const Checkpoint *ck, const char *model,
         return cmd_error(&err, EXIT_USAGE);
     }
     o->argmax = config_decodes_argmax(cfg, o->attention_mode);
+    if (ck->dims.encoder == ENCODER_IMAGE) { /* the source is a picture's grid */
+        if (o->unk_replace || o->max_src > 0) {
+            error_set(&err, "%s: the model `%s` reads pictures, not words",
+                      o->unk_replace ? "--unk-replace" : "--max-source-length", model);
+            return cmd_error(&err, EXIT_USAGE);
+        }
+        const int G = ck->dims.image_size >> ck->dims.conv_layers;
+        o->max_src = G * G - 1;
+    }
     if (o->n_best > o->beam)
         return cmd_usage_error("--n-best: at most --beam hypotheses (got more than %s)",
                                o->beam == 1 ? "1" : "the beam");
@@ -356,6 +374,47 @@ static int settle_options(Options *o, const Checkpoint *ck, const char *model,
     return 0;
 }
 
+/* An image model's input line into p: the picture it names (relative to the working
+ * directory), as the model reads it, and the names of the grid's cells; or, for a
+ * picture that cannot be read, a warning naming the line. */
+static void take_picture(Pending *p, const Options *o, const char *line, size_t len, long line_no)
+{
+    const Config *cfg = &o->ck->config;
+    const int size = o->ck->dims.image_size, cells = (int)o->max_src + 1;
+    const size_t area = (size_t)size * size;
+    char *path = xmalloc(len + 1);
+    memcpy(path, line, len);
+    path[len] = '\0';
+    float *planes = xmalloc_array(3 * area, sizeof(float));
+    ImageSize orig;
+    Error err;
+    if (len == 0 || memchr(line, '\0', len) ||
+        image_load(planes, path, size, cfg->data.image_resize, &orig, &err) < 0) {
+        fprintf(stderr, "s2s: warning: stdin:%ld: %s; %s\n", line_no,
+                len == 0 ? "empty line" : memchr(line, '\0', len) ? "NUL byte" : err.msg,
+                o->n_best > 1 ? "no n-best entries for it" : "wrote an empty line");
+        free(planes);
+        free(path);
+        return;
+    }
+    p->src.ok = 1;
+    p->picture = path;
+    p->src.n = cells - 1;
+    p->src.ids = xmalloc_array((size_t)cells, sizeof(int));
+    p->src.pixels = xmalloc_array(3 * area, sizeof(float));
+    for (size_t x = 0; x < area; x++) /* planes to channels last, less the means */
+        for (int c = 0; c < 3; c++)
+            p->src.pixels[x * 3 + c] = planes[c * area + x] - (float)o->ck->picture_mean[c];
+    free(planes);
+    p->words = xmalloc_array((size_t)cells, sizeof(char *));
+    for (int j = 0; j < cells; j++) {
+        char name[16];
+        snprintf(name, sizeof name, "%d", j);
+        p->src.ids[j] = TOK_UNK;
+        p->words[j] = xstrdup(name);
+    }
+}
+
 /* Turns one input line into p: its words and ids, or, for a line that cannot be
  * translated (over data.max_line_bytes, not UTF-8, empty), a warning naming it. A source
  * over translate.max_source_length is cut there, with a warning. */
@@ -368,6 +427,10 @@ static void take_line(Pending *p, const Options *o, Tokens *tokens, const char *
     const char *skipped = o->n_best > 1 ? "no n-best entries for it" : "wrote an empty line";
     size_t bad_at, bad_len;
     p->line_no = line_no;
+    if (!too_long && o->ck->dims.encoder == ENCODER_IMAGE) {
+        take_picture(p, o, line, len, line_no);
+        return;
+    }
     if (too_long) {
         fprintf(stderr, "s2s: warning: stdin:%ld: line longer than data.max_line_bytes (%ld); "
                 "%s\n", line_no, cfg->data.max_line_bytes, skipped);

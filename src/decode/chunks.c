@@ -4,6 +4,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/interrupt.h"
 #include "base/mem.h"
@@ -54,6 +55,8 @@ static void buffers_fit(ChunkDecoder *cd, int n, int steps)
     decoder_init(&cd->dec, cd->dims, want_n, want_steps, cd->beam);
     cd->dec.argmax = cd->argmax;
     batch_init(&cd->bt, want_n, want_steps, 0);
+    if (cd->dims->encoder == ENCODER_IMAGE)
+        batch_init_pictures(&cd->bt, cd->dims->image_size);
     cd->batch = want_n;
     cd->steps = want_steps;
 }
@@ -100,6 +103,11 @@ void chunk_decode(ChunkDecoder *cd, ChunkSource *const *src, int n_src, NBest *r
         }
         buffers_fit(cd, size, src_n[size - 1] + 1);
         batch_fill(&cd->bt, size, ids, src_n, NULL, NULL);
+        if (cd->bt.pixels) {
+            const size_t one = (size_t)cd->bt.picture_size * cd->bt.picture_size * 3;
+            for (int b = 0; b < size; b++)
+                memcpy(cd->bt.pixels + one * b, src[order[start + b]]->pixels, sizeof(float) * one);
+        }
         NBest chunk[CHUNK_MAX_SENTENCES];
         beam_search(&cd->dec, cd->params, &cd->bt, cd->beam, cd->alpha, cd->n_best, max_out,
                     chunk);

@@ -20,6 +20,8 @@ typedef struct {
     int ok;      /* 0: nothing to decode (a line that cannot be translated) */
     int n;       /* source tokens (without </s>) */
     int *ids;
+    float *pixels; /* an image model's: the picture, (size, size, 3) channels last less
+                    * the channel means (its n is then the grid's cells less one) */
     float *self; /* set by chunk_decode with keep_self: (sa_layers, n + 1, n + 1) its
                   * self-attention maps, malloc'd, kept from its chunk's encoding */
 } ChunkSource;

@@ -14,9 +14,10 @@
 int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap)
 {
     int n = 0;
+    const int real_cols = m->grid ? m->cols : m->cols - 1; /* not the source </s> */
     for (int i = 0; i + 1 < m->rows; i++) {
         if (threshold > 0) {
-            for (int j = 0; j + 1 < m->cols && n < cap; j++)
+            for (int j = 0; j < real_cols && n < cap; j++)
                 if (attn_at(m, i, j) > threshold)
                     out[n++] = (Link){j, i, 0};
             continue;
@@ -25,7 +26,7 @@ int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap)
         for (int j = 1; j < m->cols; j++)
             if (attn_at(m, i, j) > attn_at(m, i, best))
                 best = j;
-        if (best + 1 < m->cols && n < cap)
+        if (best < real_cols && n < cap)
             out[n++] = (Link){best, i, 0};
     }
     return n;
@@ -109,6 +110,10 @@ int align_write_json(FILE *f, long step, double epoch, long id, const char *cons
         write_matrices(f, "self", extra->self, extra->n_self);
     if (extra && extra->n_chosen > 0)
         align_write_chosen(f, extra->chosen, m->rows, extra->n_chosen, extra->chosen_stride);
+    if (extra && extra->image) {
+        fputs(",\"image\":", f);
+        json_write_string(f, extra->image);
+    }
     fputs("}\n", f);
     return ferror(f) || fflush(f) != 0 ? -1 : 0;
 }
@@ -116,14 +121,15 @@ int align_write_json(FILE *f, long step, double epoch, long id, const char *cons
 AttnMatrix align_of_pass(const Workspace *ws, int b, int rows, int cols)
 {
     /* alpha (T, S*B): step i's row of sentence b is at i * S * B + j * B + b */
-    return (AttnMatrix){ws->alpha + b, rows, cols, (long)ws->S * ws->B, ws->B};
+    return (AttnMatrix){ws->alpha + b, rows, cols, (long)ws->S * ws->B, ws->B,
+                        ws->dims.encoder == ENCODER_IMAGE};
 }
 
 AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols, AttnMatrix *heads,
                                  AttnMatrix *self)
 {
     const AttnDims ad = model_attn_dims(&ws->dims);
-    AlignExtras x = {heads, ad.heads > 1 ? ad.heads : 0, self, ws->dims.sa_layers, NULL, 0, 0};
+    AlignExtras x = {heads, ad.heads > 1 ? ad.heads : 0, self, ws->dims.sa_layers, NULL, 0, 0, NULL};
     if (ws->hard.mode != CONTEXT_SOFT && ws->chosen) { /* chosen (T, B, H) */
         x.chosen = ws->chosen + (size_t)b * ad.heads;
         x.n_chosen = ad.heads;
@@ -132,11 +138,12 @@ AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols,
     const long SB = (long)ws->S * ws->B;
     /* alpha_heads (T, H, S*B): head h of step i is block i * H + h */
     for (int h = 0; h < x.n_heads; h++)
-        heads[h] = (AttnMatrix){ws->alpha_heads + h * SB + b, rows, cols, x.n_heads * SB, ws->B};
+        heads[h] = (AttnMatrix){ws->alpha_heads + h * SB + b, rows, cols, x.n_heads * SB, ws->B,
+                                ws->dims.encoder == ENCODER_IMAGE};
     /* each layer's head mean (B, S, S) */
     for (int l = 0; l < x.n_self; l++)
         self[l] = (AttnMatrix){model_self_weights(ws, l) + (size_t)b * ws->S * ws->S, cols, cols,
-                               ws->S, 1};
+                               ws->S, 1, ws->dims.encoder == ENCODER_IMAGE};
     return x;
 }
 

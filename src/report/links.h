@@ -16,11 +16,14 @@
 #include "report/metrics.h"
 
 /* The weights of one sentence: rows (target tokens, </s> included) of cols (source
- * tokens, </s> included) values; weight(i, j) = w[i * row_stride + j * col_stride]. */
+ * tokens, </s> included) values; weight(i, j) = w[i * row_stride + j * col_stride]. With
+ * grid set, the columns are an image's grid cells, every one of them real (no source
+ * </s> to leave out of links). */
 typedef struct {
     const float *w;
     int rows, cols;
     long row_stride, col_stride;
+    int grid;
 } AttnMatrix;
 
 static inline float attn_at(const AttnMatrix *m, int i, int j)
@@ -28,9 +31,9 @@ static inline float attn_at(const AttnMatrix *m, int i, int j)
     return m->w[(long)i * m->row_stride + (long)j * m->col_stride];
 }
 
-/* Hard links of m: for every target word (the </s> row excluded), the source word it
- * attends to most, or with threshold > 0 every source word above it; links to the
- * source </s> are left out. Returns the number of links written (at most cap). */
+/* Hard links of m: for every target word (the </s> row excluded), the source word (or
+ * grid cell) it attends to most, or with threshold > 0 every source word above it; links
+ * to the source </s> are left out. Returns the number of links written (at most cap). */
 int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap);
 
 /* Sum over the rows of m of the entropy (in nats) of the row's distribution. */
@@ -49,6 +52,7 @@ typedef struct {
     const int *chosen;
     int n_chosen;
     long chosen_stride;
+    const char *image;       /* an image model's record: its picture's path ("image") */
 } AlignExtras;
 
 /* Sentence b's alignment (rows target tokens, cols source tokens) after a teacher-
@@ -64,8 +68,8 @@ AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols,
  * --out-alignments`). src and tgt are the tokens, with "</s>" as the last of each. An
  * epoch < 0 is none, and leaves the key out: outside training there is no epoch to tell
  * (the step is then the model's). extra (may be NULL) adds "heads": [H x T x S] when it
- * has more than one head, "self": [L x S x S] when it has layers and "chosen": [T x H]
- * when it has chosen positions. Returns 0, or -1 on
+ * has more than one head, "self": [L x S x S] when it has layers, "chosen": [T x H]
+ * when it has chosen positions and "image": the picture's path for an image model. Returns 0, or -1 on
  * a write error. */
 int align_write_json(FILE *f, long step, double epoch, long id, const char *const *src,
                      const char *const *tgt, const AttnMatrix *m, const AlignExtras *extra);

@@ -144,7 +144,8 @@ void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *go
         long SB = (long)e->batch.src_steps * count;
         for (int k = 0; k < count; k++) {
             int pair = e->order[first + k];
-            AttnMatrix m = {e->ws.alpha + k, e->batch.tgt_len[k], e->batch.src_len[k], SB, count};
+            AttnMatrix m = {e->ws.alpha + k, e->batch.tgt_len[k], e->batch.src_len[k], SB, count,
+                            e->ws.dims.encoder == ENCODER_IMAGE};
             int n = align_hard_links(&m, 0, links, c->max_tgt_len + 1);
             if (gold)
                 aer_add(aer, links, n, gold->links + gold->start[pair], gold->count[pair]);

@@ -88,7 +88,7 @@ START_TEST(hard_links_skip_the_end_of_sentence)
     const float w[3 * 4] = {0.1f, 0.7f, 0.1f, 0.1f,   /* -> source 1 */
                             0.1f, 0.1f, 0.2f, 0.6f,   /* -> </s>: no link */
                             0.9f, 0.0f, 0.0f, 0.1f};  /* the </s> row: no link */
-    AttnMatrix m = {w, 3, 4, 4, 1};
+    AttnMatrix m = {w, 3, 4, 4, 1, 0};
     Link l[16];
     ck_assert_int_eq(align_hard_links(&m, 0, l, 16), 1);
     ck_assert(l[0].j == 1 && l[0].i == 0);
@@ -99,6 +99,12 @@ START_TEST(hard_links_skip_the_end_of_sentence)
     for (int k = 0; k < 12; k++)
         h -= w[k] > 0 ? w[k] * log(w[k]) : 0;
     ck_assert_double_eq_tol(align_entropy_sum(&m), h, 1e-6);
+    /* an image's grid: the last column is a cell like the others, and links to it count */
+    m.grid = 1;
+    ck_assert_int_eq(align_hard_links(&m, 0, l, 16), 2);
+    ck_assert(l[1].j == 3 && l[1].i == 1);
+    ck_assert_int_eq(align_hard_links(&m, 0.15f, l, 16), 3); /* and 1-3 (0.6) */
+    ck_assert(l[2].j == 3 && l[2].i == 1);
 }
 END_TEST
 
@@ -117,7 +123,7 @@ START_TEST(alignments_jsonl_round_trips_and_rows_sum_to_one)
         for (int j = 0; j < 4; j++)
             w[(i * 4 + j) * 2 + 1] /= sum;
     }
-    AttnMatrix m = {w + 1, 3, 4, 8, 2};
+    AttnMatrix m = {w + 1, 3, 4, 8, 2, 0};
     const char *src[] = {"le", "\"quoted\"", "a\\b", "</s>"}, *tgt[] = {"x", "é", "</s>"};
     ck_assert_int_eq(align_write_json(f, 7, 1.5, 42, src, tgt, &m, NULL), 0);
     ck_assert_int_eq(align_write_json(f, 9, 2.0, 42, src, tgt, &m, NULL), 0);
@@ -158,12 +164,12 @@ START_TEST(alignments_jsonl_keeps_heads_and_self_attention)
         for (int j = 0; j < 3; j++)
             mean[i][j] = (h[0][i][j] + h[1][i][j]) / 2;
     const float self[3][3] = {{0.75f, 0.25f, 0}, {0, 1, 0}, {0.5f, 0, 0.5f}};
-    AttnMatrix m = {&mean[0][0], 2, 3, 3, 1};
-    AttnMatrix heads[2] = {{&h[0][0][0], 2, 3, 3, 1}, {&h[1][0][0], 2, 3, 3, 1}};
-    AttnMatrix layers[1] = {{&self[0][0], 3, 3, 3, 1}};
+    AttnMatrix m = {&mean[0][0], 2, 3, 3, 1, 0};
+    AttnMatrix heads[2] = {{&h[0][0][0], 2, 3, 3, 1, 0}, {&h[1][0][0], 2, 3, 3, 1, 0}};
+    AttnMatrix layers[1] = {{&self[0][0], 3, 3, 3, 1, 0}};
     /* and the positions each head chose, as a hard-attention pass writes them */
     const int chosen[2][2] = {{0, 2}, {1, 2}};
-    AlignExtras extra = {heads, 2, layers, 1, &chosen[0][0], 2, 2};
+    AlignExtras extra = {heads, 2, layers, 1, &chosen[0][0], 2, 2, NULL};
     const char *src[] = {"a", "b", "</s>"}, *tgt[] = {"x", "</s>"};
     FILE *f = fopen(path, "w");
     ck_assert_int_eq(align_write_json(f, 3, -1, 5, src, tgt, &m, &extra), 0);
@@ -416,7 +422,7 @@ static void write_hostile_jsonl(const char *path, int more_steps)
 {
     FILE *f = fopen(path, "w");
     ck_assert(f != NULL);
-    AttnMatrix m = {HOSTILE_W, 3, 3, 3, 1};
+    AttnMatrix m = {HOSTILE_W, 3, 3, 3, 1, 0};
     for (int step = 7; step <= 7 + more_steps; step++)
         ck_assert_int_eq(align_write_json(f, step, 0.5, 3, (const char *const *)HOSTILE_SRC,
                                           (const char *const *)HOSTILE_TGT, &m, NULL), 0);
