@@ -10,12 +10,14 @@
 #include "cli/command.h"
 #include "data/corpus.h"
 #include "model/model.h"
+#include "data/ground.h"
+#include "report/grounding.h"
 #include "report/links.h"
 #include "train/checkpoint.h"
 
 static const char ALIGN_USAGE[] =
-    "usage: s2s align --model CKPT --src FILE --tgt FILE [--gold FILE] [--out FILE]\n"
-    "                 [--threshold P] [--attention-mode auto|soft|argmax]\n"
+    "usage: s2s align --model CKPT --src FILE --tgt FILE [--gold FILE | --ground FILE]\n"
+    "                 [--out FILE] [--threshold P] [--attention-mode auto|soft|argmax]\n"
     "\n"
     "Runs the model over the given sentence pairs with teacher forcing and reads its\n"
     "attention as a word alignment. stdout: one line per pair, Pharaoh links j-i (0-based\n"
@@ -24,6 +26,12 @@ static const char ALIGN_USAGE[] =
     "--out FILE writes the attention matrices as JSONL (the format of alignments.jsonl).\n"
     "--gold FILE (links j-i sure, j?i possible; one line per line of the corpus files)\n"
     "prints AER, precision and recall on stderr.\n"
+    "An image model's --src lists pictures (paths relative to that file); its sources are\n"
+    "the cells of a grid over the picture, numbered row by row from 0. --ground FILE (per\n"
+    "caption word `-` or its box x0,y0,x1,y1 in the picture) prints on stderr\n"
+    "attention_correctness: pointing=P mass=M words=N (Liu et al. 2017): the share of the\n"
+    "words naming a box whose most attended cell is one of the box's, and their mean\n"
+    "weight on those cells.\n"
     "--attention-mode: the contexts of the pass (default: the model's\n"
     "translate.attention_mode; auto is argmax for a model trained with hard attention,\n"
     "whose records then carry the positions each head chose, \"chosen\").\n"
@@ -33,7 +41,7 @@ static const char ALIGN_USAGE[] =
 enum { ALIGN_BATCH = 32 };
 
 typedef struct {
-    const char *model, *src, *tgt, *gold, *out;
+    const char *model, *src, *tgt, *gold, *ground, *out;
     float threshold; /* 0: the argmax of each row */
     int attention_mode; /* a ConfigDecodeMode, -1: the model's translate.attention_mode */
 } AlignOptions;
@@ -41,10 +49,10 @@ typedef struct {
 /* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
 static int parse_options(AlignOptions *o, int argc, char **argv)
 {
-    enum { HELP, MODEL, SRC, TGT, GOLD, OUT, THRESHOLD, MODE };
+    enum { HELP, MODEL, SRC, TGT, GOLD, GROUND, OUT, THRESHOLD, MODE };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [MODEL] = {"--model", 1}, [SRC] = {"--src", 1},
-        [TGT] = {"--tgt", 1}, [GOLD] = {"--gold", 1}, [OUT] = {"--out", 1},
+        [TGT] = {"--tgt", 1}, [GOLD] = {"--gold", 1}, [GROUND] = {"--ground", 1}, [OUT] = {"--out", 1},
         [THRESHOLD] = {"--threshold", 1}, [MODE] = {"--attention-mode", 1}, {NULL, 0}};
     *o = (AlignOptions){.attention_mode = -1};
     for (int a = 0; a < argc; a++) {
@@ -70,6 +78,9 @@ static int parse_options(AlignOptions *o, int argc, char **argv)
         case GOLD:
             o->gold = value;
             break;
+        case GROUND:
+            o->ground = value;
+            break;
         case OUT:
             o->out = value;
             break;
@@ -89,17 +100,43 @@ static int parse_options(AlignOptions *o, int argc, char **argv)
     return -1;
 }
 
+/* What the pass is scored against: gold links (AER) or, for an image model, the caption
+ * words' boxes (attention correctness); either may be NULL. */
+typedef struct {
+    const GoldAlignments *gold;
+    AerCounts aer;
+    const GroundFile *ground;
+    GroundingCounts grounding;
+} AlignScores;
+
+/* The names of an image model's S grid cells, "0" to "S-1", into names (S), their text
+ * in text (S * 12 bytes). */
+static void grid_cell_names(const char **names, char *text, int S)
+{
+    for (int j = 0; j < S; j++) {
+        snprintf(text + (size_t)j * 12, 12, "%d", j);
+        names[j] = text + (size_t)j * 12;
+    }
+}
+
 /* Every pair of c through the model, ALIGN_BATCH at a time: its links on stdout (an
- * empty line for each line the corpus skipped), added to aer against gold (if any),
- * and its matrix to out (if any). */
-static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignments *gold,
-                         float threshold, int argmax, FILE *out, AerCounts *aer)
+ * empty line for each line the corpus skipped), scored into sc, and its matrix to out
+ * (if any). Returns 0, or -1 with err set (a picture that no longer decodes). */
+static int align_corpus(const Checkpoint *ck, const Corpus *c, AlignScores *sc, float threshold,
+                        int argmax, FILE *out, Error *err)
 {
     Workspace ws;
     Batch bt;
-    model_workspace_init(&ws, &ck->dims, ALIGN_BATCH, c->max_src_len + 1, c->max_tgt_len + 1, 0);
+    const int S = c->max_src_len + 1, picture = c->pics.n > 0;
+    model_workspace_init(&ws, &ck->dims, ALIGN_BATCH, S, c->max_tgt_len + 1, 0);
     model_set_argmax(&ws, argmax);
-    batch_init(&bt, ALIGN_BATCH, c->max_src_len + 1, c->max_tgt_len + 1);
+    batch_init(&bt, ALIGN_BATCH, S, c->max_tgt_len + 1);
+    if (picture)
+        batch_init_pictures(&bt, c->pics.size);
+    const char **cell = xmalloc_array((size_t)S, sizeof(char *));
+    char *cell_text = xmalloc((size_t)S * 12);
+    grid_cell_names(cell, cell_text, S);
+    int rc = 0;
     int max_links = (c->max_src_len + 1) * (c->max_tgt_len + 1);
     Link *links = xmalloc_array((size_t)max_links, sizeof(Link));
     char *text = xmalloc((size_t)max_links * 16 + 1);
@@ -107,9 +144,10 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
     const char **tw = xmalloc_array((size_t)c->max_tgt_len + 1, sizeof(char *));
     long next_line = 1; /* empty pairs were skipped: they get empty lines */
     AttnMatrix heads[ATTN_MAX_HEADS], self[SA_MAX_LAYERS];
-    for (int first = 0; first < c->n; first += ALIGN_BATCH) {
+    for (int first = 0; first < c->n && rc == 0; first += ALIGN_BATCH) {
         int count = c->n - first < ALIGN_BATCH ? c->n - first : ALIGN_BATCH;
-        corpus_batch(c, NULL, first, count, 1, &bt, NULL);
+        if ((rc = corpus_batch(c, NULL, first, count, 1, &bt, err)) < 0)
+            break;
         model_forward(&ws, &ck->params, &bt);
         for (int k = 0; k < count; k++) {
             int pair = first + k;
@@ -120,14 +158,23 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
             int n = align_hard_links(&m, threshold, links, max_links);
             align_format_links(links, n, text, (size_t)max_links * 16 + 1);
             puts(text);
-            if (gold)
-                aer_add(aer, links, n, gold->links + gold->start[pair], gold->count[pair]);
+            if (sc->gold)
+                aer_add(&sc->aer, links, n, sc->gold->links + sc->gold->start[pair],
+                        sc->gold->count[pair]);
+            if (sc->ground) {
+                int n_boxes;
+                const GroundBox *boxes = ground_line(sc->ground, c->line_no[pair], &n_boxes);
+                grounding_add(&sc->grounding, m.w, m.row_stride, m.col_stride,
+                              ck->dims.image_size >> ck->dims.conv_layers, boxes, n_boxes,
+                              c->pics.orig[pair]);
+            }
             if (out) {
                 for (int j = 0; j < m.cols; j++)
-                    sw[j] = vocab_word(&ck->src_vocab, bt.src[j * count + k]);
+                    sw[j] = picture ? cell[j] : vocab_word(&ck->src_vocab, bt.src[j * count + k]);
                 for (int i = 0; i < m.rows; i++)
                     tw[i] = vocab_word(&ck->tgt_vocab, bt.tgt_out[i * count + k]);
-                const AlignExtras extra = align_extras_of_pass(&ws, k, m.rows, m.cols, heads, self);
+                AlignExtras extra = align_extras_of_pass(&ws, k, m.rows, m.cols, heads, self);
+                extra.image = picture ? c->pics.paths[pair] : NULL;
                 if (align_write_json(out, ck->step, -1, c->line_no[pair], sw, tw, &m, &extra) < 0)
                     out = NULL; /* the error stays on the stream: reported at its close */
             }
@@ -137,8 +184,11 @@ static void align_corpus(const Checkpoint *ck, const Corpus *c, const GoldAlignm
     free(text);
     free(sw);
     free(tw);
+    free(cell);
+    free(cell_text);
     model_workspace_free(&ws);
     batch_free(&bt);
+    return rc;
 }
 
 int cmd_align(int argc, char **argv)
@@ -150,6 +200,7 @@ int cmd_align(int argc, char **argv)
     Checkpoint ck;
     Corpus c;
     GoldAlignments gold = {0};
+    GroundFile ground = {0};
     FILE *out = NULL;
     Error err;
     int stdout_said = 0;
@@ -162,21 +213,39 @@ int cmd_align(int argc, char **argv)
                   "alignments", o.model);
         goto done;
     }
+    const int picture = ck.dims.encoder == ENCODER_IMAGE;
+    if ((o.gold && picture) || (o.ground && !picture)) {
+        error_set(&err, "%s: the model `%s` reads %s", o.gold ? "--gold" : "--ground", o.model,
+                  picture ? "pictures: score its attention with --ground" : "words: --ground is for "
+                  "an image model");
+        goto done;
+    }
+    const int G = ck.dims.image_size >> ck.dims.conv_layers;
     CorpusSpec spec = {.src_path = o.src, .tgt_path = o.tgt, .level = ck.config.data.level,
                        .lowercase = ck.config.data.lowercase, .max_length = 0,
-                       .max_line_bytes = ck.config.data.max_line_bytes};
+                       .max_line_bytes = ck.config.data.max_line_bytes, .pictures = picture,
+                       .picture_size = ck.dims.image_size,
+                       .picture_resize = ck.config.data.image_resize, .picture_cells = G * G,
+                       .cache_bytes = PICTURES_CACHE_BYTES};
     if (corpus_read(&c, &spec, &ck.src_vocab, &ck.tgt_vocab, 0, "alignment", &err) < 0)
         goto done;
+    memcpy(c.mean, ck.picture_mean, sizeof c.mean); /* what the model was trained on */
     if (o.gold && gold_read(&gold, o.gold, &c, (size_t)ck.config.data.max_line_bytes, &err) < 0)
+        goto done;
+    if (o.ground && (ground_read(&ground, o.ground, (size_t)ck.config.data.max_line_bytes, &err) < 0 ||
+                     ground_check_corpus(&ground, o.ground, &c, &err) < 0))
         goto done;
     if (o.out && !(out = fopen(o.out, "w"))) {
         error_errno(&err, "cannot write", o.out);
         rc = EXIT_IO;
         goto done;
     }
-    AerCounts aer = {0};
-    align_corpus(&ck, &c, o.gold ? &gold : NULL, o.threshold,
-                 config_decodes_argmax(&ck.config, o.attention_mode), out, &aer);
+    AlignScores sc = {.gold = o.gold ? &gold : NULL, .ground = o.ground ? &ground : NULL};
+    if (align_corpus(&ck, &c, &sc, o.threshold, config_decodes_argmax(&ck.config, o.attention_mode),
+                     out, &err) < 0) {
+        rc = EXIT_FAILED;
+        goto done;
+    }
     if (out && (ferror(out) || fclose(out) != 0)) {
         out = NULL;
         error_errno(&err, "cannot write", o.out);
@@ -184,16 +253,23 @@ int cmd_align(int argc, char **argv)
         goto done;
     }
     out = NULL;
+    const AerCounts *aer = &sc.aer;
     if (o.gold)
         fprintf(stderr, "AER = %.4f (precision %.4f, recall %.4f; %d pair%s, %ld link%s, %ld sure "
-                "gold link%s)\n", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer), c.n,
-                plural(c.n), aer.hyp, plural(aer.hyp), aer.sure, plural(aer.sure));
+                "gold link%s)\n", aer_rate(aer), aer_precision(aer), aer_recall(aer), c.n,
+                plural(c.n), aer->hyp, plural(aer->hyp), aer->sure, plural(aer->sure));
+    if (o.ground) {
+        char line[160];
+        grounding_format(&sc.grounding, line, sizeof line);
+        fprintf(stderr, "%s\n", line);
+    }
     rc = cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
     stdout_said = rc != EXIT_OK; /* cmd_flush_stdout printed the message */
 done:
     if (out)
         fclose(out);
     gold_free(&gold);
+    ground_free(&ground);
     corpus_free(&c);
     checkpoint_free(&ck);
     return rc == EXIT_OK || stdout_said ? rc : cmd_error(&err, rc);

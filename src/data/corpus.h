@@ -40,7 +40,7 @@ typedef struct {
     long overlong_line; /* skipped: a line over max_line_bytes */
 } CorpusCounts;
 
-typedef struct {
+typedef struct Corpus {
     int n;                        /* pairs kept */
     int *src_start, *src_len;     /* pair k's source ids: ids[src_start[k] ...] */
     int *tgt_start, *tgt_len;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "data/corpus.h"
 #include "text/termtext.h"
 #include "text/textfile.h"
 
@@ -155,6 +156,21 @@ int ground_check_line(const GroundBox *boxes, int n_boxes, int n_words, ImageSiz
         if (ground_names(b) && (b->x1 > orig.width || b->y1 > orig.height))
             return error_at(err, path, line, 0, "field %d: box %d,%d,%d,%d outside the %d x %d "
                             "image", k + 1, b->x0, b->y0, b->x1, b->y1, orig.width, orig.height);
+    }
+    return 0;
+}
+
+int ground_check_corpus(const GroundFile *g, const char *path, const Corpus *c, Error *err)
+{
+    for (int k = 0; k < c->n; k++) {
+        const long line = c->line_no[k];
+        if (line > g->n_lines)
+            return error_set(err, "%s: %ld line%s, and the captions' file has a caption on line "
+                             "%ld", path, g->n_lines, g->n_lines == 1 ? "" : "s", line);
+        int n;
+        const GroundBox *boxes = ground_line(g, line, &n);
+        if (ground_check_line(boxes, n, c->tgt_len[k], c->pics.orig[k], path, line, err) < 0)
+            return -1;
     }
     return 0;
 }

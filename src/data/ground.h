@@ -57,4 +57,18 @@ void ground_free(GroundFile *g);
 int ground_check_line(const GroundBox *boxes, int n_boxes, int n_words, ImageSize orig,
                       const char *path, long line, Error *err);
 
+/* Checks g (read from path) against an image corpus c, whose pair k came from line
+ * c->line_no[k]: that line must be in g ("PATH: N lines, and the captions' file has a
+ * caption on line L") and pass ground_check_line with the pair's caption and picture.
+ * Returns 0, or -1 with err set. */
+struct Corpus;
+int ground_check_corpus(const GroundFile *g, const char *path, const struct Corpus *c,
+                        Error *err);
+/* The boxes of line line_no (1-based) of g, count of them into *count. */
+static inline const GroundBox *ground_line(const GroundFile *g, long line_no, int *count)
+{
+    *count = g->count[line_no - 1];
+    return g->boxes + g->start[line_no - 1];
+}
+
 #endif

@@ -52,8 +52,8 @@ int grounding_cells(unsigned char *cells, int G, GroundBox box, ImageSize orig)
     return count;
 }
 
-void grounding_add(GroundingCounts *c, const float *alpha, long row_stride, int G,
-                   const GroundBox *boxes, int n_words, ImageSize orig)
+void grounding_add(GroundingCounts *c, const float *alpha, long row_stride, long col_stride,
+                   int G, const GroundBox *boxes, int n_words, ImageSize orig)
 {
     if (G <= 0)
         return;
@@ -67,10 +67,10 @@ void grounding_add(GroundingCounts *c, const float *alpha, long row_stride, int 
         int most = 0;
         double mass = 0;
         for (int k = 0; k < n; k++) {
-            if (row[k] > row[most])
+            if (row[k * col_stride] > row[most * col_stride])
                 most = k;
             if (cells[k])
-                mass += row[k];
+                mass += row[k * col_stride];
         }
         c->words++;
         c->hits += cells[most];

@@ -33,9 +33,9 @@ typedef struct {
 } GroundingCounts;
 
 /* Adds one caption of n_words words (</s> excluded): word i's box boxes[i] and its
- * attention alpha[i * row_stride + cell], cell 0 .. G * G - 1. */
-void grounding_add(GroundingCounts *c, const float *alpha, long row_stride, int G,
-                   const GroundBox *boxes, int n_words, ImageSize orig);
+ * attention alpha[i * row_stride + cell * col_stride], cell 0 .. G * G - 1. */
+void grounding_add(GroundingCounts *c, const float *alpha, long row_stride, long col_stride,
+                   int G, const GroundBox *boxes, int n_words, ImageSize orig);
 
 /* pointing = hits / words and mass = mass / words. Returns words; with none, 0 and both
  * scores 0 (not NaN). */

@@ -646,7 +646,7 @@ static void check_ground_cells(const GroundBox *boxes, int n, int G, ImageSize o
         mass += (double)count / (G * G);
     }
     GroundingCounts c = {0};
-    grounding_add(&c, uniform, 0, G, boxes, n, orig); /* stride 0: every row the same */
+    grounding_add(&c, uniform, 0, 1, G, boxes, n, orig); /* stride 0: every row the same */
     require(c.words == named && c.hits == hits, "pointing over uniform attention", NULL);
     require(fabs(c.mass - mass) <= 1e-5 * (1 + mass), "mass over uniform attention", NULL);
 }

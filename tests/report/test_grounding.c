@@ -112,7 +112,7 @@ START_TEST(pointing_and_mass_over_hand_made_rows)
         0.25f, 0.25f, 0.25f, 0.25f, 9,      /* a tie: the first cell, 0, a hit; mass 0.25 */
     };
     GroundingCounts c = {0};
-    grounding_add(&c, alpha, 5, 2, boxes, 4, size);
+    grounding_add(&c, alpha, 5, 1, 2, boxes, 4, size);
     ck_assert_int_eq(c.words, 3);
     ck_assert_int_eq(c.hits, 2);
     ck_assert_double_eq(c.mass, 1.25);
@@ -123,7 +123,7 @@ START_TEST(pointing_and_mass_over_hand_made_rows)
         0.125f, 0.125f, 0.25f, 0.5f, /* cell 3: a hit; mass 0.5 */
         0.125f, 0.75f, 0.0625f, 0.0625f, /* cells 0 and 1, most on 1: a hit; mass 0.875 */
     };
-    grounding_add(&c, beta, 4, 2, more, 2, size);
+    grounding_add(&c, beta, 4, 1, 2, more, 2, size);
     ck_assert_int_eq(c.words, 5);
     ck_assert_int_eq(c.hits, 4);
     ck_assert_double_eq(c.mass, 2.625);
@@ -135,8 +135,8 @@ START_TEST(pointing_and_mass_over_hand_made_rows)
     grounding_format(&c, line, sizeof line);
     ck_assert_str_eq(line, "attention_correctness: pointing=0.8000 mass=0.5250 words=5");
     /* a caption whose words name nothing adds nothing; nor does a caption of no word */
-    grounding_add(&c, alpha, 5, 2, boxes, 1, size);
-    grounding_add(&c, alpha, 5, 2, boxes, 0, size);
+    grounding_add(&c, alpha, 5, 1, 2, boxes, 1, size);
+    grounding_add(&c, alpha, 5, 1, 2, boxes, 0, size);
     ck_assert_int_eq(c.words, 5);
     ck_assert_int_eq(c.hits, 4);
 }
@@ -147,7 +147,7 @@ START_TEST(no_grounded_word_gives_no_score_and_says_so)
     GroundingCounts c = {0};
     const GroundBox none[2] = {{GROUND_NONE, 0, 0, 0}, {GROUND_NONE, 0, 0, 0}};
     const float alpha[2 * 4] = {1, 0, 0, 0, 0, 0, 0, 1};
-    grounding_add(&c, alpha, 4, 2, none, 2, (ImageSize){32, 32});
+    grounding_add(&c, alpha, 4, 1, 2, none, 2, (ImageSize){32, 32});
     double pointing = -1, mass = -1;
     ck_assert_int_eq(grounding_scores(&c, &pointing, &mass), 0);
     ck_assert(pointing == 0 && mass == 0); /* not NaN */
