@@ -102,7 +102,7 @@ static void log_attention_scores(Trainer *t, double epoch)
 {
     AerCounts aer;
     double entropy;
-    evaluate_alignments(&t->eval, &t->P, t->has_gold ? &t->gold : NULL, &aer, &entropy);
+    evaluate_alignments(&t->eval, &t->P, t->has_gold ? &t->gold : NULL, NULL, &aer, NULL, &entropy);
     char json[512];
     if (t->has_gold) {
         rundir_log(&t->run, "alignments step=%ld aer=%.4f precision=%.4f recall=%.4f "
@@ -136,12 +136,14 @@ int dump_alignments(Trainer *t, Error *err)
     for (int k = 0; k < n && rc == 0; k++) {
         int pair = t->probes[k];
         int ns = b->src_len[k], nt = b->tgt_len[k];
-        for (int j = 0; j < ns; j++)
-            src_words[j] = vocab_word(&t->src_vocab, b->src[j * b->batch_size + k]);
+        for (int j = 0; j < ns; j++) /* an image's cells by number */
+            src_words[j] = v->pics.n ? t->cell_names[j]
+                                     : vocab_word(&t->src_vocab, b->src[j * b->batch_size + k]);
         for (int i = 0; i < nt; i++)
             tgt_words[i] = vocab_word(&t->tgt_vocab, b->tgt_out[i * b->batch_size + k]);
         const AttnMatrix m = align_of_pass(&t->probe_ws, k, nt, ns);
-        const AlignExtras extra = align_extras_of_pass(&t->probe_ws, k, nt, ns, heads, self);
+        AlignExtras extra = align_extras_of_pass(&t->probe_ws, k, nt, ns, heads, self);
+        extra.image = v->pics.n ? v->pics.paths[pair] : NULL;
         rc = append_record(t, v->line_no[pair], epoch, src_words, tgt_words, &m, &extra, err);
     }
     free(src_words);

@@ -130,10 +130,14 @@ int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel l
 }
 
 void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *gold,
-                         AerCounts *aer, double *mean_entropy)
+                         const GroundFile *ground, AerCounts *aer, GroundingCounts *grounding,
+                         double *mean_entropy)
 {
     const Corpus *c = e->corpus;
+    const Dims *d = &e->ws.dims;
     memset(aer, 0, sizeof *aer);
+    if (grounding)
+        memset(grounding, 0, sizeof *grounding);
     double entropy = 0;
     long rows = 0;
     Link *links = xmalloc_array((size_t)(c->max_tgt_len + 1), sizeof(Link));
@@ -149,6 +153,12 @@ void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *go
             int n = align_hard_links(&m, 0, links, c->max_tgt_len + 1);
             if (gold)
                 aer_add(aer, links, n, gold->links + gold->start[pair], gold->count[pair]);
+            if (ground) {
+                int n_boxes;
+                const GroundBox *boxes = ground_line(ground, c->line_no[pair], &n_boxes);
+                grounding_add(grounding, m.w, m.row_stride, m.col_stride,
+                              d->image_size >> d->conv_layers, boxes, n_boxes, c->pics.orig[pair]);
+            }
             entropy += align_entropy_sum(&m);
             rows += m.rows;
         }
@@ -188,6 +198,19 @@ int validate_and_save(Trainer *t, Error *err)
     /* not interrupted: a signal waits for the validation (its step's last work) */
     evaluate(&t->eval, &t->P, &t->tgt_vocab, level, cfg->translate.detokenize,
              cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s, NULL);
+    /* where the attention looks, against the captions' boxes */
+    char ground_text[96] = "", ground_json[96] = "";
+    if (t->has_ground) {
+        AerCounts aer;
+        GroundingCounts g;
+        double entropy, pointing, mass;
+        evaluate_alignments(&t->eval, &t->P, NULL, &t->ground, &aer, &g, &entropy);
+        grounding_scores(&g, &pointing, &mass);
+        snprintf(ground_text, sizeof ground_text, " valid_pointing=%.4f valid_mass=%.4f", pointing,
+                 mass);
+        snprintf(ground_json, sizeof ground_json, ",\"valid_pointing\":%.6f,\"valid_mass\":%.6f",
+                 pointing, mass);
+    }
     double seconds = now_seconds() - t0;
     t->prog.validated_step = t->prog.step;
     t->prog.validations++;
@@ -207,14 +230,14 @@ int validate_and_save(Trainer *t, Error *err)
     if (improved && save_checkpoint(t, "best.ckpt", err) < 0)
         return -1;
     rundir_log(&t->run, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
-               "valid_exact=%.2f time=%.1fs%s", t->prog.step, s.loss, s.ppl, s.bleu, s.exact,
-               seconds, improved ? " (best so far: saved best.ckpt)" : "");
+               "valid_exact=%.2f%s time=%.1fs%s", t->prog.step, s.loss, s.ppl, s.bleu, s.exact,
+               ground_text, seconds, improved ? " (best so far: saved best.ckpt)" : "");
     if (!improved)
         decay_on_plateau(t);
     char json[512], next_lr[32];
     snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"valid_loss\":%.6g,\"valid_ppl\":%.6g,"
-             "\"valid_bleu\":%.4f,\"valid_exact\":%.4f,\"lr\":%s,\"best\":%s}", t->prog.step,
-             epochs_progress(&t->batcher), s.loss, s.ppl, s.bleu, s.exact,
+             "\"valid_bleu\":%.4f,\"valid_exact\":%.4f%s,\"lr\":%s,\"best\":%s}", t->prog.step,
+             epochs_progress(&t->batcher), s.loss, s.ppl, s.bleu, s.exact, ground_json,
              number_digits(next_lr, sizeof next_lr, learning_rate_at(t, t->prog.step + 1), 6),
              improved ? "true" : "false");
     rundir_metrics(&t->run, json);
@@ -235,11 +258,25 @@ static void test_aer_fields(Trainer *t, Evaluator *e, const Params *P, char *tex
 {
     AerCounts aer;
     double entropy;
-    evaluate_alignments(e, P, &t->test_gold, &aer, &entropy);
+    evaluate_alignments(e, P, &t->test_gold, NULL, &aer, NULL, &entropy);
     snprintf(text, text_size, " test_aer=%.4f (precision %.4f, recall %.4f)",
              aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
     snprintf(json, json_size, ",\"test_aer\":%.6f,\"test_aer_precision\":%.6f,"
              "\"test_aer_recall\":%.6f", aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
+}
+
+/* The test set's attention correctness against its boxes (P's attention), for the log
+ * line (text) and the metrics record (json). */
+static void test_grounding_fields(Trainer *t, Evaluator *e, const Params *P, char *text,
+                                  size_t text_size, char *json, size_t json_size)
+{
+    AerCounts aer;
+    GroundingCounts g;
+    double entropy, pointing, mass;
+    evaluate_alignments(e, P, NULL, &t->test_ground, &aer, &g, &entropy);
+    grounding_scores(&g, &pointing, &mass);
+    snprintf(text, text_size, " test_pointing=%.4f test_mass=%.4f", pointing, mass);
+    snprintf(json, json_size, ",\"test_pointing\":%.6f,\"test_mass\":%.6f", pointing, mass);
 }
 
 /* The lines, each with its newline, as the whole of the file at path (atomicfile.h). */
@@ -288,6 +325,8 @@ int translate_test_set(Trainer *t, Error *err)
     char aer_text[160] = "", aer_json[160] = "";
     if (t->has_test_gold && model_has_alignments(&t->dims))
         test_aer_fields(t, &e, P, aer_text, sizeof aer_text, aer_json, sizeof aer_json);
+    if (t->has_test_ground && model_has_alignments(&t->dims))
+        test_grounding_fields(t, &e, P, aer_text, sizeof aer_text, aer_json, sizeof aer_json);
     rundir_path(&t->run, "test.hyp", path, sizeof path);
     int rc = write_lines(path, e.hyps, t->test.n, err);
     evaluator_free(&e);

@@ -9,6 +9,8 @@
 #include "decode/decode.h"
 #include "model/batch.h"
 #include "model/model.h"
+#include "data/ground.h"
+#include "report/grounding.h"
 #include "report/links.h"
 #include "text/tokenize.h"
 
@@ -47,8 +49,11 @@ int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel l
              int (*stop)(void));
 
 /* Teacher-forced attention over the corpus: the hard (argmax) links' AER counts against
- * gold (skipped if gold is NULL), and the mean entropy of the attention rows (nats). */
+ * gold (skipped if gold is NULL), an image model's attention correctness against the
+ * caption words' boxes into grounding (skipped if ground is NULL), and the mean entropy
+ * of the attention rows (nats). */
 void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *gold,
-                         AerCounts *aer, double *mean_entropy);
+                         const GroundFile *ground, AerCounts *aer, GroundingCounts *grounding,
+                         double *mean_entropy);
 
 #endif

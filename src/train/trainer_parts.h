@@ -42,6 +42,10 @@ typedef struct {
     /* alignment dumps: the probe pairs of the validation set, and its gold links */
     GoldAlignments gold, test_gold; /* of the validation and the test pairs */
     int has_gold, has_test_gold, n_probes;
+    GroundFile ground, test_ground;  /* an image corpus's word boxes (validation, test) */
+    int has_ground, has_test_ground;
+    char **cell_names;     /* an image model's grid cells, "0" to "S-1" (the dumps' sources) */
+    int n_cell_names;
     int *probes;           /* pair index in t->valid of each probe */
     Workspace probe_ws;
     Batch probe_batch;

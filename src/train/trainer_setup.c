@@ -127,14 +127,15 @@ static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
 
 /* The files of a held-out set as the config names them ("" for none). */
 typedef struct {
-    const char *src, *tgt, *tsv, *align;
+    const char *src, *tgt, *tsv, *align, *ground;
 } HeldOutFiles;
 
 /* A held-out set (name: "validation" or "test", for messages) in the training
  * vocabularies, and its gold alignments if it has them (*has_gold then 1). Every
  * non-empty pair counts, however long. */
 static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpus *pairs,
-                         GoldAlignments *gold, int *has_gold, Error *err)
+                         GoldAlignments *gold, int *has_gold, GroundFile *ground,
+                         int *has_ground, Error *err)
 {
     const Config *cfg = t->cfg;
     /* kept whole: evaluation never decodes a picture again (corpus_batch) */
@@ -147,28 +148,52 @@ static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpu
             return -1;
         *has_gold = 1;
     }
+    if (pairs->pics.n && files.ground[0]) { /* the same for the word boxes */
+        if (ground_read(ground, files.ground, (size_t)cfg->data.max_line_bytes, err) < 0 ||
+            ground_check_corpus(ground, files.ground, pairs, err) < 0)
+            return -1;
+        *has_ground = 1;
+    }
     return 0;
+}
+
+/* An image model's training boxes are not scored, only checked: a bad file is found
+ * before training rather than when it is used elsewhere. */
+static int check_training_ground(Trainer *t, Error *err)
+{
+    const Config *cfg = t->cfg;
+    if (!t->train.pics.n || !cfg->data.train_ground[0])
+        return 0;
+    GroundFile g;
+    int rc = ground_read(&g, cfg->data.train_ground, (size_t)cfg->data.max_line_bytes, err);
+    if (rc == 0)
+        rc = ground_check_corpus(&g, cfg->data.train_ground, &t->train, err);
+    ground_free(&g);
+    return rc;
 }
 
 /* The training pairs, the validation and test pairs, their gold alignments, the probes. */
 static int read_data(Trainer *t, Checkpoint *ck, Error *err)
 {
     const Config *cfg = t->cfg;
-    if (read_training_pairs(t, ck, err) < 0)
+    if (read_training_pairs(t, ck, err) < 0 || check_training_ground(t, err) < 0)
         return -1;
     t->has_valid = cfg->data.valid_src[0] || cfg->data.valid_tsv[0];
     if (t->has_valid) {
         const HeldOutFiles files = {cfg->data.valid_src, cfg->data.valid_tgt,
-                                    cfg->data.valid_tsv, cfg->data.valid_align};
-        if (read_held_out(t, "validation", files, &t->valid, &t->gold, &t->has_gold, err) < 0 ||
+                                    cfg->data.valid_tsv, cfg->data.valid_align,
+                                    cfg->data.valid_ground};
+        if (read_held_out(t, "validation", files, &t->valid, &t->gold, &t->has_gold, &t->ground,
+                          &t->has_ground, err) < 0 ||
             choose_probes(t, err) < 0)
             return -1;
     }
     t->has_test = cfg->data.test_src[0] || cfg->data.test_tsv[0];
     if (t->has_test) {
         const HeldOutFiles files = {cfg->data.test_src, cfg->data.test_tgt, cfg->data.test_tsv,
-                                    cfg->data.test_align};
-        if (read_held_out(t, "test", files, &t->test, &t->test_gold, &t->has_test_gold, err) < 0)
+                                    cfg->data.test_align, cfg->data.test_ground};
+        if (read_held_out(t, "test", files, &t->test, &t->test_gold, &t->has_test_gold,
+                          &t->test_ground, &t->has_test_ground, err) < 0)
             return -1;
     }
     return 0;
@@ -217,8 +242,16 @@ static void init_probe_buffers(Trainer *t, int argmax)
     model_workspace_init(&t->probe_ws, &t->dims, t->n_probes, max_src + 1, max_tgt + 1, 0);
     model_set_argmax(&t->probe_ws, argmax);
     batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
-    if (t->valid.pics.n)
+    if (t->valid.pics.n) {
         batch_init_pictures(&t->probe_batch, t->valid.pics.size);
+        t->n_cell_names = max_src + 1;
+        t->cell_names = xmalloc_array((size_t)max_src + 1, sizeof(char *));
+        for (int j = 0; j <= max_src; j++) {
+            char name[16];
+            snprintf(name, sizeof name, "%d", j);
+            t->cell_names[j] = xstrdup(name);
+        }
+    }
 }
 
 /* The model, the optimizer and the progress, and every buffer that training, validation
@@ -277,6 +310,11 @@ void trainer_free(Trainer *t)
         evaluator_free(&t->eval);
     gold_free(&t->gold);
     gold_free(&t->test_gold);
+    ground_free(&t->ground);
+    ground_free(&t->test_ground);
+    for (int j = 0; j < t->n_cell_names; j++)
+        free(t->cell_names[j]);
+    free(t->cell_names);
     free(t->probes);
     model_workspace_free(&t->probe_ws);
     batch_free(&t->probe_batch);
