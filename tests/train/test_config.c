@@ -583,7 +583,7 @@ START_TEST(config_names_the_intended_key_for_a_typo_in_any_section)
         ck_assert_msg(seen[s], "no key of section %s", sections[s]);
     ck_assert_str_eq(parse("optimizer:\n  name: adam\n"),
                      "c.yaml:1:1: unknown key `optimizer` (did you mean `training.optimizer`?)");
-    ck_assert_str_eq(parse("decoder:\n  size: 8\n"), "c.yaml:1:1: unknown key `decoder`");
+    ck_assert_str_eq(parse("lexicon:\n  size: 8\n"), "c.yaml:1:1: unknown key `lexicon`");
     ck_assert_str_eq(parse("trainig:\n  seed: 1\n"), "c.yaml:1:1: unknown section `trainig` (did you mean `training`?)");
 }
 END_TEST
@@ -688,16 +688,20 @@ START_TEST(config_checks_every_range_at_both_ends)
         range_text(k, min, max, exclusive, range, sizeof range);
         const char *type = config_key_type(k);
         if (!strcmp(type, "list of integers")) {
-            char text[128], expected[300];
-            snprintf(text, sizeof text, "alignments:\n  lines: [%.0f, %.0f]\n", min, max);
+            /* "section:\n  leaf: [a, b]\n": the first value at column 2 + |leaf| + 4 */
+            const char *path = config_key_path(k), *leaf = strchr(path, '.') + 1;
+            const int section = (int)(leaf - 1 - path), col = 2 + (int)strlen(leaf) + 4;
+            char text[160], expected[300], first[32];
+            snprintf(text, sizeof text, "%.*s:\n  %s: [%.0f, %.0f]\n", section, path, leaf, min, max);
             ck_assert_str_eq(parse(text), "");
-            snprintf(text, sizeof text, "alignments:\n  lines: [%.0f]\n", min - 1);
-            snprintf(expected, sizeof expected, "c.yaml:2:11: %s: expected an integer from %.0f to "
-                     "%.0f, got \"%.0f\"", config_key_path(k), min, max, min - 1);
+            snprintf(text, sizeof text, "%.*s:\n  %s: [%.0f]\n", section, path, leaf, min - 1);
+            snprintf(expected, sizeof expected, "c.yaml:2:%d: %s: expected an integer from %.0f to "
+                     "%.0f, got \"%.0f\"", col, path, min, max, min - 1);
             ck_assert_str_eq(parse(text), expected);
-            snprintf(text, sizeof text, "alignments:\n  lines: [%.0f, %.0f]\n", min, max + 1);
-            snprintf(expected, sizeof expected, "c.yaml:2:14: %s: expected an integer from %.0f to "
-                     "%.0f, got \"%.0f\"", config_key_path(k), min, max, max + 1);
+            snprintf(text, sizeof text, "%.*s:\n  %s: [%.0f, %.0f]\n", section, path, leaf, min, max + 1);
+            const int second = col + snprintf(first, sizeof first, "%.0f", min) + 2;
+            snprintf(expected, sizeof expected, "c.yaml:2:%d: %s: expected an integer from %.0f to "
+                     "%.0f, got \"%.0f\"", second, path, min, max, max + 1);
             ck_assert_str_eq(parse(text), expected);
             continue;
         }
