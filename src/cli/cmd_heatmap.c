@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "report/alignlog.h"
 #include "report/heatmap.h"
+#include "report/picture.h"
 #include "text/termtext.h"
 
 static const char HEATMAP_USAGE[] =
@@ -186,12 +187,18 @@ static int draw_svg_files(const AlignRecord *records, int n, const char *dir,
         const AlignRecord *r = &records[k];
         snprintf(path, sizeof path, "%s/heatmap-%ld-%ld%s.svg", dir, r->id, r->step, view);
         AtomicFile svg;
-        int failed = atomicfile_begin(&svg, path, "", &err) < 0;
-        if (!failed) {
+        if (atomicfile_begin(&svg, path, "", &err) < 0)
+            return cmd_error(&err, EXIT_IO);
+        /* an image model's alignment: over its picture */
+        if (r->image && !o->head && !o->self) {
+            if (picture_record_svg(svg.f, r, "0", 1, &err) < 0) {
+                atomicfile_abort(&svg);
+                return cmd_error(&err, EXIT_USAGE);
+            }
+        } else {
             heatmap_svg(svg.f, r, "0", 1);
-            failed = atomicfile_commit(&svg, &err) < 0; /* checks every write */
         }
-        if (failed)
+        if (atomicfile_commit(&svg, &err) < 0) /* checks every write */
             return cmd_error(&err, EXIT_IO);
     }
     char what[4200];

@@ -11,6 +11,7 @@
 #include "base/fault.h"
 #include "base/interrupt.h"
 #include "base/mem.h"
+#include "base/path.h"
 #include "cli/command.h"
 #include "data/image.h"
 #include "decode/chunks.h"
@@ -398,7 +399,8 @@ static void take_picture(Pending *p, const Options *o, const char *line, size_t 
         return;
     }
     p->src.ok = 1;
-    p->picture = path;
+    p->picture = path_absolute(path); /* the records name it wherever they are read */
+    free(path);
     p->src.n = cells - 1;
     p->src.ids = xmalloc_array((size_t)cells, sizeof(int));
     p->src.pixels = xmalloc_array(3 * area, sizeof(float));

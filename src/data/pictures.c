@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "base/path.h"
 
 void pictures_init(Pictures *p, int size, int resize)
 {
@@ -56,7 +57,10 @@ int pictures_add(Pictures *p, const char *list_path, long line_no, const char *p
         p->paths = xrealloc_array(p->paths, (size_t)p->cap, sizeof(char *));
         p->orig = xrealloc_array(p->orig, (size_t)p->cap, sizeof(ImageSize));
     }
-    p->paths[p->n] = file;
+    /* as an absolute path: the records of alignments.jsonl name it, and s2s heatmap may
+     * read them from anywhere */
+    p->paths[p->n] = path_absolute(file);
+    free(file);
     p->orig[p->n] = s;
     p->n++;
     return 0;

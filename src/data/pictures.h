@@ -17,7 +17,7 @@
 
 typedef struct {
     int n, cap;
-    char **paths;        /* (n) each picture's file, as opened */
+    char **paths;        /* (n) each picture's file, as an absolute path */
     ImageSize *orig;     /* (n) its size in the file */
     int size, resize;    /* data.image_size, data.image_resize */
     int cached;          /* the first `cached` pictures are in cache */

@@ -179,6 +179,18 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
         free(self);
         return -1;
     }
+    /* an image model's record: its picture, and a square grid of cells */
+    const JsonValue *image = json_get(root, "image");
+    int G = 0;
+    while ((G + 1) * (G + 1) <= src->n_items)
+        G++;
+    if (image && (image->type != JSON_STRING || !image->string[0] || G * G != src->n_items)) {
+        free(heads);
+        free(self);
+        free(chosen);
+        return error_at(err, name, line, 1, "\"image\" must be a picture's path, with \"src\" "
+                        "the cells of a square grid (got %d cells)", src->n_items);
+    }
     if (log->n == log->cap) {
         log->cap = log->cap * 2 + 16;
         log->records = xrealloc_array(log->records, (size_t)log->cap, sizeof(AlignRecord));
@@ -198,6 +210,7 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
     r->n_self = n_self;
     r->self = self;
     r->n_chosen = n_chosen;
+    r->image = image ? xstrdup(image->string) : NULL;
     r->chosen = chosen;
     return 0;
 }
@@ -266,6 +279,7 @@ void alignlog_free(AlignLog *log)
         free(r->heads);
         free(r->chosen);
         free(r->self);
+        free(r->image);
     }
     free(log->records);
     memset(log, 0, sizeof *log);

@@ -23,6 +23,8 @@ typedef struct {
                          * a row per query position, a column per key position */
     int n_chosen;       /* 0, or the heads of a hard-attention record's "chosen": */
     int *chosen;        /* (n_tgt, n_chosen) the source position each head read */
+    char *image;        /* an image model's record: its picture's path ("image"; NULL for
+                         * text), src then naming the cells of a square grid */
     char view[40];      /* which matrix weights holds, when not the alignment: "head 2",
                          * "self-attention layer 1" (alignrecord_select) */
 } AlignRecord;

@@ -296,3 +296,18 @@ int picture_heatmap_svg(FILE *f, const Picture *p, const float *alpha, int n_wor
         fputs("</svg>\n", f);
     return rc;
 }
+
+int picture_record_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone,
+                       Error *err)
+{
+    int G = 0;
+    while ((G + 1) * (G + 1) <= r->n_src)
+        G++;
+    Picture p = {0};
+    if (picture_load(&p, r->image, PICTURE_DISPLAY_SIZE, err) < 0)
+        return -1;
+    int rc = picture_heatmap_svg(f, &p, r->weights, r->n_tgt, r->n_src, G,
+                                 (const char *const *)r->tgt, uid, standalone, err);
+    picture_free(&p);
+    return rc;
+}

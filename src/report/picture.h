@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "data/image.h"
+#include "report/alignlog.h"
 
 /* The side pictures are shown at unless a caller asks otherwise (the paper's 224). */
 enum { PICTURE_DISPLAY_SIZE = 224, PICTURE_MAX_DISPLAY_SIZE = 2048 };
@@ -67,5 +68,13 @@ float picture_attention_map(float *out, int size, const float *w, int G);
 int picture_heatmap_svg(FILE *f, const Picture *p, const float *alpha, int n_words,
                         long row_stride, int G, const char *const *words, const char *uid,
                         int standalone, Error *err);
+
+/* An image model's record of alignments.jsonl (r->image set) drawn as
+ * picture_heatmap_svg draws it: the picture read from r->image at PICTURE_DISPLAY_SIZE,
+ * a panel for every row of r->weights (the </s> row included) over the grid of
+ * r->n_src cells. Returns 0, or -1 with err set (the picture cannot be read: nothing
+ * written). */
+int picture_record_svg(FILE *f, const AlignRecord *r, const char *uid, int standalone,
+                       Error *err);
 
 #endif

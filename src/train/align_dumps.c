@@ -10,6 +10,7 @@
 #include "base/mem.h"
 #include "report/alignlog.h"
 #include "report/heatmap.h"
+#include "report/picture.h"
 #include "train/trainer_parts.h"
 
 /* Whether the dump schedule has one at step: step 0 and every `every` steps, for the
@@ -68,8 +69,15 @@ static void draw_record(Trainer *t, const char *record, size_t len, long id)
         rc = error_errno(&err, "cannot create", dir);
     AtomicFile svg;
     if (rc == 0 && (rc = atomicfile_begin(&svg, path, "", &err)) == 0) {
-        heatmap_svg(svg.f, &log.records[0], "0", 1);
-        rc = atomicfile_commit(&svg, &err); /* checks every write */
+        const AlignRecord *r = &log.records[0];
+        if (r->image) /* an image model's: over its picture */
+            rc = picture_record_svg(svg.f, r, "0", 1, &err);
+        else
+            heatmap_svg(svg.f, r, "0", 1);
+        if (rc == 0)
+            rc = atomicfile_commit(&svg, &err); /* checks every write */
+        else
+            atomicfile_abort(&svg);
     }
     alignlog_free(&log);
     if (rc < 0)
