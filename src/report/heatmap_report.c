@@ -11,6 +11,7 @@
 #include "base/mem.h"
 #include "report/heatmap.h"
 #include "report/links.h"
+#include "report/picture.h"
 #include "text/json.h"
 #include "text/number.h"
 #include "text/textfile.h"
@@ -163,6 +164,9 @@ static int pick_frames(const int *frames, int n, int max, int *out)
     return max;
 }
 
+/* An image model's pictures in the report: small, there are many. */
+#define REPORT_PICTURE_SIZE 112
+
 static const char REPORT_STYLE[] =
     "body{font-family:sans-serif;margin:24px;color:#222;max-width:1200px}"
     "h1{font-size:22px}h2{font-size:16px;margin-top:28px}"
@@ -223,6 +227,25 @@ static const char REPORT_SCRIPT[] =
     "svg.appendChild(el('text',{x:left.toFixed(0),y:(top+gh+24).toFixed(0),fill:'#444'},cap));"
     "return svg;}";
 
+/* An image model's frame: per caption word its picture, darkened where the word does
+ * not look (as picture_heatmap_svg draws it: 0.8 (1 - w / max) of black over each cell,
+ * blurred so that the grid reads as a smooth map), the word under it. */
+static const char REPORT_SCRIPT_PICTURE[] =
+    "function pictures(p,f,uid){var G=Math.round(Math.sqrt(p.src.length)),D=112,C=D/G,"
+    "row=document.createElement('div');row.className='panels';"
+    "f.tgt.forEach(function(t,i){var w=f.w.slice(i*G*G,(i+1)*G*G),mx=Math.max.apply(null,w.concat([1]));"
+    "var svg=el('svg',{'class':'picture',width:D,height:D+20,viewBox:'0 0 '+D+' '+(D+20),"
+    "'font-family':'DejaVu Sans Mono, Menlo, Consolas, monospace','font-size':'12'});"
+    "var id='blur-'+uid+'-'+i,defs=el('defs',{}),fl=el('filter',{id:id});"
+    "fl.appendChild(el('feGaussianBlur',{stdDeviation:(C/3).toFixed(1)}));defs.appendChild(fl);"
+    "svg.appendChild(defs);svg.appendChild(el('image',{href:p.picture,width:D,height:D}));"
+    "var g=el('g',{filter:'url(#'+id+')'});"
+    "for(var k=0;k<G*G;k++)g.appendChild(el('rect',{x:(C*(k%G)).toFixed(1),y:(C*Math.floor(k/G)).toFixed(1),"
+    "width:(C+0.5).toFixed(1),height:(C+0.5).toFixed(1),fill:'black','fill-opacity':(0.8*(1-w[k]/mx)).toFixed(3)}));"
+    "svg.appendChild(g);svg.appendChild(el('text',{x:D/2,y:D+15,'text-anchor':'middle'},clean(t)));"
+    "svg.appendChild(el('title',{},clean(t)+': the most attended cell has '+(mx/1000).toFixed(3)));"
+    "row.appendChild(svg);});return row;}";
+
 /* ... and the page: a section per sentence, a slider over its steps, and the panels of
  * each step -- the alignment, each head, each self-attention layer. */
 static const char REPORT_SCRIPT_PAGE[] =
@@ -231,13 +254,14 @@ static const char REPORT_SCRIPT_PAGE[] =
     "var sec=document.createElement('section');sec.className='probe';"
     "var h=document.createElement('h2');h.textContent='sentence '+p.id;sec.appendChild(h);"
     "var sent=document.createElement('div');sent.className='sentence';"
-    "sent.textContent=p.src.slice(0,-1).map(clean).join(' ');sec.appendChild(sent);"
+    "sent.textContent=p.picture?'':p.src.slice(0,-1).map(clean).join(' ');sec.appendChild(sent);"
     "var ctl=document.createElement('div');ctl.className='controls';"
     "var slider=document.createElement('input');slider.type='range';slider.min=0;"
     "slider.max=p.frames.length-1;slider.value=p.frames.length-1;"
     "var label=document.createElement('span');label.className='step';"
     "ctl.appendChild(slider);ctl.appendChild(document.createTextNode(' '));ctl.appendChild(label);sec.appendChild(ctl);"
     "var frames=p.frames.map(function(f){var d=document.createElement('div');d.className='frame';"
+    "if(p.picture)d.appendChild(pictures(p,f,n++));"
     "var row=document.createElement('div');row.className='panels';d.appendChild(row);"
     "row.appendChild(heatmap(p,f,f.tgt,f.w,f.heads?'mean of '+f.heads.length+' heads':'',n++,f.chosen));"
     "(f.heads||[]).forEach(function(w,k){row.appendChild(heatmap(p,f,f.tgt,w,'head '+(k+1),n++,"
@@ -283,7 +307,18 @@ static void write_probe(FILE *f, const AlignLog *log, const int *shown, int m)
         fputs(j ? "," : "", f);
         json_write_string_in_html(f, first->src[j]);
     }
-    fputs("],\"frames\":[", f);
+    fputc(']', f);
+    /* an image model's probe: its picture (drawn under each word's attention), unless it
+     * cannot be read any more; the matrices are drawn then */
+    Picture pic = {0};
+    Error ignored;
+    if (first->image && picture_load(&pic, first->image, REPORT_PICTURE_SIZE, &ignored) == 0) {
+        fputs(",\"picture\":\"", f);
+        picture_png_uri(f, &pic, &ignored);
+        fputc('"', f);
+    }
+    picture_free(&pic);
+    fputs(",\"frames\":[", f);
     for (int k = 0; k < m; k++) {
         const AlignRecord *x = &log->records[shown[k]];
         fprintf(f, "%s{\"step\":%ld,", k ? "," : "", x->step);
@@ -368,7 +403,7 @@ int heatmap_report(const char *path, const AlignLog *log, const char *metrics_pa
     }
     free(frames);
     free(shown);
-    fprintf(f, "]}</script>\n<script>%s%s</script>\n</body></html>\n", REPORT_SCRIPT,
-            REPORT_SCRIPT_PAGE);
+    fprintf(f, "]}</script>\n<script>%s%s%s</script>\n</body></html>\n", REPORT_SCRIPT,
+            REPORT_SCRIPT_PICTURE, REPORT_SCRIPT_PAGE);
     return atomicfile_commit(&out, err); /* checks every write above */
 }

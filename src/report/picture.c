@@ -149,6 +149,11 @@ static int write_png_uri(FILE *f, const unsigned char *pixels, int size, int cha
     return 0;
 }
 
+int picture_png_uri(FILE *f, const Picture *p, Error *err)
+{
+    return write_png_uri(f, p->rgb, p->size, 3, err);
+}
+
 /* ---- SVG ---------------------------------------------------------------------------------- */
 
 enum { PER_ROW = 5, PAD = 12, GAP = 14, LINE = 18, LABEL = 40 };

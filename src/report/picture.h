@@ -38,6 +38,10 @@ void picture_free(Picture *p);
  * PICTURE_BASE64_LEN(n) + 1 chars. Returns PICTURE_BASE64_LEN(n). */
 size_t picture_base64(char *out, const unsigned char *in, size_t n);
 
+/* The picture as "data:image/png;base64,..." (what an HTML page embeds). Returns 0, or
+ * -1 with err set (it cannot be encoded: out of memory). */
+int picture_png_uri(FILE *f, const Picture *p, Error *err);
+
 /* One word's attention as the overlay reads it: the G x G weights w (cell r * G + c is
  * row r, column c of the grid over the picture) upsampled bilinearly to size x size
  * (out[y * size + x]; cell centres at ((c + 0.5) size / G), clamped at the borders, as
