@@ -49,6 +49,7 @@ int main(void)
     srunner_add_suite(runner, regress_suite());
     srunner_add_suite(runner, badinput_suite());
     srunner_add_suite(runner, variants_suite());
+    srunner_add_suite(runner, images_suite());
     srunner_add_suite(runner, explain_cli_suite());
     srunner_add_suite(runner, gradcheck_suite());
     srunner_add_suite(runner, install_suite());

@@ -5,10 +5,36 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <stb/stb_image.h>
 
 #include "base/mem.h"
+
+/* A PNG's size from its header (the signature, then IHDR's width and height, big-endian)
+ * when stb_image will not give it: stbi_info refuses a PNG whose pixels would take over
+ * 2^30 bytes with a reason the formats it tries next overwrite ("unknown image type").
+ * Returns 1 with the size, or 0 for a file that does not start as a PNG. */
+static int png_header_size(FILE *f, int *w, int *h)
+{
+    static const unsigned char SIGNATURE[12] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n',
+                                                0, 0, 0, 13};
+    unsigned char b[24];
+    rewind(f);
+    if (fread(b, 1, sizeof b, f) != sizeof b || memcmp(b, SIGNATURE, sizeof SIGNATURE) ||
+        memcmp(b + 12, "IHDR", 4))
+        return 0;
+    unsigned long x = 0, y = 0;
+    for (int k = 0; k < 4; k++) {
+        x = x << 8 | b[16 + k];
+        y = y << 8 | b[20 + k];
+    }
+    /* past the largest side allowed is all a caller needs to know of a larger one */
+    *w = x > (unsigned long)INT32_MAX ? INT32_MAX : (int)x;
+    *h = y > (unsigned long)INT32_MAX ? INT32_MAX : (int)y;
+    return 1;
+}
 
 int image_size_of(const char *path, ImageSize *out, Error *err)
 {
@@ -16,7 +42,12 @@ int image_size_of(const char *path, ImageSize *out, Error *err)
     if (!f)
         return error_errno(err, "cannot open image", path), -1;
     int w = 0, h = 0, channels = 0;
-    const int ok = stbi_info_from_file(f, &w, &h, &channels);
+    int ok = stbi_info_from_file(f, &w, &h, &channels);
+    if (!ok && png_header_size(f, &w, &h) && (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE)) {
+        fclose(f);
+        return error_set(err, "%s: %d x %d pixels, more than %d on a side", path, w, h,
+                         IMAGE_MAX_SIDE), -1;
+    }
     /* 16 bits a channel: not an input this tool takes, and the path of Debian's stb
      * (2022-09) that reads beyond a truncated 16-bit PGM's data (found by make fuzz) */
     const int deep = ok && stbi_is_16_bit_from_file(f);

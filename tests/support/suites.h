@@ -13,6 +13,7 @@ Suite *data_suite(void);
 Suite *image_suite(void);
 Suite *ground_suite(void);
 Suite *shapes_suite(void);
+Suite *images_suite(void);
 Suite *gen_suite(void);
 Suite *align_suite(void);
 Suite *report_suite(void);
