@@ -48,7 +48,7 @@ CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),$(B)/tests64/$(t).o,$(B)/tests/$(t).o))
 
-.PHONY: all test clean deps test-deps crosscheck demo bench asan valgrind mutate install uninstall
+.PHONY: all test clean deps test-deps crosscheck demo demo-image bench asan valgrind mutate install uninstall
 all: s2s
 
 # Installs the Debian packages when something is missing: what building needs (deps),
@@ -167,6 +167,11 @@ mutate:
 # Trains the toy-fr demo for about two minutes and shows the result (README).
 demo: s2s
 	sh scripts/demo.sh
+
+# Captioning: trains configs/shapes.yaml for about two minutes and draws where each word
+# looked over the pictures (README).
+demo-image: s2s
+	sh scripts/demo-image.sh
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the program, its manual page, bash
 # completion (where Debian's bash-completion looks), and the shipped configs and
