@@ -4,10 +4,13 @@
  * picture paths, s2s align --ground (its scores recomputed here from its own matrices),
  * and bad pictures and boxes refused before anything is written, naming file and line. */
 #include <check.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "data/ground.h"
 #include "data/image.h"
@@ -42,11 +45,29 @@ static void copy_lines(const char *from, const char *to, int first, int n)
  * for max_steps steps, run directory dir/run. */
 static void write_image_setup(const char *dir, int max_steps)
 {
-    char shapes[600], from[700], to[700], text[8192];
-    snprintf(shapes, sizeof shapes, "%s/shapes", dir);
+    char shapes[600], from[700], to[700], text[8192], shared[200];
+    /* the corpus once per run of the suite (its 1,048 pictures take a while under
+     * valgrind), each test's own copy of its text files beside a link to its pictures */
+    snprintf(shared, sizeof shared, "/tmp/s2s-test-images-corpus-%ld", (long)getppid());
     Error err;
-    ck_assert_msg(shapes_write(shapes, 48, 3, &err) == 0, "%s", err.msg);
+    snprintf(from, sizeof from, "%s/test.ground", shared);
+    if (!path_exists(from))
+        ck_assert_msg(shapes_write(shared, 48, 3, &err) == 0, "%s", err.msg);
+    snprintf(shapes, sizeof shapes, "%s/shapes", dir);
+    ck_assert(mkdir(shapes, 0777) == 0 || errno == EEXIST);
+    snprintf(from, sizeof from, "%s/images", shared);
+    snprintf(to, sizeof to, "%s/images", shapes);
+    ck_assert(symlink(from, to) == 0 || errno == EEXIST);
+    static const char *const split[] = {"train", "valid", "test"};
     static const char *const ext[] = {"src", "tgt", "ground"};
+    for (int k = 0; k < 3; k++)
+        for (int e = 0; e < 3; e++) {
+            snprintf(from, sizeof from, "%s/%s.%s", shared, split[k], ext[e]);
+            snprintf(to, sizeof to, "%s/%s.%s", shapes, split[k], ext[e]);
+            char *lines = read_file(from);
+            write_file(to, lines);
+            free(lines);
+        }
     for (int e = 0; e < 3; e++) {
         snprintf(from, sizeof from, "%s/valid.%s", shapes, ext[e]);
         snprintf(to, sizeof to, "%s/v.%s", shapes, ext[e]);
