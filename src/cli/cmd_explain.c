@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/mem.h"
 #include "cli/command.h"
+#include "data/image.h"
 #include "decode/decode.h"
 #include "model/explain.h"
 #include "report/explain_print.h"
@@ -131,22 +132,78 @@ static int parse_options(ExplainOptions *o, int argc, char **argv)
     return -1;
 }
 
-/* A sentence as the model reads it: its words and their ids. */
+/* A sentence as the model reads it: its words and their ids; an image model's source:
+ * its picture (pixels: channels last, less the training means) and the names of the
+ * grid's cells, n + 1 of them (the last cell in the place of </s>). */
 typedef struct {
     Tokens tokens;
     int n;
     int *ids;
     char **words;
+    float *pixels;
 } Sentence;
 
 static void sentence_free(Sentence *s)
 {
-    for (int k = 0; k < s->n; k++)
+    for (int k = 0; k < s->n + (s->pixels != NULL); k++)
         free(s->words[k]);
     free(s->words);
     free(s->ids);
+    free(s->pixels);
     tokens_free(&s->tokens);
     *s = (Sentence){0};
+}
+
+/* An image model's source: the picture named by text[0..len) (relative to the working
+ * directory), as translate reads it. */
+static int picture_read(Sentence *s, const char *text, size_t len, const Checkpoint *ck,
+                        Error *err)
+{
+    const int size = ck->dims.image_size, G = size >> ck->dims.conv_layers, S = G * G;
+    const size_t area = (size_t)size * size;
+    *s = (Sentence){0};
+    char *path = xmalloc(len + 1);
+    memcpy(path, text, len);
+    path[len] = '\0';
+    float *planes = xmalloc_array(3 * area, sizeof(float));
+    ImageSize orig;
+    Error why;
+    int rc = image_load(planes, path, size, ck->config.data.image_resize, &orig, &why);
+    if (rc < 0)
+        error_set(err, "stdin:1: %s", why.msg);
+    free(path);
+    if (rc == 0) {
+        s->n = S - 1;
+        s->pixels = xmalloc_array(3 * area, sizeof(float));
+        for (size_t x = 0; x < area; x++)
+            for (int c = 0; c < 3; c++)
+                s->pixels[x * 3 + c] = planes[c * area + x] - (float)ck->picture_mean[c];
+        s->ids = xmalloc_array((size_t)S, sizeof(int));
+        s->words = xmalloc_array((size_t)S, sizeof(char *));
+        for (int j = 0; j < S; j++) {
+            char name[16];
+            snprintf(name, sizeof name, "%d", j);
+            s->ids[j] = TOK_UNK;
+            s->words[j] = xstrdup(name);
+        }
+    }
+    free(planes);
+    return rc;
+}
+
+/* The batch of one source (and target, if tgt; S and T positions): its ids, and its
+ * picture for an image model. */
+static void fill_batch(Batch *bt, const Checkpoint *ck, const Sentence *src, const Sentence *tgt,
+                       int S, int T)
+{
+    batch_init(bt, 1, S, T);
+    const int *srcs[1] = {src->ids}, *tgts[1] = {tgt ? tgt->ids : NULL};
+    batch_fill(bt, 1, srcs, &src->n, tgt ? tgts : NULL, tgt ? &tgt->n : NULL);
+    if (src->pixels) {
+        const size_t size = (size_t)ck->dims.image_size;
+        batch_init_pictures(bt, (int)size);
+        memcpy(bt->pixels, src->pixels, sizeof(float) * size * size * 3);
+    }
 }
 
 /* Tokenizes text[0..len) as the model's config says, into ids of vocab. `what` names
@@ -185,11 +242,13 @@ static int read_source(Sentence *s, const Checkpoint *ck, Error *err)
     else if (got > 0 && too_long)
         error_set(err, "stdin:1: line longer than data.max_line_bytes (%ld)",
                   ck->config.data.max_line_bytes);
-    int rc = got > 0 && !too_long ? sentence_read(s, in.line, len, &ck->config, &ck->src_vocab,
-                                                  "stdin:1", err) : -1;
+    int rc = got <= 0 || too_long                ? -1
+             : ck->dims.encoder == ENCODER_IMAGE ? picture_read(s, in.line, len, ck, err)
+                                                 : sentence_read(s, in.line, len, &ck->config,
+                                                                 &ck->src_vocab, "stdin:1", err);
     linereader_close(&in);
     const long most = ck->config.translate.max_source_length;
-    if (rc == 0 && s->n > most) { /* the pass's memory grows with the square of the length */
+    if (rc == 0 && !s->pixels && s->n > most) { /* the pass's memory grows with the square of the length */
         error_set(err, "stdin:1: %d words, more than translate.max_source_length (%ld)", s->n,
                   most);
         rc = -1;
@@ -207,9 +266,7 @@ static void greedy_target(Sentence *tgt, const Checkpoint *ck, const Sentence *s
                                             ck->config.translate.max_output_extra);
     decoder_init(&dec, &ck->dims, 1, S, 1);
     dec.argmax = argmax;
-    batch_init(&bt, 1, S, 0);
-    const int *srcs[1] = {src->ids};
-    batch_fill(&bt, 1, srcs, &src->n, NULL, NULL);
+    fill_batch(&bt, ck, src, NULL, S, 0);
     *tgt = (Sentence){0};
     tgt->ids = xmalloc_array((size_t)max_out + 1, sizeof(int));
     decode_greedy(&dec, &ck->params, &bt, max_out, tgt->ids, &tgt->n);
@@ -224,8 +281,8 @@ static void greedy_target(Sentence *tgt, const Checkpoint *ck, const Sentence *s
 static const char **with_end(const Sentence *s, int n)
 {
     const char **words = xmalloc_array((size_t)n, sizeof(char *));
-    for (int k = 0; k < n; k++)
-        words[k] = k < s->n ? s->words[k] : "</s>";
+    for (int k = 0; k < n; k++) /* a picture's last cell has a name */
+        words[k] = k < s->n || s->pixels ? s->words[k] : "</s>";
     return words;
 }
 
@@ -245,9 +302,7 @@ static void explain_self(const Checkpoint *ck, const ExplainOptions *o, const Se
     const int S = src->n + 1;
     Batch bt;
     Workspace ws;
-    batch_init(&bt, 1, S, 1);
-    const int *srcs[1] = {src->ids};
-    batch_fill(&bt, 1, srcs, &src->n, NULL, NULL);
+    fill_batch(&bt, ck, src, NULL, S, 1);
     model_workspace_init(&ws, &ck->dims, 1, S, 1, 0);
     ExplainStep x;
     explain_self_step(&x, &ws, &ck->params, &bt, o->self, o->step, o->head);
@@ -267,9 +322,7 @@ static void explain(const Checkpoint *ck, const ExplainOptions *o, const Sentenc
     const int S = src->n + 1, T = tgt->n + 1, step = o->step;
     Batch bt;
     Workspace ws;
-    batch_init(&bt, 1, S, T);
-    const int *srcs[1] = {src->ids}, *tgts[1] = {tgt->ids};
-    batch_fill(&bt, 1, srcs, &src->n, tgts, &tgt->n);
+    fill_batch(&bt, ck, src, tgt, S, T);
     model_workspace_init(&ws, &ck->dims, 1, S, T, 0);
     model_set_argmax(&ws, argmax);
     ExplainStep x;

@@ -308,6 +308,20 @@ START_TEST(translate_captions_pictures_and_its_links_name_cells)
     ck_assert_double_le(worst, 1e-5);
     alignlog_free(&a);
     alignlog_free(&b);
+    /* s2s explain works one step out over the picture's cells */
+    char explained[600], in_path[600];
+    snprintf(explained, sizeof explained, "%s/explain.txt", dir);
+    snprintf(in_path, sizeof in_path, "%s/one.txt", dir);
+    write_file(in_path, "images/test-1.png\n");
+    const char *explain[] = {s2s_absolute(), "explain", "--model", model, "--step", "2", NULL};
+    const RunOptions in_shapes = {.cwd = shapes, .in_path = in_path};
+    ck_assert_int_eq(run_command_with(explain, explained, err, &in_shapes, NULL), 0);
+    char source[200];
+    first_line(explained, source, sizeof source);
+    ck_assert_str_eq(source, "source: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15");
+    text = read_file(explained);
+    ck_assert_ptr_nonnull(strstr(text, "H = h_1 .. h_S    16 x 8:"));
+    free(text);
 }
 END_TEST
 
