@@ -14,7 +14,8 @@ static const char GRADCHECK_USAGE[] =
     "\n"
     "Builds the model CONFIG.yaml describes (vocabularies from its training data) in\n"
     "double precision and checks its gradients by finite differences on the first three\n"
-    "training pairs (cut to 10 tokens a side). Every tensor is checked: all of its\n"
+    "training pairs (cut to 10 tokens a side; an image model's pictures whole). Every\n"
+    "tensor is checked: all of its\n"
     "elements when it has at most N (default 20; 0: all), else N elements with non-zero\n"
     "gradients and two with zero ones. Prints the worst relative error per tensor; exits\n"
     "0 if every error is at most 1e-6, 1 otherwise. A hard-attention model is checked on\n"
@@ -38,6 +39,14 @@ int cmd_gradcheck(int argc, char **argv)
         .level = cfg.data.level,
         .lowercase = cfg.data.lowercase, .max_length = cfg.data.max_length,
         .max_line_bytes = cfg.data.max_line_bytes};
+    const Dims arch = config_model_dims(&cfg, 1, 1);
+    if (arch.encoder == ENCODER_IMAGE) { /* the first pictures, as training reads them */
+        const int G = arch.image_size >> arch.conv_layers;
+        spec.pictures = 1, spec.picture_size = arch.image_size;
+        spec.picture_resize = cfg.data.image_resize, spec.picture_cells = G * G;
+        spec.cache_bytes = sizeof(float) * 3 * (size_t)arch.image_size * arch.image_size *
+                           GRADCHECK_PAIRS;
+    }
     Vocab src_counts, tgt_counts, src_vocab, tgt_vocab;
     vocab_init(&src_counts);
     vocab_init(&tgt_counts);
@@ -62,13 +71,25 @@ int cmd_gradcheck(int argc, char **argv)
         tgt_n[k] = corpus.tgt_len[k] < GRADCHECK_MAX_WORDS ? corpus.tgt_len[k] : GRADCHECK_MAX_WORDS;
     }
     Batch bt;
-    batch_init(&bt, n, GRADCHECK_MAX_WORDS + 1, GRADCHECK_MAX_WORDS + 1);
-    batch_fill(&bt, n, src, src_n, tgt, tgt_n);
+    if (corpus.pics.n) { /* a picture's every cell: its source is not cut */
+        batch_init(&bt, n, corpus.max_src_len + 1, GRADCHECK_MAX_WORDS + 1);
+        batch_init_pictures(&bt, corpus.pics.size);
+        for (int k = 0; k < n; k++)
+            src_n[k] = corpus.src_len[k];
+        batch_fill(&bt, n, src, src_n, tgt, tgt_n);
+        const size_t one = (size_t)corpus.pics.size * corpus.pics.size * 3;
+        for (int k = 0; k < n; k++) /* cached: the first ones are */
+            pictures_get(&corpus.pics, k, corpus.mean, bt.pixels + one * k, &err);
+    } else {
+        batch_init(&bt, n, GRADCHECK_MAX_WORDS + 1, GRADCHECK_MAX_WORDS + 1);
+        batch_fill(&bt, n, src, src_n, tgt, tgt_n);
+    }
     Dims d = config_model_dims(&cfg, src_vocab.size, tgt_vocab.size);
     Regularization reg = {.embedding_dropout = cfg.model.embedding_dropout,
                           .readout_dropout = cfg.model.readout_dropout,
                           .self_attention_dropout = cfg.model.self_attention_dropout,
-                          .label_smoothing = cfg.training.label_smoothing};
+                          .label_smoothing = cfg.training.label_smoothing,
+                          .doubly_stochastic = cfg.training.doubly_stochastic};
     char model[160];
     model_describe(&d, model, sizeof model);
     char drop_e[32], drop_r[32], smooth[32];

@@ -113,7 +113,13 @@ void maxpool2x2_forward(real *y, int *argmax, const real *x, int B, int N, int C
             for (int ox = 0; ox < M; ox++) {
                 const size_t in = pixel(b, 2 * oy, 2 * ox, N, C), out = pixel(b, oy, ox, M, C);
                 for (int c = 0; c < C; c++) {
-                    const size_t best = window_argmax(x, in + c, step);
+                    size_t best = window_argmax(x, in + c, step);
+#ifdef S2S_REAL_DOUBLE /* finite differences hold each window's choice (ops.h) */
+                    int k = 0;
+                    while (in + c + step[k] != best)
+                        k++;
+                    best = in + c + step[relu_frozen_choice(k)];
+#endif
                     y[out + c] = x[best];
                     argmax[out + c] = (int)best;
                 }

@@ -107,17 +107,37 @@ static ReluMode relu_mode;
 static unsigned char *relu_tape;
 static size_t relu_taped, relu_tape_cap, relu_at;
 
+/* ... and the choices of max-pooling's windows, on a tape of their own */
+static unsigned char *choice_tape;
+static size_t choices_taped, choice_tape_cap, choice_at;
+
 void relu_freeze(ReluMode mode)
 {
     relu_mode = mode;
-    relu_at = 0;
+    relu_at = choice_at = 0;
     if (mode == RELU_RECORD)
-        relu_taped = 0;
+        relu_taped = choices_taped = 0;
     if (mode == RELU_FREE) {
         free(relu_tape);
-        relu_tape = NULL;
-        relu_taped = relu_tape_cap = 0;
+        free(choice_tape);
+        relu_tape = choice_tape = NULL;
+        relu_taped = relu_tape_cap = choices_taped = choice_tape_cap = 0;
     }
+}
+
+int relu_frozen_choice(int choice)
+{
+    if (relu_mode == RELU_RECORD) {
+        if (choices_taped == choice_tape_cap) {
+            choice_tape_cap = choice_tape_cap * 2 + 1024;
+            choice_tape = xrealloc_array(choice_tape, choice_tape_cap, 1);
+        }
+        choice_tape[choices_taped++] = (unsigned char)choice;
+    } else if (relu_mode == RELU_REPLAY) {
+        assert(choice_at < choices_taped);
+        choice = choice_tape[choice_at++];
+    }
+    return choice;
 }
 
 void relu_forward(real *y, const real *x, size_t n)

@@ -64,6 +64,10 @@ void relu_forward(real *y, const real *x, size_t n);
  * the first input again. */
 typedef enum { RELU_FREE, RELU_RECORD, RELU_REPLAY } ReluMode;
 void relu_freeze(ReluMode mode);
+/* Max-pooling's windows are kinks too (conv.c): the same mode records, in call order,
+ * which of its inputs each window passed on (choice, 0 to 3) and replays it. Returns the
+ * choice to use: choice itself, or under RELU_REPLAY the recorded one. */
+int relu_frozen_choice(int choice);
 #endif
 /* dx = dy where y > 0, else 0, given y = relu(x). Overwrites dx (which may alias dy). */
 void relu_backward(real *dx, const real *dy, const real *y, size_t n);

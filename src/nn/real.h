@@ -29,6 +29,7 @@ typedef double real;
 #define relu_forward relu_forward_f64
 #define relu_backward relu_backward_f64
 #define relu_freeze relu_freeze_f64
+#define relu_frozen_choice relu_frozen_choice_f64
 #define conv3x3_forward conv3x3_forward_f64
 #define conv3x3_backward conv3x3_backward_f64
 #define maxpool2x2_forward maxpool2x2_forward_f64

@@ -147,6 +147,17 @@ START_TEST(an_image_model_trains_scores_its_attention_and_draws_it_over_the_pict
     load_checkpoint(&ck, path, "last.ckpt");
     ck_assert(ck.picture_mean[0] > 0 && ck.picture_mean[0] < 1);
     checkpoint_free(&ck);
+    /* s2s gradcheck on the config: every element of every tensor, on its first pictures */
+    char config[600], out[600];
+    snprintf(config, sizeof config, "%s/img.yaml", dir);
+    snprintf(out, sizeof out, "%s/gradcheck.txt", dir);
+    const char *argv[] = {S2S, "gradcheck", config, "--samples", "0", NULL};
+    ck_assert_int_eq(run_command(argv, out, NULL, NULL), 0);
+    char *said = read_file(out);
+    ck_assert_ptr_nonnull(strstr(said, "image encoder (2 conv blocks, 4 x 4 grid)"));
+    ck_assert_ptr_nonnull(strstr(said, "  conv1.W             108 "));
+    ck_assert_ptr_nonnull(strstr(said, "(tolerance 1e-06): PASSED"));
+    free(said);
 }
 END_TEST
 

@@ -296,6 +296,39 @@ START_TEST(maxpool_backward_matches_finite_differences)
 }
 END_TEST
 
+/* A near tie: two inputs of a window 1e-9 apart, closer than the checker's smallest step.
+ * Each difference quotient would straddle the kink of the max (the other input taking
+ * over), so the check holds every window's choice at the point as it holds relu's
+ * pattern (ops.h): the gradient is then exactly the analytic one, the whole dy to the
+ * chosen input and nothing to its rival. */
+START_TEST(maxpool_is_checked_at_a_near_tie_with_its_choices_held)
+{
+    PoolCase c;
+    Pcg32 rng;
+    pcg32_seed(&rng, 36, 1);
+    int order[MP_X];
+    for (int k = 0; k < MP_X; k++)
+        order[k] = k;
+    pcg32_shuffle(&rng, order, MP_X);
+    for (int k = 0; k < MP_X; k++)
+        c.x[k] = (real)(order[k] - MP_X / 2) / 10 + (real)0.05;
+    /* window 0 of channel 0: its largest input and a rival just below it */
+    const size_t w[4] = {0, MP_C, (size_t)MP_N * MP_C, (size_t)MP_N * MP_C + MP_C};
+    size_t top = w[0];
+    for (int k = 1; k < 4; k++)
+        top = c.x[w[k]] > c.x[top] ? w[k] : top;
+    const size_t rival = top == w[0] ? w[1] : w[0];
+    c.x[rival] = c.x[top] - (real)1e-9;
+    fill_uniform(c.R, MP_Y, &rng, -1, 1);
+    real dx[MP_X];
+    pool_loss(&c);
+    maxpool2x2_backward(dx, c.R, c.argmax, B, MP_N, MP_C);
+    ck_assert(dx[top] == c.R[0] && dx[rival] == 0);
+    printf("maxpool 2x2 at a near tie:\n");
+    ck_assert_double_le(fdcheck_tensor("x", c.x, dx, MP_X, pool_loss, &c), GRADCHECK_TOLERANCE);
+}
+END_TEST
+
 Suite *conv_suite(void)
 {
     Suite *s = suite_create("conv");
@@ -311,6 +344,7 @@ Suite *conv_suite(void)
     tcase_add_test(pool, maxpool_takes_the_first_of_equal_largest_values);
     tcase_add_test(pool, maxpool_keeps_a_nan);
     tcase_add_test(pool, maxpool_backward_matches_finite_differences);
+    tcase_add_test(pool, maxpool_is_checked_at_a_near_tie_with_its_choices_held);
     suite_add_tcase(s, pool);
     return s;
 }
