@@ -7,10 +7,17 @@ script loads the weights by name into the PyTorch model of scripts/torch_referen
 (torch.nn's GRU, LSTM and RNN and their cells, cross_entropy) in float64, recomputes
 loss and gradients with autograd and compares; the same for each model variant: every
 attention score, other cells, deeper encoders, dropout (with the masks the C pass drew)
-and label smoothing; and hard attention's surrogate J, on the sentences and positions the
-C pass sampled (which it writes out), with both rewards, baselines and the entropy term.
+and label smoothing; hard attention's surrogate J, on the sentences and positions the
+C pass sampled (which it writes out), with both rewards, baselines and the entropy term;
+the context gate and the doubly stochastic term, on text models (padding left out of
+the term's sum) and image models; and the image encoder on the pictures the C pass
+drew (which it writes out): torch.nn.Conv2d, ReLU and MaxPool2d blocks (2 and 3 blocks,
+2 x 2 and 4 x 4 grids), the grid read row by row, with and without grid positions, with
+GRU and LSTM decoders (c_0 from the mean cell), 1 to 4 heads, every score (none: the
+mean cell), self-attention layers, dropout, label smoothing and hard attention.
 Each size and variant is a dict of what differs from the dumper's defaults, passed to it
-as name=value; the dumper must refuse an unknown name or a bad value.
+as name=value; the dumper must refuse an unknown name, a bad value or settings that do
+not go together.
 Tolerances:
   float build:  loss to 1e-5 relative, each gradient tensor to 1e-4 relative norm;
   double build: loss to 1e-14 relative, each gradient tensor to 1e-13 relative norm;
@@ -114,18 +121,71 @@ VARIANTS = [
     {"score": "general", "encoder": "attn", "dec_cell": "lstm", "heads": 2, "sa_layers": 2,
      "sa_ffn": 24, "hard": 1, "expected_prob": 0.5, "reinforce_weight": 0.5,
      "entropy_weight": 0.1, "token_reward": 1, "baseline": -1, "token_baseline": -0.5},
+    # The context gate and the doubly stochastic term on text models: lambda's sum over
+    # each sentence's real source positions leaves padding out.
+    {"context_gate": 1},
+    {"score": "scaled_dot", "enc_cell": "lstm", "dec_cell": "lstm", "heads": 2,
+     "context_gate": 1},
+    {"score": "general", "encoder": "attn", "sa_layers": 1, "context_gate": 1},
+    {"doubly_stochastic": 0.7},
+    {"score": "general", "heads": 2, "doubly_stochastic": 0.7},
+    {"hard": 1, "expected_prob": 0.5, "entropy_weight": 0.3, "baseline": -2.5,
+     "context_gate": 1, "doubly_stochastic": 0.5},
+    {"enc_cell": "lstm", "sa_layers": 1, "embedding_dropout": 0.2, "readout_dropout": 0.3,
+     "sa_dropout": 0.2, "label_smoothing": 0.1, "context_gate": 1, "doubly_stochastic": 0.3},
+    # The image encoder: the dumper's pictures are 8 x 8 pixels and conv_channels 3,4 (a
+    # 2 x 2 grid of d_h = 4 cells) with grid positions unless given; 16 pixels with 2
+    # blocks make a 4 x 4 grid. Its pictures are random, uniform in [-0.5, 0.5).
+    {"encoder": "image"},
+    {"encoder": "image", "image_size": 16, "conv_channels": (4, 6, 8)},
+    {"encoder": "image", "image_size": 16, "conv_channels": (3, 5), "score": "general"},
+    {"encoder": "image", "grid_positions": 0},
+    {"encoder": "image", "dec_cell": "lstm"},
+    {"encoder": "image", "heads": 2},
+    {"encoder": "image", "score": "dot", "heads": 4, "conv_channels": (6, 24)},
+    {"encoder": "image", "score": "scaled_dot", "sa_layers": 1, "sa_heads": 2},
+    {"encoder": "image", "image_size": 16, "conv_channels": (4, 8), "dec_cell": "lstm",
+     "heads": 2, "sa_layers": 2, "sa_heads": 4, "sa_ffn": 12},
+    {"encoder": "image", "score": "none"},
+    {"encoder": "image", "image_size": 16, "conv_channels": (4, 6, 8), "score": "none",
+     "dec_cell": "lstm", "grid_positions": 0},
+    {"encoder": "image", "context_gate": 1},
+    {"encoder": "image", "doubly_stochastic": 1},
+    {"encoder": "image", "image_size": 16, "conv_channels": (3, 6), "dec_cell": "lstm",
+     "heads": 2, "context_gate": 1, "doubly_stochastic": 0.5},
+    {"encoder": "image", "embedding_dropout": 0.2, "readout_dropout": 0.3,
+     "label_smoothing": 0.1},
+    {"encoder": "image", "score": "scaled_dot", "sa_layers": 1, "sa_heads": 2,
+     "embedding_dropout": 0.2, "readout_dropout": 0.3, "sa_dropout": 0.3,
+     "label_smoothing": 0.1, "context_gate": 1, "doubly_stochastic": 0.4},
+    {"encoder": "image", "hard": 1, "expected_prob": 0.5, "entropy_weight": 0.2,
+     "baseline": -3},
+    {"encoder": "image", "image_size": 16, "conv_channels": (3, 6), "score": "general",
+     "dec_cell": "lstm", "heads": 2, "sa_layers": 1, "sa_heads": 3, "embedding_dropout": 0.2,
+     "readout_dropout": 0.3, "sa_dropout": 0.25, "label_smoothing": 0.1, "hard": 1,
+     "expected_prob": 0.5, "entropy_weight": 0.1, "token_reward": 1, "baseline": -1,
+     "token_baseline": -0.5, "context_gate": 1, "doubly_stochastic": 0.5},
 ]
 # The settings Seq2Seq takes: its sizes, in its order, then its keywords; and HardPass's.
 SIZE_SETTINGS = ("V_x", "V_y", "m", "n", "p", "a", "l")
 MODEL_SETTINGS = ("score", "encoder", "enc_cell", "dec_cell", "enc_layers", "heads",
-                  "sa_layers", "sa_heads", "sa_ffn")
+                  "sa_layers", "sa_heads", "sa_ffn", "image_size", "conv_channels",
+                  "grid_positions", "context_gate")
 HARD_SETTINGS = ("reinforce_weight", "entropy_weight", "token_reward", "baseline",
                  "token_baseline")
 # Arguments crosscheck_dump must refuse after a valid seed=7, each with one line that
-# names it: an unknown name, values not of their kind or out of range, no value, a
-# setting given twice.
+# names it (a tuple: settings each valid but not together, every one named): an unknown
+# name, values not of their kind or out of range, no value, a setting given twice; a
+# list of channels that is empty, has an empty or a 0 entry, or more than 6 blocks; a
+# picture not divisible by 2^blocks (8 with 4 blocks, 6 with the default 2); the gate or
+# the doubly stochastic term without attention weights; ties outside mode=conv.
 REFUSED_ARGUMENTS = ("scor=dot", "score=dott", "heads=two", "heads=0", "readout_dropout=1",
-                     "sa_layers", "seed=8")
+                     "sa_layers", "seed=8", "encoder=imag", "image_size=1", "image_size=6",
+                     "conv_channels=", "conv_channels=3,,4", "conv_channels=3,0",
+                     "conv_channels=3,4,", "conv_channels=1,2,3,4,5,6,7",
+                     "conv_channels=3,4,5,6", "grid_positions=2", "context_gate=yes",
+                     "doubly_stochastic=-0.5", "mode=convolution", "ties=1",
+                     ("score=none", "context_gate=1"), ("score=none", "doubly_stochastic=0.5"))
 SA_MASKS = ("mask_p", "mask_a", "mask_r", "mask_o")
 WORST = {}  # (precision, "soft" or "hard"): the worst loss and gradient errors measured
 
@@ -166,8 +226,11 @@ def check_layer_form():
 
 
 def parse_dump(text):
+    """crosscheck_dump's output as a dict: each line's first word its key, the values
+    on the line after it (see crosscheck_dump.c); tensors under "param", "grad" and
+    (mode=conv) "value", by name."""
     lines = iter(text.splitlines())
-    dump = {"param": {}, "grad": {}}
+    dump = {"param": {}, "grad": {}, "value": {}}
     for line in lines:
         head = line.split()
         key = head[0]
@@ -178,11 +241,15 @@ def parse_dump(text):
         elif key == "settings":  # name=value of every setting the dump used
             dump[key] = dict((name, setting_value(value))
                              for name, value in (word.split("=", 1) for word in head[1:]))
-        elif key in ("mask_x", "mask_y", "mask_t") or key.split(".")[-1] in SA_MASKS:
+            # a list, even of one block
+            dump[key]["conv_channels"] = tuple(
+                int(x) for x in str(dump[key]["conv_channels"]).split(","))
+        elif key in ("mask_x", "mask_y", "mask_t", "pixels") or key.split(".")[-1] in SA_MASKS:
             dump[key] = [float(x) for x in next(lines).split()]
-        elif key in ("src", "src_len", "tgt_in", "tgt_out", "hard_rows", "chosen"):
+        elif key in ("src", "src_len", "tgt_in", "tgt_out", "hard_rows", "chosen") or \
+                key.startswith("argmax"):
             dump[key] = [int(x) for x in next(lines).split()]
-        elif key in ("param", "grad"):
+        elif key in ("param", "grad", "value"):
             name, rows, cols = head[1], int(head[2]), int(head[3])
             values = [float(x) for x in next(lines).split()]
             assert len(values) == rows * cols, name
@@ -203,19 +270,24 @@ def setting_value(text):
 
 
 def arguments(settings):
-    """A run's settings as crosscheck_dump's arguments, name=value."""
-    return ["%s=%s" % item for item in settings.items()]
+    """A run's settings as crosscheck_dump's arguments, name=value (a list's values
+    separated by commas)."""
+    return ["%s=%s" % (name, ",".join(map(str, value)) if isinstance(value, tuple) else value)
+            for name, value in settings.items()]
 
 
 def check_refusals(dump_binary):
     """That crosscheck_dump refuses each of REFUSED_ARGUMENTS: exit 2, nothing on stdout,
-    and one line on stderr that names the argument."""
+    and one line on stderr that names the argument (each of a tuple's)."""
     ok = True
     for arg in REFUSED_ARGUMENTS:
-        run = subprocess.run([dump_binary, "seed=7", arg], capture_output=True, text=True)
+        args = arg if isinstance(arg, tuple) else (arg,)
+        arg = " ".join(args)
+        run = subprocess.run([dump_binary, "seed=7"] + list(args), capture_output=True,
+                             text=True)
         lines = run.stderr.splitlines()
         refused = (run.returncode == 2 and not run.stdout and len(lines) == 1
-                   and arg in lines[0])
+                   and all(a in lines[0] for a in args))
         ok = ok and refused
         print("%s %s: %s" % (os.path.basename(dump_binary), arg, "refused: " + lines[0]
                              if refused else "FAIL: exit %d, stderr %r" % (run.returncode,
@@ -255,7 +327,15 @@ def check(dump_binary, size, variant=None):
     tgt_in = torch.tensor(dump["tgt_in"]).view(T, B)
     tgt_out = torch.tensor(dump["tgt_out"]).view(T, B)
     shapes = {"mask_x": (S, B, m), "mask_y": (T, B, m), "mask_t": (-1, l)}
-    d_h = m if settings["encoder"] == "attn" else 2 * n
+    image = settings["encoder"] == "image"
+    d_h = {"attn": m, "image": settings["conv_channels"][-1]}.get(settings["encoder"], 2 * n)
+    pixels, cells_ok = None, True
+    if image:
+        N = settings["image_size"]
+        pixels = torch.tensor(dump["pixels"], dtype=torch.float64).view(B, N, N, 3)
+        G = N >> len(settings["conv_channels"])
+        # every picture has all G^2 cells, and no source embeddings (no mask_x)
+        cells_ok = S == G * G and bool((src_len == S).all()) and "mask_x" not in dump
     for k in range(sa_layers):
         shapes.update({"sa%d.mask_p" % (k + 1): (B, sa_heads, S, S),
                        "sa%d.mask_a" % (k + 1): (S, B, d_h),
@@ -272,19 +352,27 @@ def check(dump_binary, size, variant=None):
                                         **{k: settings[k] for k in HARD_SETTINGS})
         paths_ok, paths = check_paths(hard_rows, chosen, src_len, tgt_out,
                                       settings["expected_prob"])
-    loss = model.loss(src, src_len, tgt_in, tgt_out, masks, settings["label_smoothing"], hard)
+    loss = model.loss(src, src_len, tgt_in, tgt_out, masks, settings["label_smoothing"], hard,
+                      pixels=pixels, doubly_stochastic=settings["doubly_stochastic"])
     loss.backward()
 
     precision = dump["precision"]
     loss_tol, grad_tol = TOLERANCES[precision]
     loss_err = abs(dump["loss"] - loss.item()) / abs(loss.item())
-    ok = loss_err <= loss_tol and paths_ok and masks_ok and taken
+    ok = loss_err <= loss_tol and paths_ok and masks_ok and taken and cells_ok
     print("crosscheck %s build, %s, at %s (S=%d T=%d): loss C %.10f torch %.10f, "
           "relative error %.2e%s"
           % (precision, " ".join(arguments(variant)) or "the default model",
              " ".join(arguments({k: settings[k] for k in SIZE_SETTINGS + ("B", "seed")})),
              S, T, dump["loss"], loss.item(), loss_err,
              "" if loss_err <= loss_tol else "  FAIL"))
+    if image:
+        print("  image encoder: %d pictures of %d x %d pixels, conv blocks %s, a %d x %d grid "
+              "of d_h = %d cells%s%s" % (B, N, N, ",".join(map(str, settings["conv_channels"])),
+                                         G, G, d_h, ", grid positions" if
+                                         settings["grid_positions"] else "",
+                                         "" if cells_ok else ": not every picture has S = "
+                                         "%d source positions  FAIL" % (G * G)))
     if not taken:
         print("  the dump's settings are not those given: %s  FAIL"
               % ", ".join("%s=%s became %s" % (k, v, settings.get(k, "unknown"))
@@ -314,9 +402,12 @@ def check(dump_binary, size, variant=None):
         print("  %-16s |g| %.3e  relative norm of the difference %.2e%s"
               % (c_name, torch.linalg.norm(g).item(), err, flag))
     print("  worst gradient tensor: %.2e (tolerance %.0e)" % (worst, grad_tol))
-    kind = (precision, "hard" if hard is not None else "soft")
-    was = WORST.get(kind, (0.0, 0.0))
-    WORST[kind] = (max(was[0], loss_err), max(was[1], worst))
+    groups = ["%s %s" % ("image" if image else "text", "hard" if hard is not None else "soft")]
+    if settings["context_gate"] or settings["doubly_stochastic"]:
+        groups.append("gated or doubly stochastic")
+    for group in groups:
+        was = WORST.get((precision, group), (0.0, 0.0))
+        WORST[precision, group] = (max(was[0], loss_err), max(was[1], worst))
     return ok
 
 
