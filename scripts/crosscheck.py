@@ -18,10 +18,18 @@ mean cell), self-attention layers, dropout, label smoothing and hard attention.
 Each size and variant is a dict of what differs from the dumper's defaults, passed to it
 as name=value; the dumper must refuse an unknown name, a bad value or settings that do
 not go together.
+The conv blocks alone are checked too (the dumper's mode=conv): nn/conv.h's kernels
+with ops.h's relu against torch.nn.Conv2d, ReLU and MaxPool2d, each block's output, the
+input each pooled value took (against torch's return_indices), and the gradients of the
+weights, of each block's relu output and of the pictures; on uniform numbers and on
+small integers, where nothing rounds and windows tie exactly, so that the tie rule
+(the first in row-major order, torch's on CPU) decides where the gradient goes.
 Tolerances:
   float build:  loss to 1e-5 relative, each gradient tensor to 1e-4 relative norm;
   double build: loss to 1e-14 relative, each gradient tensor to 1e-13 relative norm;
-  a gradient whose norm is below 1e-2 is measured as if it were 1e-2 (GRAD_NORM_FLOOR).
+  a gradient whose norm is below 1e-2 is measured as if it were 1e-2 (GRAD_NORM_FLOOR);
+  the conv blocks: 1e-12 relative per tensor in the double build and with ties in
+  both, 1e-5 on the float build's uniform numbers; pooling's choices all equal.
 With --s2s, it also tokenizes the texts of tests/fixtures/sacrebleu (English and French,
 with and without lowercasing) -- and the Tatoeba valid and test files, when
 scripts/get-tatoeba.sh has fetched them -- with `s2s tokenize` and with the reference's
@@ -186,6 +194,19 @@ REFUSED_ARGUMENTS = ("scor=dot", "score=dott", "heads=two", "heads=0", "readout_
                      "conv_channels=3,4,5,6", "grid_positions=2", "context_gate=yes",
                      "doubly_stochastic=-0.5", "mode=convolution", "ties=1",
                      ("score=none", "context_gate=1"), ("score=none", "doubly_stochastic=0.5"))
+# The conv blocks alone (crosscheck_dump mode=conv), against torch.nn.Conv2d, ReLU and
+# MaxPool2d: uniform numbers, where only rounding differs (float build 1e-5), and small
+# integers (ties=1), where nothing rounds, so that windows hold exactly equal values in
+# either build and the tie rule alone decides where the gradient goes (1e-12, and the
+# same choices, in both builds).
+CONV_CASES = [
+    {"B": 3, "image_size": 8, "conv_channels": (3, 4), "seed": 5},
+    {"B": 2, "image_size": 16, "conv_channels": (2, 5, 3), "seed": 6},
+    {"B": 2, "image_size": 16, "conv_channels": (4, 3), "ties": 1, "seed": 7},
+    # seed 10: a seed whose third block has ties that pass a gradient on (8 of 10)
+    {"B": 2, "image_size": 32, "conv_channels": (3, 4, 5), "ties": 1, "seed": 10},
+]
+CONV_TOLERANCES = {"float": 1e-5, "double": 1e-12, "ties": 1e-12}
 SA_MASKS = ("mask_p", "mask_a", "mask_r", "mask_o")
 WORST = {}  # (precision, "soft" or "hard"): the worst loss and gradient errors measured
 
@@ -411,6 +432,96 @@ def check(dump_binary, size, variant=None):
     return ok
 
 
+def check_conv(dump_binary, case):
+    """One case of CONV_CASES: the C kernels' conv blocks (crosscheck_dump mode=conv)
+    against torch.nn.Conv2d(3 x 3, padding 1), ReLU and MaxPool2d(2, 2) in float64, on
+    the pictures and weights the dump gives, NCHW inside torch: each block's pooled
+    output, the input each output took (C's index into (B, N, N, C) against torch's
+    return_indices), the loss sum(pool_L * R), and the gradients of every weight, of
+    each block's relu output (where max-pooling sent the gradient) and of the
+    pictures."""
+    text = subprocess.run([dump_binary, "mode=conv"] + arguments(case), check=True,
+                          capture_output=True, text=True).stdout
+    dump = parse_dump(text)
+    settings, precision = dump["settings"], dump["precision"]
+    B, N, channels = settings["B"], settings["image_size"], (3,) + settings["conv_channels"]
+    tol = CONV_TOLERANCES["ties" if settings["ties"] else precision]
+
+    def real(values):                               # float64: torch's default is float32
+        return torch.tensor(values, dtype=torch.float64)
+
+    def nchw(values, side, width):                  # s2s's (B, side, side, width), as NCHW
+        return real(values).view(B, side, side, width).permute(
+            0, 3, 1, 2).contiguous()
+
+    def nhwc(t):                                    # back, one row per pixel
+        return t.permute(0, 2, 3, 1).reshape(-1, t.size(1))
+
+    x = nchw(dump["value"]["pixels"], N, 3).requires_grad_()
+    pool = torch.nn.MaxPool2d(2, 2, return_indices=True)
+    h, convs, relus, errors, wrong_choices = x, [], [], {}, 0
+    for l, (c_in, c_out) in enumerate(zip(channels, channels[1:])):
+        conv = torch.nn.Conv2d(c_in, c_out, 3, stride=1, padding=1).double()
+        with torch.no_grad():
+            conv.weight.copy_(real(dump["param"]["conv%d.W" % (l + 1)]).view_as(conv.weight))
+            conv.bias.copy_(real(dump["param"]["conv%d.b" % (l + 1)]))
+        r = torch.nn.ReLU()(conv(h))
+        r.retain_grad()
+        h, index = pool(r)
+        side = N >> l
+        errors["pool%d" % (l + 1)] = rel_norm(
+            real(dump["value"]["pool%d" % (l + 1)]).view(-1, c_out), nhwc(h.detach()))
+        # torch's index is y * side + x within its (picture, channel) plane; s2s's
+        # ((b side + y) side + x) C + c
+        b = torch.arange(B).view(B, 1, 1, 1)
+        c = torch.arange(c_out).view(1, c_out, 1, 1)
+        expected = nhwc((b * side * side + index) * c_out + c).view(-1)
+        wrong_choices += int((torch.tensor(dump["argmax%d" % (l + 1)]) != expected).sum())
+        convs.append(conv)
+        relus.append(r)
+    R = nchw(dump["value"]["R"], N >> len(convs), channels[-1])
+    loss = (h * R).sum()
+    loss.backward()
+    ties = [tied_windows(r) for r in relus]
+    loss_err = abs(dump["loss"] - loss.item()) / (abs(loss.item()) or 1)  # integers: 0 can be
+    grads = {"pixels": nhwc(x.grad)}
+    for l, (conv, r) in enumerate(zip(convs, relus)):
+        grads.update({"conv%d.W" % (l + 1): conv.weight.grad.flatten(1),
+                      "conv%d.b" % (l + 1): conv.bias.grad, "relu%d" % (l + 1): nhwc(r.grad)})
+    for name, g in grads.items():
+        errors["d " + name] = rel_norm(real(dump["grad"][name]).view_as(g), g)
+    worst = max(max(errors.values()), loss_err)
+    # the tie case must have ties the gradient goes through, in every block
+    tied = all(routed > 0 for _, routed in ties) if settings["ties"] else True
+    ok = worst <= tol and wrong_choices == 0 and tied
+    print("conv blocks %s build, %s: %d pictures of %d x %d, channels %s: loss relative error "
+          "%.2e, worst output or gradient tensor %.2e (%s; tolerance %.0e); pooling's choices: "
+          "%d differ from torch's%s"
+          % (precision, "small integers (ties)" if settings["ties"] else "uniform numbers", B, N,
+             N, ",".join(map(str, channels[1:])), loss_err, worst,
+             max(errors, key=errors.get) if worst else "every one exactly equal", tol, wrong_choices, "" if ok else "  FAIL"))
+    for l, (windows, routed) in enumerate(ties if settings["ties"] else ()):
+        print("  block %d: %d windows whose largest value is there 2 to 4 times and positive, "
+              "%d of them passing a gradient on%s" % (l + 1, windows, routed,
+                                                     "" if tied or routed else "  FAIL"))
+    was = WORST.get((precision, "conv"), (0.0, 0.0))
+    WORST[precision, "conv"] = (max(was[0], loss_err), max(was[1], worst))
+    return ok
+
+
+def tied_windows(r):
+    """In r (B, C, N, N), relu's output after backward: the 2 x 2 windows whose largest
+    value is positive and held by 2 to 4 of their inputs -- ties whose rule decides where
+    the gradient goes -- and how many of them pass a non-zero gradient on."""
+    def windows(t):
+        B, C, N, _ = t.shape
+        return t.reshape(B, C, N // 2, 2, N // 2, 2).permute(0, 1, 2, 4, 3, 5).reshape(-1, 4)
+    values, grads = windows(r.detach()), windows(r.grad)
+    largest = values.max(dim=1).values
+    tie = ((values == largest.unsqueeze(1)).sum(dim=1) > 1) & (largest > 0)
+    return int(tie.sum()), int((tie & (grads != 0).any(dim=1)).sum())
+
+
 def in_precision(x, precision):
     """x as the build computes it: a double, or rounded to the nearest float."""
     return x if precision == "double" else struct.unpack("f", struct.pack("f", x))[0]
@@ -529,13 +640,16 @@ def main():
     ok = check_layer_form() and ok
     for binary in args.dump:
         ok = check_refusals(binary) and ok
+        for case in CONV_CASES:
+            ok = check_conv(binary, case) and ok
         for size in SIZES:
             ok = check(binary, size) and ok
         for variant in VARIANTS:
             ok = check(binary, VARIANT_SIZE, variant) and ok
     for (precision, kind), (loss_err, grad_err) in sorted(WORST.items()):
-        print("worst over the %s build's %s variants: loss %.2e, gradient tensor %.2e"
-              % (precision, kind, loss_err, grad_err))
+        print("worst over the %s build's %s: loss %.2e, %s tensor %.2e"
+              % (precision, "conv blocks" if kind == "conv" else kind + " variants", loss_err,
+                 "output or gradient" if kind == "conv" else "gradient", grad_err))
     print("CROSSCHECK %s" % ("PASSED" if ok else "FAILED"))
     return 0 if ok else 1
 
