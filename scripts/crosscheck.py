@@ -7,14 +7,29 @@ script loads the weights by name into the PyTorch model of scripts/torch_referen
 (torch.nn's GRU, LSTM and RNN and their cells, cross_entropy) in float64, recomputes
 loss and gradients with autograd and compares; the same for each model variant: every
 attention score, other cells, deeper encoders, dropout (with the masks the C pass drew)
-and label smoothing; and hard attention's surrogate J, on the sentences and positions the
-C pass sampled (which it writes out), with both rewards, baselines and the entropy term.
+and label smoothing; hard attention's surrogate J, on the sentences and positions the
+C pass sampled (which it writes out), with both rewards, baselines and the entropy term;
+the context gate and the doubly stochastic term, on text models (padding left out of
+the term's sum) and image models; and the image encoder on the pictures the C pass
+drew (which it writes out): torch.nn.Conv2d, ReLU and MaxPool2d blocks (2 and 3 blocks,
+2 x 2 and 4 x 4 grids), the grid read row by row, with and without grid positions, with
+GRU and LSTM decoders (c_0 from the mean cell), 1 to 4 heads, every score (none: the
+mean cell), self-attention layers, dropout, label smoothing and hard attention.
 Each size and variant is a dict of what differs from the dumper's defaults, passed to it
-as name=value; the dumper must refuse an unknown name or a bad value.
+as name=value; the dumper must refuse an unknown name, a bad value or settings that do
+not go together.
+The conv blocks alone are checked too (the dumper's mode=conv): nn/conv.h's kernels
+with ops.h's relu against torch.nn.Conv2d, ReLU and MaxPool2d, each block's output, the
+input each pooled value took (against torch's return_indices), and the gradients of the
+weights, of each block's relu output and of the pictures; on uniform numbers and on
+small integers, where nothing rounds and windows tie exactly, so that the tie rule
+(the first in row-major order, torch's on CPU) decides where the gradient goes.
 Tolerances:
   float build:  loss to 1e-5 relative, each gradient tensor to 1e-4 relative norm;
   double build: loss to 1e-14 relative, each gradient tensor to 1e-13 relative norm;
-  a gradient whose norm is below 1e-2 is measured as if it were 1e-2 (GRAD_NORM_FLOOR).
+  a gradient whose norm is below 1e-2 is measured as if it were 1e-2 (GRAD_NORM_FLOOR);
+  the conv blocks: 1e-12 relative per tensor in the double build and with ties in
+  both, 1e-5 on the float build's uniform numbers; pooling's choices all equal.
 With --s2s, it also tokenizes the texts of tests/fixtures/sacrebleu (English and French,
 with and without lowercasing) -- and the Tatoeba valid and test files, when
 scripts/get-tatoeba.sh has fetched them -- with `s2s tokenize` and with the reference's
@@ -114,18 +129,84 @@ VARIANTS = [
     {"score": "general", "encoder": "attn", "dec_cell": "lstm", "heads": 2, "sa_layers": 2,
      "sa_ffn": 24, "hard": 1, "expected_prob": 0.5, "reinforce_weight": 0.5,
      "entropy_weight": 0.1, "token_reward": 1, "baseline": -1, "token_baseline": -0.5},
+    # The context gate and the doubly stochastic term on text models: lambda's sum over
+    # each sentence's real source positions leaves padding out.
+    {"context_gate": 1},
+    {"score": "scaled_dot", "enc_cell": "lstm", "dec_cell": "lstm", "heads": 2,
+     "context_gate": 1},
+    {"score": "general", "encoder": "attn", "sa_layers": 1, "context_gate": 1},
+    {"doubly_stochastic": 0.7},
+    {"score": "general", "heads": 2, "doubly_stochastic": 0.7},
+    {"hard": 1, "expected_prob": 0.5, "entropy_weight": 0.3, "baseline": -2.5,
+     "context_gate": 1, "doubly_stochastic": 0.5},
+    {"enc_cell": "lstm", "sa_layers": 1, "embedding_dropout": 0.2, "readout_dropout": 0.3,
+     "sa_dropout": 0.2, "label_smoothing": 0.1, "context_gate": 1, "doubly_stochastic": 0.3},
+    # The image encoder: the dumper's pictures are 8 x 8 pixels and conv_channels 3,4 (a
+    # 2 x 2 grid of d_h = 4 cells) with grid positions unless given; 16 pixels with 2
+    # blocks make a 4 x 4 grid. Its pictures are random, uniform in [-0.5, 0.5).
+    {"encoder": "image"},
+    {"encoder": "image", "image_size": 16, "conv_channels": (4, 6, 8)},
+    {"encoder": "image", "image_size": 16, "conv_channels": (3, 5), "score": "general"},
+    {"encoder": "image", "grid_positions": 0},
+    {"encoder": "image", "dec_cell": "lstm"},
+    {"encoder": "image", "heads": 2},
+    {"encoder": "image", "score": "dot", "heads": 4, "conv_channels": (6, 24)},
+    {"encoder": "image", "score": "scaled_dot", "sa_layers": 1, "sa_heads": 2},
+    {"encoder": "image", "image_size": 16, "conv_channels": (4, 8), "dec_cell": "lstm",
+     "heads": 2, "sa_layers": 2, "sa_heads": 4, "sa_ffn": 12},
+    {"encoder": "image", "score": "none"},
+    {"encoder": "image", "image_size": 16, "conv_channels": (4, 6, 8), "score": "none",
+     "dec_cell": "lstm", "grid_positions": 0},
+    {"encoder": "image", "context_gate": 1},
+    {"encoder": "image", "doubly_stochastic": 1},
+    {"encoder": "image", "image_size": 16, "conv_channels": (3, 6), "dec_cell": "lstm",
+     "heads": 2, "context_gate": 1, "doubly_stochastic": 0.5},
+    {"encoder": "image", "embedding_dropout": 0.2, "readout_dropout": 0.3,
+     "label_smoothing": 0.1},
+    {"encoder": "image", "score": "scaled_dot", "sa_layers": 1, "sa_heads": 2,
+     "embedding_dropout": 0.2, "readout_dropout": 0.3, "sa_dropout": 0.3,
+     "label_smoothing": 0.1, "context_gate": 1, "doubly_stochastic": 0.4},
+    {"encoder": "image", "hard": 1, "expected_prob": 0.5, "entropy_weight": 0.2,
+     "baseline": -3},
+    {"encoder": "image", "image_size": 16, "conv_channels": (3, 6), "score": "general",
+     "dec_cell": "lstm", "heads": 2, "sa_layers": 1, "sa_heads": 3, "embedding_dropout": 0.2,
+     "readout_dropout": 0.3, "sa_dropout": 0.25, "label_smoothing": 0.1, "hard": 1,
+     "expected_prob": 0.5, "entropy_weight": 0.1, "token_reward": 1, "baseline": -1,
+     "token_baseline": -0.5, "context_gate": 1, "doubly_stochastic": 0.5},
 ]
 # The settings Seq2Seq takes: its sizes, in its order, then its keywords; and HardPass's.
 SIZE_SETTINGS = ("V_x", "V_y", "m", "n", "p", "a", "l")
 MODEL_SETTINGS = ("score", "encoder", "enc_cell", "dec_cell", "enc_layers", "heads",
-                  "sa_layers", "sa_heads", "sa_ffn")
+                  "sa_layers", "sa_heads", "sa_ffn", "image_size", "conv_channels",
+                  "grid_positions", "context_gate")
 HARD_SETTINGS = ("reinforce_weight", "entropy_weight", "token_reward", "baseline",
                  "token_baseline")
 # Arguments crosscheck_dump must refuse after a valid seed=7, each with one line that
-# names it: an unknown name, values not of their kind or out of range, no value, a
-# setting given twice.
+# names it (a tuple: settings each valid but not together, every one named): an unknown
+# name, values not of their kind or out of range, no value, a setting given twice; a
+# list of channels that is empty, has an empty or a 0 entry, or more than 6 blocks; a
+# picture not divisible by 2^blocks (8 with 4 blocks, 6 with the default 2); the gate or
+# the doubly stochastic term without attention weights; ties outside mode=conv.
 REFUSED_ARGUMENTS = ("scor=dot", "score=dott", "heads=two", "heads=0", "readout_dropout=1",
-                     "sa_layers", "seed=8")
+                     "sa_layers", "seed=8", "encoder=imag", "image_size=1", "image_size=6",
+                     "conv_channels=", "conv_channels=3,,4", "conv_channels=3,0",
+                     "conv_channels=3,4,", "conv_channels=1,2,3,4,5,6,7",
+                     "conv_channels=3,4,5,6", "grid_positions=2", "context_gate=yes",
+                     "doubly_stochastic=-0.5", "mode=convolution", "ties=1",
+                     ("score=none", "context_gate=1"), ("score=none", "doubly_stochastic=0.5"))
+# The conv blocks alone (crosscheck_dump mode=conv), against torch.nn.Conv2d, ReLU and
+# MaxPool2d: uniform numbers, where only rounding differs (float build 1e-5), and small
+# integers (ties=1), where nothing rounds, so that windows hold exactly equal values in
+# either build and the tie rule alone decides where the gradient goes (1e-12, and the
+# same choices, in both builds).
+CONV_CASES = [
+    {"B": 3, "image_size": 8, "conv_channels": (3, 4), "seed": 5},
+    {"B": 2, "image_size": 16, "conv_channels": (2, 5, 3), "seed": 6},
+    {"B": 2, "image_size": 16, "conv_channels": (4, 3), "ties": 1, "seed": 7},
+    # seed 10: a seed whose third block has ties that pass a gradient on (8 of 10)
+    {"B": 2, "image_size": 32, "conv_channels": (3, 4, 5), "ties": 1, "seed": 10},
+]
+CONV_TOLERANCES = {"float": 1e-5, "double": 1e-12, "ties": 1e-12}
 SA_MASKS = ("mask_p", "mask_a", "mask_r", "mask_o")
 WORST = {}  # (precision, "soft" or "hard"): the worst loss and gradient errors measured
 
@@ -166,8 +247,11 @@ def check_layer_form():
 
 
 def parse_dump(text):
+    """crosscheck_dump's output as a dict: each line's first word its key, the values
+    on the line after it (see crosscheck_dump.c); tensors under "param", "grad" and
+    (mode=conv) "value", by name."""
     lines = iter(text.splitlines())
-    dump = {"param": {}, "grad": {}}
+    dump = {"param": {}, "grad": {}, "value": {}}
     for line in lines:
         head = line.split()
         key = head[0]
@@ -178,11 +262,15 @@ def parse_dump(text):
         elif key == "settings":  # name=value of every setting the dump used
             dump[key] = dict((name, setting_value(value))
                              for name, value in (word.split("=", 1) for word in head[1:]))
-        elif key in ("mask_x", "mask_y", "mask_t") or key.split(".")[-1] in SA_MASKS:
+            # a list, even of one block
+            dump[key]["conv_channels"] = tuple(
+                int(x) for x in str(dump[key]["conv_channels"]).split(","))
+        elif key in ("mask_x", "mask_y", "mask_t", "pixels") or key.split(".")[-1] in SA_MASKS:
             dump[key] = [float(x) for x in next(lines).split()]
-        elif key in ("src", "src_len", "tgt_in", "tgt_out", "hard_rows", "chosen"):
+        elif key in ("src", "src_len", "tgt_in", "tgt_out", "hard_rows", "chosen") or \
+                key.startswith("argmax"):
             dump[key] = [int(x) for x in next(lines).split()]
-        elif key in ("param", "grad"):
+        elif key in ("param", "grad", "value"):
             name, rows, cols = head[1], int(head[2]), int(head[3])
             values = [float(x) for x in next(lines).split()]
             assert len(values) == rows * cols, name
@@ -203,19 +291,24 @@ def setting_value(text):
 
 
 def arguments(settings):
-    """A run's settings as crosscheck_dump's arguments, name=value."""
-    return ["%s=%s" % item for item in settings.items()]
+    """A run's settings as crosscheck_dump's arguments, name=value (a list's values
+    separated by commas)."""
+    return ["%s=%s" % (name, ",".join(map(str, value)) if isinstance(value, tuple) else value)
+            for name, value in settings.items()]
 
 
 def check_refusals(dump_binary):
     """That crosscheck_dump refuses each of REFUSED_ARGUMENTS: exit 2, nothing on stdout,
-    and one line on stderr that names the argument."""
+    and one line on stderr that names the argument (each of a tuple's)."""
     ok = True
     for arg in REFUSED_ARGUMENTS:
-        run = subprocess.run([dump_binary, "seed=7", arg], capture_output=True, text=True)
+        args = arg if isinstance(arg, tuple) else (arg,)
+        arg = " ".join(args)
+        run = subprocess.run([dump_binary, "seed=7"] + list(args), capture_output=True,
+                             text=True)
         lines = run.stderr.splitlines()
         refused = (run.returncode == 2 and not run.stdout and len(lines) == 1
-                   and arg in lines[0])
+                   and all(a in lines[0] for a in args))
         ok = ok and refused
         print("%s %s: %s" % (os.path.basename(dump_binary), arg, "refused: " + lines[0]
                              if refused else "FAIL: exit %d, stderr %r" % (run.returncode,
@@ -255,7 +348,15 @@ def check(dump_binary, size, variant=None):
     tgt_in = torch.tensor(dump["tgt_in"]).view(T, B)
     tgt_out = torch.tensor(dump["tgt_out"]).view(T, B)
     shapes = {"mask_x": (S, B, m), "mask_y": (T, B, m), "mask_t": (-1, l)}
-    d_h = m if settings["encoder"] == "attn" else 2 * n
+    image = settings["encoder"] == "image"
+    d_h = {"attn": m, "image": settings["conv_channels"][-1]}.get(settings["encoder"], 2 * n)
+    pixels, cells_ok = None, True
+    if image:
+        N = settings["image_size"]
+        pixels = torch.tensor(dump["pixels"], dtype=torch.float64).view(B, N, N, 3)
+        G = N >> len(settings["conv_channels"])
+        # every picture has all G^2 cells, and no source embeddings (no mask_x)
+        cells_ok = S == G * G and bool((src_len == S).all()) and "mask_x" not in dump
     for k in range(sa_layers):
         shapes.update({"sa%d.mask_p" % (k + 1): (B, sa_heads, S, S),
                        "sa%d.mask_a" % (k + 1): (S, B, d_h),
@@ -272,19 +373,27 @@ def check(dump_binary, size, variant=None):
                                         **{k: settings[k] for k in HARD_SETTINGS})
         paths_ok, paths = check_paths(hard_rows, chosen, src_len, tgt_out,
                                       settings["expected_prob"])
-    loss = model.loss(src, src_len, tgt_in, tgt_out, masks, settings["label_smoothing"], hard)
+    loss = model.loss(src, src_len, tgt_in, tgt_out, masks, settings["label_smoothing"], hard,
+                      pixels=pixels, doubly_stochastic=settings["doubly_stochastic"])
     loss.backward()
 
     precision = dump["precision"]
     loss_tol, grad_tol = TOLERANCES[precision]
     loss_err = abs(dump["loss"] - loss.item()) / abs(loss.item())
-    ok = loss_err <= loss_tol and paths_ok and masks_ok and taken
+    ok = loss_err <= loss_tol and paths_ok and masks_ok and taken and cells_ok
     print("crosscheck %s build, %s, at %s (S=%d T=%d): loss C %.10f torch %.10f, "
           "relative error %.2e%s"
           % (precision, " ".join(arguments(variant)) or "the default model",
              " ".join(arguments({k: settings[k] for k in SIZE_SETTINGS + ("B", "seed")})),
              S, T, dump["loss"], loss.item(), loss_err,
              "" if loss_err <= loss_tol else "  FAIL"))
+    if image:
+        print("  image encoder: %d pictures of %d x %d pixels, conv blocks %s, a %d x %d grid "
+              "of d_h = %d cells%s%s" % (B, N, N, ",".join(map(str, settings["conv_channels"])),
+                                         G, G, d_h, ", grid positions" if
+                                         settings["grid_positions"] else "",
+                                         "" if cells_ok else ": not every picture has S = "
+                                         "%d source positions  FAIL" % (G * G)))
     if not taken:
         print("  the dump's settings are not those given: %s  FAIL"
               % ", ".join("%s=%s became %s" % (k, v, settings.get(k, "unknown"))
@@ -314,10 +423,103 @@ def check(dump_binary, size, variant=None):
         print("  %-16s |g| %.3e  relative norm of the difference %.2e%s"
               % (c_name, torch.linalg.norm(g).item(), err, flag))
     print("  worst gradient tensor: %.2e (tolerance %.0e)" % (worst, grad_tol))
-    kind = (precision, "hard" if hard is not None else "soft")
-    was = WORST.get(kind, (0.0, 0.0))
-    WORST[kind] = (max(was[0], loss_err), max(was[1], worst))
+    groups = ["%s %s" % ("image" if image else "text", "hard" if hard is not None else "soft")]
+    if settings["context_gate"] or settings["doubly_stochastic"]:
+        groups.append("gated or doubly stochastic")
+    for group in groups:
+        was = WORST.get((precision, group), (0.0, 0.0))
+        WORST[precision, group] = (max(was[0], loss_err), max(was[1], worst))
     return ok
+
+
+def check_conv(dump_binary, case):
+    """One case of CONV_CASES: the C kernels' conv blocks (crosscheck_dump mode=conv)
+    against torch.nn.Conv2d(3 x 3, padding 1), ReLU and MaxPool2d(2, 2) in float64, on
+    the pictures and weights the dump gives, NCHW inside torch: each block's pooled
+    output, the input each output took (C's index into (B, N, N, C) against torch's
+    return_indices), the loss sum(pool_L * R), and the gradients of every weight, of
+    each block's relu output (where max-pooling sent the gradient) and of the
+    pictures."""
+    text = subprocess.run([dump_binary, "mode=conv"] + arguments(case), check=True,
+                          capture_output=True, text=True).stdout
+    dump = parse_dump(text)
+    settings, precision = dump["settings"], dump["precision"]
+    B, N, channels = settings["B"], settings["image_size"], (3,) + settings["conv_channels"]
+    tol = CONV_TOLERANCES["ties" if settings["ties"] else precision]
+
+    def real(values):                               # float64: torch's default is float32
+        return torch.tensor(values, dtype=torch.float64)
+
+    def nchw(values, side, width):                  # s2s's (B, side, side, width), as NCHW
+        return real(values).view(B, side, side, width).permute(
+            0, 3, 1, 2).contiguous()
+
+    def nhwc(t):                                    # back, one row per pixel
+        return t.permute(0, 2, 3, 1).reshape(-1, t.size(1))
+
+    x = nchw(dump["value"]["pixels"], N, 3).requires_grad_()
+    pool = torch.nn.MaxPool2d(2, 2, return_indices=True)
+    h, convs, relus, errors, wrong_choices = x, [], [], {}, 0
+    for l, (c_in, c_out) in enumerate(zip(channels, channels[1:])):
+        conv = torch.nn.Conv2d(c_in, c_out, 3, stride=1, padding=1).double()
+        with torch.no_grad():
+            conv.weight.copy_(real(dump["param"]["conv%d.W" % (l + 1)]).view_as(conv.weight))
+            conv.bias.copy_(real(dump["param"]["conv%d.b" % (l + 1)]))
+        r = torch.nn.ReLU()(conv(h))
+        r.retain_grad()
+        h, index = pool(r)
+        side = N >> l
+        errors["pool%d" % (l + 1)] = rel_norm(
+            real(dump["value"]["pool%d" % (l + 1)]).view(-1, c_out), nhwc(h.detach()))
+        # torch's index is y * side + x within its (picture, channel) plane; s2s's
+        # ((b side + y) side + x) C + c
+        b = torch.arange(B).view(B, 1, 1, 1)
+        c = torch.arange(c_out).view(1, c_out, 1, 1)
+        expected = nhwc((b * side * side + index) * c_out + c).view(-1)
+        wrong_choices += int((torch.tensor(dump["argmax%d" % (l + 1)]) != expected).sum())
+        convs.append(conv)
+        relus.append(r)
+    R = nchw(dump["value"]["R"], N >> len(convs), channels[-1])
+    loss = (h * R).sum()
+    loss.backward()
+    ties = [tied_windows(r) for r in relus]
+    loss_err = abs(dump["loss"] - loss.item()) / (abs(loss.item()) or 1)  # integers: 0 can be
+    grads = {"pixels": nhwc(x.grad)}
+    for l, (conv, r) in enumerate(zip(convs, relus)):
+        grads.update({"conv%d.W" % (l + 1): conv.weight.grad.flatten(1),
+                      "conv%d.b" % (l + 1): conv.bias.grad, "relu%d" % (l + 1): nhwc(r.grad)})
+    for name, g in grads.items():
+        errors["d " + name] = rel_norm(real(dump["grad"][name]).view_as(g), g)
+    worst = max(max(errors.values()), loss_err)
+    # the tie case must have ties the gradient goes through, in every block
+    tied = all(routed > 0 for _, routed in ties) if settings["ties"] else True
+    ok = worst <= tol and wrong_choices == 0 and tied
+    print("conv blocks %s build, %s: %d pictures of %d x %d, channels %s: loss relative error "
+          "%.2e, worst output or gradient tensor %.2e (%s; tolerance %.0e); pooling's choices: "
+          "%d differ from torch's%s"
+          % (precision, "small integers (ties)" if settings["ties"] else "uniform numbers", B, N,
+             N, ",".join(map(str, channels[1:])), loss_err, worst,
+             max(errors, key=errors.get) if worst else "every one exactly equal", tol, wrong_choices, "" if ok else "  FAIL"))
+    for l, (windows, routed) in enumerate(ties if settings["ties"] else ()):
+        print("  block %d: %d windows whose largest value is there 2 to 4 times and positive, "
+              "%d of them passing a gradient on%s" % (l + 1, windows, routed,
+                                                     "" if tied or routed else "  FAIL"))
+    was = WORST.get((precision, "conv"), (0.0, 0.0))
+    WORST[precision, "conv"] = (max(was[0], loss_err), max(was[1], worst))
+    return ok
+
+
+def tied_windows(r):
+    """In r (B, C, N, N), relu's output after backward: the 2 x 2 windows whose largest
+    value is positive and held by 2 to 4 of their inputs -- ties whose rule decides where
+    the gradient goes -- and how many of them pass a non-zero gradient on."""
+    def windows(t):
+        B, C, N, _ = t.shape
+        return t.reshape(B, C, N // 2, 2, N // 2, 2).permute(0, 1, 2, 4, 3, 5).reshape(-1, 4)
+    values, grads = windows(r.detach()), windows(r.grad)
+    largest = values.max(dim=1).values
+    tie = ((values == largest.unsqueeze(1)).sum(dim=1) > 1) & (largest > 0)
+    return int(tie.sum()), int((tie & (grads != 0).any(dim=1)).sum())
 
 
 def in_precision(x, precision):
@@ -438,13 +640,16 @@ def main():
     ok = check_layer_form() and ok
     for binary in args.dump:
         ok = check_refusals(binary) and ok
+        for case in CONV_CASES:
+            ok = check_conv(binary, case) and ok
         for size in SIZES:
             ok = check(binary, size) and ok
         for variant in VARIANTS:
             ok = check(binary, VARIANT_SIZE, variant) and ok
     for (precision, kind), (loss_err, grad_err) in sorted(WORST.items()):
-        print("worst over the %s build's %s variants: loss %.2e, gradient tensor %.2e"
-              % (precision, kind, loss_err, grad_err))
+        print("worst over the %s build's %s: loss %.2e, %s tensor %.2e"
+              % (precision, "conv blocks" if kind == "conv" else kind + " variants", loss_err,
+                 "output or gradient" if kind == "conv" else "gradient", grad_err))
     print("CROSSCHECK %s" % ("PASSED" if ok else "FAILED"))
     return 0 if ok else 1
 

@@ -43,8 +43,9 @@ PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
 SCORES = ("additive", "dot", "general", "scaled_dot", "none")
 CELLS = {"gru": (nn.GRU, nn.GRUCell), "lstm": (nn.LSTM, nn.LSTMCell), "rnn": (nn.RNN, nn.RNNCell)}
-# The bidirectional recurrent encoder and the attention-only one (EncoderKind's order).
-ENCODERS = ("birnn", "attn")
+# The bidirectional recurrent encoder, the attention-only one and the image encoder
+# (EncoderKind's order).
+ENCODERS = ("birnn", "attn", "image")
 
 
 def self_attention_layer(layer, x, padding, masks):
@@ -76,19 +77,43 @@ class Seq2Seq(nn.Module):
     `sa_ffn`, 0 for 4 d_h), s_0 = tanh(W_s bwd_h_1 + b_s) from the recurrent encoder, one
     of five attention scores with `heads` heads, a recurrent decoder on [ey_{i-1} ; c_i],
     the readout tanh(W_t [s_i ; c_i ; ey_{i-1}] + b_t) and the output layer; or `encoder`
-    "attn", the attention-only encoder. Sizes as in MODEL.md: vx, vy, m, n, p, a, l. The
-    keywords are crosscheck_dump's settings, named alike."""
+    "attn", the attention-only encoder; or "image", the image encoder (torch.nn.Conv2d,
+    ReLU and MaxPool2d blocks of `conv_channels` channels over pictures of `image_size`
+    pixels, the grid of cells read row by row, learned `grid_positions`; s_0, an LSTM's
+    c_0 and score none's context from the mean annotation, as for "attn"). Optionally
+    `context_gate`, the gate beta_i on the context, for any encoder. Sizes as in
+    MODEL.md: vx, vy, m, n, p, a, l. The keywords are crosscheck_dump's settings, named
+    alike."""
 
     def __init__(self, vx, vy, m, n, p, a, l, score="additive", enc_cell="gru",
                  dec_cell="gru", enc_layers=1, heads=1, sa_layers=0, sa_heads=4, sa_ffn=0,
-                 encoder="birnn"):
+                 encoder="birnn", image_size=8, conv_channels=(3, 4), grid_positions=1,
+                 context_gate=0):
         super().__init__()
         assert score in SCORES and encoder in ENCODERS and enc_cell in CELLS and dec_cell in CELLS
         self.n, self.score, self.dec_cell, self.heads = n, score, dec_cell, heads
         self.attention_only = encoder == "attn"
-        self.E_x = nn.Embedding(vx, m)
+        self.image = encoder == "image"
+        # s_0 (and an LSTM's c_0) from the mean annotation, which is score none's context
+        self.from_mean = self.attention_only or self.image
+        self.E_x = nn.Embedding(vx, m)                # an image model's is never read
         self.E_y = nn.Embedding(vy, m)
-        if self.attention_only:
+        self.convs, self.grid_P = nn.ModuleList(), None
+        if self.image:
+            # conv blocks over (B, 3, N, N), torch's NCHW; a G x G grid of d_h = C_L cells
+            channels = (3,) + tuple(conv_channels)
+            assert image_size % 2 ** len(conv_channels) == 0
+            self.convs.extend(nn.Conv2d(c_in, c_out, 3, stride=1, padding=1)
+                              for c_in, c_out in zip(channels, channels[1:]))
+            self.pool = nn.MaxPool2d(2, 2)
+            self.encoder = None
+            d_h = channels[-1]
+            G = image_size // 2 ** len(conv_channels)
+            if grid_positions:
+                self.grid_P = nn.Parameter(torch.zeros(G * G, d_h))
+            self.W_s = nn.Linear(d_h, p)
+            self.W_c = nn.Linear(d_h, p) if dec_cell == "lstm" else None
+        elif self.attention_only:
             # positions and self-attention layers only; s_0 (and an LSTM's c_0) from the
             # mean of the annotations (MODEL.md, "Attention-only encoder")
             assert sa_layers >= 1 and m % 2 == 0
@@ -115,6 +140,8 @@ class Seq2Seq(nn.Module):
             self.W_k = nn.Linear(d_h, a, bias=False)
         elif score == "dot":
             assert p == d_h, "the dot score needs p = 2n"
+        # beta_i = sigmoid(w_beta . s_{i-1} + b_beta): w_beta (1, p) is its weight
+        self.gate = nn.Linear(p, 1) if context_gate else None
         self.decoder = CELLS[dec_cell][1](m + d_h, p)
         self.W_t = nn.Linear(p + d_h + m, l)
         self.W_o = nn.Linear(l, vy)
@@ -126,8 +153,9 @@ class Seq2Seq(nn.Module):
         return self._c_names(lambda w: w)
 
     def c_grads(self):
-        """{C tensor name: its gradient}, named as c_tensors() names the weights."""
-        return self._c_names(lambda w: w.grad)
+        """{C tensor name: its gradient}, named as c_tensors() names the weights (0 for
+        one the loss never read: an image model's E_x)."""
+        return self._c_names(lambda w: torch.zeros_like(w) if w.grad is None else w.grad)
 
     def _c_names(self, of):
         names = {"E_x": self.E_x.weight, "E_y": self.E_y.weight,
@@ -138,6 +166,10 @@ class Seq2Seq(nn.Module):
                  "W_o": self.W_o.weight, "b_o": self.W_o.bias}
         if self.W_c is not None:
             names.update({"W_c": self.W_c.weight, "b_c": self.W_c.bias})
+        if self.grid_P is not None:
+            names["grid_P"] = self.grid_P
+        if self.gate is not None:
+            names.update({"w_beta": self.gate.weight, "b_beta": self.gate.bias})
         for layer in range(self.encoder.num_layers if self.encoder else 0):
             suffix = "_l%d" % layer if layer else ""
             for side, torch_side in (("fwd", ""), ("bwd", "_reverse")):
@@ -152,8 +184,13 @@ class Seq2Seq(nn.Module):
             names["W_g"] = self.W_g.weight
         elif self.score == "scaled_dot":
             names.update({"W_q": self.W_q.weight, "W_k": self.W_k.weight})
-        assert len(names) == len(list(self.parameters())) - 12 * len(self.self_attention)
+        assert len(names) == len(list(self.parameters())) - 12 * len(self.self_attention) \
+            - 2 * len(self.convs)
         names = {name: of(w) for name, w in names.items()}
+        for k, conv in enumerate(self.convs):
+            # torch's (C_out, C_in, 3, 3) is s2s's (C_out, 9 C_in), column c * 9 + ky * 3 + kx
+            names["conv%d.W" % (k + 1)] = of(conv.weight).flatten(1)
+            names["conv%d.b" % (k + 1)] = of(conv.bias)
         for k, layer in enumerate(self.self_attention):
             at = "sa%d." % (k + 1)
             for part, w in zip(("Q", "K", "V"), of(layer.self_attn.in_proj_weight).chunk(3)):
@@ -175,17 +212,21 @@ class Seq2Seq(nn.Module):
         with torch.no_grad():
             for name, w in self.c_tensors().items():
                 part = name.split(".")[-1]
-                if part.startswith("b_") or part.startswith("beta_"):
+                if part.startswith("b_") or part.startswith("beta_") or part == "b":
                     w.zero_()
                 elif part.startswith("gamma_"):
                     w.fill_(1)
                 else:
                     w.uniform_(-scale, scale)
 
-    def encode(self, src, src_len, masks):
+    def encode(self, src, src_len, masks, pixels=None):
         """src (S, B), src_len (B) -> the recurrent encoder's output (S, B, 2n), 0 at
         padding, and the annotations H: that output through the self-attention layers
-        (torch's own modules, or with the C pass's dropout masks their written-out form)."""
+        (torch's own modules, or with the C pass's dropout masks their written-out form).
+        An image model reads pixels (B, N, N, 3) instead (see grid_cells)."""
+        if self.image:
+            top = self.grid_cells(pixels)
+            return top, self.self_attend(top, src_len, masks)
         ex = self.E_x(src)
         if "mask_x" in masks:                          # embedding dropout
             ex = ex * masks["mask_x"]
@@ -195,7 +236,25 @@ class Seq2Seq(nn.Module):
         else:
             packed = pack_padded_sequence(ex, src_len, enforce_sorted=False)
             top, _ = pad_packed_sequence(self.encoder(packed)[0], total_length=src.size(0))
-        padding = torch.arange(src.size(0)).unsqueeze(0) >= src_len.unsqueeze(1)  # (B, S)
+        return top, self.self_attend(top, src_len, masks)
+
+    def grid_cells(self, pixels):
+        """The image encoder (MODEL.md, "Image encoder") up to the self-attention layers:
+        pixels (B, N, N, 3), channels last as s2s holds them, through the conv blocks
+        maxpool(relu(conv(X))) in torch's NCHW, then the last block's G x G grid read row
+        by row -- cell j = r G + c -- with its learned position: (S = G^2, B, d_h)."""
+        # (B, 3, N, N), made contiguous: the permuted view has channels-last strides,
+        # which would send conv and pooling down torch's channels-last kernels
+        x = pixels.permute(0, 3, 1, 2).contiguous()
+        for conv in self.convs:
+            x = self.pool(F.relu(conv(x)))
+        B, d_h, G, _ = x.shape
+        cells = x.permute(2, 3, 0, 1).reshape(G * G, B, d_h)   # [r, c, b] -> [r G + c, b]
+        return cells if self.grid_P is None else cells + self.grid_P.unsqueeze(1)
+
+    def self_attend(self, top, src_len, masks):
+        """The self-attention layers (none: top itself) on top (S, B, d_h)."""
+        padding = torch.arange(top.size(0)).unsqueeze(0) >= src_len.unsqueeze(1)  # (B, S)
         H = top
         for k, layer in enumerate(self.self_attention):
             at = "sa%d." % (k + 1)
@@ -205,7 +264,7 @@ class Seq2Seq(nn.Module):
                                                                      "mask_r", "mask_o")})
             else:
                 H = layer(H, src_key_padding_mask=padding)
-        return top, H
+        return H
 
     def scores(self, s_prev, H, keys):
         """e (heads, S, B) of one decoder step: s_prev (B, p), keys from source_keys().
@@ -258,18 +317,22 @@ class Seq2Seq(nn.Module):
 
     def fixed_context(self, H, src_len):
         """Score none: [fwd_h at the last real position ; bwd_h at the first] (B, 2n);
-        for the attention-only encoder, the mean of H over the real positions."""
-        if self.attention_only:
+        for the attention-only and the image encoder, the mean of H over the real
+        positions (an image's: every cell)."""
+        if self.from_mean:
             return real_mean(H, src_len)
         last = H[src_len - 1, torch.arange(H.size(1)), :self.n]
         return torch.cat([last, H[0, :, self.n:]], dim=1)
 
-    def loss(self, src, src_len, tgt_in, tgt_out, masks=None, smoothing=0.0, hard=None):
+    def loss(self, src, src_len, tgt_in, tgt_out, masks=None, smoothing=0.0, hard=None,
+             pixels=None, doubly_stochastic=0.0):
         """Token-mean cross-entropy over the real target tokens (label-smoothed as
         torch's cross_entropy does it). masks: the C pass's dropout masks, mask_x
         (S, B, m), mask_y (T, B, m), mask_t (N, l) and the self-attention layers' (see
         encode), each optional. hard: a HardPass, for hard attention's surrogate J on
-        the positions it gives instead."""
+        the positions it gives instead. pixels: an image model's pictures (B, N, N, 3);
+        src then holds a token per cell, src_len S for each. doubly_stochastic: lambda of
+        the doubly stochastic term (see doubly_stochastic_term), added to either."""
         masks = masks or {}
         real = tgt_out != PAD                          # the loss's positions, (T, B)
         if hard is not None:
@@ -278,8 +341,8 @@ class Seq2Seq(nn.Module):
             log_paths, entropies = [], []
         S = src.size(0)
         real_src = torch.arange(S).unsqueeze(1) < src_len.unsqueeze(0)   # (S, B)
-        top, H = self.encode(src, src_len, masks)
-        if self.attention_only:
+        top, H = self.encode(src, src_len, masks, pixels)
+        if self.from_mean:                             # the mean annotation
             init = real_mean(H, src_len)
             s = torch.tanh(self.W_s(init))
             cell = torch.tanh(self.W_c(init)) if self.W_c is not None else torch.zeros_like(s)
@@ -287,22 +350,25 @@ class Seq2Seq(nn.Module):
             s = torch.tanh(self.W_s(top[0, :, self.n:]))   # from bwd_h_1
             cell = torch.zeros_like(s)                     # an LSTM decoder's c_0
         keys = self.source_keys(H)
-        fixed = (self.fixed_context(H if self.attention_only else top, src_len)
+        fixed = (self.fixed_context(H if self.from_mean else top, src_len)
                  if self.score == "none" else None)
         ey = self.E_y(tgt_in)
         if "mask_y" in masks:
             ey = ey * masks["mask_y"]
-        states, contexts = [], []
+        states, contexts, alignments = [], [], []
         for i in range(tgt_in.size(0)):
             if fixed is not None:
                 c = fixed
             else:
                 alpha, c = self.attend(self.scores(s, H, keys), H, real_src)
+                alignments.append(alpha.mean(0))       # the heads' mean, (S, B)
                 if hard is not None:
                     c, log_path, entropy = self.choose(alpha, c, H, real_src, hard.chosen[i],
                                                        choosing[i])
                     log_paths.append(log_path)
                     entropies.append(entropy)
+            if self.gate is not None:                  # beta_i c_i, beta_i from s_{i-1}
+                c = torch.sigmoid(self.gate(s)) * c
             x = torch.cat([ey[i], c], dim=1)
             if self.dec_cell == "lstm":
                 s, cell = self.decoder(x, (s, cell))
@@ -315,9 +381,25 @@ class Seq2Seq(nn.Module):
         if "mask_t" in masks:
             t = t * masks["mask_t"]
         if hard is None:
-            return F.cross_entropy(self.W_o(t), tgt_out[real], label_smoothing=smoothing)
-        return hard.surrogate(self.W_o(t), tgt_out, real, torch.stack(log_paths),
-                              torch.stack(entropies), smoothing)
+            objective = F.cross_entropy(self.W_o(t), tgt_out[real], label_smoothing=smoothing)
+        else:
+            objective = hard.surrogate(self.W_o(t), tgt_out, real, torch.stack(log_paths),
+                                       torch.stack(entropies), smoothing)
+        if doubly_stochastic:
+            assert alignments, "the doubly stochastic term sums attention weights"
+            objective = objective + doubly_stochastic * doubly_stochastic_term(
+                torch.stack(alignments), real, real_src)
+        return objective
+
+
+def doubly_stochastic_term(alpha, real, real_src):
+    """Xu et al.'s doubly stochastic penalty without its lambda (MODEL.md, "Image
+    encoder"): (1/B) sum over the captions b of sum over b's real source positions j of
+    (1 - A_jb)^2, where A_jb sums alpha (T, S, B), the heads' mean, over b's real target
+    steps (real (T, B), </s> included). real_src (S, B): the real source positions."""
+    A = (alpha * real.unsqueeze(1).to(alpha.dtype)).sum(0)             # (S, B)
+    gap = torch.where(real_src, 1 - A, torch.zeros_like(A))
+    return (gap ** 2).sum() / alpha.size(2)
 
 
 class HardPass:
@@ -494,28 +576,30 @@ def bench(args):
 
 # ---- the reference checks itself ---------------------------------------------------
 
-def _fd_worst(model, batch):
+def _fd_worst(model, batch, **extra):
     """The worst relative error of autograd against central finite differences over
-    every parameter of model (float64)."""
+    every parameter of model (float64); extra: loss()'s other keywords."""
     with torch.no_grad():
         for w in model.parameters():           # biases too: a general point
             w.uniform_(-0.5, 0.5)
     params = list(model.parameters())
     model.zero_grad()
-    model.loss(*batch, smoothing=0.1).backward()
+    model.loss(*batch, smoothing=0.1, **extra).backward()
     worst, h = 0.0, 1e-5  # round-off (1e-11) and truncation (h^2) balance here
     with torch.no_grad():
         for w in params:
-            flat, grad = w.view(-1), w.grad.view(-1)
+            flat = w.view(-1)
+            grad = w.grad.view(-1) if w.grad is not None else None
             for k in range(flat.numel()):
                 keep = flat[k].item()
                 flat[k] = keep + h
-                up = model.loss(*batch, smoothing=0.1).item()
+                up = model.loss(*batch, smoothing=0.1, **extra).item()
                 flat[k] = keep - h
-                down = model.loss(*batch, smoothing=0.1).item()
+                down = model.loss(*batch, smoothing=0.1, **extra).item()
                 flat[k] = keep
                 fd = (up - down) / (2 * h)
-                err = abs(fd - grad[k].item()) / max(abs(fd), abs(grad[k].item()), 1e-3)
+                g = grad[k].item() if grad is not None else 0.0   # an image's E_x: unread
+                err = abs(fd - g) / max(abs(fd), abs(g), 1e-3)
                 worst = max(worst, err)
     return worst, sum(w.numel() for w in params)
 
@@ -523,8 +607,10 @@ def _fd_worst(model, batch):
 def selfcheck():
     """Autograd's gradients of every variant's loss against central finite differences
     in float64, on a tiny padded batch: every score with every cell, every score
-    with 2 heads, two self-attention layers on a GRU and an LSTM encoder, and the
-    attention-only encoder with a GRU and an LSTM decoder; exits 1 on a relative error above 1e-6."""
+    with 2 heads, two self-attention layers on a GRU and an LSTM encoder, the
+    attention-only encoder with a GRU and an LSTM decoder, the context gate with the
+    doubly stochastic term, and the image encoder (on random pictures, with both); exits 1
+    on a relative error above 1e-6."""
     rng = random.Random(7)
     torch.manual_seed(7)
     pairs = [([rng.randrange(4, 9) for _ in range(k)], [rng.randrange(4, 8) for _ in range(j)])
@@ -563,6 +649,25 @@ def selfcheck():
         print("selfcheck general    %-4s, attention-only encoder: %d parameters, worst "
               "relative error %.1e" % (cell, n, worst))
         worst_all = max(worst_all, worst)
+    # the context gate and the doubly stochastic term on a text model with padding
+    model = Seq2Seq(9, 8, 3, 2, 4, 4, 4, "additive", heads=2, context_gate=1).double()
+    worst, n = _fd_worst(model, batch, doubly_stochastic=0.7)
+    print("selfcheck additive   gru , 2 heads, gate, doubly stochastic: %d parameters, worst "
+          "relative error %.1e" % (n, worst))
+    worst_all = max(worst_all, worst)
+    # the image encoder: two conv blocks (2 and 4 channels) over 8 x 8 pictures, a 2 x 2
+    # grid, positions, a self-attention layer, the gate and the doubly stochastic term
+    src, _, tgt_in, tgt_out = batch
+    cells = torch.full((4, src.size(1)), UNK)
+    pictures = torch.rand(src.size(1), 8, 8, 3, dtype=torch.float64) - 0.5
+    model = Seq2Seq(9, 8, 3, 2, 4, 4, 4, "general", dec_cell="lstm", heads=2, sa_layers=1,
+                    sa_heads=2, sa_ffn=6, encoder="image", conv_channels=(2, 4),
+                    context_gate=1).double()
+    worst, n = _fd_worst(model, (cells, torch.full((src.size(1),), 4), tgt_in, tgt_out),
+                         pixels=pictures, doubly_stochastic=0.5)
+    print("selfcheck general    lstm, image encoder, gate, doubly stochastic: %d parameters, "
+          "worst relative error %.1e" % (n, worst))
+    worst_all = max(worst_all, worst)
     print("selfcheck %s (tolerance 1e-6)" % ("PASSED" if worst_all < 1e-6 else "FAILED"))
     return 0 if worst_all < 1e-6 else 1
 
