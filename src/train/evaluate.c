@@ -200,7 +200,7 @@ int validate_and_save(Trainer *t, Error *err)
              cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s, NULL);
     /* where the attention looks, against the captions' boxes */
     char ground_text[96] = "", ground_json[96] = "";
-    if (t->has_ground) {
+    if (t->has_ground && model_has_alignments(&t->dims)) {
         AerCounts aer;
         GroundingCounts g;
         double entropy, pointing, mass;

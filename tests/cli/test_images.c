@@ -161,6 +161,49 @@ START_TEST(an_image_model_trains_scores_its_attention_and_draws_it_over_the_pict
 }
 END_TEST
 
+/* Every score, head count and attention mode, the gate, the doubly stochastic term and
+ * self-attention layers train, validate (scoring their attention against the boxes when
+ * they have any) and caption the test set on an image model. */
+START_TEST(every_attention_trains_on_an_image_model)
+{
+    static const char *const variants[][4] = {
+        {"model.attention=none", NULL},
+        {"model.attention=dot", "model.decoder_size=8", NULL},
+        {"model.attention=general", "model.attention_heads=2", NULL},
+        {"model.attention=scaled_dot", "model.context_gate=true", NULL},
+        {"model.attention_mode=hard", "training.hard_warmup_steps=5", NULL},
+        {"training.doubly_stochastic=1", "model.decoder_cell=lstm", NULL},
+        {"model.self_attention_layers=1", "model.self_attention_heads=2", NULL},
+        {"model.grid_positions=false", "model.conv_channels=[8]", "data.image_size=8", NULL},
+    };
+    char dir[512], config[600], err[600], path[700];
+    scratch_dir(dir, sizeof dir, "images-variants");
+    snprintf(config, sizeof config, "%s/img.yaml", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+        write_image_setup(dir, 12);
+        snprintf(path, sizeof path, "%s/run", dir);
+        const char *argv[12] = {S2S, "train", config};
+        int a = 3;
+        for (int k = 0; variants[v][k]; k++) {
+            argv[a++] = "--set";
+            argv[a++] = variants[v][k];
+        }
+        argv[a] = NULL;
+        ck_assert_msg(run_command(argv, NULL, err, NULL) == 0, "%s: %s", variants[v][0],
+                      read_file(err));
+        snprintf(path, sizeof path, "%s/run/train.log", dir);
+        char *log = read_file(path);
+        ck_assert_msg(strstr(log, "test (best.ckpt, 6 pairs)"), "%s", variants[v][0]);
+        /* a model with attention weights scores them, one without says nothing of it */
+        ck_assert_int_eq(count_of(log, " test_pointing="), v == 0 ? 0 : 1);
+        free(log);
+        snprintf(path, sizeof path, "rm -rf %s/run", dir);
+        ck_assert_int_eq(system(path), 0);
+    }
+}
+END_TEST
+
 START_TEST(the_channel_means_are_the_training_pictures_and_a_resume_goes_on_bit_for_bit)
 {
     char dir[512], run[600], straight[600], path[800];
@@ -494,6 +537,7 @@ Suite *images_suite(void)
     TCase *tc = tcase_create("end to end");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, an_image_model_trains_scores_its_attention_and_draws_it_over_the_pictures);
+    tcase_add_test(tc, every_attention_trains_on_an_image_model);
     tcase_add_test(tc, the_channel_means_are_the_training_pictures_and_a_resume_goes_on_bit_for_bit);
     tcase_add_test(tc, translate_captions_pictures_and_its_links_name_cells);
     tcase_add_test(tc, align_scores_the_attention_it_writes_against_the_boxes);
