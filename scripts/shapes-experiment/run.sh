@@ -36,8 +36,9 @@ row() { # NAME [--set KEY=VALUE]...: one run and its line of the table
     steps=$(grep -o 'at step [0-9]*, epoch [0-9.]*, [0-9.]*s' "$run/train.log" |
         sed 's/at step \([0-9]*\), epoch [0-9.]*, \([0-9.]*\)s/\1 (\2 s)/')
     kinds=$(python3 "$here/by_kind.py" "$run/test-align.jsonl" corpora/shapes/test.ground)
-    echo "| $name | $steps | $exact | $(grep -o 'pointing=[0-9.na/]* mass=[0-9.na/]*' "$run/ground.txt" |
-        sed 's/pointing=//; s/ mass=/ | /') | $kinds |"
+    scores=$(grep -o 'pointing=[0-9.na/]* mass=[0-9.na/]*' "$run/ground.txt" |
+        sed 's/pointing=//; s/ mass=/ | /')
+    echo "| $name | $steps | $exact | ${scores:-- | -} | $kinds |"
 }
 echo "| model | steps (seconds) | test exact (beam 5) | pointing | mass | pointing: size, colour, shape, it |"
 echo "| --- | --- | --- | --- | --- | --- |"
