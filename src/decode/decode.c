@@ -41,6 +41,7 @@ static void carve(Decoder *dec, Arena *ar)
     TAKE(every_row, attn_has_weights(&ad) ? B : 0);
     TAKE(no_len, attn_has_weights(&ad) ? B : 0);
     TAKE(chosen, attn_has_weights(&ad) ? B * ad.heads : 0);
+    TAKE(gate, d->context_gate ? B : 0);
 #undef TAKE
 }
 
@@ -139,6 +140,9 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows)
     const AttnInput in = {dec->state, dec->H_rows, dec->keys_rows, dec->summary_rows,
                           dec->src_len_rows, S, B, B, argmax ? &choice : NULL};
     attn_step_forward(&step, &P->att, &ad, &in);
+    if (dec->gate) /* c_i <- beta_i c_i, as training computes it (model_forward.c) */
+        context_gate_forward(dec->dec_in + m, in_width, NULL, dec->gate, dec->state, P->w_beta,
+                             P->b_beta, B, p, d_h);
     linear_forward(dec->xg, dec->dec_in, P->dec.W_i, P->dec.b_i, B, in_width, Gp);
     cell_step_forward(d->dec_cell, dec->next_state, dec->next_cache, dec->xg, Gp, dec->state, p,
                       dec->cache, P->dec.W_h, P->dec.b_h, NULL, 0, B, p);

@@ -41,6 +41,7 @@ typedef struct {
     unsigned char *every_row; /* (rows) all 1: every row chooses */
     int *no_len;        /* (rows) all 0: no row reads the weighted sum */
     int *chosen;        /* (rows, H) each head's position at the current step (argmax only) */
+    real *gate;         /* (rows) the context gate's beta_i (NULL without the gate) */
 } Decoder;
 
 /* Sizes a decoder for up to max_batch sentences of up to max_src_steps positions

@@ -54,6 +54,9 @@ static const Variant VARIANTS[] = {
     {"embedding dropout 0.2, readout dropout 0.3, label smoothing 0.1",
      {"model.embedding_dropout=0.2", "model.readout_dropout=0.3", "training.label_smoothing=0.1",
       NULL}},
+    /* decoding must gate the context as training does (it did not: issue 28) */
+    {"gru encoder (1 layer), gru decoder, attention additive, context gate;",
+     {"model.context_gate=true", "training.doubly_stochastic=0.5", NULL}},
 };
 enum { N_VARIANTS = sizeof VARIANTS / sizeof *VARIANTS, NO_ATTENTION = 4 };
 /* The validation loss at step 300 must be below this share of step 100's: every variant
