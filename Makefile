@@ -143,8 +143,8 @@ asan:
 
 # The whole unit suite under valgrind (the normal build), following every s2s the tests
 # start, except the fault loops (tag `loop`: hundreds of runs), the length experiment's
-# script and hard attention's exhaustive enumerations (tag `slow`: minutes each under
-# valgrind), all covered by test and asan. Each process logs to build/valgrind-logs/; -q leaves a log empty unless
+# script, hard attention's exhaustive enumerations and the image model's longer runs (tag
+# `slow`: minutes each under valgrind), all covered by test and asan. Each process logs to build/valgrind-logs/; -q leaves a log empty unless
 # valgrind found an error or a definite leak, so any non-empty log fails the target.
 VALGRIND := valgrind -q --trace-children=yes --trace-children-skip='/bin/*,/usr/bin/*' \
             --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \

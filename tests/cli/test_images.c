@@ -537,11 +537,17 @@ Suite *images_suite(void)
     TCase *tc = tcase_create("end to end");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, an_image_model_trains_scores_its_attention_and_draws_it_over_the_pictures);
-    tcase_add_test(tc, every_attention_trains_on_an_image_model);
-    tcase_add_test(tc, the_channel_means_are_the_training_pictures_and_a_resume_goes_on_bit_for_bit);
-    tcase_add_test(tc, translate_captions_pictures_and_its_links_name_cells);
-    tcase_add_test(tc, align_scores_the_attention_it_writes_against_the_boxes);
     tcase_add_test(tc, bad_pictures_and_boxes_stop_training_before_anything_is_written);
     suite_add_tcase(s, tc);
+    /* many trainings, or 500 pictures decoded: minutes each under valgrind (make valgrind
+     * leaves them to make test and make asan; the case above covers its code paths) */
+    TCase *more = tcase_create("more");
+    tcase_set_timeout(more, 600);
+    tcase_set_tags(more, "slow");
+    tcase_add_test(more, every_attention_trains_on_an_image_model);
+    tcase_add_test(more, the_channel_means_are_the_training_pictures_and_a_resume_goes_on_bit_for_bit);
+    tcase_add_test(more, translate_captions_pictures_and_its_links_name_cells);
+    tcase_add_test(more, align_scores_the_attention_it_writes_against_the_boxes);
+    suite_add_tcase(s, more);
     return s;
 }
