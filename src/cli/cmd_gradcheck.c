@@ -15,12 +15,11 @@ static const char GRADCHECK_USAGE[] =
     "Builds the model CONFIG.yaml describes (vocabularies from its training data) in\n"
     "double precision and checks its gradients by finite differences on the first three\n"
     "training pairs (cut to 10 tokens a side; an image model's pictures whole). Every\n"
-    "tensor is checked: all of its\n"
-    "elements when it has at most N (default 20; 0: all), else N elements with non-zero\n"
-    "gradients and two with zero ones. Prints the worst relative error per tensor; exits\n"
-    "0 if every error is at most 1e-6, 1 otherwise. A hard-attention model is checked on\n"
-    "its surrogate objective with the sampled positions and the rewards held fixed\n"
-    "(src/model/MODEL.md).\n";
+    "tensor is checked: all of its elements when it has at most N (default 20; 0: all),\n"
+    "else N elements with non-zero gradients and two with zero ones. Prints the worst\n"
+    "relative error per tensor; exits 0 if every error is at most 1e-6, 1 otherwise. A\n"
+    "hard-attention model is checked on its surrogate objective with the sampled\n"
+    "positions and the rewards held fixed (src/model/MODEL.md).\n";
 
 enum { GRADCHECK_PAIRS = 3, GRADCHECK_MAX_WORDS = 10 };
 
