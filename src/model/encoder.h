@@ -164,4 +164,16 @@ void encoder_embed_forward(EncoderWork *w, const EncoderDims *d, const EncoderSo
 void encoder_embed_backward(EncoderWork *w, const EncoderDims *d, const EncoderSource *src,
                             const EncoderSourceGrad *gsrc);
 
+/* For the encoders whose s_0 comes from the mean of the annotations (attention-only,
+ * image): w->mean (B, d_h) = the mean of H's rows over each sentence's len[b] real
+ * positions; the EncoderOps annotations_backward that starts d_init from the fixed
+ * context's gradient (the same mean); and d_H += the mean's gradient, taken from d_init,
+ * before the layers' backward. */
+void encoder_mean_forward(EncoderWork *w, int d_h, const int *len);
+void encoder_mean_annotations_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
+                                       const EncoderDims *d, const int *len);
+void encoder_mean_backward(EncoderWork *w, int d_h, const int *len);
+/* backward_scratch of an encoder that borrows none. */
+size_t encoder_no_scratch(const EncoderDims *d, int B, int S);
+
 #endif

@@ -49,12 +49,6 @@ static void attn_only_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d
     }
 }
 
-static size_t attn_only_backward_scratch(const EncoderDims *d, int B, int S)
-{
-    (void)d, (void)B, (void)S;
-    return 0;
-}
-
 /* PE_{j, 2t} = sin(j / 10000^(2t/m)), PE_{j, 2t+1} = cos(the same), j from 0; m is even
  * (the config says so). Computed in double, as torch's reference does before casting. */
 static double position(int j, int u, int m)
@@ -81,30 +75,7 @@ static void attn_only_forward(EncoderWork *w, const EncoderParams *P, const Enco
         }
     w->sa_in = w->x;
     sa_forward(&w->sa, P->sa, &d->sa, w->x, len, S, B, w->sa_dropout, w->rng);
-    /* mean (B, m) = the mean of H's rows over each sentence's real positions */
-    memset(w->mean, 0, sizeof(real) * (size_t)B * m);
-    for (int b = 0; b < B; b++) {
-        real *mean = w->mean + (size_t)b * m;
-        for (int j = 0; j < len[b]; j++)
-            for (int u = 0; u < m; u++)
-                mean[u] += w->H[((size_t)j * B + b) * m + u];
-        for (int u = 0; u < m; u++)
-            mean[u] /= (real)len[b];
-    }
-}
-
-/* The mean is computed from H, the layers' output, so its gradient must join d_H before
- * the layers' backward: nothing to do yet but to start d_init, where the model
- * accumulates s_0's (and c_0's) gradient, from the fixed context's (the same mean). */
-static void attn_only_annotations_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
-                                      const EncoderDims *d, const int *len)
-{
-    (void)G, (void)P, (void)len;
-    const size_t bytes = sizeof(real) * (size_t)w->B * d->emb;
-    if (w->d_summary)
-        memcpy(w->d_init, w->d_summary, bytes);
-    else
-        memset(w->d_init, 0, bytes);
+    encoder_mean_forward(w, m, len);
 }
 
 static void attn_only_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
@@ -115,13 +86,8 @@ static void attn_only_backward(EncoderParams *G, EncoderWork *w, const EncoderPa
     const int S = w->S, B = w->B, m = d->emb;
     const int *len = src->len;
     real *d_ex = w->ex; /* ex is not read again */
-    /* forward: mean_b = sum over j < len[b] of H_jb / len[b] */
-    for (int b = 0; b < B; b++) {
-        const real *dmean = w->d_init + (size_t)b * m;
-        for (int j = 0; j < len[b]; j++)
-            for (int u = 0; u < m; u++)
-                w->d_H[((size_t)j * B + b) * m + u] += dmean[u] / (real)len[b];
-    }
+    /* the mean is computed from H, the layers' output: its gradient joins d_H first */
+    encoder_mean_backward(w, m, len);
     /* the layers, into d_H's own memory; then X = sqrt(m) ex + PE */
     sa_backward(w->d_H, G->sa, &w->sa, w->d_H, P->sa, &d->sa, w->x, len, S, B);
     const real scale = (real)sqrt((double)m);
@@ -138,8 +104,8 @@ const EncoderOps attention_only_encoder = {
     .init_cell_state = 1,
     .carve_params = attn_only_carve_params,
     .carve_work = attn_only_carve_work,
-    .backward_scratch = attn_only_backward_scratch,
+    .backward_scratch = encoder_no_scratch,
     .forward = attn_only_forward,
-    .annotations_backward = attn_only_annotations_backward,
+    .annotations_backward = encoder_mean_annotations_backward,
     .backward = attn_only_backward,
 };

@@ -96,12 +96,6 @@ static void image_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d, in
     }
 }
 
-static size_t image_backward_scratch(const EncoderDims *d, int B, int S)
-{
-    (void)d, (void)B, (void)S;
-    return 0;
-}
-
 /* The conv blocks, from the pictures to the last block's pooled grid (B, G, G, C_L). */
 static void conv_blocks_forward(EncoderWork *w, const EncoderParams *P, const EncoderDims *d,
                                 const real *pixels)
@@ -138,27 +132,7 @@ static void image_forward(EncoderWork *w, const EncoderParams *P, const EncoderD
         }
     w->sa_in = w->x;
     sa_forward(&w->sa, P->sa, &d->sa, w->x, src->len, S, B, w->sa_dropout, w->rng);
-    /* mean (B, d_h) = the mean of H's rows over the cells */
-    memset(w->mean, 0, sizeof(real) * (size_t)B * d_h);
-    for (int j = 0; j < S; j++)
-        for (int b = 0; b < B; b++)
-            for (int u = 0; u < d_h; u++)
-                w->mean[(size_t)b * d_h + u] += w->H[((size_t)j * B + b) * d_h + u];
-    for (size_t k = 0; k < (size_t)B * d_h; k++)
-        w->mean[k] /= (real)S;
-}
-
-/* As the attention-only encoder's: the mean is read from H, so its gradient joins d_H in
- * backward, before the layers'; here only d_init starts from the fixed context's. */
-static void image_annotations_backward(EncoderParams *G, EncoderWork *w, const EncoderParams *P,
-                                       const EncoderDims *d, const int *len)
-{
-    (void)G, (void)P, (void)len;
-    const size_t bytes = sizeof(real) * (size_t)w->B * image_width(d);
-    if (w->d_summary)
-        memcpy(w->d_init, w->d_summary, bytes);
-    else
-        memset(w->d_init, 0, bytes);
+    encoder_mean_forward(w, d_h, src->len); /* every picture has all S cells */
 }
 
 /* conv_blocks_forward undone, from the grid's gradient in d_pool (B, G, G, C_L). */
@@ -184,11 +158,8 @@ static void image_backward(EncoderParams *G, EncoderWork *w, const EncoderParams
 {
     (void)gsrc, (void)scratch;
     const int S = w->S, B = w->B, d_h = image_width(d);
-    /* forward: mean_b = sum over the S cells of H_jb / S */
-    for (int j = 0; j < S; j++)
-        for (int b = 0; b < B; b++)
-            for (int u = 0; u < d_h; u++)
-                w->d_H[((size_t)j * B + b) * d_h + u] += w->d_init[(size_t)b * d_h + u] / (real)S;
+    /* the mean is computed from H, the layers' output: its gradient joins d_H first */
+    encoder_mean_backward(w, d_h, src->len);
     sa_backward(w->d_H, G->sa, &w->sa, w->d_H, P->sa, &d->sa, w->x, src->len, S, B);
     /* forward: X_jb = a_jb + P_j, a_jb at row b * S + j of the grid */
     for (int j = 0; j < S; j++)
@@ -209,8 +180,8 @@ const EncoderOps image_encoder = {
     .init_cell_state = 1,
     .carve_params = image_carve_params,
     .carve_work = image_carve_work,
-    .backward_scratch = image_backward_scratch,
+    .backward_scratch = encoder_no_scratch,
     .forward = image_forward,
-    .annotations_backward = image_annotations_backward,
+    .annotations_backward = encoder_mean_annotations_backward,
     .backward = image_backward,
 };

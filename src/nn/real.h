@@ -90,6 +90,10 @@ typedef double real;
 #define birnn_encoder birnn_encoder_f64
 #define attention_only_encoder attention_only_encoder_f64
 #define image_encoder image_encoder_f64
+#define encoder_mean_forward encoder_mean_forward_f64
+#define encoder_mean_annotations_backward encoder_mean_annotations_backward_f64
+#define encoder_mean_backward encoder_mean_backward_f64
+#define encoder_no_scratch encoder_no_scratch_f64
 #define model_encoder_dims model_encoder_dims_f64
 #define model_attn_dims model_attn_dims_f64
 #define model_annotation_width model_annotation_width_f64
