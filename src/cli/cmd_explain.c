@@ -9,7 +9,7 @@
 #include "base/error.h"
 #include "base/mem.h"
 #include "cli/command.h"
-#include "data/image.h"
+#include "data/pictures.h"
 #include "decode/decode.h"
 #include "model/explain.h"
 #include "report/explain_print.h"
@@ -160,35 +160,30 @@ static int picture_read(Sentence *s, const char *text, size_t len, const Checkpo
                         Error *err)
 {
     const int size = ck->dims.image_size, G = size >> ck->dims.conv_layers, S = G * G;
-    const size_t area = (size_t)size * size;
     *s = (Sentence){0};
     char *path = xmalloc(len + 1);
     memcpy(path, text, len);
     path[len] = '\0';
-    float *planes = xmalloc_array(3 * area, sizeof(float));
-    ImageSize orig;
+    float *pixels = xmalloc_array((size_t)3 * size * size, sizeof(float));
     Error why;
-    int rc = image_load(planes, path, size, ck->config.data.image_resize, &orig, &why);
-    if (rc < 0)
-        error_set(err, "stdin:1: %s", why.msg);
+    const int rc = picture_read_input(pixels, path, size, ck->config.data.image_resize,
+                                      ck->picture_mean, &why);
     free(path);
-    if (rc == 0) {
-        s->n = S - 1;
-        s->pixels = xmalloc_array(3 * area, sizeof(float));
-        for (size_t x = 0; x < area; x++)
-            for (int c = 0; c < 3; c++)
-                s->pixels[x * 3 + c] = planes[c * area + x] - (float)ck->picture_mean[c];
-        s->ids = xmalloc_array((size_t)S, sizeof(int));
-        s->words = xmalloc_array((size_t)S, sizeof(char *));
-        for (int j = 0; j < S; j++) {
-            char name[16];
-            snprintf(name, sizeof name, "%d", j);
-            s->ids[j] = TOK_UNK;
-            s->words[j] = xstrdup(name);
-        }
+    if (rc < 0) {
+        free(pixels);
+        return error_set(err, "stdin:1: %s", why.msg);
     }
-    free(planes);
-    return rc;
+    s->n = S - 1;
+    s->pixels = pixels;
+    s->ids = xmalloc_array((size_t)S, sizeof(int));
+    s->words = xmalloc_array((size_t)S, sizeof(char *));
+    for (int j = 0; j < S; j++) {
+        char name[16];
+        snprintf(name, sizeof name, "%d", j);
+        s->ids[j] = TOK_UNK;
+        s->words[j] = xstrdup(name);
+    }
+    return 0;
 }
 
 /* The batch of one source (and target, if tgt; S and T positions): its ids, and its

@@ -13,7 +13,7 @@
 #include "base/mem.h"
 #include "base/path.h"
 #include "cli/command.h"
-#include "data/image.h"
+#include "data/pictures.h"
 #include "decode/chunks.h"
 #include "report/heatmap.h"
 #include "report/links.h"
@@ -382,19 +382,18 @@ static void take_picture(Pending *p, const Options *o, const char *line, size_t 
 {
     const Config *cfg = &o->ck->config;
     const int size = o->ck->dims.image_size, cells = (int)o->max_src + 1;
-    const size_t area = (size_t)size * size;
     char *path = xmalloc(len + 1);
     memcpy(path, line, len);
     path[len] = '\0';
-    float *planes = xmalloc_array(3 * area, sizeof(float));
-    ImageSize orig;
+    float *pixels = xmalloc_array((size_t)3 * size * size, sizeof(float));
     Error err;
     if (len == 0 || memchr(line, '\0', len) ||
-        image_load(planes, path, size, cfg->data.image_resize, &orig, &err) < 0) {
+        picture_read_input(pixels, path, size, cfg->data.image_resize, o->ck->picture_mean,
+                           &err) < 0) {
         fprintf(stderr, "s2s: warning: stdin:%ld: %s; %s\n", line_no,
                 len == 0 ? "empty line" : memchr(line, '\0', len) ? "NUL byte" : err.msg,
                 o->n_best > 1 ? "no n-best entries for it" : "wrote an empty line");
-        free(planes);
+        free(pixels);
         free(path);
         return;
     }
@@ -403,11 +402,7 @@ static void take_picture(Pending *p, const Options *o, const char *line, size_t 
     free(path);
     p->src.n = cells - 1;
     p->src.ids = xmalloc_array((size_t)cells, sizeof(int));
-    p->src.pixels = xmalloc_array(3 * area, sizeof(float));
-    for (size_t x = 0; x < area; x++) /* planes to channels last, less the means */
-        for (int c = 0; c < 3; c++)
-            p->src.pixels[x * 3 + c] = planes[c * area + x] - (float)o->ck->picture_mean[c];
-    free(planes);
+    p->src.pixels = pixels;
     p->words = xmalloc_array((size_t)cells, sizeof(char *));
     for (int j = 0; j < cells; j++) {
         char name[16];

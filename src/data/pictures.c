@@ -113,10 +113,27 @@ int pictures_get(const Pictures *p, int k, const double mean[3], float *out, Err
         }
         planes = decoded;
     }
-    /* planes (3, size, size) to channels last (size, size, 3), less the means */
+    picture_channels_last(out, planes, p->size, mean);
+    free(decoded);
+    return 0;
+}
+
+void picture_channels_last(float *out, const float *planes, int size, const double mean[3])
+{
+    const size_t area = (size_t)size * size;
     for (size_t x = 0; x < area; x++)
         for (int c = 0; c < 3; c++)
             out[x * 3 + c] = planes[(size_t)c * area + x] - (float)mean[c];
-    free(decoded);
-    return 0;
+}
+
+int picture_read_input(float *out, const char *path, int size, int resize, const double mean[3],
+                       Error *err)
+{
+    float *planes = xmalloc_array((size_t)3 * size * size, sizeof(float));
+    ImageSize orig;
+    const int rc = image_load(planes, path, size, resize, &orig, err);
+    if (rc == 0)
+        picture_channels_last(out, planes, size, mean);
+    free(planes);
+    return rc;
 }

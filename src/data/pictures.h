@@ -46,4 +46,14 @@ int pictures_load(Pictures *p, const char *list_path, const long *line_no, size_
  * that fails (the file changed since pictures_load). */
 int pictures_get(const Pictures *p, int k, const double mean[3], float *out, Error *err);
 
+/* A picture's planes (3, size, size) as the model reads them: out (size, size, 3),
+ * channels last, each channel less mean[c]. */
+void picture_channels_last(float *out, const float *planes, int size, const double mean[3]);
+
+/* The picture at path as a model of this size reads it (image_load's resizing or
+ * refusal, then picture_channels_last): out holds size * size * 3. Returns 0, or -1 with
+ * image_load's err. For pictures read one at a time (translate, explain). */
+int picture_read_input(float *out, const char *path, int size, int resize, const double mean[3],
+                       Error *err);
+
 #endif
