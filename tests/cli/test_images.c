@@ -96,13 +96,29 @@ static void write_image_setup(const char *dir, int max_steps)
 }
 
 /* s2s train dir/img.yaml with one --set (or none); stderr to dir/err.txt. */
-static int train_images(const char *dir, const char *set)
+/* s2s train dir/img.yaml with the --set overrides sets (NULL-terminated, up to 4; NULL:
+ * none); stderr to dir/err.txt. Returns the exit code. */
+static int train_images_with(const char *dir, const char *const *sets)
 {
     char config[600], err[600];
     snprintf(config, sizeof config, "%s/img.yaml", dir);
     snprintf(err, sizeof err, "%s/err.txt", dir);
-    const char *argv[] = {S2S, "train", config, set ? "--set" : NULL, set, NULL};
+    const char *argv[12] = {S2S, "train", config};
+    int a = 3;
+    for (int k = 0; sets && sets[k]; k++) {
+        ck_assert_int_lt(k, 4);
+        argv[a++] = "--set";
+        argv[a++] = sets[k];
+    }
+    argv[a] = NULL;
     return run_command(argv, NULL, err, NULL);
+}
+
+/* The same with one override (or none). */
+static int train_images(const char *dir, const char *set)
+{
+    const char *sets[] = {set, NULL};
+    return train_images_with(dir, sets);
 }
 
 START_TEST(an_image_model_trains_scores_its_attention_and_draws_it_over_the_pictures)
@@ -183,14 +199,7 @@ START_TEST(every_attention_trains_on_an_image_model)
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
         write_image_setup(dir, 12);
         snprintf(path, sizeof path, "%s/run", dir);
-        const char *argv[12] = {S2S, "train", config};
-        int a = 3;
-        for (int k = 0; variants[v][k]; k++) {
-            argv[a++] = "--set";
-            argv[a++] = variants[v][k];
-        }
-        argv[a] = NULL;
-        ck_assert_msg(run_command(argv, NULL, err, NULL) == 0, "%s: %s", variants[v][0],
+        ck_assert_msg(train_images_with(dir, variants[v]) == 0, "%s: %s", variants[v][0],
                       read_file(err));
         snprintf(path, sizeof path, "%s/run/train.log", dir);
         char *log = read_file(path);
@@ -424,17 +433,9 @@ END_TEST
  * before writing anything, its first line of stderr holding expected. */
 static void assert_refused(const char *dir, const char *const *sets, const char *expected)
 {
-    char config[600], run[600], err[600], line[1200];
-    snprintf(config, sizeof config, "%s/img.yaml", dir);
+    char run[600], err[600], line[1200];
     snprintf(err, sizeof err, "%s/err.txt", dir);
-    const char *argv[12] = {S2S, "train", config};
-    int a = 3;
-    for (int k = 0; sets && sets[k]; k++) {
-        argv[a++] = "--set";
-        argv[a++] = sets[k];
-    }
-    argv[a] = NULL;
-    ck_assert_int_eq(run_command(argv, NULL, err, NULL), 2);
+    ck_assert_int_eq(train_images_with(dir, sets), 2);
     snprintf(run, sizeof run, "%s/run", dir);
     ck_assert_msg(!path_exists(run), "a refused run created %s", run);
     first_line(err, line, sizeof line);

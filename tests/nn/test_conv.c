@@ -274,19 +274,24 @@ static double pool_loss(void *ctx)
     return weighted_sum(c->y, c->R, MP_Y);
 }
 
-/* The inputs are a shuffle of -10.75, -10.65, ..., 10.75, 0.1 apart: no ties, and no
- * step of the differences (at most 3e-2) carries one input past another. */
+/* x (MP_X) = a shuffle of -10.75, -10.65, ..., 10.75, 0.1 apart: no ties, and no step
+ * of the differences (at most 3e-2) carries one input past another. */
+static void shuffled_inputs(real *x, Pcg32 *rng)
+{
+    int order[MP_X];
+    for (int k = 0; k < MP_X; k++)
+        order[k] = k;
+    pcg32_shuffle(rng, order, MP_X);
+    for (int k = 0; k < MP_X; k++)
+        x[k] = (real)(order[k] - MP_X / 2) / 10 + (real)0.05;
+}
+
 START_TEST(maxpool_backward_matches_finite_differences)
 {
     PoolCase c;
     Pcg32 rng;
     pcg32_seed(&rng, 35, 1);
-    int order[MP_X];
-    for (int k = 0; k < MP_X; k++)
-        order[k] = k;
-    pcg32_shuffle(&rng, order, MP_X);
-    for (int k = 0; k < MP_X; k++)
-        c.x[k] = (real)(order[k] - MP_X / 2) / 10 + (real)0.05;
+    shuffled_inputs(c.x, &rng);
     fill_uniform(c.R, MP_Y, &rng, -1, 1);
     real dx[MP_X];
     pool_loss(&c);
@@ -306,12 +311,7 @@ START_TEST(maxpool_is_checked_at_a_near_tie_with_its_choices_held)
     PoolCase c;
     Pcg32 rng;
     pcg32_seed(&rng, 36, 1);
-    int order[MP_X];
-    for (int k = 0; k < MP_X; k++)
-        order[k] = k;
-    pcg32_shuffle(&rng, order, MP_X);
-    for (int k = 0; k < MP_X; k++)
-        c.x[k] = (real)(order[k] - MP_X / 2) / 10 + (real)0.05;
+    shuffled_inputs(c.x, &rng);
     /* window 0 of channel 0: its largest input and a rival just below it */
     const size_t w[4] = {0, MP_C, (size_t)MP_N * MP_C, (size_t)MP_N * MP_C + MP_C};
     size_t top = w[0];
