@@ -111,10 +111,11 @@ static void check_beam_of_one(const char *run, double random_scale)
 
 /* Beam search as beam.h defines it, written out plainly for the test: at each step every
  * extension of a live hypothesis is ranked by log-probability (ties: row, then word);
- * walking down the whole list, a </s> among the first K ends its hypothesis while fewer
- * than K have ended, and the first K other words live on, best first. A sentence stops
- * when K have ended, when nothing lives, or after MAX_OUT words, where every live
- * hypothesis counts too, cut. Finished hypotheses rank by log-probability over the
+ * walking down the whole list, a </s> among the first K ends its hypothesis (the K best
+ * ended ones are kept: one past them replaces the worst if it scores better), and the
+ * first K other words live on, best first. A sentence stops once the first of the list
+ * has been a </s> at some step and n_best have ended, when nothing lives, or after
+ * MAX_OUT words, where every live hypothesis counts too, cut. Finished hypotheses rank by log-probability over the
  * length penalty ((5 + |Y|) / 6)^alpha, |Y| counting </s>. It drives the same decoder
  * rows as beam_search (hypothesis k of sentence b in row b K + k, best first), so the
  * logits are the very same floats. */
@@ -142,13 +143,14 @@ static int plain_desc(const void *a, const void *b)
     return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
 }
 
-static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, double alpha,
-                       PlainHyp fin[][2 * MAX_BEAM], int *n_fin)
+static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, int n_best,
+                       double alpha, PlainHyp fin[][2 * MAX_BEAM], int *n_fin)
 {
     const int N = bt->batch_size, V = dec->dims.tgt_vocab, rows = N * K;
     static double logprob[N_SOURCES * MAX_BEAM], next_logprob[N_SOURCES * MAX_BEAM];
     static int words[N_SOURCES * MAX_BEAM][MAX_OUT], next_words[N_SOURCES * MAX_BEAM][MAX_OUT];
     int parent[N_SOURCES * MAX_BEAM], word[N_SOURCES * MAX_BEAM], done[N_SOURCES] = {0};
+    int best_ended[N_SOURCES] = {0};
     Extension *ext = malloc(sizeof(Extension) * (size_t)K * (size_t)V);
     ck_assert_ptr_nonnull(ext);
     model_encode(&dec->enc, P, bt);
@@ -187,12 +189,17 @@ static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, do
             for (int c = 0; c < n && live < K; c++) {
                 const Extension e = ext[c];
                 if (e.word == TOK_EOS) {
-                    if (c < K && n_fin[b] < K) {
-                        PlainHyp *h = &fin[b][n_fin[b]++];
-                        *h = (PlainHyp){.len = t, .ended = 1, .logprob = e.logprob,
-                                        .score = e.logprob / penalty};
-                        memcpy(h->words, words[e.row], sizeof(int) * (size_t)t);
-                    }
+                    PlainHyp h = {.len = t, .ended = 1, .logprob = e.logprob,
+                                  .score = e.logprob / penalty};
+                    memcpy(h.words, words[e.row], sizeof(int) * (size_t)t);
+                    int worst = 0; /* the K kept: the lowest score, the first of ties */
+                    for (int k = 1; k < n_fin[b]; k++)
+                        if (fin[b][k].score < fin[b][worst].score)
+                            worst = k;
+                    if (c < K && n_fin[b] < K)
+                        fin[b][n_fin[b]++] = h;
+                    else if (c < K && h.score > fin[b][worst].score)
+                        fin[b][worst] = h;
                     continue;
                 }
                 const int r = b * K + live++;
@@ -202,7 +209,8 @@ static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, do
                 memcpy(next_words[r], words[e.row], sizeof(int) * (size_t)t);
                 next_words[r][t] = e.word;
             }
-            if (n_fin[b] >= K || live == 0 || t + 1 == MAX_OUT) {
+            best_ended[b] |= n > 0 && ext[0].word == TOK_EOS;
+            if ((best_ended[b] && n_fin[b] >= n_best) || live == 0 || t + 1 == MAX_OUT) {
                 done[b] = 1;
                 for (int k = 0; t + 1 == MAX_OUT && k < live; k++) {
                     const int r = b * K + k;
@@ -226,7 +234,8 @@ static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, do
 }
 
 /* beam_search returns the plain search's n-best lists, word for word, with the same
- * log-probabilities and scores, for beams of 2, 3 and 5 at two length penalties. */
+ * log-probabilities and scores, for beams of 2, 3 and 5, n-best lists of 1 and of the
+ * beam's size, at two length penalties. */
 static void check_beam_against_plain(const char *run, double random_scale)
 {
     Checkpoint ck;
@@ -239,17 +248,18 @@ static void check_beam_against_plain(const char *run, double random_scale)
     int n_fin[N_SOURCES];
     const int beams[] = {2, 3, MAX_BEAM};
     const double alphas[] = {0, 1};
-    for (size_t k = 0; k < sizeof beams / sizeof *beams; k++)
+    for (size_t k = 0; k < 2 * sizeof beams / sizeof *beams; k++)
         for (size_t a = 0; a < sizeof alphas / sizeof *alphas; a++) {
-            const int K = beams[k];
-            plain_beam(&dec, &ck.params, &bt, K, alphas[a], fin, n_fin);
+            /* each beam with n-best lists of its size, and of 1 (which may stop sooner) */
+            const int K = beams[k / 2], n_best = k % 2 ? 1 : K;
+            plain_beam(&dec, &ck.params, &bt, K, n_best, alphas[a], fin, n_fin);
             NBest nb[N_SOURCES];
-            beam_search(&dec, &ck.params, &bt, K, alphas[a], K, max_out, nb);
+            beam_search(&dec, &ck.params, &bt, K, alphas[a], n_best, max_out, nb);
             for (int b = 0; b < N_SOURCES; b++) {
                 const char *what = random_scale > 0 ? "random" : "trained";
-                ck_assert_msg(nb[b].n == (n_fin[b] < K ? n_fin[b] : K), "%s weights, beam %d, "
-                              "alpha %g, source %d: %d hypotheses, the plain search %d", what,
-                              K, alphas[a], b, nb[b].n, n_fin[b]);
+                ck_assert_msg(nb[b].n == (n_fin[b] < n_best ? n_fin[b] : n_best), "%s weights, "
+                              "beam %d, n-best %d, alpha %g, source %d: %d hypotheses, the plain "
+                              "search %d", what, K, n_best, alphas[a], b, nb[b].n, n_fin[b]);
                 for (int i = 0; i < nb[b].n; i++) {
                     const Hypothesis *h = &nb[b].hyps[i];
                     const PlainHyp *p = &fin[b][i];
