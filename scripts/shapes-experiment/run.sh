@@ -6,9 +6,12 @@
 # For each: the steps it made and its training seconds, test exact match of `s2s
 # translate --beam 5` (best.ckpt, token for token against test.tgt) and attention
 # correctness of `s2s align --ground` on the 500 test captions, overall and by word kind
-# (size, colour and shape words, and `it`). The default is also run with seeds 2 and 3.
+# (size, colour and shape words, and `it`). Then attention supervision (lambda 1, from
+# train.ground), soft and hard. The default and the supervised model also run with seeds 2
+# and 3.
 #
-#   sh scripts/shapes-experiment/run.sh OUT          (about 40 minutes on 2 cores)
+#   sh scripts/shapes-experiment/run.sh OUT          (about 75 minutes on 2 cores)
+#   ROWS="supervised hard" sh scripts/shapes-experiment/run.sh OUT   (those rows alone)
 #
 # Needs corpora/shapes (make demo-image writes it). Results: scripts/shapes-experiment/README.md.
 set -eu
@@ -40,12 +43,24 @@ row() { # NAME [--set KEY=VALUE]...: one run and its line of the table
         sed 's/pointing=//; s/ mass=/ | /')
     echo "| $name | $steps | $exact | ${scores:-- | -} | $kinds |"
 }
+wanted() { # NAME: in ROWS (all rows when ROWS is unset)
+    case " ${ROWS:-$1} " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+supervised="--set data.train_ground=corpora/shapes/train.ground"
 echo "| model | steps (seconds) | test exact (beam 5) | pointing | mass | pointing: size, colour, shape, it |"
 echo "| --- | --- | --- | --- | --- | --- |"
-row default
-row none --set model.attention=none
-row hard --set model.attention_mode=hard
-row gate --set model.context_gate=true
-row doubly-stochastic --set training.doubly_stochastic=1
-row default-seed2 --set seed=2
-row default-seed3 --set seed=3
+! wanted default || row default
+! wanted none || row none --set model.attention=none
+! wanted hard || row hard --set model.attention_mode=hard
+! wanted gate || row gate --set model.context_gate=true
+! wanted doubly-stochastic || row doubly-stochastic --set training.doubly_stochastic=1
+! wanted supervised || row supervised $supervised --set training.attention_supervision=1
+! wanted supervised-hard || row supervised-hard $supervised \
+    --set training.attention_supervision=1 --set model.attention_mode=hard
+! wanted default-seed2 || row default-seed2 --set seed=2
+! wanted default-seed3 || row default-seed3 --set seed=3
+! wanted supervised-seed2 || row supervised-seed2 $supervised \
+    --set training.attention_supervision=1 --set seed=2
+! wanted supervised-seed3 || row supervised-seed3 $supervised \
+    --set training.attention_supervision=1 --set seed=3

@@ -1,12 +1,15 @@
 /* cmd_gradcheck.c: `s2s gradcheck`: the configured model's gradients against finite
  * differences, in double precision, on its first training pairs. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/command.h"
 #include "data/corpus.h"
+#include "data/ground.h"
 #include "data/vocab.h"
 #include "model/batch.h"
 #include "model/fdcheck_model.h"
+#include "report/grounding.h"
 #include "text/number.h"
 
 static const char GRADCHECK_USAGE[] =
@@ -22,6 +25,33 @@ static const char GRADCHECK_USAGE[] =
     "positions and the rewards held fixed (src/model/MODEL.md).\n";
 
 enum { GRADCHECK_PAIRS = 3, GRADCHECK_MAX_WORDS = 10 };
+
+/* Attention supervision's word cells for the batch's n pairs, the first n of corpus c,
+ * each of its first tgt_n[k] words, from data.train_ground (checked as training checks
+ * it), on the G x G grid. Returns 0, or -1 with err set. */
+static int fill_ground(Batch *bt, const Config *cfg, const Corpus *c, const int *tgt_n, int n,
+                       int G, Error *err)
+{
+    GroundFile g;
+    int rc = ground_read(&g, cfg->data.train_ground, (size_t)cfg->data.max_line_bytes, err);
+    if (rc == 0)
+        rc = ground_check_corpus(&g, cfg->data.train_ground, c, err);
+    if (rc == 0) {
+        batch_init_ground(bt, G * G);
+        for (int i = 0; i < bt->tgt_steps; i++)
+            for (int b = 0; b < n; b++) {
+                unsigned char *out = bt->ground + ((size_t)i * n + b) * G * G;
+                int words;
+                const GroundBox *boxes = ground_line(&g, c->line_no[b], &words);
+                if (i < tgt_n[b])
+                    grounding_cells(out, G, boxes[i], c->pics.orig[b]);
+                else
+                    memset(out, 0, (size_t)G * G);
+            }
+    }
+    ground_free(&g);
+    return rc;
+}
 
 int cmd_gradcheck(int argc, char **argv)
 {
@@ -89,6 +119,18 @@ int cmd_gradcheck(int argc, char **argv)
                           .self_attention_dropout = cfg.model.self_attention_dropout,
                           .label_smoothing = cfg.training.label_smoothing,
                           .doubly_stochastic = cfg.training.doubly_stochastic};
+    if (corpus.pics.n && cfg.training.attention_supervision > 0 && model_has_alignments(&d)) {
+        if (fill_ground(&bt, &cfg, &corpus, tgt_n, n, d.image_size >> d.conv_layers, &err) < 0) {
+            batch_free(&bt);
+            corpus_free(&corpus);
+            vocab_free(&src_counts);
+            vocab_free(&tgt_counts);
+            vocab_free(&src_vocab);
+            vocab_free(&tgt_vocab);
+            return cmd_error(&err, EXIT_USAGE);
+        }
+        reg.attention_supervision = cfg.training.attention_supervision;
+    }
     char model[160];
     model_describe(&d, model, sizeof model);
     char drop_e[32], drop_r[32], smooth[32];
@@ -96,6 +138,10 @@ int cmd_gradcheck(int argc, char **argv)
            number_shortest(drop_e, sizeof drop_e, reg.embedding_dropout),
            number_shortest(drop_r, sizeof drop_r, reg.readout_dropout),
            number_shortest(smooth, sizeof smooth, reg.label_smoothing));
+    if (reg.attention_supervision > 0)
+        printf("attention supervision %s on the words' boxes in %s\n",
+               number_shortest(smooth, sizeof smooth, reg.attention_supervision),
+               cfg.data.train_ground);
     const HardAttention hard = {.expected_prob = cfg.training.hard_expected_prob,
                                 .reinforce_weight = cfg.training.hard_reinforce_weight,
                                 .entropy_weight = cfg.training.hard_entropy_weight,

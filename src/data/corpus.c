@@ -316,6 +316,8 @@ int corpus_batch(const Corpus *c, const int *order, int first, int count, int wi
     }
     batch_fill(out, count, out->pair_src, out->pair_src_n, with_targets ? out->pair_tgt : NULL,
                out->pair_tgt_n);
+    for (int k = 0; k < count; k++)
+        out->pair[k] = order ? order[first + k] : first + k;
     if (!c->pics.n)
         return 0;
     const size_t one = (size_t)c->pics.size * c->pics.size * 3;

@@ -25,6 +25,7 @@ void batch_init(Batch *batch, int max_batch, int max_src_steps, int max_tgt_step
     batch->pair_tgt = xmalloc_array((size_t)max_batch, sizeof(int *));
     batch->pair_src_n = xmalloc_array((size_t)max_batch, sizeof(int));
     batch->pair_tgt_n = xmalloc_array((size_t)max_batch, sizeof(int));
+    batch->pair = xmalloc_array((size_t)max_batch, sizeof(int));
 }
 
 void batch_free(Batch *batch)
@@ -41,6 +42,8 @@ void batch_free(Batch *batch)
     free(batch->pair_tgt_n);
     free(batch->pixels);
     free(batch->pixel_scratch);
+    free(batch->pair);
+    free(batch->ground);
     *batch = (Batch){0};
 }
 
@@ -51,6 +54,14 @@ void batch_init_pictures(Batch *batch, int size)
     batch->picture_size = size;
     batch->pixels = xmalloc_array(floats, sizeof(float));
     batch->pixel_scratch = xmalloc_array(floats, sizeof(float));
+}
+
+void batch_init_ground(Batch *batch, int cells)
+{
+    assert(cells > 0 && !batch->ground);
+    batch->ground_cells = cells;
+    /* and after them one step's cells of every pair: batch_sort_by_target's scratch */
+    batch->ground = xcalloc((size_t)batch->max_batch * (batch->max_tgt_steps + 1) * cells, 1);
 }
 
 void batch_fill_pictures(Batch *batch, int n, int cells, const int *const *tgt, const int *tgt_n)
@@ -87,6 +98,7 @@ void batch_fill(Batch *batch, int n, const int *const *src, const int *src_n,
     batch->n_src_tokens = batch->n_tgt_tokens = 0;
     for (int b = 0; b < n; b++) {
         int len = src_n[b] + 1;
+        batch->pair[b] = b;
         batch->src_len[b] = len;
         batch->n_src_tokens += len;
         for (int j = 0; j < S; j++)
@@ -142,6 +154,19 @@ void batch_sort_by_target(Batch *batch)
     permute_columns(batch->tgt_out, batch->tgt_steps, B, order, tmp);
     permute_columns(batch->src_len, 1, B, order, tmp);
     permute_columns(batch->tgt_len, 1, B, order, tmp);
+    permute_columns(batch->pair, 1, B, order, tmp);
+    if (batch->ground) { /* and each word's cells, step by step */
+        const size_t step = (size_t)batch->ground_cells * B;
+        unsigned char *tmp_cells = batch->ground + (size_t)batch->max_batch *
+                                                       batch->max_tgt_steps * batch->ground_cells;
+        for (int i = 0; i < batch->tgt_steps; i++) {
+            unsigned char *block = batch->ground + (size_t)i * step;
+            memcpy(tmp_cells, block, step);
+            for (int b = 0; b < B; b++)
+                memcpy(block + (size_t)b * batch->ground_cells,
+                       tmp_cells + (size_t)order[b] * batch->ground_cells, batch->ground_cells);
+        }
+    }
     if (batch->pixels) { /* each picture moves with its caption */
         const size_t one = (size_t)batch->picture_size * batch->picture_size * 3;
         memcpy(batch->pixel_scratch, batch->pixels, sizeof(float) * one * B);

@@ -26,6 +26,14 @@ typedef struct {
      * token ids then hold TOK_UNK at each of the S grid cells (nothing reads them) */
     float *pixels, *pixel_scratch;
     int picture_size;
+    int *pair;         /* (B): the pair of its corpus each column holds (corpus_batch; batch_fill
+                        * writes 0 .. B-1), moved by batch_sort_by_target */
+    /* the caption words' grid cells (batch_init_ground), for training.attention_supervision:
+     * ground[(i * B + b) * ground_cells + j] is 1 when pair b's word at step i names an
+     * object over cell j (report/grounding.h's rule), and 0 for every cell of a word that
+     * names nothing and of </s>; the caller writes it, and batch_sort_by_target moves it */
+    unsigned char *ground;
+    int ground_cells;
     int *scratch;      /* (max(S, T) * B + B) for batch_sort_by_target */
     /* (max_batch) scratch of callers that gather pairs from their own storage: each
      * pair's ids and lengths, as batch_fill reads them (corpus_batch) */
@@ -45,6 +53,8 @@ void batch_init_pictures(Batch *batch, int size);
  * caller's to write, before or after, in the same order (batch_sort_by_target moves them
  * with their captions). */
 void batch_fill_pictures(Batch *batch, int n, int cells, const int *const *tgt, const int *tgt_n);
+/* Gives the batch room for its captions' word cells on a grid of cells positions. */
+void batch_init_ground(Batch *batch, int cells);
 
 /* Fills the batch from n pairs: src[b] has src_n[b] >= 0 ids, tgt[b] tgt_n[b] ids
  * (no </s>, no <s>). tgt may be NULL for a source-only batch (T = 0). Asserts that

@@ -117,13 +117,17 @@ void params_init(Params *p, Pcg32 *rng, float scale);
  * Masks are drawn from a copy of rng, so a forward pass is a function of its inputs:
  * the trainer gives each step its own position on the dropout stream. And Xu et al.'s
  * doubly stochastic term: lambda (1/B) sum_b sum_j (1 - sum_i alpha_ij)^2 added to the
- * loss, i over each caption's real steps. */
+ * loss, i over each caption's real steps. And attention supervision: lambda (1/N) sum
+ * over the caption words that name an object of -log(alignment weight on its cells). */
 typedef struct {
     double embedding_dropout, readout_dropout; /* probabilities in [0, 1) */
     double self_attention_dropout;             /* at torch's four sites of each layer */
     double label_smoothing;                    /* eps in [0, 1) */
     double doubly_stochastic;                  /* lambda >= 0 of the doubly stochastic term
                                                 * (model/MODEL.md, "Image encoder") */
+    double attention_supervision;              /* lambda >= 0 of attention supervision
+                                                * (Liu et al. 2017; needs the batch's
+                                                * ground cells; model/MODEL.md) */
     Pcg32 rng;
 } Regularization;
 

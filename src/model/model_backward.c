@@ -47,20 +47,34 @@ static void readout_backward(Params *G, Workspace *ws, const Params *P)
     }
 }
 
-/* The doubly stochastic term's gradient on step i's alignment (model_forward.c):
+/* The gradient on step i's alignment of the loss terms that read the attention weights
+ * (model_forward.c), or NULL when there are none: the doubly stochastic term's,
  * -2 lambda / B (1 - A_jb) at caption b's real positions j if i is one of its real steps,
- * else 0. */
-static const real *doubly_stochastic_step_backward(Workspace *ws, const Batch *bt, int i)
+ * and attention supervision's, -lambda / (N m_bi) on each cell of the word's box. */
+static const real *alignment_terms_step_backward(Workspace *ws, const Batch *bt, int i)
 {
-    const int B = ws->B;
-    const real scale = (real)(-2 * ws->reg.doubly_stochastic / B);
-    memset(ws->d_align, 0, sizeof(real) * (size_t)ws->S * B);
-    for (int b = 0; b < B; b++)
+    const int stochastic = ws->reg.doubly_stochastic > 0;
+    const int supervised = ws->reg.attention_supervision > 0;
+    if (!ws->alpha || (!stochastic && !supervised))
+        return NULL;
+    const int B = ws->B, S = ws->S;
+    memset(ws->d_align, 0, sizeof(real) * (size_t)S * B);
+    for (int b = 0; stochastic && b < B; b++)
         if (i < bt->tgt_len[b])
             for (int j = 0; j < bt->src_len[b]; j++) {
                 const size_t x = (size_t)j * B + b;
-                ws->d_align[x] = scale * (1 - ws->attn_total[x]);
+                ws->d_align[x] = (real)(-2 * ws->reg.doubly_stochastic / B) * (1 - ws->attn_total[x]);
             }
+    for (int b = 0; supervised && b < B; b++) {
+        const double m = model_ground_mass(ws, bt, i, b);
+        if (m < 0)
+            continue;
+        const unsigned char *cells = bt->ground + ((size_t)i * B + b) * S;
+        const real g = (real)(-ws->reg.attention_supervision / ((double)ws->N * m));
+        for (int j = 0; j < S; j++)
+            if (cells[j])
+                ws->d_align[(size_t)j * B + b] += g;
+    }
     return ws->d_align;
 }
 
@@ -100,8 +114,7 @@ static void decoder_step_backward(Params *G, Workspace *ws, const Params *P, con
         context_gate_backward(dc, in_width, ds_prev, G->w_beta, G->b_beta,
                               ws->context_raw + row * d_h, ws->gate + row, s_prev, P->w_beta, Bi,
                               p, d_h);
-    const real *dalign = ws->reg.doubly_stochastic > 0 && ws->alpha
-                             ? doubly_stochastic_step_backward(ws, bt, i) : NULL;
+    const real *dalign = alignment_terms_step_backward(ws, bt, i);
     const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
     const AttnInput in = {s_prev, enc->H, ws->keys, enc->summary, ws->step_len + (size_t)i * B,
                           S,      B,      Bi,       hard ? &choice : NULL};

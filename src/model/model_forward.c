@@ -15,6 +15,7 @@
  * loop over time. The workspace (workspace.c) is carved once per batch; nothing here
  * allocates. */
 #include <assert.h>
+#include <math.h>
 #include <string.h>
 
 #include "model/model_pass.h"
@@ -279,11 +280,46 @@ static double doubly_stochastic_term(Workspace *ws, const Batch *bt)
     return ws->reg.doubly_stochastic * sum / B;
 }
 
+double model_ground_mass(const Workspace *ws, const Batch *bt, int i, int b)
+{
+    const int S = ws->S, B = ws->B;
+    assert(bt->ground && bt->ground_cells == S);
+    if (i >= bt->tgt_len[b])
+        return -1;
+    const unsigned char *cells = bt->ground + ((size_t)i * B + b) * S;
+    const real *alpha = ws->alpha + (size_t)i * S * B + b;
+    double m = 0;
+    int named = 0;
+    for (int j = 0; j < S; j++)
+        if (cells[j]) {
+            named = 1;
+            m += alpha[(size_t)j * B];
+        }
+    return !named ? -1 : m > 1e-30 ? m : 1e-30;
+}
+
+/* lambda (1/N) sum over the words (b, i) that name an object of -log m_bi, m_bi the
+ * alignment's weight on the word's cells (model_ground_mass); N the loss's tokens. */
+static double attention_supervision_term(Workspace *ws, const Batch *bt)
+{
+    double sum = 0;
+    for (int i = 0; i < ws->T; i++)
+        for (int b = 0; b < ws->B; b++) {
+            const double m = model_ground_mass(ws, bt, i, b);
+            if (m >= 0)
+                sum -= log(m);
+        }
+    return ws->reg.attention_supervision * sum / ws->N;
+}
+
 double model_pass_loss(Workspace *ws, const Batch *bt, double ce_sum)
 {
-    const double loss = hard_contexts(ws) ? hard_objective(ws, bt, ce_sum) : ce_sum / ws->N;
-    return ws->reg.doubly_stochastic > 0 && ws->alpha ? loss + doubly_stochastic_term(ws, bt)
-                                                      : loss;
+    double loss = hard_contexts(ws) ? hard_objective(ws, bt, ce_sum) : ce_sum / ws->N;
+    if (ws->reg.doubly_stochastic > 0 && ws->alpha)
+        loss += doubly_stochastic_term(ws, bt);
+    if (ws->reg.attention_supervision > 0 && ws->alpha)
+        loss += attention_supervision_term(ws, bt);
+    return loss;
 }
 
 double model_forward(Workspace *ws, const Params *P, const Batch *bt)

@@ -40,6 +40,12 @@ double model_output_layer(Params *G, Workspace *ws, const Params *P);
  * with hard contexts hard_objective's value (J when they are being trained). */
 double model_pass_loss(Workspace *ws, const Batch *bt, double ce_sum);
 
+/* Training's attention supervision (Regularization.attention_supervision): the weight
+ * step i's alignment gives pair b's word on the cells its box covers (bt->ground), at
+ * least 1e-30 so that its log is finite; or -1 for a step that names nothing (a word
+ * without a box, </s>, a step past the caption). */
+double model_ground_mass(const Workspace *ws, const Batch *bt, int i, int b);
+
 /* Step i's additive-attention tanh layer (S*B, a): its own block when every step's is
  * kept for backward, else the one block that backward fills again. */
 real *model_att_pre_step(const Workspace *ws, int i);

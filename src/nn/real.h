@@ -134,6 +134,7 @@ typedef double real;
 #define model_set_argmax model_set_argmax_f64
 #define model_keep_step model_keep_step_f64
 #define model_pass_loss model_pass_loss_f64
+#define model_ground_mass model_ground_mass_f64
 #define hard_contexts hard_contexts_f64
 #define hard_plan hard_plan_f64
 #define hard_step_choice hard_step_choice_f64

@@ -103,6 +103,7 @@ typedef struct {
         long hard_warmup_steps;
         int hard_reward;    /* ConfigHardReward */
         double doubly_stochastic; /* lambda of Xu et al.'s term (model/MODEL.md) */
+        double attention_supervision; /* lambda of Liu et al.'s term (model/MODEL.md) */
     } training;
     struct {
         long every;          /* dump every this many steps (and at step 0); 0: never */

@@ -120,6 +120,7 @@ const KeySpec config_keys[] = {
     {"training.hard_reward", T_ENUM, OFF(training.hard_reward), "token", 0, 0, hard_reward_names, 0, "hard attention: sentence: the paper's reward log p(y | positions) against a running baseline; token: each step's own log p(y_i) against a per-token baseline (less variance, biased; src/model/MODEL.md)"},
 
     {"training.doubly_stochastic", T_REAL, OFF(training.doubly_stochastic), "0", 0, 1e6, NULL, 0, "lambda of the doubly stochastic term lambda (1/B) sum_b sum_j (1 - sum_i alpha_ij)^2 added to the loss: every source position (grid cell) is pushed to receive a total weight of about 1 over the caption"},
+    {"training.attention_supervision", T_REAL, OFF(training.attention_supervision), "0", 0, 1e6, NULL, 0, "lambda of attention supervision (Liu et al. 2017), lambda (1/N) sum over the caption words with a box in data.train_ground of -log(the alignment's weight on the word's cells), added to the loss (N: the loss's target tokens): the attention is taught where each word's object is"},
 
     {"alignments.every", T_INT, OFF(alignments.every), "500", 0, BIG, NULL, FREE, "append the attention of the probe pairs to alignments.jsonl at step 0 and every this many steps (0: never)"},
     {"alignments.probes", T_INT, OFF(alignments.probes), "4", 0, 100, NULL, FREE, "the probe pairs are the first this many validation pairs..."},

@@ -37,11 +37,13 @@ static const char *why_unused(const Config *cfg, const char *path)
         return "an image model has no source text (model.encoder: image)";
     if (!image && (STARTS("data.image_") || IS("model.conv_channels") ||
                    IS("model.grid_positions") || STARTS("data.train_ground") ||
+                   IS("training.attention_supervision") ||
                    IS("data.valid_ground") || IS("data.test_ground")))
         return "a text model has no pictures (model.encoder: text)";
     if ((IS("model.encoder_size") || IS("model.encoder_layers")) && !rnn)
         return "model.encoder_cell none has no recurrent encoder";
-    if ((IS("model.context_gate") || IS("training.doubly_stochastic")) && none)
+    if ((IS("model.context_gate") || IS("training.doubly_stochastic") ||
+         IS("training.attention_supervision")) && none)
         return "model.attention none has no attention weights";
     if (STARTS("training.hard_") && !hard)
         return "only hard attention samples (model.attention_mode: hard)";

@@ -44,6 +44,8 @@ typedef struct {
     int has_gold, has_test_gold, n_probes;
     GroundFile ground, test_ground;  /* an image corpus's word boxes (validation, test) */
     int has_ground, has_test_ground;
+    GroundFile train_ground; /* training.attention_supervision: the training captions' boxes */
+    int has_train_ground;
     char **cell_names;     /* an image model's grid cells, "0" to "S-1" (the dumps' sources) */
     int n_cell_names;
     int *probes;           /* pair index in t->valid of each probe */

@@ -157,8 +157,9 @@ static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpu
     return 0;
 }
 
-/* An image model's training boxes are not scored, only checked: a bad file is found
- * before training rather than when it is used elsewhere. */
+/* An image model's training boxes are checked when read, so that a bad file is found
+ * before training; attention supervision keeps them (each batch's word cells), else
+ * nothing reads them. */
 static int check_training_ground(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
@@ -168,6 +169,11 @@ static int check_training_ground(Trainer *t, Error *err)
     int rc = ground_read(&g, cfg->data.train_ground, (size_t)cfg->data.max_line_bytes, err);
     if (rc == 0)
         rc = ground_check_corpus(&g, cfg->data.train_ground, &t->train, err);
+    if (rc == 0 && cfg->training.attention_supervision > 0) {
+        t->train_ground = g;
+        t->has_train_ground = 1;
+        return 0;
+    }
     ground_free(&g);
     return rc;
 }
@@ -270,6 +276,10 @@ static void init_model(Trainer *t, Checkpoint *ck)
     batch_init(&t->batch, max_batch, t->train.max_src_len + 1, t->train.max_tgt_len + 1);
     if (t->train.pics.n)
         batch_init_pictures(&t->batch, t->train.pics.size);
+    if (t->has_train_ground && model_has_alignments(&t->dims)) {
+        const int G = t->dims.image_size >> t->dims.conv_layers;
+        batch_init_ground(&t->batch, G * G);
+    }
     epochs_init(&t->batcher, &t->train, max_batch, (int)cfg->training.bucket_batches,
                  cfg->training.shuffle, (uint64_t)cfg->seed);
     if (ck)
@@ -312,6 +322,7 @@ void trainer_free(Trainer *t)
     gold_free(&t->test_gold);
     ground_free(&t->ground);
     ground_free(&t->test_ground);
+    ground_free(&t->train_ground);
     for (int j = 0; j < t->n_cell_names; j++)
         free(t->cell_names[j]);
     free(t->cell_names);

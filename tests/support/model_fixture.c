@@ -47,6 +47,8 @@ static const ModelVariant VARIANTS[] = {
      .score = SCORE_NONE, .dec_cell = CELL_LSTM},
     {.name = "context gate, scaled_dot, 2 heads", .score = SCORE_SCALED_DOT, .heads = 2,
      .context_gate = 1},
+    {.name = "image encoder, attention supervision 0.8, 2 heads", .encoder = ENCODER_IMAGE,
+     .heads = 2, .attention_supervision = 0.8},
     /* FIXTURE_FIRST_DROPOUT: from here on, draws that depend on the batch's layout */
     {.name = "embedding dropout 0.3, readout dropout 0.4", .embedding_dropout = 0.3,
      .readout_dropout = 0.4},
@@ -76,9 +78,10 @@ static const ModelVariant VARIANTS[] = {
     {.name = "image encoder, gate, doubly stochastic 1, dropout, smoothing", .encoder = ENCODER_IMAGE,
      .context_gate = 1, .doubly_stochastic = 1, .embedding_dropout = 0.2, .readout_dropout = 0.3,
      .label_smoothing = 0.1},
-    {.name = "image encoder, hard attention, doubly stochastic 0.5, self-attention dropout",
+    {.name = "image encoder, hard attention, doubly stochastic 0.5, supervision 0.6, self-attention dropout",
      .encoder = ENCODER_IMAGE, .sa_layers = 1, .sa_heads = 2, .sa_dropout = 0.3, .hard = 1,
-     .expected_prob = 0.4, .entropy_weight = 0.05, .baseline = -3, .doubly_stochastic = 0.5},
+     .expected_prob = 0.4, .entropy_weight = 0.05, .baseline = -3, .doubly_stochastic = 0.5,
+     .attention_supervision = 0.6},
 };
 _Static_assert(sizeof VARIANTS / sizeof VARIANTS[0] == FIXTURE_N_VARIANTS,
                "FIXTURE_N_VARIANTS counts the table");
@@ -139,7 +142,8 @@ Regularization fixture_variant_regularization(int v, uint64_t seed)
                         .readout_dropout = x.readout_dropout,
                         .self_attention_dropout = x.sa_dropout,
                         .label_smoothing = x.label_smoothing,
-                        .doubly_stochastic = x.doubly_stochastic};
+                        .doubly_stochastic = x.doubly_stochastic,
+                        .attention_supervision = x.attention_supervision};
     pcg32_seed(&r.rng, seed, RNG_STREAM_DROPOUT);
     return r;
 }
@@ -171,6 +175,26 @@ static void fixture_pictures(Batch *bt, int first, int n)
         }
 }
 
+/* The words' cells of captions first to first + n - 1 on the 2 x 2 grid: word i of
+ * caption k names nothing when (k + i) % 3 is 0, else cell (k + 2 i) % 4, and when
+ * (k + i) % 3 is 2 cell (k + 2 i + 1) % 4 too; </s> and the padding name nothing. */
+static void fixture_ground(Batch *bt, int first, int n)
+{
+    const int cells = 4;
+    batch_init_ground(bt, cells);
+    for (int i = 0; i < bt->tgt_steps; i++)
+        for (int b = 0; b < n; b++) {
+            unsigned char *out = bt->ground + ((size_t)i * n + b) * cells;
+            const int k = first + b;
+            memset(out, 0, cells);
+            if (i >= TGT_N[k] || (k + i) % 3 == 0)
+                continue;
+            out[(k + 2 * i) % 4] = 1;
+            if ((k + i) % 3 == 2)
+                out[(k + 2 * i + 1) % 4] = 1;
+        }
+}
+
 /* Captions first to first + n - 1 of the fixture, for the model of d. */
 static void fixture_pairs(Batch *bt, const Dims *d, int first, int n)
 {
@@ -180,6 +204,7 @@ static void fixture_pairs(Batch *bt, const Dims *d, int first, int n)
         batch_init_pictures(bt, d->image_size);
         batch_fill_pictures(bt, n, G * G, (const int *const *)&TGTS[first], &TGT_N[first]);
         fixture_pictures(bt, first, n);
+        fixture_ground(bt, first, n);
         return;
     }
     batch_init(bt, n, 5, 5);

@@ -26,6 +26,7 @@ typedef struct {
     int no_grid_positions;   /* image: without the learned grid positions */
     int context_gate;        /* beta_i scales the context */
     double doubly_stochastic;/* lambda of the doubly stochastic term */
+    double attention_supervision; /* its lambda, on the fixture's word cells (image) */
     CellKind enc_cell, dec_cell;
     int enc_layers;          /* 0: 1 */
     int heads;               /* attention heads; 0: 1 */
@@ -43,7 +44,7 @@ typedef struct {
  * draw from a stream (dropout's masks, hard attention's samples) in a way that depends
  * on the batch's layout, or (the doubly stochastic term) weigh captions, not tokens, so
  * checks that compare layouts leave them out. */
-enum { FIXTURE_N_VARIANTS = 37, FIXTURE_FIRST_DROPOUT = 25, FIXTURE_IMAGE_SIZE = 8 };
+enum { FIXTURE_N_VARIANTS = 38, FIXTURE_FIRST_DROPOUT = 26, FIXTURE_IMAGE_SIZE = 8 };
 /* Variant v (0 to FIXTURE_N_VARIANTS - 1), its defaults filled in. */
 ModelVariant fixture_variant(int v);
 /* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,
@@ -59,6 +60,8 @@ HardAttention fixture_variant_hard(int v, uint64_t seed);
 /* Three pairs whose lengths differ on both sides (so the batch has source and target
  * padding in different places): sources of 4, 1, 3 words, targets of 2, 4, 3; for an
  * image model (d), three pictures of FIXTURE_IMAGE_SIZE pixels with those targets.
+ * An image batch has its words' cells too (Batch.ground, for attention supervision):
+ * words that name nothing, one cell and two cells, fixed per pair.
  * Allocates the batch (batch_free it). */
 void fixture_batch(Batch *bt, const Dims *d);
 /* Sentence b of the fixture alone, as a batch of one. */
