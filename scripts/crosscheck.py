@@ -173,6 +173,12 @@ VARIANTS = [
      "readout_dropout": 0.3, "sa_dropout": 0.25, "label_smoothing": 0.1, "hard": 1,
      "expected_prob": 0.5, "entropy_weight": 0.1, "token_reward": 1, "baseline": -1,
      "token_baseline": -0.5, "context_gate": 1, "doubly_stochastic": 0.5},
+    # Attention supervision on random word cells (a third of the cells of each real word)
+    {"encoder": "image", "attention_supervision": 1},
+    {"encoder": "image", "image_size": 16, "conv_channels": (3, 6), "score": "general",
+     "heads": 2, "attention_supervision": 0.7, "doubly_stochastic": 0.5},
+    {"encoder": "image", "hard": 1, "expected_prob": 0.5, "entropy_weight": 0.2,
+     "baseline": -3, "attention_supervision": 0.5},
 ]
 # The settings Seq2Seq takes: its sizes, in its order, then its keywords; and HardPass's.
 SIZE_SETTINGS = ("V_x", "V_y", "m", "n", "p", "a", "l")
@@ -186,14 +192,17 @@ HARD_SETTINGS = ("reinforce_weight", "entropy_weight", "token_reward", "baseline
 # name, values not of their kind or out of range, no value, a setting given twice; a
 # list of channels that is empty, has an empty or a 0 entry, or more than 6 blocks; a
 # picture not divisible by 2^blocks (8 with 4 blocks, 6 with the default 2); the gate or
-# the doubly stochastic term without attention weights; ties outside mode=conv.
+# the doubly stochastic term without attention weights; attention supervision on a text
+# model or without attention weights; ties outside mode=conv.
 REFUSED_ARGUMENTS = ("scor=dot", "score=dott", "heads=two", "heads=0", "readout_dropout=1",
                      "sa_layers", "seed=8", "encoder=imag", "image_size=1", "image_size=6",
                      "conv_channels=", "conv_channels=3,,4", "conv_channels=3,0",
                      "conv_channels=3,4,", "conv_channels=1,2,3,4,5,6,7",
                      "conv_channels=3,4,5,6", "grid_positions=2", "context_gate=yes",
                      "doubly_stochastic=-0.5", "mode=convolution", "ties=1",
-                     ("score=none", "context_gate=1"), ("score=none", "doubly_stochastic=0.5"))
+                     ("score=none", "context_gate=1"), ("score=none", "doubly_stochastic=0.5"),
+                     "attention_supervision=1", ("encoder=image", "score=none",
+                                                 "attention_supervision=1"))
 # The conv blocks alone (crosscheck_dump mode=conv), against torch.nn.Conv2d, ReLU and
 # MaxPool2d: uniform numbers, where only rounding differs (float build 1e-5), and small
 # integers (ties=1), where nothing rounds, so that windows hold exactly equal values in
@@ -267,7 +276,7 @@ def parse_dump(text):
                 int(x) for x in str(dump[key]["conv_channels"]).split(","))
         elif key in ("mask_x", "mask_y", "mask_t", "pixels") or key.split(".")[-1] in SA_MASKS:
             dump[key] = [float(x) for x in next(lines).split()]
-        elif key in ("src", "src_len", "tgt_in", "tgt_out", "hard_rows", "chosen") or \
+        elif key in ("src", "src_len", "tgt_in", "tgt_out", "hard_rows", "chosen", "ground") or \
                 key.startswith("argmax"):
             dump[key] = [int(x) for x in next(lines).split()]
         elif key in ("param", "grad", "value"):
@@ -373,8 +382,11 @@ def check(dump_binary, size, variant=None):
                                         **{k: settings[k] for k in HARD_SETTINGS})
         paths_ok, paths = check_paths(hard_rows, chosen, src_len, tgt_out,
                                       settings["expected_prob"])
+    ground = (torch.tensor(dump["ground"]).view(T, B, S) if settings["attention_supervision"]
+              else None)
     loss = model.loss(src, src_len, tgt_in, tgt_out, masks, settings["label_smoothing"], hard,
-                      pixels=pixels, doubly_stochastic=settings["doubly_stochastic"])
+                      pixels=pixels, doubly_stochastic=settings["doubly_stochastic"],
+                      supervision=settings["attention_supervision"], ground=ground)
     loss.backward()
 
     precision = dump["precision"]
@@ -426,6 +438,8 @@ def check(dump_binary, size, variant=None):
     groups = ["%s %s" % ("image" if image else "text", "hard" if hard is not None else "soft")]
     if settings["context_gate"] or settings["doubly_stochastic"]:
         groups.append("gated or doubly stochastic")
+    if settings["attention_supervision"]:
+        groups.append("attention supervision")
     for group in groups:
         was = WORST.get((precision, group), (0.0, 0.0))
         WORST[precision, group] = (max(was[0], loss_err), max(was[1], worst))

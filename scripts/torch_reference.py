@@ -325,14 +325,16 @@ class Seq2Seq(nn.Module):
         return torch.cat([last, H[0, :, self.n:]], dim=1)
 
     def loss(self, src, src_len, tgt_in, tgt_out, masks=None, smoothing=0.0, hard=None,
-             pixels=None, doubly_stochastic=0.0):
+             pixels=None, doubly_stochastic=0.0, supervision=0.0, ground=None):
         """Token-mean cross-entropy over the real target tokens (label-smoothed as
         torch's cross_entropy does it). masks: the C pass's dropout masks, mask_x
         (S, B, m), mask_y (T, B, m), mask_t (N, l) and the self-attention layers' (see
         encode), each optional. hard: a HardPass, for hard attention's surrogate J on
         the positions it gives instead. pixels: an image model's pictures (B, N, N, 3);
         src then holds a token per cell, src_len S for each. doubly_stochastic: lambda of
-        the doubly stochastic term (see doubly_stochastic_term), added to either."""
+        the doubly stochastic term (see doubly_stochastic_term), added to either;
+        supervision: lambda of attention supervision on the word cells ground (T, B, S)
+        (see attention_supervision_term), added likewise."""
         masks = masks or {}
         real = tgt_out != PAD                          # the loss's positions, (T, B)
         if hard is not None:
@@ -389,7 +391,22 @@ class Seq2Seq(nn.Module):
             assert alignments, "the doubly stochastic term sums attention weights"
             objective = objective + doubly_stochastic * doubly_stochastic_term(
                 torch.stack(alignments), real, real_src)
+        if supervision:
+            assert alignments, "attention supervision reads the attention weights"
+            objective = objective + supervision * attention_supervision_term(
+                torch.stack(alignments), ground, real)
         return objective
+
+
+def attention_supervision_term(alpha, ground, real):
+    """Attention supervision without its lambda (MODEL.md, "Image encoder"; Liu et al.
+    2017): (1/N) sum over the words (i, b) with a cell in ground (T, B, S, 0 or 1) of
+    -log of alpha's weight on those cells (alpha (T, S, B), the heads' mean; at least
+    1e-30), N the real target positions (real (T, B))."""
+    cells = ground.permute(0, 2, 1).to(alpha.dtype)                   # (T, S, B)
+    mass = (alpha * cells).sum(1).clamp_min(1e-30)                     # (T, B)
+    named = (cells.sum(1) > 0) & real
+    return -torch.log(mass[named]).sum() / real.sum()
 
 
 def doubly_stochastic_term(alpha, real, real_src):

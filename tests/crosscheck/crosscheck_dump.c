@@ -30,7 +30,9 @@
  * drawn from the seed after the words, uniform in [-0.5, 0.5), and written after the
  * batch as pixels (B, N, N, 3), channels last as the batch holds them. context_gate=1
  * adds the gate, doubly_stochastic=lambda the doubly stochastic term, to any model
- * (neither with score=none). mode=conv dumps the conv blocks alone instead (conv_dump,
+ * (neither with score=none); attention_supervision=lambda, to an image model with
+ * attention, supervises it on word cells drawn after the pictures (each cell of a real
+ * word's step in with probability 1/3), written as ground (T, B, S). mode=conv dumps the conv blocks alone instead (conv_dump,
  * ties=1 its case with ties). */
 #include <ctype.h>
 #include <errno.h>
@@ -65,6 +67,7 @@ typedef struct {
     IntList conv_channels;          /* image_size pixels, the blocks' channels */
     int context_gate;               /* Dims.context_gate */
     double doubly_stochastic;       /* Regularization.doubly_stochastic: lambda */
+    double attention_supervision;   /* Regularization.attention_supervision: lambda */
     int mode, ties;                 /* model or conv (conv_dump); conv's integer case */
 } Setup;
 
@@ -120,6 +123,7 @@ static const Setting SETTINGS[] = {
     INT_SETTING(image_size, 2, 1024), LIST_SETTING(conv_channels, 1, 4096),
     INT_SETTING(grid_positions, 0, 1), INT_SETTING(context_gate, 0, 1),
     REAL_SETTING(doubly_stochastic, 0, 1e6),
+    REAL_SETTING(attention_supervision, 0, 1e6),
     NAME_SETTING(mode, mode_names), INT_SETTING(ties, 0, 1),
 };
 enum { N_SETTINGS = sizeof SETTINGS / sizeof SETTINGS[0] };
@@ -223,6 +227,16 @@ static int check_combination(const Setup *s)
         else
             fprintf(stderr, "crosscheck_dump: doubly_stochastic=%g with score=none: no "
                     "attention weights\n", s->doubly_stochastic);
+        return -1;
+    }
+    if (s->attention_supervision > 0 && s->encoder != ENCODER_IMAGE) {
+        fprintf(stderr, "crosscheck_dump: attention_supervision=%g without encoder=image: its "
+                "words' cells are on a picture's grid\n", s->attention_supervision);
+        return -1;
+    }
+    if (s->attention_supervision > 0 && s->score == SCORE_NONE) {
+        fprintf(stderr, "crosscheck_dump: attention_supervision=%g with encoder=image and "
+                "score=none: no attention weights\n", s->attention_supervision);
         return -1;
     }
     if (s->ties && s->mode != MODE_CONV) {
@@ -361,7 +375,7 @@ static Dims setup_dims(Setup *s)
  * independently, so the batch has padding on both sides in different places. For an
  * image model the targets are the captions, and the pictures (B, N, N, 3) are drawn
  * after the words, uniform in [-0.5, 0.5) (pictures less their channel means). */
-static void random_batch(Batch *bt, const Dims *d, int B, uint64_t seed)
+static void random_batch(Batch *bt, const Dims *d, int B, uint64_t seed, int supervised)
 {
     Pcg32 rng;
     pcg32_seed(&rng, seed, RNG_STREAM_DATA);
@@ -387,6 +401,14 @@ static void random_batch(Batch *bt, const Dims *d, int B, uint64_t seed)
         batch_fill_pictures(bt, B, G * G, tgt, tgt_n);
         for (size_t k = 0; k < n_pixels; k++)
             bt->pixels[k] = pcg32_uniform(&rng, -0.5f, 0.5f);
+        if (supervised) { /* each real word's cells: in with probability 1/3 */
+            batch_init_ground(bt, G * G);
+            for (int i = 0; i < bt->tgt_steps; i++)
+                for (int b = 0; b < B; b++)
+                    for (int j = 0; j < G * G; j++)
+                        bt->ground[((size_t)i * B + b) * G * G + j] =
+                            i < tgt_n[b] && pcg32_below(&rng, 3) == 0;
+        }
     } else {
         batch_init(bt, B, MAX_WORDS + 1, MAX_WORDS + 1);
         batch_fill(bt, B, src, src_n, tgt, tgt_n);
@@ -646,13 +668,14 @@ int main(int argc, char **argv)
                           .readout_dropout = s.readout_dropout,
                           .self_attention_dropout = s.sa_dropout,
                           .label_smoothing = s.label_smoothing,
-                          .doubly_stochastic = s.doubly_stochastic};
+                          .doubly_stochastic = s.doubly_stochastic,
+                          .attention_supervision = s.attention_supervision};
     HardAttention hard = {.mode = CONTEXT_SAMPLE, .expected_prob = s.expected_prob,
                           .reinforce_weight = s.reinforce_weight,
                           .entropy_weight = s.entropy_weight, .token_reward = s.token_reward,
                           .baseline = s.baseline, .token_baseline = s.token_baseline};
     Batch bt;
-    random_batch(&bt, &d, B, seed);
+    random_batch(&bt, &d, B, seed, s.attention_supervision > 0);
     Params P, G;
     params_alloc(&P, &d);
     params_alloc(&G, &d);
@@ -677,6 +700,14 @@ int main(int argc, char **argv)
     print_ints("tgt_out", bt.tgt_out, bt.tgt_steps * B);
     if (bt.pixels)
         print_floats("pixels", bt.pixels, (size_t)B * s.image_size * s.image_size * 3);
+    if (bt.ground) {
+        const size_t n_cells = (size_t)bt.tgt_steps * B * bt.ground_cells;
+        int *cells = malloc(sizeof(int) * n_cells);
+        for (size_t k = 0; k < n_cells; k++)
+            cells[k] = bt.ground[k];
+        print_ints("ground", cells, (int)n_cells);
+        free(cells);
+    }
     if (d.hard) {
         int *rows = malloc(sizeof(int) * (size_t)B);
         for (int b = 0; b < B; b++)
