@@ -58,12 +58,13 @@ static const real *alignment_terms_step_backward(Workspace *ws, const Batch *bt,
     if (!ws->alpha || (!stochastic && !supervised))
         return NULL;
     const int B = ws->B, S = ws->S;
+    const real scale = (real)(-2 * ws->reg.doubly_stochastic / B);
     memset(ws->d_align, 0, sizeof(real) * (size_t)S * B);
     for (int b = 0; stochastic && b < B; b++)
         if (i < bt->tgt_len[b])
             for (int j = 0; j < bt->src_len[b]; j++) {
                 const size_t x = (size_t)j * B + b;
-                ws->d_align[x] = (real)(-2 * ws->reg.doubly_stochastic / B) * (1 - ws->attn_total[x]);
+                ws->d_align[x] = scale * (1 - ws->attn_total[x]);
             }
     for (int b = 0; supervised && b < B; b++) {
         const double m = model_ground_mass(ws, bt, i, b);
