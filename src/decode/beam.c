@@ -148,12 +148,11 @@ typedef struct {
     Candidate *heap;         /* (2K) the best extensions of one sentence */
     Finished *fin;           /* (B, 2K) the finished hypotheses of each sentence */
     int *n_fin, *done;       /* (B) */
-    int n_best;              /* a sentence stops only once this many have finished ... */
-    int *best_ended;         /* (B) ... and its best extension of some step ended */
+    int *best_ended;         /* (B) the sentence's best extension of some step ended */
 } Search;
 
-static void search_init(Search *s, int B, int K, int n_best, int S, int T, int V, double alpha,
-                        int heads, int argmax)
+static void search_init(Search *s, int B, int K, int S, int T, int V, double alpha, int heads,
+                        int argmax)
 {
     const int rows = B * K, planes = heads > 1 ? 1 + heads : 1;
     *s = (Search){.B = B, .K = K, .rows = rows, .V = V, .alpha = alpha,
@@ -170,7 +169,6 @@ static void search_init(Search *s, int B, int K, int n_best, int S, int T, int V
     s->fin = xmalloc_array((size_t)B * 2 * K, sizeof(Finished));
     s->n_fin = xcalloc((size_t)B, sizeof(int));
     s->done = xcalloc((size_t)B, sizeof(int));
-    s->n_best = n_best;
     s->best_ended = xcalloc((size_t)B, sizeof(int));
     for (int b = 0; b < B; b++)
         for (int k = 0; k < K; k++)
@@ -215,14 +213,15 @@ static void keep_finished(Finished *f, int *n, int K, Finished h)
  * (2K, so that K live on however many end; only the K best may end, as in fairseq: a
  * </s> ranked below them would stop the search on a hypothesis the beam itself would
  * not keep -- with K = 1, not greedy's.) The sentence is done once its best extension
- * of some step has ended (the beam's best hypothesis has finished: OpenNMT-py and Joey
- * NMT stop there; with alpha = 0 no live hypothesis can beat it, as log-probabilities
- * only fall) and n_best have finished, or when it reached max_out words, or nothing
- * lives; at max_out its live hypotheses count as finished too (cut), otherwise they are
- * dropped. Stopping as soon as K had finished, as fairseq does, cut off the best
- * hypothesis while it was still live whenever K worse, shorter ones ended first
- * (captions: "below it" ending before "below left of it"). Returns 1 if the sentence is
- * done at this step. */
+ * of some step has ended (the beam's best hypothesis has finished, where OpenNMT-py and
+ * Joey NMT stop; with alpha = 0 no live hypothesis can beat it, as log-probabilities
+ * only fall) and K have finished (so that the n-best lists are full and the same
+ * whatever n_best asks for), or when it reached max_out words, or nothing lives; at
+ * max_out its live hypotheses count as finished too (cut), otherwise they are dropped.
+ * Stopping as soon as K had finished, as fairseq does, cut off the best hypothesis
+ * while it was still live whenever K worse, shorter ones ended first (captions: "below
+ * it" ending before "below left of it"). Returns 1 if the sentence is done at this
+ * step. */
 static int extend_sentence(Search *s, const real *logits, int b, int t, int max_out)
 {
     const int K = s->K, V = s->V, base = b * K;
@@ -269,7 +268,7 @@ static int extend_sentence(Search *s, const real *logits, int b, int t, int max_
     /* after this step the live hypotheses have t + 1 words */
     if (n_heap > 0 && heap[0].token == TOK_EOS)
         s->best_ended[b] = 1;
-    if ((s->best_ended[b] && *n_fin >= s->n_best) || t + 1 >= max_out || live == 0) {
+    if ((s->best_ended[b] && *n_fin >= K) || t + 1 >= max_out || live == 0) {
         if (t + 1 >= max_out) /* cut: at most K ended and K live, the 2K slots of f */
             for (int k = 0; k < live; k++)
                 f[(*n_fin)++] = (Finished){t, base + k, 0, s->next_score[base + k],
@@ -306,7 +305,7 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
         T = max_out[b] + 1 > T ? max_out[b] + 1 : T;
     Search s;
     const AttnDims ad = model_attn_dims(&dec->dims);
-    search_init(&s, B, K, n_best, S, T, dec->dims.tgt_vocab, alpha, ad.heads,
+    search_init(&s, B, K, S, T, dec->dims.tgt_vocab, alpha, ad.heads,
                 dec->argmax && attn_has_weights(&ad));
     int n_done = 0;
     for (int t = 0; t < T && n_done < B; t++) {

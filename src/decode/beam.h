@@ -35,8 +35,10 @@ typedef struct {
 size_t beam_search_bytes(const Dims *d, int batch, int src_steps, int beam, int max_out);
 
 /* Translates the source-only batch with beam (1: greedy) hypotheses per sentence; out[b]
- * receives the n_best (<= beam) best finished hypotheses of sentence b (fewer when fewer
- * finished), which stops when its best hypothesis has ended, or after max_out[b] words. The decoder must have room for batch x beam rows.
+ * receives the n_best (<= beam) best hypotheses of sentence b (fewer when fewer
+ * finished): the search of a sentence stops once its best hypothesis has ended and beam
+ * have, or when nothing lives, or after max_out[b] words, where its live hypotheses
+ * count too (cut). n_best only chooses how many are returned, not what is found. The decoder must have room for batch x beam rows.
  * Allocates the hypotheses: nbest_free each out[b]. */
 void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, double alpha,
                  int n_best, const int *max_out, NBest *out);

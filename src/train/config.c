@@ -80,7 +80,9 @@ static int check_image_model(Config *cfg, Error *err)
     if (tsv)
         return key_error(cfg, err, tsv, "%s: an image model reads .src files of picture paths "
                          "and .tgt files of captions, not TSV", tsv);
-    if (cfg->training.attention_supervision > 0 && !cfg->data.train_ground[0])
+    /* (without attention weights the key is only unused: config_usage.c says so) */
+    if (cfg->training.attention_supervision > 0 && cfg->model.attention != SCORE_NONE &&
+        !cfg->data.train_ground[0])
         return key_error(cfg, err, "training.attention_supervision", "training."
                          "attention_supervision: needs data.train_ground, the training "
                          "captions' word boxes");

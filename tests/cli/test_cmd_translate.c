@@ -114,8 +114,9 @@ static void check_beam_of_one(const char *run, double random_scale)
  * walking down the whole list, a </s> among the first K ends its hypothesis (the K best
  * ended ones are kept: one past them replaces the worst if it scores better), and the
  * first K other words live on, best first. A sentence stops once the first of the list
- * has been a </s> at some step and n_best have ended, when nothing lives, or after
- * MAX_OUT words, where every live hypothesis counts too, cut. Finished hypotheses rank by log-probability over the
+ * has been a </s> at some step and K have ended, when nothing lives, or after MAX_OUT
+ * words, where every live hypothesis counts too, cut. The n-best list is the first
+ * n_best of the ended ones, by score. Finished hypotheses rank by log-probability over the
  * length penalty ((5 + |Y|) / 6)^alpha, |Y| counting </s>. It drives the same decoder
  * rows as beam_search (hypothesis k of sentence b in row b K + k, best first), so the
  * logits are the very same floats. */
@@ -143,8 +144,8 @@ static int plain_desc(const void *a, const void *b)
     return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
 }
 
-static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, int n_best,
-                       double alpha, PlainHyp fin[][2 * MAX_BEAM], int *n_fin)
+static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, double alpha,
+                       PlainHyp fin[][2 * MAX_BEAM], int *n_fin)
 {
     const int N = bt->batch_size, V = dec->dims.tgt_vocab, rows = N * K;
     static double logprob[N_SOURCES * MAX_BEAM], next_logprob[N_SOURCES * MAX_BEAM];
@@ -210,7 +211,7 @@ static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, in
                 next_words[r][t] = e.word;
             }
             best_ended[b] |= n > 0 && ext[0].word == TOK_EOS;
-            if ((best_ended[b] && n_fin[b] >= n_best) || live == 0 || t + 1 == MAX_OUT) {
+            if ((best_ended[b] && n_fin[b] >= K) || live == 0 || t + 1 == MAX_OUT) {
                 done[b] = 1;
                 for (int k = 0; t + 1 == MAX_OUT && k < live; k++) {
                     const int r = b * K + k;
@@ -235,7 +236,7 @@ static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, in
 
 /* beam_search returns the plain search's n-best lists, word for word, with the same
  * log-probabilities and scores, for beams of 2, 3 and 5, n-best lists of 1 and of the
- * beam's size, at two length penalties. */
+ * beam's size (the list of 1 the first of the other), at two length penalties. */
 static void check_beam_against_plain(const char *run, double random_scale)
 {
     Checkpoint ck;
@@ -250,9 +251,9 @@ static void check_beam_against_plain(const char *run, double random_scale)
     const double alphas[] = {0, 1};
     for (size_t k = 0; k < 2 * sizeof beams / sizeof *beams; k++)
         for (size_t a = 0; a < sizeof alphas / sizeof *alphas; a++) {
-            /* each beam with n-best lists of its size, and of 1 (which may stop sooner) */
+            /* each beam with n-best lists of its size, and of 1: its first, the same */
             const int K = beams[k / 2], n_best = k % 2 ? 1 : K;
-            plain_beam(&dec, &ck.params, &bt, K, n_best, alphas[a], fin, n_fin);
+            plain_beam(&dec, &ck.params, &bt, K, alphas[a], fin, n_fin);
             NBest nb[N_SOURCES];
             beam_search(&dec, &ck.params, &bt, K, alphas[a], n_best, max_out, nb);
             for (int b = 0; b < N_SOURCES; b++) {
