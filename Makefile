@@ -48,7 +48,7 @@ CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),$(B)/tests64/$(t).o,$(B)/tests/$(t).o))
 
-.PHONY: all test clean deps test-deps crosscheck demo demo-image bench asan valgrind mutate install uninstall
+.PHONY: all test clean deps test-deps crosscheck demo demo-image bench bench-gemm asan valgrind mutate install uninstall
 all: s2s
 
 # Installs the Debian packages when something is missing: what building needs (deps),
@@ -157,6 +157,12 @@ valgrind: $(TEST_BINS)
 # Training speed against the PyTorch baseline, side by side (README, issue 7).
 bench: test-deps s2s
 	/usr/bin/python3 scripts/bench.py --s2s ./s2s
+
+# The matrix products of a training step replayed on OpenBLAS, BLIS and libxsmm
+# (scripts/gemm-shapes/README.md); installs the two libraries if they are missing.
+bench-gemm: deps s2s
+	sh scripts/install-deps.sh gemm
+	sh scripts/gemm-shapes/run.sh
 
 # Mutation testing (scripts/mutate.py, scripts/mutations.txt): puts each listed bug into
 # src/ in turn, builds in build/mutate and runs the suite; prints the survivors. Not part

@@ -2,6 +2,8 @@
 # Installs, from Debian's packages, what s2s needs:
 #   sh scripts/install-deps.sh          to build and run it (make, make demo, make install)
 #   sh scripts/install-deps.sh test     and to test it (make test, asan, valgrind, fuzz)
+#   sh scripts/install-deps.sh gemm     and BLIS and libxsmm, which make bench-gemm
+#                                       compares with OpenBLAS (s2s does not use them)
 # Idempotent: asks apt only for the packages that are not installed yet. Works as root
 # or through sudo.
 set -eu
@@ -13,11 +15,14 @@ BUILD="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev l
 # clang and its runtime (libFuzzer), valgrind, strace (the system calls of a save),
 # PyTorch (the cross-check and the speed baseline)
 TEST="check libxml2-utils chromium clang libclang-rt-14-dev valgrind strace python3-torch"
+# the two libraries of small matrix products issue 29 measures OpenBLAS against
+GEMM="libblis-dev libxsmm-dev"
 
 case "${1:-build}" in
 build) PACKAGES=$BUILD ;;
 test) PACKAGES="$BUILD $TEST" ;;
-*) echo "usage: sh scripts/install-deps.sh [build|test]" >&2; exit 2 ;;
+gemm) PACKAGES="$BUILD $GEMM" ;;
+*) echo "usage: sh scripts/install-deps.sh [build|test|gemm]" >&2; exit 2 ;;
 esac
 
 missing=""
