@@ -1,7 +1,6 @@
 /* cmd_gradcheck.c: `s2s gradcheck`: the configured model's gradients against finite
  * differences, in double precision, on its first training pairs. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/command.h"
 #include "data/corpus.h"
@@ -26,28 +25,17 @@ static const char GRADCHECK_USAGE[] =
 
 enum { GRADCHECK_PAIRS = 3, GRADCHECK_MAX_WORDS = 10 };
 
-/* Attention supervision's word cells for the batch's n pairs, the first n of corpus c,
- * each of its first tgt_n[k] words, from data.train_ground (checked as training checks
- * it), on the G x G grid. Returns 0, or -1 with err set. */
-static int fill_ground(Batch *bt, const Config *cfg, const Corpus *c, const int *tgt_n, int n,
-                       int G, Error *err)
+/* Attention supervision's word cells for the batch, from data.train_ground (checked as
+ * training checks it), on the G x G grid. Returns 0, or -1 with err set. */
+static int fill_ground(Batch *bt, const Config *cfg, const Corpus *c, int G, Error *err)
 {
     GroundFile g;
     int rc = ground_read(&g, cfg->data.train_ground, (size_t)cfg->data.max_line_bytes, err);
     if (rc == 0)
         rc = ground_check_corpus(&g, cfg->data.train_ground, c, err);
-    if (rc == 0) {
+    if (rc == 0) { /* the batch holds the corpus's first pairs, their captions cut */
         batch_init_ground(bt, G * G);
-        for (int i = 0; i < bt->tgt_steps; i++)
-            for (int b = 0; b < n; b++) {
-                unsigned char *out = bt->ground + ((size_t)i * n + b) * G * G;
-                int words;
-                const GroundBox *boxes = ground_line(&g, c->line_no[b], &words);
-                if (i < tgt_n[b])
-                    grounding_cells(out, G, boxes[i], c->pics.orig[b]);
-                else
-                    memset(out, 0, (size_t)G * G);
-            }
+        grounding_fill_batch(bt, G, &g, c);
     }
     ground_free(&g);
     return rc;
@@ -120,7 +108,7 @@ int cmd_gradcheck(int argc, char **argv)
                           .label_smoothing = cfg.training.label_smoothing,
                           .doubly_stochastic = cfg.training.doubly_stochastic};
     if (corpus.pics.n && cfg.training.attention_supervision > 0 && model_has_alignments(&d)) {
-        if (fill_ground(&bt, &cfg, &corpus, tgt_n, n, d.image_size >> d.conv_layers, &err) < 0) {
+        if (fill_ground(&bt, &cfg, &corpus, d.image_size >> d.conv_layers, &err) < 0) {
             batch_free(&bt);
             corpus_free(&corpus);
             vocab_free(&src_counts);

@@ -9,7 +9,7 @@
 /* Special token ids, the same on both sides; vocabularies put these words first. */
 enum { TOK_PAD = 0, TOK_UNK = 1, TOK_BOS = 2, TOK_EOS = 3, N_SPECIAL_TOKENS = 4 };
 
-typedef struct {
+typedef struct Batch {
     int batch_size;    /* B: sentence pairs */
     int src_steps;     /* S: longest source, </s> included */
     int tgt_steps;     /* T: longest target, </s> included (0 for source-only batches) */

@@ -1,10 +1,13 @@
 /* grounding.c: attention correctness against word boxes (see grounding.h). */
 #include "report/grounding.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/mem.h"
+#include "data/corpus.h"
 
 /* The length of [a0, a1) & [b0, b1), or 0. */
 static double overlap(double a0, double a1, double b0, double b1)
@@ -50,6 +53,23 @@ int grounding_cells(unsigned char *cells, int G, GroundBox box, ImageSize orig)
         count = 1;
     }
     return count;
+}
+
+void grounding_fill_batch(Batch *bt, int G, const GroundFile *g, const Corpus *c)
+{
+    const int B = bt->batch_size, cells = bt->ground_cells;
+    assert(bt->ground && cells == G * G);
+    for (int i = 0; i < bt->tgt_steps; i++)
+        for (int b = 0; b < B; b++) {
+            unsigned char *out = bt->ground + ((size_t)i * B + b) * cells;
+            const int pair = bt->pair[b];
+            int n_boxes;
+            const GroundBox *boxes = ground_line(g, c->line_no[pair], &n_boxes);
+            if (i < bt->tgt_len[b] - 1 && i < n_boxes)
+                grounding_cells(out, G, boxes[i], c->pics.orig[pair]);
+            else /* </s>, and the steps past the caption */
+                memset(out, 0, (size_t)cells);
+        }
 }
 
 void grounding_add(GroundingCounts *c, const float *alpha, long row_stride, long col_stride,

@@ -25,6 +25,16 @@
  * units of 1 / G pixel, where every bound is an integer. */
 int grounding_cells(unsigned char *cells, int G, GroundBox box, ImageSize orig);
 
+/* A training batch's word cells, for attention supervision (Batch.ground, which
+ * batch_init_ground made room for on the G x G grid): column b holds pair bt->pair[b]
+ * of corpus c, whose boxes are line c->line_no[pair] of g (checked against c); each
+ * word of its caption in the batch (bt->tgt_len[b] - 1 of them: the first words of the
+ * line, when the batch cut the caption) gets its box's cells, </s> and the padding
+ * none. */
+struct Batch;
+struct Corpus;
+void grounding_fill_batch(struct Batch *bt, int G, const GroundFile *g, const struct Corpus *c);
+
 /* Sums over captions. */
 typedef struct {
     long words;  /* words that name a box */

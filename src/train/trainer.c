@@ -104,27 +104,6 @@ static void update_baselines(Trainer *t)
     g->log_entropy_terms += st->entropy_terms;
 }
 
-/* Each word's grid cells, for attention supervision: the training boxes of the pair each
- * column holds, by the rule validation scores them with (report/grounding.h). */
-static void fill_ground_cells(Trainer *t)
-{
-    Batch *bt = &t->batch;
-    const Corpus *c = &t->train;
-    const int B = bt->batch_size, cells = bt->ground_cells;
-    const int G = t->dims.image_size >> t->dims.conv_layers;
-    for (int i = 0; i < bt->tgt_steps; i++)
-        for (int b = 0; b < B; b++) {
-            unsigned char *out = bt->ground + ((size_t)i * B + b) * cells;
-            const int pair = bt->pair[b];
-            int words;
-            const GroundBox *boxes = ground_line(&t->train_ground, c->line_no[pair], &words);
-            if (i < words)
-                grounding_cells(out, G, boxes[i], c->pics.orig[pair]);
-            else /* </s>, and the steps past the caption */
-                memset(out, 0, (size_t)cells);
-        }
-}
-
 /* One update. Returns 0, 1 if the step was skipped as non-finite, or -1 with err set if
  * its batch could not be read (a picture past the cache that no longer decodes). */
 static int step(Trainer *t, Error *err)
@@ -135,8 +114,9 @@ static int step(Trainer *t, Error *err)
         return -1;
     fault_signal_at("batch", t->prog.step + 1);
     batch_sort_by_target(&t->batch); /* lets the decoder skip ended sentences */
-    if (t->batch.ground)
-        fill_ground_cells(t);
+    if (t->batch.ground) /* each word's cells, by the rule validation scores them with */
+        grounding_fill_batch(&t->batch, t->dims.image_size >> t->dims.conv_layers,
+                             &t->train_ground, &t->train);
     /* Dropout's masks come from this step's own window of 2^32 draws on the dropout
      * stream, so a resumed run draws exactly what a run straight through does. */
     Regularization reg = {.embedding_dropout = cfg->model.embedding_dropout,
