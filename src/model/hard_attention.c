@@ -119,7 +119,8 @@ static void collect_rewards(Workspace *ws, int update)
 
 double hard_objective(Workspace *ws, const Batch *bt, double ce_sum)
 {
-    const int B = ws->B, T = ws->T, N = ws->N, H = ws->dims.heads;
+    const int B = ws->B, T = ws->T, H = ws->dims.heads;
+    const double N = loss_tokens(ws); /* the loss's tokens: the whole batch's for a shard */
     const HardAttention *h = &ws->hard;
     HardStats *st = &ws->hard_stats;
     const int surrogate = trains_surrogate(ws), freeze = surrogate && h->freeze_rewards;
@@ -160,8 +161,8 @@ void hard_step_weights(Workspace *ws, const Batch *bt, int i)
         real r = 0, e = 0;
         if (surrogate && ws->hard_rows[b] && real_step(ws, bt, i, b)) {
             const double adv = advantage_at(ws, i, b);
-            r = (real)(h->reinforce_weight * adv / ws->N);
-            e = (real)(h->entropy_weight / ws->N);
+            r = (real)(h->reinforce_weight * adv / loss_tokens(ws));
+            e = (real)(h->entropy_weight / loss_tokens(ws));
         }
         ws->step_reinforce[b] = r;
         ws->step_entropy[b] = e;

@@ -179,6 +179,9 @@ typedef struct {
     Regularization reg;    /* all 0 unless model_set_regularization */
     Arena arena;
     int B, S, T, N;        /* this batch; N = real target positions */
+    /* what the loss divides by (model_set_loss_counts): 0 for this batch's own N target
+     * tokens and B captions; a shard of a larger batch sets the whole batch's */
+    int loss_tokens, loss_captions;
     int R;                 /* decoder rows over all steps: N when sorted by target
                             * length, else T*B */
 
@@ -273,6 +276,13 @@ size_t model_workspace_bytes(const Dims *d, int max_batch, int max_src_steps, in
 /* Dropout and label smoothing for the forward passes to come (training's workspace
  * only; NULL turns them off). Needs with_backward. */
 void model_set_regularization(Workspace *ws, const Regularization *reg);
+
+/* The coming passes' losses are normalised by `tokens` target tokens and `captions`
+ * captions (the token-mean terms, and the doubly stochastic term's 1/B) instead of the
+ * batch's own: a batch that is one shard of a larger one, given the whole batch's
+ * counts, computes its share of the whole loss and gradient, so that the shards' sums
+ * are the whole batch's. 0, 0: the batch's own (the default). */
+void model_set_loss_counts(Workspace *ws, int tokens, int captions);
 
 /* How the coming passes form their contexts (NULL: soft, the default). A hard model's
  * training sets CONTEXT_SAMPLE with its weights and baselines every step. */

@@ -58,7 +58,7 @@ static const real *alignment_terms_step_backward(Workspace *ws, const Batch *bt,
     if (!ws->alpha || (!stochastic && !supervised))
         return NULL;
     const int B = ws->B, S = ws->S;
-    const real scale = (real)(-2 * ws->reg.doubly_stochastic / B);
+    const real scale = (real)(-2 * ws->reg.doubly_stochastic / loss_captions(ws));
     memset(ws->d_align, 0, sizeof(real) * (size_t)S * B);
     for (int b = 0; stochastic && b < B; b++)
         if (i < bt->tgt_len[b])
@@ -71,7 +71,7 @@ static const real *alignment_terms_step_backward(Workspace *ws, const Batch *bt,
         if (m < 0)
             continue;
         const unsigned char *cells = bt->ground + ((size_t)i * B + b) * S;
-        const real g = (real)(-ws->reg.attention_supervision / ((double)ws->N * m));
+        const real g = (real)(-ws->reg.attention_supervision / (loss_tokens(ws) * m));
         for (int j = 0; j < S; j++)
             if (cells[j])
                 ws->d_align[(size_t)j * B + b] += g;

@@ -250,7 +250,8 @@ double model_output_layer(Params *G, Workspace *ws, const Params *P)
                                      hard_contexts(ws) ? ws->tok_nll + k0 : NULL, rows, Vy);
         if (G) {
             /* loss = sum_k xent(o_k, y_k) / N; the gradient replaces the softmax */
-            softmax_xent_backward(ws->logits, ws->logits, y, smoothing, (real)1 / N, rows, Vy);
+            softmax_xent_backward(ws->logits, ws->logits, y, smoothing,
+                                  (real)(1 / loss_tokens(ws)), rows, Vy);
             linear_backward(ws->d_ro_out + (size_t)k0 * readout, G->W_o, G->b_o, ws->logits,
                             t, P->W_o, rows, readout, Vy);
         }
@@ -277,7 +278,7 @@ static double doubly_stochastic_term(Workspace *ws, const Batch *bt)
             const double gap = 1 - (double)A[(size_t)j * B + b];
             sum += gap * gap;
         }
-    return ws->reg.doubly_stochastic * sum / B;
+    return ws->reg.doubly_stochastic * sum / loss_captions(ws);
 }
 
 double model_ground_mass(const Workspace *ws, const Batch *bt, int i, int b)
@@ -309,12 +310,12 @@ static double attention_supervision_term(Workspace *ws, const Batch *bt)
             if (m >= 0)
                 sum -= log(m);
         }
-    return ws->reg.attention_supervision * sum / ws->N;
+    return ws->reg.attention_supervision * sum / loss_tokens(ws);
 }
 
 double model_pass_loss(Workspace *ws, const Batch *bt, double ce_sum)
 {
-    double loss = hard_contexts(ws) ? hard_objective(ws, bt, ce_sum) : ce_sum / ws->N;
+    double loss = hard_contexts(ws) ? hard_objective(ws, bt, ce_sum) : ce_sum / loss_tokens(ws);
     if (ws->reg.doubly_stochastic > 0 && ws->alpha)
         loss += doubly_stochastic_term(ws, bt);
     if (ws->reg.attention_supervision > 0 && ws->alpha)

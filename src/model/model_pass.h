@@ -7,6 +7,18 @@
 
 #include "model/model.h"
 
+/* What the loss divides by: the target tokens and the captions model_set_loss_counts
+ * gave, or this batch's own. */
+static inline double loss_tokens(const Workspace *ws)
+{
+    return ws->loss_tokens > 0 ? ws->loss_tokens : ws->N;
+}
+
+static inline double loss_captions(const Workspace *ws)
+{
+    return ws->loss_captions > 0 ? ws->loss_captions : ws->B;
+}
+
 /* Points every buffer of ws into its arena for a batch of (B, S, T, N) whose decoder
  * computes R rows over all steps (workspace.c states which buffers share memory). */
 void model_workspace_carve(Workspace *ws, int B, int S, int T, int N, int R);

@@ -232,6 +232,13 @@ void model_set_regularization(Workspace *ws, const Regularization *reg)
     ws->reg = reg ? *reg : (Regularization){0};
 }
 
+void model_set_loss_counts(Workspace *ws, int tokens, int captions)
+{
+    assert(tokens >= 0 && captions >= 0);
+    ws->loss_tokens = tokens;
+    ws->loss_captions = captions;
+}
+
 void model_set_hard(Workspace *ws, const HardAttention *hard)
 {
     ws->hard = hard ? *hard : (HardAttention){0};

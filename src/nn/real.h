@@ -103,6 +103,7 @@ typedef double real;
 #define context_gate_forward context_gate_forward_f64
 #define context_gate_backward context_gate_backward_f64
 #define model_set_regularization model_set_regularization_f64
+#define model_set_loss_counts model_set_loss_counts_f64
 #define model_forward_to_readout model_forward_to_readout_f64
 #define model_workspace_carve model_workspace_carve_f64
 #define init_state_forward init_state_forward_f64

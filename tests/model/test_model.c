@@ -137,6 +137,53 @@ START_TEST(padded_batch_equals_sentences_one_at_a_time)
 }
 END_TEST
 
+/* A batch cut into shards, each pass normalised by the whole batch's counts
+ * (model_set_loss_counts), gives the whole batch's loss and gradients as the sums of the
+ * shards': what data-parallel training rests on (issue 29's threads, issue 31's
+ * processes). Here each sentence of the fixture is a shard. Every variant whose passes
+ * draw nothing (dropout's masks and hard attention's samples depend on the layout),
+ * the doubly stochastic term's 1/B among them. */
+START_TEST(shards_with_the_whole_batch_counts_sum_to_the_whole_batch)
+{
+    int checked = 0;
+    for (int v = 0; v < FIXTURE_N_VARIANTS; v++) {
+        const ModelVariant x = fixture_variant(v);
+        if (x.hard || x.embedding_dropout > 0 || x.readout_dropout > 0 || x.sa_dropout > 0)
+            continue;
+        ModelCase c;
+        model_case_init_variant(&c, 44, v);
+        const double whole = model_forward(&c.ws, &c.params, &c.batch);
+        model_backward(&c.grads, &c.ws, &c.params, &c.batch);
+        const Dims d = fixture_variant_dims(v);
+        Params shards;
+        params_alloc(&shards, &d);
+        double sum = 0;
+        model_set_loss_counts(&c.ws, c.batch.n_tgt_tokens, c.batch.batch_size);
+        for (int b = 0; b < 3; b++) {
+            Batch one;
+            fixture_single(&one, &d, b);
+            sum += model_forward(&c.ws, &c.params, &one);
+            model_backward(&shards, &c.ws, &c.params, &one); /* accumulates */
+            batch_free(&one);
+        }
+        double largest = 0, worst = 0;
+        for (size_t k = 0; k < c.params.n; k++)
+            largest = fmax(largest, fabs(c.grads.mem[k]));
+        for (size_t k = 0; k < c.params.n; k++)
+            worst = fmax(worst, fabs(shards.mem[k] - c.grads.mem[k]));
+        ck_assert_msg(fabs(sum - whole) <= 1e-14 * fabs(whole) && worst <= 1e-14 * largest,
+                      "%s: loss %.17g from the shards, %.17g whole; worst gradient difference "
+                      "%.2e of the largest", x.name, sum, whole, worst / largest);
+        checked++;
+        params_free(&shards);
+        model_case_free(&c);
+    }
+    printf("shards: %d variants, each the whole batch's loss and gradients from its three "
+           "sentences\n", checked);
+    ck_assert_int_ge(checked, FIXTURE_FIRST_DROPOUT + 1); /* and a doubly stochastic one */
+}
+END_TEST
+
 START_TEST(backward_twice_accumulates_twice_the_gradients)
 {
     ModelCase c;
@@ -322,6 +369,7 @@ Suite *model_suite(void)
                         FIXTURE_N_VARIANTS);
     tcase_add_loop_test(tc, padded_batch_equals_sentences_one_at_a_time, 0, FIXTURE_FIRST_DROPOUT);
     tcase_add_loop_test(tc, backward_twice_accumulates_twice_the_gradients, 0, FIXTURE_N_VARIANTS);
+    tcase_add_test(tc, shards_with_the_whole_batch_counts_sum_to_the_whole_batch);
     tcase_add_loop_test(tc, sorted_batch_skips_ended_rows_with_the_same_gradients, 0,
                         FIXTURE_FIRST_DROPOUT);
     tcase_add_test(tc, output_layer_in_chunks_matches_one_chunk_and_the_fused_pass);
