@@ -41,6 +41,31 @@ static int fill_ground(Batch *bt, const Config *cfg, const Corpus *c, int G, Err
     return rc;
 }
 
+/* Prints the model and its regularization, then checks its gradients on bt (samples
+ * elements per tensor; 0: every one). Returns EXIT_OK if every error is at most 1e-6. */
+static int check(const Dims *d, const Batch *bt, const Config *cfg, long samples,
+                 const Regularization *reg)
+{
+    char model[160];
+    model_describe(d, model, sizeof model);
+    char drop_e[32], drop_r[32], smooth[32];
+    printf("model: %s; embedding dropout %s, readout dropout %s, label smoothing %s\n", model,
+           number_shortest(drop_e, sizeof drop_e, reg->embedding_dropout),
+           number_shortest(drop_r, sizeof drop_r, reg->readout_dropout),
+           number_shortest(smooth, sizeof smooth, reg->label_smoothing));
+    if (reg->attention_supervision > 0)
+        printf("attention supervision %s on the words' boxes in %s\n",
+               number_shortest(smooth, sizeof smooth, reg->attention_supervision),
+               cfg->data.train_ground);
+    const HardAttention hard = {.expected_prob = cfg->training.hard_expected_prob,
+                                .reinforce_weight = cfg->training.hard_reinforce_weight,
+                                .entropy_weight = cfg->training.hard_entropy_weight,
+                                .token_reward = cfg->training.hard_reward == HARD_REWARD_TOKEN};
+    double worst = fdcheck_model_run(d, bt, (uint64_t)cfg->seed, samples, reg,
+                                     d->hard ? &hard : NULL);
+    return worst <= 1e-6 ? EXIT_OK : EXIT_FAILED;
+}
+
 int cmd_gradcheck(int argc, char **argv)
 {
     Config cfg;
@@ -107,40 +132,20 @@ int cmd_gradcheck(int argc, char **argv)
                           .self_attention_dropout = cfg.model.self_attention_dropout,
                           .label_smoothing = cfg.training.label_smoothing,
                           .doubly_stochastic = cfg.training.doubly_stochastic};
+    int refused = 0; /* the training boxes, when the check needs them */
     if (corpus.pics.n && cfg.training.attention_supervision > 0 && model_has_alignments(&d)) {
-        if (fill_ground(&bt, &cfg, &corpus, d.image_size >> d.conv_layers, &err) < 0) {
-            batch_free(&bt);
-            corpus_free(&corpus);
-            vocab_free(&src_counts);
-            vocab_free(&tgt_counts);
-            vocab_free(&src_vocab);
-            vocab_free(&tgt_vocab);
-            return cmd_error(&err, EXIT_USAGE);
-        }
+        refused = fill_ground(&bt, &cfg, &corpus, d.image_size >> d.conv_layers, &err) < 0;
         reg.attention_supervision = cfg.training.attention_supervision;
     }
-    char model[160];
-    model_describe(&d, model, sizeof model);
-    char drop_e[32], drop_r[32], smooth[32];
-    printf("model: %s; embedding dropout %s, readout dropout %s, label smoothing %s\n", model,
-           number_shortest(drop_e, sizeof drop_e, reg.embedding_dropout),
-           number_shortest(drop_r, sizeof drop_r, reg.readout_dropout),
-           number_shortest(smooth, sizeof smooth, reg.label_smoothing));
-    if (reg.attention_supervision > 0)
-        printf("attention supervision %s on the words' boxes in %s\n",
-               number_shortest(smooth, sizeof smooth, reg.attention_supervision),
-               cfg.data.train_ground);
-    const HardAttention hard = {.expected_prob = cfg.training.hard_expected_prob,
-                                .reinforce_weight = cfg.training.hard_reinforce_weight,
-                                .entropy_weight = cfg.training.hard_entropy_weight,
-                                .token_reward = cfg.training.hard_reward == HARD_REWARD_TOKEN};
-    double worst = fdcheck_model_run(&d, &bt, (uint64_t)cfg.seed, samples, &reg,
-                                     d.hard ? &hard : NULL);
+    if (refused)
+        rc = cmd_error(&err, EXIT_USAGE);
+    else
+        rc = check(&d, &bt, &cfg, samples, &reg);
     batch_free(&bt);
     corpus_free(&corpus);
     vocab_free(&src_counts);
     vocab_free(&tgt_counts);
     vocab_free(&src_vocab);
     vocab_free(&tgt_vocab);
-    return worst <= 1e-6 ? EXIT_OK : EXIT_FAILED;
+    return rc;
 }
