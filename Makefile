@@ -16,8 +16,8 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
-LDLIBS   = $(PKG_LIBS) -lunistring -lm
+CFLAGS   = -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
+LDLIBS   = $(PKG_LIBS) -lunistring -lm -pthread
 
 # Where objects and test binaries go, and the program the tests run.
 B       ?= build

@@ -17,6 +17,7 @@ int main(void)
     /* Line-buffered, so a test's printed table survives when the forked test fails. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     SRunner *runner = srunner_create(rng_suite());
+    srunner_add_suite(runner, workers_suite());
     srunner_add_suite(runner, batch_suite());
     srunner_add_suite(runner, tokenize_suite());
     srunner_add_suite(runner, number_suite());
@@ -41,6 +42,7 @@ int main(void)
     srunner_add_suite(runner, checkpoint_suite());
     srunner_add_suite(runner, train_suite());
     srunner_add_suite(runner, resume_suite());
+    srunner_add_suite(runner, shards_suite());
     srunner_add_suite(runner, faults_suite());
     srunner_add_suite(runner, report_suite());
     srunner_add_suite(runner, picture_suite());

@@ -18,6 +18,7 @@
 #include "model/batch.h"
 #include "model/model.h"
 #include "train/model_grad.h"
+#include "train/shards.h"
 #include "train/optim.h"
 
 static double now_seconds(void)
@@ -29,7 +30,8 @@ static double now_seconds(void)
 
 static const char BENCH_USAGE[] =
     "usage: s2s bench [--size S|M|L] [--batch B] [--steps N] [--warmup W] [--threads T]\n"
-    "                 [--seed S] [--heads H] [--self-attention L] [--attention-only]\n"
+    "                 [--shards K] [--seed S] [--heads H] [--self-attention L]\n"
+    "                 [--attention-only]\n"
     "       s2s bench --sgemm-peak [--threads T]\n"
     "\n"
     "Times training steps on synthetic batches (lengths uniform 5..20 plus </s>, as\n"
@@ -37,7 +39,8 @@ static const char BENCH_USAGE[] =
     "seconds per step and the peak resident memory, then a `RESULT {json}` line.\n"
     "Sizes (m, n, p, a, l, V): S 64,64,128,64,128,1000; M 256,256,512,256,256,8000;\n"
     "L 512,512,1024,512,512,16000. Defaults: S, batch 32, 200 steps after 20 warm-up\n"
-    "steps; threads: one up to batch 4, else one per core. --heads: attention heads\n"
+    "steps; threads: one up to batch 4, else one per core; shards (training.shards):\n"
+    "as many as threads. --heads: attention heads\n"
     "(default 1); --self-attention: that many self-attention layers (4 heads, ffn 4 d_h)\n"
     "on the encoder; --attention-only: no recurrent encoder (model.encoder_cell none,\n"
     "2 layers unless --self-attention says). --sgemm-peak measures the\n"
@@ -76,7 +79,7 @@ static int by_double(const void *a, const void *b)
 
 typedef struct {
     const char *size;
-    long batch, steps, warmup, threads, seed;
+    long batch, steps, warmup, threads, shards, seed;
     long heads, sa_layers; /* --heads, --self-attention (-1: not given) */
     int peak;              /* --sgemm-peak */
     int attention_only;    /* --attention-only */
@@ -85,11 +88,11 @@ typedef struct {
 /* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
 static int parse_options(BenchOptions *o, int argc, char **argv)
 {
-    enum { HELP, PEAK, SIZE, BATCH, STEPS, WARMUP, THREADS, SEED, HEADS, SA, ONLY };
+    enum { HELP, PEAK, SIZE, BATCH, STEPS, WARMUP, THREADS, SHARDS, SEED, HEADS, SA, ONLY };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [PEAK] = {"--sgemm-peak", 0}, [SIZE] = {"--size", 1},
         [BATCH] = {"--batch", 1}, [STEPS] = {"--steps", 1}, [WARMUP] = {"--warmup", 1},
-        [THREADS] = {"--threads", 1}, [SEED] = {"--seed", 1}, [HEADS] = {"--heads", 1},
+        [THREADS] = {"--threads", 1}, [SHARDS] = {"--shards", 1}, [SEED] = {"--seed", 1}, [HEADS] = {"--heads", 1},
         [SA] = {"--self-attention", 1}, [ONLY] = {"--attention-only", 0}, {NULL, 0}};
     *o = (BenchOptions){.size = "S", .batch = 32, .steps = 200, .warmup = 20, .seed = 1,
                         .heads = 1, .sa_layers = -1};
@@ -119,6 +122,7 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
         /* each count's range, as the config's keys have them where there is one */
         static const long RANGE[][2] = {[BATCH] = {1, 65536}, [STEPS] = {1, 100000},
                                         [WARMUP] = {0, 100000}, [THREADS] = {0, 1024},
+                                        [SHARDS] = {0, 64},
                                         [SEED] = {0, 4294967295L}, [HEADS] = {1, ATTN_MAX_HEADS},
                                         [SA] = {0, SA_MAX_LAYERS}};
         char *end;
@@ -131,7 +135,7 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
             return cmd_usage_error(what, value);
         }
         long *field[] = {[BATCH] = &o->batch, [STEPS] = &o->steps, [WARMUP] = &o->warmup,
-                         [THREADS] = &o->threads, [SEED] = &o->seed, [HEADS] = &o->heads,
+                         [THREADS] = &o->threads, [SHARDS] = &o->shards, [SEED] = &o->seed, [HEADS] = &o->heads,
                          [SA] = &o->sa_layers};
         *field[opt] = v;
     }
@@ -177,21 +181,20 @@ static long train_timed(const Dims *d, const Batch *batches, const BenchOptions 
 {
     Params P;
     params_alloc(&P, d);
-    ModelGrad G;
-    model_grad_init(&G, d, (int)o->batch, MAX_LEN + 1, MAX_LEN + 1);
+    Shards shards;
+    shards_init(&shards, d, (int)o->shards, (int)o->threads, (int)o->batch, MAX_LEN + 1,
+                MAX_LEN + 1, 0, 0);
     Pcg32 init;
     pcg32_seed(&init, (uint64_t)o->seed, RNG_STREAM_INIT);
     params_init(&P, &init, 0.1f);
-    Workspace ws;
-    model_workspace_init(&ws, d, (int)o->batch, MAX_LEN + 1, MAX_LEN + 1, 1);
+    const Regularization none = {0};
     Optimizer opt;
     optim_init(&opt, OPTIM_ADAM, P.n, 1e-3f);
     long tokens = 0;
     for (long s = 0; s < o->warmup + o->steps; s++) {
         double t0 = now_seconds();
-        model_grad_zero(&G);
-        double loss = model_grad_forward_backward(&G, &ws, &P, &batches[s]);
-        model_grad_apply(&opt, &P, &G);
+        double loss = shards_forward_backward(&shards, &P, &batches[s], &none, NULL);
+        model_grad_apply(&opt, &P, shards_gradient(&shards));
         double dt = now_seconds() - t0;
         if (s == 0)
             *first_loss = loss;
@@ -202,8 +205,7 @@ static long train_timed(const Dims *d, const Batch *batches, const BenchOptions 
         }
     }
     params_free(&P);
-    model_grad_free(&G);
-    model_workspace_free(&ws);
+    shards_free(&shards);
     optim_free(&opt);
     return tokens;
 }
@@ -244,9 +246,13 @@ int cmd_bench(int argc, char **argv)
         return cmd_usage_error("--heads: %s heads do not split the model's vectors evenly (try "
                                "1, 2, 4 or 8)", given);
     /* as training does with training.threads 0: one BLAS thread for one sentence at a
-     * time, whose products are too small to share out */
-    openblas_set_num_threads(o.threads > 0 ? (int)o.threads
-                                           : o.batch <= 4 ? 1 : openblas_get_num_procs());
+     * time, whose products are too small to share out; shards one per thread, each with
+     * one BLAS thread */
+    if (o.threads == 0)
+        o.threads = o.batch <= 4 ? 1 : openblas_get_num_procs();
+    if (o.shards == 0)
+        o.shards = o.threads;
+    openblas_set_num_threads(o.shards > 1 ? 1 : (int)o.threads);
 
     /* every batch drawn before the clock starts, as the PyTorch baseline does */
     const long total = o.warmup + o.steps;
@@ -264,8 +270,9 @@ int cmd_bench(int argc, char **argv)
     size_t n_params = params_carve(&counted, NULL, &d);
     char model[256];
     model_describe(&d, model, sizeof model);
-    printf("s2s bench: size %s, batch %ld, %ld step%s after %ld warm-up, %zu parameters: %s\n",
-           o.size, o.batch, o.steps, plural(o.steps), o.warmup, n_params, model);
+    printf("s2s bench: size %s, batch %ld in %ld shard%s on %ld thread%s, %ld step%s after %ld "
+           "warm-up, %zu parameters: %s\n", o.size, o.batch, o.shards, plural(o.shards),
+           o.threads, plural(o.threads), o.steps, plural(o.steps), o.warmup, n_params, model);
     printf("target tokens/s      : %.1f\n", (double)tokens / seconds);
     printf("s/step mean, median  : %.5f, %.5f\n", seconds / (double)o.steps, times[o.steps / 2]);
     printf("peak RSS             : %.1f MiB\n", rss_mib);

@@ -175,3 +175,51 @@ void batch_sort_by_target(Batch *batch)
                    sizeof(float) * one);
     }
 }
+
+int batch_take_shard(Batch *shard, const Batch *whole, int k, int n)
+{
+    assert(n > 0 && k >= 0 && k < n);
+    const int B = whole->batch_size, cols = B > k ? (B - k + n - 1) / n : 0;
+    assert(cols <= shard->max_batch);
+    int S = 0, T = 0, src_tokens = 0, tgt_tokens = 0;
+    for (int c = 0; c < cols; c++) {
+        const int b = k + c * n;
+        shard->src_len[c] = whole->src_len[b];
+        shard->tgt_len[c] = whole->tgt_len[b];
+        shard->pair[c] = whole->pair[b];
+        S = whole->src_len[b] > S ? whole->src_len[b] : S;
+        T = whole->tgt_len[b] > T ? whole->tgt_len[b] : T;
+        src_tokens += whole->src_len[b];
+        tgt_tokens += whole->tgt_len[b];
+    }
+    assert(S <= shard->max_src_steps && T <= shard->max_tgt_steps);
+    shard->batch_size = cols;
+    shard->src_steps = S;
+    shard->tgt_steps = whole->tgt_steps ? T : 0;
+    shard->n_src_tokens = src_tokens;
+    shard->n_tgt_tokens = tgt_tokens;
+    for (int j = 0; j < S; j++)
+        for (int c = 0; c < cols; c++)
+            shard->src[j * cols + c] = whole->src[j * B + k + c * n];
+    for (int i = 0; i < shard->tgt_steps; i++)
+        for (int c = 0; c < cols; c++) {
+            shard->tgt_in[i * cols + c] = whole->tgt_in[i * B + k + c * n];
+            shard->tgt_out[i * cols + c] = whole->tgt_out[i * B + k + c * n];
+        }
+    if (whole->pixels) {
+        assert(shard->pixels && shard->picture_size == whole->picture_size);
+        const size_t floats = (size_t)whole->picture_size * whole->picture_size * 3;
+        for (int c = 0; c < cols; c++)
+            memcpy(shard->pixels + c * floats, whole->pixels + (size_t)(k + c * n) * floats,
+                   floats * sizeof(float));
+    }
+    if (whole->ground) {
+        assert(shard->ground && shard->ground_cells == whole->ground_cells);
+        const size_t cells = (size_t)whole->ground_cells;
+        for (int i = 0; i < shard->tgt_steps; i++)
+            for (int c = 0; c < cols; c++)
+                memcpy(shard->ground + ((size_t)i * cols + c) * cells,
+                       whole->ground + ((size_t)i * B + k + c * n) * cells, cells);
+    }
+    return cols;
+}

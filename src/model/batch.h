@@ -66,6 +66,14 @@ void batch_fill(Batch *batch, int n, const int *const *src, const int *src_n,
  * order). The loss and the gradients do not depend on the order; the model then skips
  * the decoder steps of sentences that have ended. */
 void batch_sort_by_target(Batch *batch);
+/* Fills shard with columns k, k + n, k + 2n, ... of whole (n shards, k < n): their
+ * ids, lengths, pictures, pairs and word cells, padded to the shard's own longest
+ * sentences. Taken from a batch sorted by target length, each shard is sorted too and
+ * the n shards' work is nearly equal. The shard needs room for ceil(B / n) columns of
+ * whole's lengths, and pictures and cells when whole has them. Returns its columns
+ * (0 when whole has k or fewer). */
+int batch_take_shard(Batch *shard, const Batch *whole, int k, int n);
+
 /* 1 when the target lengths fall from first to last, as batch_sort_by_target leaves them. */
 int batch_is_sorted_by_target(const Batch *batch);
 

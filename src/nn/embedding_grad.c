@@ -54,3 +54,23 @@ void embedding_grad_add(EmbeddingGrad *g, const real *dout, int ld_dout, const i
             row[c] += d[c];
     }
 }
+
+void embedding_grad_merge(EmbeddingGrad *dst, const EmbeddingGrad *src)
+{
+    assert(dst->vocab == src->vocab && dst->dim == src->dim);
+    for (int r = 0; r < src->count; r++) {
+        const int t = src->tokens[r];
+        const real *from = src->rows + (size_t)r * src->dim;
+        if (dst->slot[t] < 0) {
+            assert(dst->count < dst->capacity);
+            dst->slot[t] = dst->count;
+            dst->tokens[dst->count] = t;
+            memcpy(dst->rows + (size_t)dst->count * dst->dim, from, sizeof(real) * dst->dim);
+            dst->count++;
+            continue;
+        }
+        real *row = dst->rows + (size_t)dst->slot[t] * dst->dim;
+        for (int c = 0; c < dst->dim; c++)
+            row[c] += from[c];
+    }
+}

@@ -31,6 +31,9 @@ void embedding_grad_clear(EmbeddingGrad *g);
  * k of dout (row stride ld_dout) to token ids[k]'s row. */
 void embedding_grad_add(EmbeddingGrad *g, const real *dout, int ld_dout, const int *ids, int skip_id,
                  int n);
+/* dst += src, row by row in src's order (a row dst lacks is appended as a copy): the
+ * sum of shards' gradients (train/shards.h). dst needs room for both tables' rows. */
+void embedding_grad_merge(EmbeddingGrad *dst, const EmbeddingGrad *src);
 
 /* Token t's gradient row, or NULL when it is zero. */
 static inline const real *embedding_grad_row(const EmbeddingGrad *g, int t)

@@ -152,6 +152,7 @@ typedef double real;
 #define embedding_grad_free embedding_grad_free_f64
 #define embedding_grad_clear embedding_grad_clear_f64
 #define embedding_grad_add embedding_grad_add_f64
+#define embedding_grad_merge embedding_grad_merge_f64
 #else
 typedef float real;
 #define REAL_NAME "float"

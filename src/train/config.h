@@ -97,6 +97,7 @@ typedef struct {
         long valid_every, log_every;
         long max_bad_steps;
         long threads;
+        long shards; /* 0 until resolved: as many as threads (trainer_setup.c) */
         /* hard attention (model/MODEL.md) */
         double hard_reinforce_weight, hard_entropy_weight, hard_expected_prob;
         double hard_baseline_decay;

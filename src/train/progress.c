@@ -27,6 +27,11 @@ void log_header(Trainer *t, int resumed)
                "%s", model, number_shortest(drop_e, sizeof drop_e, cfg->model.embedding_dropout),
                number_shortest(drop_r, sizeof drop_r, cfg->model.readout_dropout),
                number_shortest(smooth, sizeof smooth, cfg->training.label_smoothing));
+    const long shards = cfg->training.shards;
+    const int threads = workers_threads(t->shards.workers);
+    rundir_log(&t->run, "each batch in %ld shard%s (training.shards) on %d thread%s, %d BLAS "
+               "thread%s each", shards, plural(shards), threads, plural(threads),
+               t->step_blas_threads, plural(t->step_blas_threads));
     const long warmup = config_warmup_steps(cfg);
     if (warmup > 0) {
         char lr[32];

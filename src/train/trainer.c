@@ -3,6 +3,7 @@
  * before the first step (trainer_setup.c); a step never allocates. */
 #include "train/trainer.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +41,13 @@ int save_checkpoint(Trainer *t, const char *name, Error *err)
     return rc;
 }
 
+void use_blas_threads(Trainer *t, int eval)
+{
+    const int want = eval ? t->eval_blas_threads : t->step_blas_threads;
+    if (openblas_get_num_threads() != want)
+        openblas_set_num_threads(want);
+}
+
 /* The learning rate of update k (1-based): the scheduled rate (prog.lr, which the plateau
  * rule decays), times k / W during the W warm-up updates. A function of the step alone,
  * so a resumed run uses the rates a straight run does. */
@@ -68,7 +76,7 @@ static const char *stop_reason(const Trainer *t)
 /* Hard attention's settings for this step: sampling (every sentence on the expected
  * context during the warm-up), the surrogate's weights, the baselines, and the step's
  * own window of 2^32 draws on the hard-attention stream (as dropout's). */
-static void set_hard_step(Trainer *t)
+static HardAttention hard_step(const Trainer *t)
 {
     const Config *cfg = t->cfg;
     HardAttention hard = {.mode = CONTEXT_SAMPLE,
@@ -82,14 +90,14 @@ static void set_hard_step(Trainer *t)
                           .token_baseline = t->prog.hard_token_baseline};
     pcg32_seed(&hard.rng, (uint64_t)cfg->seed, RNG_STREAM_HARD);
     pcg32_advance(&hard.rng, (uint64_t)t->prog.step << 32);
-    model_set_hard(&t->ws, &hard);
+    return hard;
 }
 
 /* After an update: b <- d b + (1 - d) mean_s R_s over the sentences that sampled, and
  * b_tok likewise from their tokens' log p (unchanged when none sampled); the log's sums. */
 static void update_baselines(Trainer *t)
 {
-    const HardStats *st = &t->ws.hard_stats;
+    const HardStats *st = &t->shards.hard_stats;
     const double d = t->cfg->training.hard_baseline_decay;
     Progress *g = &t->prog;
     if (st->sampled > 0) {
@@ -128,31 +136,31 @@ static int step(Trainer *t, Error *err)
                               t->batch.ground ? cfg->training.attention_supervision : 0};
     pcg32_seed(&reg.rng, (uint64_t)cfg->seed, RNG_STREAM_DROPOUT);
     pcg32_advance(&reg.rng, (uint64_t)t->prog.step << 32);
-    model_set_regularization(&t->ws, &reg);
-    if (t->dims.hard)
-        set_hard_step(t);
-    model_grad_zero(&t->G);
-    double loss = model_grad_forward_backward(&t->G, &t->ws, &t->P, &t->batch);
+    HardAttention hard = t->dims.hard ? hard_step(t) : (HardAttention){0};
+    use_blas_threads(t, 0);
+    double loss = shards_forward_backward(&t->shards, &t->P, &t->batch, &reg,
+                                          t->dims.hard ? &hard : NULL);
+    ModelGrad *G = shards_gradient(&t->shards);
     if (t->dims.hard) /* what it returned was the surrogate J: report the cross-entropy */
-        loss = t->ws.hard_stats.nll;
+        loss = t->shards.hard_stats.nll;
     t->prog.step++;
     fault_signal_at("gradient", t->prog.step);
     fault_slow_step();
     if (fault_nan_loss(t->prog.step))
         loss = NAN;
     if (fault_inf_grad(t->prog.step))
-        t->G.dense.mem[0] = INFINITY;
+        G->dense.mem[0] = INFINITY;
     /* the guard comes before the update: a non-finite step changes nothing */
-    double norm = model_grad_norm(&t->G);
+    double norm = model_grad_norm(G);
     int bad = !isfinite(loss) || !isfinite(norm);
     if (bad) {
         t->prog.bad_steps++;
         t->prog.skipped_steps++;
     } else {
         t->prog.bad_steps = 0;
-        model_grad_clip(&t->G, cfg->training.clip_grad_norm);
+        model_grad_clip(G, cfg->training.clip_grad_norm);
         t->opt.lr = (float)learning_rate_at(t, t->prog.step);
-        model_grad_apply(&t->opt, &t->P, &t->G);
+        model_grad_apply(&t->opt, &t->P, G);
         fault_signal_at("update", t->prog.step);
         t->log_loss += loss;
         t->log_steps++;

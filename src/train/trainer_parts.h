@@ -18,6 +18,7 @@
 #include "train/config.h"
 #include "train/evaluate.h"
 #include "train/model_grad.h"
+#include "train/shards.h"
 #include "train/optim.h"
 #include "train/rundir.h"
 #include "train/trainer.h"
@@ -30,8 +31,9 @@ typedef struct {
     int has_valid, has_test;
     Dims dims;
     Params P;
-    ModelGrad G;
-    Workspace ws;
+    Shards shards;         /* each step's pass, its batch cut into training.shards */
+    int step_blas_threads, eval_blas_threads; /* OpenBLAS threads of the steps (1 when the
+                            * shards share the cores) and of validation and translation */
     Optimizer opt;
     Epochs batcher;
     Batch batch;
@@ -80,6 +82,8 @@ void trainer_free(Trainer *t);
 
 /* Saves checkpoints/NAME (last.ckpt, best.ckpt). Returns 0 or -1 (err set). */
 int save_checkpoint(Trainer *t, const char *name, Error *err);
+/* OpenBLAS's threads for what comes next: the steps' (eval 0) or validation's (1). */
+void use_blas_threads(Trainer *t, int eval);
 /* The learning rate of update k (1-based), warm-up included. */
 double learning_rate_at(const Trainer *t, long k);
 

@@ -269,17 +269,18 @@ static void init_model(Trainer *t, Checkpoint *ck)
     params_alloc(&t->P, &t->dims);
     restore_or_start(t, ck);
     int max_batch = (int)cfg->training.batch_size;
-    model_workspace_init(&t->ws, &t->dims, max_batch, t->train.max_src_len + 1,
-                         t->train.max_tgt_len + 1, 1);
-    model_grad_init(&t->G, &t->dims, max_batch, t->train.max_src_len + 1,
-                  t->train.max_tgt_len + 1);
     batch_init(&t->batch, max_batch, t->train.max_src_len + 1, t->train.max_tgt_len + 1);
-    if (t->train.pics.n)
-        batch_init_pictures(&t->batch, t->train.pics.size);
+    const int picture_size = t->train.pics.n ? t->train.pics.size : 0;
+    if (picture_size)
+        batch_init_pictures(&t->batch, picture_size);
+    int cells = 0;
     if (t->has_train_ground && model_has_alignments(&t->dims)) {
         const int G = t->dims.image_size >> t->dims.conv_layers;
-        batch_init_ground(&t->batch, G * G);
+        cells = G * G;
+        batch_init_ground(&t->batch, cells);
     }
+    shards_init(&t->shards, &t->dims, (int)cfg->training.shards, t->eval_blas_threads, max_batch,
+                t->train.max_src_len + 1, t->train.max_tgt_len + 1, picture_size, cells);
     epochs_init(&t->batcher, &t->train, max_batch, (int)cfg->training.bucket_batches,
                  cfg->training.shuffle, (uint64_t)cfg->seed);
     if (ck)
@@ -311,8 +312,7 @@ void trainer_free(Trainer *t)
     corpus_free(&t->valid);
     corpus_free(&t->test);
     params_free(&t->P);
-    model_grad_free(&t->G);
-    model_workspace_free(&t->ws);
+    shards_free(&t->shards);
     optim_free(&t->opt);
     epochs_free(&t->batcher);
     batch_free(&t->batch);
@@ -358,10 +358,31 @@ static int load_for_resume(Checkpoint *ck, Config *cfg, const char *resume_dir, 
         offer_best_checkpoint(resume_dir, err);
         return -1;
     }
+    if (cfg->training.shards == 0) /* "as many as threads" was resolved when the run began */
+        cfg->training.shards = ck->config.training.shards;
     if (check_resume_config(cfg, &ck->config, path, err) < 0)
         return -1;
     snprintf(cfg->run_dir, sizeof cfg->run_dir, "%s", resume_dir);
     return 0;
+}
+
+/* training.threads, resolved: 0 is one thread for batches of up to 4 sentences, whose
+ * products are too small to share out (measured: 1.3x faster at one sentence), else
+ * one per core. */
+static int training_threads(const Config *cfg)
+{
+    return cfg->training.threads > 0 ? (int)cfg->training.threads
+           : cfg->training.batch_size <= 4 ? 1 : openblas_get_num_procs();
+}
+
+/* The shards run on up to `threads` threads with one BLAS thread each; one shard has
+ * BLAS's threads to itself, and validation and translation always do. */
+static void set_threads(Trainer *t)
+{
+    const int threads = training_threads(t->cfg);
+    t->eval_blas_threads = threads;
+    t->step_blas_threads = t->cfg->training.shards > 1 ? 1 : threads;
+    openblas_set_num_threads(threads);
 }
 
 int trainer_setup(Trainer *t, const char *resume_dir, Error *err)
@@ -379,6 +400,8 @@ int trainer_setup(Trainer *t, const char *resume_dir, Error *err)
         }
         goto done;
     }
+    if (cfg->training.shards == 0) /* before the config is saved: a resume keeps it */
+        cfg->training.shards = training_threads(cfg);
     t->config_yaml = config_to_yaml(cfg);
     RunMarks marks = {ck.progress.metrics_bytes, ck.progress.alignments_bytes};
     int opened = rundir_open(&t->run, cfg->run_dir, resume_dir ? &marks : NULL, err);
@@ -390,10 +413,7 @@ int trainer_setup(Trainer *t, const char *resume_dir, Error *err)
         rc = TRAIN_IO_ERROR;
         goto done;
     }
-    /* threads 0: one for batches of up to 4 sentences, whose products are too small to
-     * share out (measured: 1.3x faster at one sentence), else one per core */
-    openblas_set_num_threads(cfg->training.threads > 0 ? (int)cfg->training.threads
-                             : cfg->training.batch_size <= 4 ? 1 : openblas_get_num_procs());
+    set_threads(t);
     init_model(t, resume_dir ? &ck : NULL);
     rc = TRAIN_OK;
 done:

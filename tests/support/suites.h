@@ -5,6 +5,7 @@
 #include <check.h>
 
 Suite *rng_suite(void);
+Suite *workers_suite(void);
 Suite *batch_suite(void);
 Suite *tokenize_suite(void);
 Suite *number_suite(void);
@@ -34,6 +35,7 @@ Suite *explain_cli_suite(void);
 Suite *training_suite(void);
 Suite *train_suite(void);
 Suite *resume_suite(void);
+Suite *shards_suite(void);
 Suite *checkpoint_suite(void);
 Suite *faults_suite(void);
 Suite *regress_suite(void);

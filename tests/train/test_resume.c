@@ -23,7 +23,8 @@
  * AER and a report every 5, a test set, and a learning rate that halves at every
  * validation after the first (exact match stays 0 on this task, so nothing improves on
  * step 5) until early stopping ends the run at step 15; the learning rate warms up over
- * the first 8 updates (a function of the step, so resumed exactly too). */
+ * the first 8 updates (a function of the step, so resumed exactly too). Each batch is
+ * cut into 2 shards on 2 threads, as training on this machine does by default. */
 static void write_resume_setup(const char *dir)
 {
     write_tiny_setup(dir);
@@ -37,26 +38,42 @@ static void write_resume_setup(const char *dir)
              "model:\n  embedding_size: 8\n  encoder_size: 8\n  decoder_size: 16\n"
              "  attention_size: 8\n  readout_size: 16\n"
              "training:\n  batch_size: 8\n  max_steps: 20\n  valid_every: 5\n  log_every: 3\n"
-             "  threads: 1\n  learning_rate: 0.01\n  early_stopping_metric: exact\n"
+             "  threads: 2\n  shards: 2\n  learning_rate: 0.01\n  early_stopping_metric: exact\n"
              "  patience: 1\n  early_stopping: 2\n  warmup_steps: 8\n"
              "alignments:\n  every: 5\n",
              dir, dir, dir, dir, dir, dir, dir, dir, dir);
     write_file(path, text);
 }
 
-/* `binary train dir/resume.yaml [--resume dir/RUN] --set run_dir=dir/RUN`, stderr into
+/* `binary train dir/resume.yaml [--resume dir/RUN] --set run_dir=dir/RUN [--set S]...`
+ * with the sets of the NULL-terminated list `sets` (up to 2; NULL: none), stderr into
  * dir/err_name. */
-static int run_train(const char *binary, const char *dir, const char *run, int resuming,
-                     const char *const *env, const char *err_name)
+static int run_train_with(const char *binary, const char *dir, const char *run, int resuming,
+                          const char *const *env, const char *err_name, const char *const *sets)
 {
     char config[600], run_dir[700], set[720], err[700];
     snprintf(config, sizeof config, "%s/resume.yaml", dir);
     snprintf(run_dir, sizeof run_dir, "%s/%s", dir, run);
     snprintf(set, sizeof set, "run_dir=%s", run_dir);
     snprintf(err, sizeof err, "%s/%s", dir, err_name);
-    const char *argv[] = {binary, "train", config, "--set", set, resuming ? "--resume" : NULL,
-                          run_dir, NULL};
+    const char *argv[12] = {binary, "train", config, "--set", set};
+    int a = 5;
+    for (int k = 0; sets && sets[k]; k++) {
+        ck_assert_int_lt(k, 2);
+        argv[a++] = "--set";
+        argv[a++] = sets[k];
+    }
+    if (resuming) {
+        argv[a++] = "--resume";
+        argv[a++] = run_dir;
+    }
     return run_command(argv, NULL, err, env);
+}
+
+static int run_train(const char *binary, const char *dir, const char *run, int resuming,
+                     const char *const *env, const char *err_name)
+{
+    return run_train_with(binary, dir, run, resuming, env, err_name, NULL);
 }
 
 /* The text of dir/run/name. */
@@ -157,6 +174,33 @@ START_TEST(a_signal_at_any_phase_of_a_step_resumes_exactly_as_the_straight_run)
         ck_assert_int_eq(run_train(S2S, dir, run, 1, NULL, "resumed.txt"), 0);
         assert_same_as_straight(dir, run, what);
     }
+}
+END_TEST
+
+/* The shards fix the numbers, the threads do not: a run on one thread is the straight
+ * run (2 shards on 2 threads) bit for bit. And "shards: 0" (as many as threads) is
+ * fixed when the run begins: a resume with other threads cuts batches as before. */
+START_TEST(shards_fix_the_numbers_whatever_the_threads)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir, "shards");
+    write_resume_setup(dir);
+    ck_assert_int_eq(run_train(S2S, dir, "straight", 0, NULL, "straight.txt"), 0);
+    const char *const one_thread[] = {"training.threads=1", NULL};
+    ck_assert_int_eq(run_train_with(S2S, dir, "one", 0, NULL, "one.txt", one_thread), 0);
+    assert_same_as_straight(dir, "one", "2 shards on one thread");
+
+    const char *env[] = {"S2S_FAULT_SIGNAL=update:7:15", NULL};
+    const char *const as_threads[] = {"training.shards=0", NULL};
+    ck_assert_int_eq(run_train_with(S2S_FAULTS, dir, "auto", 0, env, "auto.txt", as_threads),
+                     128 + SIGTERM);
+    char *config = run_file(dir, "auto", "config.yaml");
+    ck_assert_msg(strstr(config, "shards: 2\n") != NULL, "config.yaml of shards 0 on 2 threads "
+                  "does not record 2 shards:\n%s", config);
+    free(config);
+    const char *const as_one_thread[] = {"training.shards=0", "training.threads=1", NULL};
+    ck_assert_int_eq(run_train_with(S2S, dir, "auto", 1, NULL, "resumed.txt", as_one_thread), 0);
+    assert_same_as_straight(dir, "auto", "shards 0 begun on 2 threads, resumed on 1");
 }
 END_TEST
 
@@ -392,6 +436,7 @@ Suite *resume_suite(void)
     tcase_add_test(tc, resuming_a_finished_run_writes_nothing_twice);
     tcase_add_test(tc, a_kill_after_the_last_save_drops_the_replayed_records_and_torn_lines);
     tcase_add_test(tc, a_fresh_start_moves_a_dead_runs_files_aside);
+    tcase_add_test(tc, shards_fix_the_numbers_whatever_the_threads);
     suite_add_tcase(s, tc);
     /* dozens of runs: left out of make valgrind (tag loop), like the other fault loops */
     TCase *loops = tcase_create("resume-loops");

@@ -1,0 +1,120 @@
+/* shards.c: a step's pass over a batch cut into shards (see shards.h). */
+#include "train/shards.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "base/mem.h"
+
+void shards_init(Shards *s, const Dims *d, int n, int threads, int max_batch,
+                 int max_src_steps, int max_tgt_steps, int picture_size, int ground_cells)
+{
+    *s = (Shards){.n = n};
+    const int cols = (max_batch + n - 1) / n;
+    s->batch = xcalloc((size_t)n, sizeof(Batch));
+    s->ws = xcalloc((size_t)n, sizeof(Workspace));
+    s->grad = xcalloc((size_t)n, sizeof(ModelGrad));
+    s->loss = xcalloc((size_t)n, sizeof(double));
+    for (int k = 0; k < n; k++) {
+        /* one shard's pass; grad[0] also takes the others' embedding rows */
+        model_workspace_init(&s->ws[k], d, cols, max_src_steps, max_tgt_steps, 1);
+        model_grad_init(&s->grad[k], d, k == 0 ? max_batch : cols, max_src_steps, max_tgt_steps);
+        if (n == 1)
+            continue; /* the whole batch is the shard */
+        batch_init(&s->batch[k], cols, max_src_steps, max_tgt_steps);
+        if (picture_size)
+            batch_init_pictures(&s->batch[k], picture_size);
+        if (ground_cells)
+            batch_init_ground(&s->batch[k], ground_cells);
+    }
+    s->workers = workers_start(threads < n ? threads : n);
+}
+
+void shards_free(Shards *s)
+{
+    for (int k = 0; k < s->n; k++) {
+        batch_free(&s->batch[k]);
+        model_workspace_free(&s->ws[k]);
+        model_grad_free(&s->grad[k]);
+    }
+    free(s->batch);
+    free(s->ws);
+    free(s->grad);
+    free(s->loss);
+    workers_stop(s->workers);
+    *s = (Shards){0};
+}
+
+static void pass_task(void *ctx, int k)
+{
+    Shards *s = ctx;
+    model_grad_zero(&s->grad[k]);
+    s->loss[k] = s->batch[k].batch_size > 0
+                     ? model_grad_forward_backward(&s->grad[k], &s->ws[k], s->P, &s->batch[k])
+                     : 0;
+}
+
+/* Task t of the sum: grad[0] += grad[k], k = 1 .. n - 1 in order, over the t-th of
+ * `threads` equal ranges of the dense buffer (each element's additions in shard order,
+ * whichever thread makes them). */
+static void sum_task(void *ctx, int t)
+{
+    Shards *s = ctx;
+    const int parts = workers_threads(s->workers);
+    const size_t n = s->grad[0].dense.n, from = n * (size_t)t / (size_t)parts,
+                 to = n * (size_t)(t + 1) / (size_t)parts;
+    float *sum = s->grad[0].dense.mem;
+    for (int k = 1; k < s->n; k++) {
+        const float *g = s->grad[k].dense.mem;
+        for (size_t x = from; x < to; x++)
+            sum[x] += g[x];
+    }
+}
+
+static void add_hard_stats(HardStats *sum, const HardStats *st)
+{
+    sum->surrogate += st->surrogate;
+    sum->nll += st->nll;
+    sum->reward_sum += st->reward_sum;
+    sum->sampled += st->sampled;
+    sum->sampled_tokens += st->sampled_tokens;
+    sum->entropy_sum += st->entropy_sum;
+    sum->entropy_terms += st->entropy_terms;
+}
+
+double shards_forward_backward(Shards *s, const Params *P, const Batch *batch,
+                               const Regularization *reg, const HardAttention *hard)
+{
+    s->P = P;
+    const uint64_t window = ((uint64_t)1 << 32) / (uint64_t)s->n;
+    for (int k = 0; k < s->n; k++) {
+        Regularization r = *reg;
+        pcg32_advance(&r.rng, window * (uint64_t)k);
+        model_set_regularization(&s->ws[k], &r);
+        if (hard) {
+            HardAttention h = *hard;
+            pcg32_advance(&h.rng, window * (uint64_t)k);
+            model_set_hard(&s->ws[k], &h);
+        }
+        if (s->n == 1) {
+            s->batch[0] = *batch; /* a view: shards_free frees nothing it did not make */
+            continue;
+        }
+        batch_take_shard(&s->batch[k], batch, k, s->n);
+        model_set_loss_counts(&s->ws[k], batch->n_tgt_tokens, batch->batch_size);
+    }
+    workers_run(s->workers, pass_task, s, s->n);
+    if (s->n == 1)
+        s->batch[0] = (Batch){0};
+    workers_run(s->workers, sum_task, s, workers_threads(s->workers));
+    double loss = s->loss[0];
+    s->hard_stats = s->ws[0].hard_stats;
+    for (int k = 1; k < s->n; k++) {
+        embedding_grad_merge(&s->grad[0].src_emb, &s->grad[k].src_emb);
+        embedding_grad_merge(&s->grad[0].tgt_emb, &s->grad[k].tgt_emb);
+        loss += s->loss[k];
+        if (hard && s->batch[k].batch_size > 0)
+            add_hard_stats(&s->hard_stats, &s->ws[k].hard_stats);
+    }
+    return loss;
+}

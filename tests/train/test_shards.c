@@ -1,0 +1,204 @@
+/* test_shards.c: a training step's pass over a batch cut into shards (train/shards.h),
+ * on every model variant of the fixture: the threads the shards run on change no bit;
+ * each shard is the plain pass over its sentences, with the whole batch's counts and its
+ * own window of draws; and the shards' sum is the whole batch's loss and gradient. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support/model_fixture.h"
+#include "support/suites.h"
+#include "train/shards.h"
+
+/* Variant v's model with weights drawn from seed, and the fixture batch sorted by target
+ * length, as the trainer has it. */
+typedef struct {
+    Dims d;
+    Params P;
+    Batch batch;
+    Regularization reg;
+    HardAttention hard;
+} ShardCase;
+
+static void shard_case_init(ShardCase *c, int v)
+{
+    c->d = fixture_variant_dims(v);
+    params_alloc(&c->P, &c->d);
+    Pcg32 rng;
+    pcg32_seed(&rng, 11, RNG_STREAM_INIT);
+    params_init(&c->P, &rng, 0.5f);
+    fixture_batch(&c->batch, &c->d);
+    batch_sort_by_target(&c->batch);
+    c->reg = fixture_variant_regularization(v, 5);
+    c->hard = fixture_variant_hard(v, 6);
+}
+
+static void shard_case_free(ShardCase *c)
+{
+    params_free(&c->P);
+    batch_free(&c->batch);
+}
+
+static void shards_for(Shards *s, const ShardCase *c, int n, int threads)
+{
+    const Batch *b = &c->batch;
+    shards_init(s, &c->d, n, threads, b->batch_size, b->max_src_steps, b->max_tgt_steps,
+                b->pixels ? b->picture_size : 0, b->ground ? b->ground_cells : 0);
+}
+
+static double run(Shards *s, const ShardCase *c)
+{
+    return shards_forward_backward(s, &c->P, &c->batch, &c->reg,
+                                   c->hard.mode == CONTEXT_SOFT ? NULL : &c->hard);
+}
+
+/* The largest difference between two gradients over every element, embedding rows
+ * included (an absent row is zeros), and the largest magnitude of a's. */
+static double gradient_difference(const ModelGrad *a, const ModelGrad *b, double *largest)
+{
+    double worst = 0;
+    *largest = 0;
+    for (size_t k = 0; k < a->dense.n; k++) {
+        worst = fmax(worst, fabs((double)a->dense.mem[k] - b->dense.mem[k]));
+        *largest = fmax(*largest, fabs(a->dense.mem[k]));
+    }
+    const EmbeddingGrad *tables[2][2] = {{&a->src_emb, &b->src_emb}, {&a->tgt_emb, &b->tgt_emb}};
+    for (int t = 0; t < 2; t++)
+        for (int w = 0; w < tables[t][0]->vocab; w++) {
+            const float *x = embedding_grad_row(tables[t][0], w), *y = embedding_grad_row(tables[t][1], w);
+            for (int e = 0; e < tables[t][0]->dim; e++) {
+                const double xv = x ? x[e] : 0, yv = y ? y[e] : 0;
+                worst = fmax(worst, fabs(xv - yv));
+                *largest = fmax(*largest, fabs(xv));
+            }
+        }
+    return worst;
+}
+
+START_TEST(the_threads_the_shards_run_on_change_no_bit)
+{
+    for (int v = 0; v < FIXTURE_N_VARIANTS; v++) {
+        ShardCase c;
+        shard_case_init(&c, v);
+        Shards alone, side_by_side;
+        shards_for(&alone, &c, 3, 1);
+        shards_for(&side_by_side, &c, 3, 2);
+        const double a = run(&alone, &c), b = run(&side_by_side, &c);
+        const ModelGrad *ga = shards_gradient(&alone), *gb = shards_gradient(&side_by_side);
+        double largest;
+        ck_assert_msg(a == b && gradient_difference(ga, gb, &largest) == 0 &&
+                          !memcmp(&alone.hard_stats, &side_by_side.hard_stats, sizeof(HardStats)),
+                      "%s: 3 shards on 2 threads differ from 3 on one (loss %.17g, %.17g)",
+                      fixture_variant(v).name, b, a);
+        ck_assert(largest > 0);
+        shards_free(&alone);
+        shards_free(&side_by_side);
+        shard_case_free(&c);
+    }
+}
+END_TEST
+
+START_TEST(each_shard_is_the_plain_pass_over_its_sentences_with_its_own_draws)
+{
+    const int n = 2;
+    for (int v = 0; v < FIXTURE_N_VARIANTS; v++) {
+        ShardCase c;
+        shard_case_init(&c, v);
+        Shards s;
+        shards_for(&s, &c, n, 2);
+        run(&s, &c);
+        HardStats sum = {0};
+        for (int k = 0; k < n; k++) {
+            Batch one;
+            batch_init(&one, 2, c.batch.max_src_steps, c.batch.max_tgt_steps);
+            if (c.batch.pixels)
+                batch_init_pictures(&one, c.batch.picture_size);
+            if (c.batch.ground)
+                batch_init_ground(&one, c.batch.ground_cells);
+            batch_take_shard(&one, &c.batch, k, n);
+            Workspace ws;
+            model_workspace_init(&ws, &c.d, 2, c.batch.max_src_steps, c.batch.max_tgt_steps, 1);
+            Regularization reg = c.reg; /* the k-th half of the step's window */
+            pcg32_advance(&reg.rng, (uint64_t)k << 31);
+            model_set_regularization(&ws, &reg);
+            if (c.hard.mode != CONTEXT_SOFT) {
+                HardAttention hard = c.hard;
+                pcg32_advance(&hard.rng, (uint64_t)k << 31);
+                model_set_hard(&ws, &hard);
+            }
+            model_set_loss_counts(&ws, c.batch.n_tgt_tokens, c.batch.batch_size);
+            ModelGrad g;
+            model_grad_init(&g, &c.d, 2, c.batch.max_src_steps, c.batch.max_tgt_steps);
+            model_grad_zero(&g);
+            const double loss = model_grad_forward_backward(&g, &ws, &c.P, &one);
+            ck_assert_msg(loss == s.loss[k], "%s: shard %d's loss %.17g, its plain pass %.17g",
+                          fixture_variant(v).name, k, s.loss[k], loss);
+            const HardStats *st = &ws.hard_stats; /* summed in shard order */
+            sum.surrogate += st->surrogate;
+            sum.nll += st->nll;
+            sum.reward_sum += st->reward_sum;
+            sum.sampled += st->sampled;
+            sum.sampled_tokens += st->sampled_tokens;
+            sum.entropy_sum += st->entropy_sum;
+            sum.entropy_terms += st->entropy_terms;
+            model_grad_free(&g);
+            model_workspace_free(&ws);
+            batch_free(&one);
+        }
+        if (c.hard.mode != CONTEXT_SOFT)
+            ck_assert_msg(!memcmp(&sum, &s.hard_stats, sizeof sum) && sum.sampled_tokens > 0,
+                          "%s: the shards' hard-attention statistics are not their passes' sums "
+                          "(nll %.17g against %.17g)", fixture_variant(v).name, s.hard_stats.nll,
+                          sum.nll);
+        shards_free(&s);
+        shard_case_free(&c);
+    }
+}
+END_TEST
+
+START_TEST(the_shards_sum_to_the_whole_batch)
+{
+    /* In float, the sums of two cuttings of one batch differ in their last bits (measured:
+     * at most 3e-7 of the largest gradient); a shard left out, counted twice or divided by
+     * its own tokens moves them by a tenth or more. The variants from
+     * FIXTURE_FIRST_DROPOUT on draw per shard, so they are another function. */
+    int checked = 0;
+    double most = 0;
+    for (int v = 0; v < FIXTURE_FIRST_DROPOUT; v++) {
+        ShardCase c;
+        shard_case_init(&c, v);
+        Shards whole, three;
+        shards_for(&whole, &c, 1, 1);
+        shards_for(&three, &c, 3, 2);
+        const double a = run(&whole, &c), b = run(&three, &c);
+        double largest;
+        const double worst = gradient_difference(shards_gradient(&whole), shards_gradient(&three),
+                                                 &largest);
+        ck_assert_msg(fabs(a - b) <= 1e-5 * fabs(a) && worst <= 1e-5 * largest,
+                      "%s: 3 shards' loss %.9g against the whole batch's %.9g; gradient "
+                      "difference %.2e of the largest", fixture_variant(v).name, b, a,
+                      worst / largest);
+        checked++;
+        most = fmax(most, fmax(fabs(a - b) / fabs(a), worst / largest));
+        shards_free(&whole);
+        shards_free(&three);
+        shard_case_free(&c);
+    }
+    printf("shards: %d variants, 3 shards against the whole batch: at most %.1e of the loss "
+           "and of the largest gradient\n", checked, most);
+    ck_assert_int_eq(checked, FIXTURE_FIRST_DROPOUT);
+}
+END_TEST
+
+Suite *shards_suite(void)
+{
+    Suite *s = suite_create("shards");
+    TCase *tc = tcase_create("shards");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, the_threads_the_shards_run_on_change_no_bit);
+    tcase_add_test(tc, each_shard_is_the_plain_pass_over_its_sentences_with_its_own_draws);
+    tcase_add_test(tc, the_shards_sum_to_the_whole_batch);
+    suite_add_tcase(s, tc);
+    return s;
+}
