@@ -16,8 +16,15 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-CFLAGS   = -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
-LDLIBS   = $(PKG_LIBS) -lunistring -lm -pthread
+# libxsmm (Debian's libxsmm-dev, x86-64 only, a static library): JIT kernels for the
+# small products of a training step (src/nn/small_gemm.h). Where it is missing (another
+# architecture, or XSMM=0), every product is OpenBLAS's. Recursively expanded, like
+# PKG_LIBS, so `deps` can install it first.
+XSMM    ?= 1
+XSMM_A   = $(if $(filter 1,$(XSMM)),$(wildcard /usr/lib/libxsmm.a))
+CFLAGS   = -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) $(OPT) -MMD -MP \
+           $(if $(XSMM_A),-DS2S_XSMM) $(EXTRA_CFLAGS)
+LDLIBS   = $(PKG_LIBS) -lunistring -lm -pthread $(if $(XSMM_A),$(XSMM_A) -ldl -lrt)
 
 # Where objects and test binaries go, and the program the tests run.
 B       ?= build

@@ -2,8 +2,8 @@
 # Installs, from Debian's packages, what s2s needs:
 #   sh scripts/install-deps.sh          to build and run it (make, make demo, make install)
 #   sh scripts/install-deps.sh test     and to test it (make test, asan, valgrind, fuzz)
-#   sh scripts/install-deps.sh gemm     and BLIS and libxsmm, which make bench-gemm
-#                                       compares with OpenBLAS (s2s does not use them)
+#   sh scripts/install-deps.sh gemm     and BLIS, which make bench-gemm compares with
+#                                       OpenBLAS and libxsmm (s2s does not use BLIS)
 # Idempotent: asks apt only for the packages that are not installed yet. Works as root
 # or through sudo.
 set -eu
@@ -11,12 +11,17 @@ set -eu
 # the compiler, OpenBLAS (every matrix product), libyaml (configs), libunistring
 # (Unicode normalisation and case mapping for the tokenizer), stb (the images' decoders)
 BUILD="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev libstb-dev"
+# and on x86-64, libxsmm: JIT kernels for the small products of a training step (1.1-1.5x
+# OpenBLAS on them, scripts/gemm-shapes/README.md); elsewhere the Makefile leaves it out
+if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+    BUILD="$BUILD libxsmm-dev"
+fi
 # Check (unit tests), xmllint (SVG is XML), Chromium (the report in a real browser),
 # clang and its runtime (libFuzzer), valgrind, strace (the system calls of a save),
 # PyTorch (the cross-check and the speed baseline)
 TEST="check libxml2-utils chromium clang libclang-rt-14-dev valgrind strace python3-torch"
-# the two libraries of small matrix products issue 29 measures OpenBLAS against
-GEMM="libblis-dev libxsmm-dev"
+# the other library of small matrix products issue 29 measured
+GEMM="libblis-dev"
 
 case "${1:-build}" in
 build) PACKAGES=$BUILD ;;

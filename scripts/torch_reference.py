@@ -554,37 +554,77 @@ def synthetic_batches(count, batch, vocab, rng, shortest=5, longest=20):
     return [pad_batch([(sentence(), sentence()) for _ in range(batch)]) for _ in range(count)]
 
 
+# configs/shapes.yaml's image model, as s2s bench --image has it: 64 x 64 pictures, conv
+# blocks of 16, 32 and 64 channels (an 8 x 8 grid), m 64, p 128, a 64, l 128, 21 words
+IMAGE = {"size": 64, "channels": (16, 32, 64), "m": 64, "p": 128, "a": 64, "l": 128, "V": 21}
+IMAGE_BATCHES = 8                                     # random pictures are large: used in turn
+
+
+def bench_model(args):
+    """The model s2s bench builds for the same options."""
+    sa_layers = args.self_attention if args.self_attention is not None else (
+        2 if args.attention_only else 0)
+    if args.image:
+        i = IMAGE
+        return Seq2Seq(4, i["V"], i["m"], 0, i["p"], i["a"], i["l"], encoder="image",
+                       image_size=i["size"], conv_channels=i["channels"], heads=args.heads,
+                       sa_layers=sa_layers, sa_heads=4), i["V"]
+    m, n, p, a, l, V = SIZES[args.size]
+    return Seq2Seq(V, V, m, n, p, a, l, encoder="attn" if args.attention_only else "birnn",
+                   heads=args.heads, sa_layers=sa_layers, sa_heads=4), V
+
+
+def bench_hard_pass(src_len, tgt_out, heads, rng):
+    """A hard step as s2s trains one by default (expected context for half the
+    sentences, token reward, lambda_e 0.002). The positions are drawn uniformly over each
+    source, not from the weights: the step's work is the same whichever they are."""
+    T, B = tgt_out.shape
+    rows = torch.tensor([rng.random() < 0.5 for _ in range(B)])
+    chosen = torch.tensor([[[rng.randrange(int(src_len[b])) for _ in range(heads)]
+                            for b in range(B)] for _ in range(T)])
+    return HardPass(rows, chosen, 1.0, 0.002, True, 0.0, 0.0)
+
+
 def bench(args):
     """Trains with Adam (lr 1e-3) on synthetic batches made before the clock starts;
     times each step after the warm-up; prints tokens per second and peak memory."""
     torch.manual_seed(args.seed)
-    m, n, p, a, l, V = SIZES[args.size]
-    sa_layers = args.self_attention if args.self_attention is not None else (
-        2 if args.attention_only else 0)
-    model = Seq2Seq(V, V, m, n, p, a, l, encoder="attn" if args.attention_only else "birnn",
-                    heads=args.heads, sa_layers=sa_layers, sa_heads=4)
+    model, V = bench_model(args)
     model.init_uniform(0.1)
     adam = torch.optim.Adam(model.parameters(), lr=1e-3)
-    batches = synthetic_batches(args.warmup + args.steps, args.batch, V,
-                                random.Random(args.seed))
+    rng = random.Random(args.seed)
+    total = args.warmup + args.steps
+    batches = synthetic_batches(min(total, IMAGE_BATCHES) if args.image else total, args.batch,
+                                V, rng)
+    pixels = [torch.rand(args.batch, IMAGE["size"], IMAGE["size"], 3) - 0.5
+              for _ in batches] if args.image else None
+    hard = [bench_hard_pass(b[1], b[3], args.heads, rng) for b in batches] if args.hard else None
     seconds, tokens, losses = 0.0, 0, []
-    for step, (src, src_len, tgt_in, tgt_out) in enumerate(batches):
+    for step in range(total):
+        k = step % len(batches)
+        src, src_len, tgt_in, tgt_out = batches[k]
+        if args.image:                                 # a token per grid cell
+            G = IMAGE["size"] >> len(IMAGE["channels"])
+            src = torch.full((G * G, args.batch), UNK, dtype=torch.long)
+            src_len = torch.full((args.batch,), G * G)
         start = time.perf_counter()
         adam.zero_grad(set_to_none=True)
-        loss = model.loss(src, src_len, tgt_in, tgt_out)
+        loss = model.loss(src, src_len, tgt_in, tgt_out, hard=hard[k] if hard else None,
+                          pixels=pixels[k] if pixels else None)
         loss.backward()
         adam.step()
         losses.append(loss.item())                     # waits for the step to finish
         if step >= args.warmup:
             seconds += time.perf_counter() - start
             tokens += int((tgt_out != PAD).sum())
-    result = {"size": args.size, "batch": args.batch, "steps": args.steps,
+    result = {"size": "image" if args.image else args.size, "batch": args.batch,
+              "steps": args.steps,
               "tgt_tokens_per_s": tokens / seconds,
               "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
               "first_loss": losses[0], "final_loss": losses[-1],
               "torch": torch.__version__, "torch_threads": torch.get_num_threads()}
     print("torch %s: size %s, batch %d: %.0f target tokens/s over %d steps, peak RSS %.0f MiB,"
-          " loss %.3f -> %.3f" % (torch.__version__, args.size, args.batch,
+          " loss %.3f -> %.3f" % (torch.__version__, result["size"], args.batch,
                                   result["tgt_tokens_per_s"], args.steps,
                                   result["peak_rss_mib"], losses[0], losses[-1]))
     if args.json:
@@ -704,6 +744,11 @@ def main():
                    help="self-attention layers (4 heads, ffn 4 d_h) on the encoder")
     b.add_argument("--attention-only", action="store_true",
                    help="no recurrent encoder (2 self-attention layers unless given)")
+    b.add_argument("--hard", action="store_true", help="hard attention (positions given)")
+    b.add_argument("--image", action="store_true",
+                   help="configs/shapes.yaml's image model instead of a size")
+    b.add_argument("--shards", type=int, default=0, help="ignored: s2s's option")
+    b.add_argument("--threads", type=int, default=0, help="ignored: s2s's option")
     t = sub.add_parser("tokenize", help="stdin to tokens, one line a line")
     t.add_argument("--lowercase", action="store_true")
     sub.add_parser("selfcheck", help="the reference's gradients by finite differences")

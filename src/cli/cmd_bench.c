@@ -31,7 +31,7 @@ static double now_seconds(void)
 static const char BENCH_USAGE[] =
     "usage: s2s bench [--size S|M|L] [--batch B] [--steps N] [--warmup W] [--threads T]\n"
     "                 [--shards K] [--seed S] [--heads H] [--self-attention L]\n"
-    "                 [--attention-only]\n"
+    "                 [--attention-only] [--hard] [--image]\n"
     "       s2s bench --sgemm-peak [--threads T]\n"
     "\n"
     "Times training steps on synthetic batches (lengths uniform 5..20 plus </s>, as\n"
@@ -43,7 +43,10 @@ static const char BENCH_USAGE[] =
     "as many as threads. --heads: attention heads\n"
     "(default 1); --self-attention: that many self-attention layers (4 heads, ffn 4 d_h)\n"
     "on the encoder; --attention-only: no recurrent encoder (model.encoder_cell none,\n"
-    "2 layers unless --self-attention says). --sgemm-peak measures the\n"
+    "2 layers unless --self-attention says); --hard: hard attention, trained by sampling\n"
+    "(training's defaults); --image: configs/shapes.yaml's image model instead of a size\n"
+    "(64 x 64 pictures, conv blocks 16, 32, 64; m 64, p 128, a 64, l 128; 21 words),\n"
+    "on 8 batches of random pictures used in turn. --sgemm-peak measures the\n"
     "machine's matrix-product speed instead: the best of five 2048 x 2048 x 2048 sgemm,\n"
     "in GFLOP/s. An option's value is the next argument: --steps 50, not --steps=50.\n";
 
@@ -83,17 +86,20 @@ typedef struct {
     long heads, sa_layers; /* --heads, --self-attention (-1: not given) */
     int peak;              /* --sgemm-peak */
     int attention_only;    /* --attention-only */
+    int hard, image;       /* --hard, --image */
 } BenchOptions;
 
 /* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
 static int parse_options(BenchOptions *o, int argc, char **argv)
 {
-    enum { HELP, PEAK, SIZE, BATCH, STEPS, WARMUP, THREADS, SHARDS, SEED, HEADS, SA, ONLY };
+    enum { HELP, PEAK, SIZE, BATCH, STEPS, WARMUP, THREADS, SHARDS, SEED, HEADS, SA, ONLY, HARD,
+           IMAGE };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [PEAK] = {"--sgemm-peak", 0}, [SIZE] = {"--size", 1},
         [BATCH] = {"--batch", 1}, [STEPS] = {"--steps", 1}, [WARMUP] = {"--warmup", 1},
         [THREADS] = {"--threads", 1}, [SHARDS] = {"--shards", 1}, [SEED] = {"--seed", 1}, [HEADS] = {"--heads", 1},
-        [SA] = {"--self-attention", 1}, [ONLY] = {"--attention-only", 0}, {NULL, 0}};
+        [SA] = {"--self-attention", 1}, [ONLY] = {"--attention-only", 0}, [HARD] = {"--hard", 0},
+        [IMAGE] = {"--image", 0}, {NULL, 0}};
     *o = (BenchOptions){.size = "S", .batch = 32, .steps = 200, .warmup = 20, .seed = 1,
                         .heads = 1, .sa_layers = -1};
     for (int a = 0; a < argc; a++) {
@@ -111,8 +117,8 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
             o->peak = 1;
             continue;
         }
-        if (opt == ONLY) {
-            o->attention_only = 1;
+        if (opt == ONLY || opt == HARD || opt == IMAGE) {
+            *(opt == ONLY ? &o->attention_only : opt == HARD ? &o->hard : &o->image) = 1;
             continue;
         }
         if (opt == SIZE) {
@@ -142,31 +148,48 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
     return -1;
 }
 
-enum { MIN_LEN = 5, MAX_LEN = 20 };
+enum { MIN_LEN = 5, MAX_LEN = 20, IMAGE_BATCHES = 8 };
+
+/* An image model's pictures for bt's captions: uniform in [-0.5, 0.5), as pictures less
+ * their channel means. */
+static void synthetic_pictures(Batch *bt, const Dims *d, int n, Pcg32 *rng)
+{
+    const int G = d->image_size >> d->conv_layers;
+    batch_fill_pictures(bt, n, G * G, bt->pair_tgt, bt->pair_tgt_n);
+    for (size_t x = 0; x < (size_t)n * d->image_size * d->image_size * 3; x++)
+        bt->pixels[x] = pcg32_uniform(rng, -0.5f, 0.5f);
+}
 
 /* count batches of `batch` random pairs: each side's length uniform in MIN_LEN..MAX_LEN
- * words (then </s>), words uniform over the non-special vocabulary; sorted by target
- * length, as training sorts them. Returns a malloc'd array. */
+ * words (then </s>), words uniform over the non-special vocabulary (an image model's
+ * sources random pictures); sorted by target length, as training sorts them. Returns a
+ * malloc'd array. */
 static Batch *synthetic_batches(const Dims *d, long count, long batch, uint64_t seed)
 {
+    const int image = d->encoder == ENCODER_IMAGE, G = d->image_size >> d->conv_layers;
     Batch *batches = xmalloc_array((size_t)count, sizeof(Batch));
     int (*words)[2][MAX_LEN] = xmalloc_array((size_t)batch, sizeof *words);
     Pcg32 rng;
     pcg32_seed(&rng, seed, RNG_STREAM_DATA);
     for (long s = 0; s < count; s++) {
         Batch *bt = &batches[s];
-        batch_init(bt, (int)batch, MAX_LEN + 1, MAX_LEN + 1);
+        batch_init(bt, (int)batch, image ? G * G : MAX_LEN + 1, MAX_LEN + 1);
+        if (image)
+            batch_init_pictures(bt, d->image_size);
         for (long b = 0; b < batch; b++) {
             bt->pair_src_n[b] = MIN_LEN + (int)pcg32_below(&rng, MAX_LEN - MIN_LEN + 1);
             bt->pair_tgt_n[b] = MIN_LEN + (int)pcg32_below(&rng, MAX_LEN - MIN_LEN + 1);
             for (int k = 0; k < MAX_LEN; k++) {
-                words[b][0][k] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d->src_vocab - N_SPECIAL_TOKENS));
+                words[b][0][k] = image ? TOK_UNK : N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d->src_vocab - N_SPECIAL_TOKENS));
                 words[b][1][k] = N_SPECIAL_TOKENS + (int)pcg32_below(&rng, (uint32_t)(d->tgt_vocab - N_SPECIAL_TOKENS));
             }
             bt->pair_src[b] = words[b][0];
             bt->pair_tgt[b] = words[b][1];
         }
-        batch_fill(bt, (int)batch, bt->pair_src, bt->pair_src_n, bt->pair_tgt, bt->pair_tgt_n);
+        if (image)
+            synthetic_pictures(bt, d, (int)batch, &rng);
+        else
+            batch_fill(bt, (int)batch, bt->pair_src, bt->pair_src_n, bt->pair_tgt, bt->pair_tgt_n);
         batch_sort_by_target(bt);
     }
     free(words);
@@ -176,14 +199,15 @@ static Batch *synthetic_batches(const Dims *d, long count, long batch, uint64_t 
 /* Trains on the batches with Adam (lr 1e-3): warmup steps, then steps timed one by one
  * into times (steps). Returns the target tokens of the timed steps; the losses of the
  * first and the last step go to *first_loss and *last_loss. */
-static long train_timed(const Dims *d, const Batch *batches, const BenchOptions *o,
-                        double *times, double *first_loss, double *last_loss)
+static long train_timed(const Dims *d, const Batch *batches, long n_batches,
+                        const BenchOptions *o, double *times, double *first_loss,
+                        double *last_loss)
 {
     Params P;
     params_alloc(&P, d);
     Shards shards;
-    shards_init(&shards, d, (int)o->shards, (int)o->threads, (int)o->batch, MAX_LEN + 1,
-                MAX_LEN + 1, 0, 0);
+    shards_init(&shards, d, (int)o->shards, (int)o->threads, (int)o->batch,
+                batches[0].max_src_steps, MAX_LEN + 1, d->image_size, 0);
     Pcg32 init;
     pcg32_seed(&init, (uint64_t)o->seed, RNG_STREAM_INIT);
     params_init(&P, &init, 0.1f);
@@ -192,8 +216,16 @@ static long train_timed(const Dims *d, const Batch *batches, const BenchOptions 
     optim_init(&opt, OPTIM_ADAM, P.n, 1e-3f);
     long tokens = 0;
     for (long s = 0; s < o->warmup + o->steps; s++) {
+        const Batch *bt = &batches[s % n_batches];
+        /* a hard model's step as training's defaults make it (trainer.c) */
+        HardAttention hard = {.mode = CONTEXT_SAMPLE, .expected_prob = 0.5,
+                              .reinforce_weight = 1, .entropy_weight = 0.002, .token_reward = 1};
+        pcg32_seed(&hard.rng, (uint64_t)o->seed, RNG_STREAM_HARD);
+        pcg32_advance(&hard.rng, (uint64_t)s << 32);
         double t0 = now_seconds();
-        double loss = shards_forward_backward(&shards, &P, &batches[s], &none, NULL);
+        double loss = shards_forward_backward(&shards, &P, bt, &none, d->hard ? &hard : NULL);
+        if (d->hard) /* it returned the surrogate J: report the cross-entropy, as training */
+            loss = shards.hard_stats.nll;
         model_grad_apply(&opt, &P, shards_gradient(&shards));
         double dt = now_seconds() - t0;
         if (s == 0)
@@ -201,13 +233,53 @@ static long train_timed(const Dims *d, const Batch *batches, const BenchOptions 
         *last_loss = loss;
         if (s >= o->warmup) {
             times[s - o->warmup] = dt;
-            tokens += batches[s].n_tgt_tokens;
+            tokens += bt->n_tgt_tokens;
         }
     }
     params_free(&P);
     shards_free(&shards);
     optim_free(&opt);
     return tokens;
+}
+
+/* The model the options ask for into d. Returns -1, or the exit code of a usage error. */
+static int bench_dims(const BenchOptions *o, Dims *out)
+{
+    Dims d;
+    if (o->image) /* configs/shapes.yaml's model, its 17 caption words and 4 specials */
+        d = (Dims){N_SPECIAL_TOKENS, 21, 64, 0, 128, 64, 128, .enc_layers = 1,
+                   .encoder = ENCODER_IMAGE, .image_size = 64, .conv_layers = 3,
+                   .conv_channels = {16, 32, 64}, .grid_positions = 1};
+    else if (!strcmp(o->size, "S"))
+        d = (Dims){1000, 1000, 64, 64, 128, 64, 128, .enc_layers = 1};
+    else if (!strcmp(o->size, "M"))
+        d = (Dims){8000, 8000, 256, 256, 512, 256, 256, .enc_layers = 1};
+    else if (!strcmp(o->size, "L"))
+        d = (Dims){16000, 16000, 512, 512, 1024, 512, 512, .enc_layers = 1};
+    else
+        return cmd_usage_error("--size: expected S, M or L, got `%s`", o->size);
+    if (o->image && o->attention_only)
+        return cmd_usage_error("--image and --attention-only: an image model has no text "
+                               "encoder to leave out%s", "");
+    d.heads = (int)o->heads;
+    d.hard = o->hard;
+    if (!o->image)
+        d.encoder = o->attention_only ? ENCODER_ATTN : ENCODER_BIRNN;
+    d.sa_layers = o->sa_layers >= 0 ? (int)o->sa_layers : o->attention_only ? 2 : 0;
+    d.sa_heads = 4;
+    d.sa_ffn = 4 * model_annotation_width(&d);
+    char given[32];
+    snprintf(given, sizeof given, "%ld", o->sa_layers);
+    if (d.sa_layers > SA_MAX_LAYERS || (o->attention_only && d.sa_layers < 1))
+        return cmd_usage_error("--self-attention: expected 0 to " SA_MAX_LAYERS_TEXT " layers (with "
+                               "--attention-only, 1 to " SA_MAX_LAYERS_TEXT "), got %s", given);
+    const AttnDims ad = model_attn_dims(&d);
+    snprintf(given, sizeof given, "%ld", o->heads);
+    if (attn_size_problems(&ad))
+        return cmd_usage_error("--heads: %s heads do not split the model's vectors evenly (try "
+                               "1, 2, 4 or 8)", given);
+    *out = d;
+    return -1;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -222,29 +294,8 @@ int cmd_bench(int argc, char **argv)
         return sgemm_peak();
     }
     Dims d;
-    if (!strcmp(o.size, "S"))
-        d = (Dims){1000, 1000, 64, 64, 128, 64, 128, .enc_layers = 1};
-    else if (!strcmp(o.size, "M"))
-        d = (Dims){8000, 8000, 256, 256, 512, 256, 256, .enc_layers = 1};
-    else if (!strcmp(o.size, "L"))
-        d = (Dims){16000, 16000, 512, 512, 1024, 512, 512, .enc_layers = 1};
-    else
-        return cmd_usage_error("--size: expected S, M or L, got `%s`", o.size);
-    d.heads = (int)o.heads;
-    d.encoder = o.attention_only ? ENCODER_ATTN : ENCODER_BIRNN;
-    d.sa_layers = o.sa_layers >= 0 ? (int)o.sa_layers : o.attention_only ? 2 : 0;
-    d.sa_heads = 4;
-    d.sa_ffn = 4 * model_annotation_width(&d);
-    char given[32];
-    snprintf(given, sizeof given, "%ld", o.sa_layers);
-    if (d.sa_layers > SA_MAX_LAYERS || (o.attention_only && d.sa_layers < 1))
-        return cmd_usage_error("--self-attention: expected 0 to " SA_MAX_LAYERS_TEXT " layers (with "
-                               "--attention-only, 1 to " SA_MAX_LAYERS_TEXT "), got %s", given);
-    const AttnDims ad = model_attn_dims(&d);
-    snprintf(given, sizeof given, "%ld", o.heads);
-    if (attn_size_problems(&ad))
-        return cmd_usage_error("--heads: %s heads do not split the model's vectors evenly (try "
-                               "1, 2, 4 or 8)", given);
+    if ((rc = bench_dims(&o, &d)) >= 0)
+        return rc;
     /* as training does with training.threads 0: one BLAS thread for one sentence at a
      * time, whose products are too small to share out; shards one per thread, each with
      * one BLAS thread */
@@ -256,9 +307,11 @@ int cmd_bench(int argc, char **argv)
 
     /* every batch drawn before the clock starts, as the PyTorch baseline does */
     const long total = o.warmup + o.steps;
-    Batch *batches = synthetic_batches(&d, total, o.batch, (uint64_t)o.seed);
+    /* an image model's pictures are large: a few batches in turn */
+    const long n_batches = o.image && total > IMAGE_BATCHES ? IMAGE_BATCHES : total;
+    Batch *batches = synthetic_batches(&d, n_batches, o.batch, (uint64_t)o.seed);
     double *times = xmalloc_array((size_t)o.steps, sizeof(double)), first_loss = 0, loss = 0;
-    long tokens = train_timed(&d, batches, &o, times, &first_loss, &loss);
+    long tokens = train_timed(&d, batches, n_batches, &o, times, &first_loss, &loss);
     double seconds = 0;
     for (long s = 0; s < o.steps; s++)
         seconds += times[s];
@@ -271,16 +324,16 @@ int cmd_bench(int argc, char **argv)
     char model[256];
     model_describe(&d, model, sizeof model);
     printf("s2s bench: size %s, batch %ld in %ld shard%s on %ld thread%s, %ld step%s after %ld "
-           "warm-up, %zu parameters: %s\n", o.size, o.batch, o.shards, plural(o.shards),
+           "warm-up, %zu parameters: %s\n", o.image ? "image" : o.size, o.batch, o.shards, plural(o.shards),
            o.threads, plural(o.threads), o.steps, plural(o.steps), o.warmup, n_params, model);
     printf("target tokens/s      : %.1f\n", (double)tokens / seconds);
     printf("s/step mean, median  : %.5f, %.5f\n", seconds / (double)o.steps, times[o.steps / 2]);
     printf("peak RSS             : %.1f MiB\n", rss_mib);
     printf("loss first, final    : %.4f, %.4f\n", first_loss, loss);
     printf("RESULT {\"size\": \"%s\", \"batch\": %ld, \"steps\": %ld, \"tgt_tokens_per_s\": %.3f, "
-           "\"s_per_step_median\": %.6f, \"peak_rss_mib\": %.1f, \"final_loss\": %.6f}\n", o.size,
+           "\"s_per_step_median\": %.6f, \"peak_rss_mib\": %.1f, \"final_loss\": %.6f}\n", o.image ? "image" : o.size,
            o.batch, o.steps, (double)tokens / seconds, times[o.steps / 2], rss_mib, loss);
-    for (long s = 0; s < total; s++)
+    for (long s = 0; s < n_batches; s++)
         batch_free(&batches[s]);
     free(batches);
     free(times);

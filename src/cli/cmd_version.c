@@ -1,12 +1,13 @@
 /* cmd_version.c: `s2s --version`: the version of s2s and of the libraries it runs on,
- * as a bug report needs them -- the BLAS (its name, version and build), the threads it
- * will use, and libyaml. */
+ * as a bug report needs them -- the BLAS (its name, version and build), what multiplies
+ * the small products, the threads it will use, and libyaml. */
 #include <cblas.h>
 #include <stdio.h>
 #include <string.h>
 #include <yaml.h>
 
 #include "cli/command.h"
+#include "nn/small_gemm.h"
 
 #define S2S_VERSION "0.1.0"
 
@@ -25,9 +26,12 @@ int cmd_version(void)
         printf(" (%s)", config + used);
     /* training's rule (trainer_setup.c) with training.threads 0; the other commands keep
      * OpenBLAS's own choice (OPENBLAS_NUM_THREADS, else one per core) */
-    printf("\nBLAS threads: training %d (one for batches of up to 4 sentences; "
-           "training.threads sets it), other commands %d\n", openblas_get_num_procs(),
-           openblas_get_num_threads());
+    char small[128];
+    small_gemm_describe(small, sizeof small);
+    printf("\nsmall products: %s", small);
+    printf("\nthreads: training %d (one for batches of up to 4 sentences; training.threads sets "
+           "it; training.shards cuts each batch for them), other commands' BLAS %d\n",
+           openblas_get_num_procs(), openblas_get_num_threads());
     printf("libyaml: %s\n", yaml_get_version_string());
     return cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 }

@@ -10,6 +10,7 @@
 #include <cblas.h>
 
 #include "nn/fastmath.h"
+#include "nn/small_gemm.h"
 
 #ifdef S2S_REAL_DOUBLE
 typedef double real;
@@ -217,6 +218,11 @@ static inline void matmul(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int 
         cblas_ger(CblasRowMajor, M, N, alpha, A, ta == CblasNoTrans ? lda : 1, B,
                   tb == CblasNoTrans ? 1 : ldb, C, ldc);
     } else {
+#ifndef S2S_REAL_DOUBLE
+        if (alpha == 1 && (beta == 0 || beta == 1) &&
+            small_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc))
+            return;
+#endif
         cblas_gemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     }
 }

@@ -293,12 +293,27 @@ START_TEST(every_help_and_usage_error_reads_the_same_way)
         {"--batch", "0", "s2s: error: --batch: expected 1 to 65536, got `0`\n"},
         {"--self-attention", "7", "s2s: error: --self-attention: expected 0 to 6, got `7`\n"},
         {"--threads", "x", "s2s: error: --threads: expected 0 to 1024, got `x`\n"},
+        {"--shards", "65", "s2s: error: --shards: expected 0 to 64, got `65`\n"},
+        {"--image", "--attention-only", "s2s: error: --image and --attention-only: an image "
+                                        "model has no text encoder to leave out\n"},
     };
     for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++) {
         const char *argv[] = {S2S, "bench", ranges[k][0], ranges[k][1], NULL};
         ck_assert_int_eq(run_command(argv, out, err, NULL), 2);
         char *text = read_file(err);
         ck_assert_str_eq(text, ranges[k][2]);
+        free(text);
+    }
+    /* the variants' rows of make bench run, sharded, and say which model they timed */
+    static const char *const models[][3] = {{"--image", "\"size\": \"image\""},
+                                            {"--hard", "hard attention additive"}};
+    for (size_t k = 0; k < sizeof models / sizeof *models; k++) {
+        const char *argv[] = {S2S, "bench", models[k][0], "--batch", "5", "--shards", "2",
+                              "--steps", "2", "--warmup", "0", NULL};
+        ck_assert_int_eq(run_command(argv, out, err, NULL), 0);
+        char *text = read_file(out);
+        ck_assert_msg(strstr(text, models[k][1]) && strstr(text, "in 2 shards") &&
+                      strstr(text, "\nRESULT {"), "s2s bench %s said:\n%s", models[k][0], text);
         free(text);
     }
     const char *missing[] = {S2S, "tokenize", "--level", NULL};
@@ -315,7 +330,7 @@ START_TEST(every_help_and_usage_error_reads_the_same_way)
 }
 END_TEST
 
-START_TEST(version_names_the_blas_its_threads_and_libyaml)
+START_TEST(version_names_the_blas_the_small_products_threads_and_libyaml)
 {
     char dir[512];
     scratch_dir(dir, sizeof dir, "version");
@@ -324,7 +339,12 @@ START_TEST(version_names_the_blas_its_threads_and_libyaml)
     char *v = output_of(argv, dir, &rc);
     ck_assert_int_eq(rc, 0);
     ck_assert_int_eq(strncmp(v, "s2s 0.1.0\nBLAS: OpenBLAS 0.", 26), 0);
-    ck_assert_ptr_nonnull(strstr(v, "\nBLAS threads: training "));
+    ck_assert_ptr_nonnull(strstr(v, "\nthreads: training "));
+#ifdef S2S_XSMM
+    ck_assert_ptr_nonnull(strstr(v, "\nsmall products: libxsmm (kernels for "));
+#else
+    ck_assert_ptr_nonnull(strstr(v, "\nsmall products: OpenBLAS (built without libxsmm)"));
+#endif
     ck_assert_ptr_nonnull(strstr(v, "\nlibyaml: 0."));
     free(v);
 }
@@ -339,7 +359,7 @@ Suite *install_suite(void)
     tcase_add_test(tc, the_manual_names_every_command_option_key_and_exit_code);
     tcase_add_test(tc, bash_completion_offers_commands_options_choices_and_keys);
     tcase_add_test(tc, every_help_and_usage_error_reads_the_same_way);
-    tcase_add_test(tc, version_names_the_blas_its_threads_and_libyaml);
+    tcase_add_test(tc, version_names_the_blas_the_small_products_threads_and_libyaml);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,22 @@
+/* small_gemm.h: float products small enough for libxsmm's JIT kernels (when s2s is built
+ * with it, S2S_XSMM). A training step is thousands of products of a few dozen rows
+ * (one decoder step of one shard); libxsmm generates a kernel for each such shape once
+ * and calls it directly, without the packing copies BLAS makes on every call
+ * (scripts/gemm-shapes measured 1.1-1.5x OpenBLAS on one core for s2s's own products). */
+#ifndef S2S_SMALL_GEMM_H
+#define S2S_SMALL_GEMM_H
+
+#include <cblas.h>
+
+/* C (M, N) = op(A) (M, K) . op(B) (K, N) + beta C, row-major, beta 0 or 1, by a JIT
+ * kernel when libxsmm makes one for the shape: returns 1 if done, 0 to leave it to BLAS.
+ * Always 0 without S2S_XSMM. */
+int small_gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
+               const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
+
+/* What multiplies the small products, for s2s version: "libxsmm (kernels for hsw)"
+ * with the instruction set libxsmm generates for, or "OpenBLAS (built without
+ * libxsmm)". */
+void small_gemm_describe(char *out, int cap);
+
+#endif
