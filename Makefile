@@ -97,7 +97,7 @@ $(B)/tests64/%.o: tests/%.c | test-deps
 $(B)/check_s2s: $(TEST_OBJS) $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-$(B)/crosscheck_dump: $(B)/tests/crosscheck_dump.o $(patsubst %,$(B)/obj/%.o,$(CORE)) $(F64_DEPS)
+$(B)/crosscheck_dump: $(B)/tests/crosscheck_dump.o $(patsubst %,$(B)/obj/%.o,$(CORE) nn/small_gemm) $(F64_DEPS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/crosscheck_dump_f64: $(B)/tests64/crosscheck_dump.o $(F64_OBJS) $(F64_DEPS)

@@ -12,7 +12,11 @@ multiply-adds); the nominal limit of issue 7 (190 GFLOP/s) beside it. Each row h
 RSS at most half of torch's. torch runs with its fastest setting here (1 torch thread,
 2 OpenBLAS threads); s2s with its defaults (a batch of 32 in 2 shards, one per core).
 
-usage: scripts/bench.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/32,variants,image]
+Then translation: sentences per second of s2s bench --translate (greedy, and beam 5)
+against the reference's greedy decoding of the same model (weights and sources from one
+formula, src/cli/bench_translate.h), at size M in batches of 32.
+
+usage: scripts/bench.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/32,variants,image,translate]
 """
 import argparse
 import json
@@ -40,6 +44,9 @@ CONFIGS = [
     ("S", 32, 100, 10, (3, 0), ["--hard"]),
     ("image", 32, 40, 4, (3, 0), ["--image"]),
 ]
+# Translation: (size, batch, timed batches, warm-up batches, beam, target times torch's
+# greedy decoding of the same model and sentences)
+TRANSLATE = [("M", 32, 6, 1, 1, 5), ("M", 32, 3, 1, 5, 0)]
 
 
 def run(cmd):
@@ -85,6 +92,25 @@ def main():
         limit = None if flags else PEAK_FLOPS / FLOPS_PER_TOKEN[size]
         rows.append((name, o, t, o_rss, t_rss, limit, target))
         peaks.append(run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"])
+    translations = []
+    for size, batch, steps, warmup, beam, times in TRANSLATE:
+        if only and "translate" not in only:
+            continue
+        common = ["--size", size, "--batch", str(batch), "--steps", str(steps), "--warmup",
+                  str(warmup), "--translate"]
+        ours, theirs = [], []
+        for r in range(args.rounds):
+            ours.append(run([args.s2s, "bench"] + common + ["--beam", str(beam)]))
+            theirs.append(run(["/usr/bin/python3", reference, "bench", "--json"] + common))
+            print("  %s translate beam %d round %d: s2s %.1f, torch greedy %.1f sentences/s" % (
+                size, beam, r + 1, ours[-1]["sentences_per_s"], theirs[-1]["sentences_per_s"]),
+                file=sys.stderr, flush=True)
+        o = statistics.median(x["sentences_per_s"] for x in ours)
+        t = statistics.median(x["sentences_per_s"] for x in theirs)
+        # greedy on the same weights and sentences: the same number of words out (the same
+        # words, up to argmax near-ties), so the same work on both sides
+        same = beam > 1 or ours[0]["words_out"] == theirs[0]["words_out"]
+        translations.append((size, batch, beam, o, t, times, same))
     peak = statistics.median(peaks)
     print("sgemm peak measured in this run: %.1f GFLOP/s (median of %d; issue 7's nominal: %.0f)"
           % (peak, len(peaks), PEAK_FLOPS / 1e9))
@@ -108,6 +134,16 @@ def main():
         print("| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s | %s | %s |" % (
             name, o, t, o / t, o_rss, t_rss, o_rss / t_rss, shares,
             ", ".join(goals + ["RSS <= torch/2"]), "yes" if ok else "no"))
+    if translations:
+        print()
+        print("| translation (batches of 32) | s2s sentences/s | torch greedy sentences/s | "
+              "ratio | same words out | target | met |")
+        print("|---|---|---|---|---|---|---|")
+    for size, batch, beam, o, t, times, same in translations:
+        print("| %s/%d %s | %.1f | %.1f | %.2f | %s | %s | %s |" % (
+            size, batch, "greedy" if beam == 1 else "beam %d" % beam, o, t, o / t,
+            "yes" if same else "NO", "%gx torch" % times if times else "-",
+            ("yes" if o >= times * t and same else "no") if times else "-"))
 
 
 if __name__ == "__main__":

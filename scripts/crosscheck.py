@@ -30,7 +30,9 @@ Tolerances:
   a gradient whose norm is below 1e-2 is measured as if it were 1e-2 (GRAD_NORM_FLOOR);
   the conv blocks: 1e-12 relative per tensor in the double build and with ties in
   both, 1e-5 on the float build's uniform numbers; pooling's choices all equal.
-With --s2s, it also tokenizes the texts of tests/fixtures/sacrebleu (English and French,
+With --s2s, it also runs s2s bench --translate and the reference's at size S, which must
+decode the same words from the weights and sources both make by one formula; and it
+tokenizes the texts of tests/fixtures/sacrebleu (English and French,
 with and without lowercasing) -- and the Tatoeba valid and test files, when
 scripts/get-tatoeba.sh has fetched them -- with `s2s tokenize` and with the reference's
 tokenize(), and requires identical tokens. Exits 1 if any comparison fails.
@@ -39,6 +41,7 @@ usage: crosscheck.py --dump build/crosscheck_dump --dump build/crosscheck_dump_f
 """
 import argparse
 import glob
+import json
 import os
 import struct
 import subprocess
@@ -642,6 +645,24 @@ def check_tokenizer(s2s):
     return ok
 
 
+def check_translate_bench(s2s):
+    """make bench's translation rows compare s2s and the reference decoding the same model:
+    the weights and sources both make from one formula. At size S the two must decode
+    the same words (at M, near-ties of 8,000 words may flip an argmax: there make bench
+    asks only for the same number of words)."""
+    common = ["--size", "S", "--translate", "--batch", "16", "--steps", "2", "--warmup", "0"]
+    outputs = []
+    for cmd in ([s2s, "bench"], [sys.executable, torch_reference.__file__, "bench", "--json"]):
+        out = subprocess.run(cmd + common, check=True, capture_output=True, text=True).stdout
+        outputs.append(json.loads(out.split("RESULT ", 1)[1]))
+    ours, theirs = outputs
+    same = (ours["words_out"], ours["fingerprint"]) == (theirs["words_out"], theirs["fingerprint"])
+    print("translate bench on formula weights: s2s %d words (fingerprint %d), reference %d (%d): "
+          "%s" % (ours["words_out"], ours["fingerprint"], theirs["words_out"],
+                  theirs["fingerprint"], "the same words" if same else "FAIL: other words"))
+    return same
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dump", action="append", required=True,
@@ -651,6 +672,7 @@ def main():
     ok = True
     if args.s2s:
         ok = check_tokenizer(args.s2s)
+        ok = check_translate_bench(args.s2s) and ok
     ok = check_layer_form() and ok
     for binary in args.dump:
         ok = check_refusals(binary) and ok

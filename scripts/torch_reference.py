@@ -310,6 +310,54 @@ class Seq2Seq(nn.Module):
         zero = torch.zeros_like(log_path)
         return c, torch.where(choosing, log_path, zero), torch.where(choosing, entropy, zero)
 
+    def initial_state(self, top, H, src_len):
+        """s_0 and an LSTM decoder's c_0 (0 for the recurrent encoder), (B, p) each."""
+        if self.from_mean:                             # the mean annotation
+            init = real_mean(H, src_len)
+            s = torch.tanh(self.W_s(init))
+            cell = torch.tanh(self.W_c(init)) if self.W_c is not None else torch.zeros_like(s)
+        else:
+            s = torch.tanh(self.W_s(top[0, :, self.n:]))   # from bwd_h_1
+            cell = torch.zeros_like(s)
+        return s, cell
+
+    def greedy(self, src, src_len, max_out):
+        """Greedy decoding of a source batch with soft contexts, as s2s translate --beam 1:
+        at each step the readout's most probable word; sentence b stops at </s> or after
+        max_out[b] words. Every sentence of the batch steps until the last stops.
+        Returns the words of each (without </s>)."""
+        with torch.no_grad():
+            real_src = torch.arange(src.size(0)).unsqueeze(1) < src_len.unsqueeze(0)
+            top, H = self.encode(src, src_len, {})
+            s, cell = self.initial_state(top, H, src_len)
+            keys = self.source_keys(H)
+            fixed = (self.fixed_context(H if self.from_mean else top, src_len)
+                     if self.score == "none" else None)
+            B = src.size(1)
+            prev = torch.full((B,), BOS, dtype=torch.long)
+            out, live = [[] for _ in range(B)], [True] * B
+            while any(live):
+                ey = self.E_y(prev)
+                c = fixed if fixed is not None else self.attend(self.scores(s, H, keys), H,
+                                                                real_src)[1]
+                if self.gate is not None:
+                    c = torch.sigmoid(self.gate(s)) * c
+                x = torch.cat([ey, c], dim=1)
+                if self.dec_cell == "lstm":
+                    s, cell = self.decoder(x, (s, cell))
+                else:
+                    s = self.decoder(x, s)
+                t = torch.tanh(self.W_t(torch.cat([s, c, ey], dim=1)))
+                prev = self.W_o(t).argmax(dim=1)
+                for b, y in enumerate(prev.tolist()):
+                    if live[b]:
+                        if y == EOS:
+                            live[b] = False
+                        else:
+                            out[b].append(y)
+                            live[b] = len(out[b]) < max_out[b]
+            return out
+
     def source_keys(self, H):
         """The part of the score that depends on h_j only: once per batch."""
         return {"additive": lambda: self.U_a(H), "general": lambda: self.W_g(H),
@@ -344,13 +392,7 @@ class Seq2Seq(nn.Module):
         S = src.size(0)
         real_src = torch.arange(S).unsqueeze(1) < src_len.unsqueeze(0)   # (S, B)
         top, H = self.encode(src, src_len, masks, pixels)
-        if self.from_mean:                             # the mean annotation
-            init = real_mean(H, src_len)
-            s = torch.tanh(self.W_s(init))
-            cell = torch.tanh(self.W_c(init)) if self.W_c is not None else torch.zeros_like(s)
-        else:
-            s = torch.tanh(self.W_s(top[0, :, self.n:]))   # from bwd_h_1
-            cell = torch.zeros_like(s)                     # an LSTM decoder's c_0
+        s, cell = self.initial_state(top, H, src_len)
         keys = self.source_keys(H)
         fixed = (self.fixed_context(H if self.from_mean else top, src_len)
                  if self.score == "none" else None)
@@ -585,6 +627,56 @@ def bench_hard_pass(src_len, tgt_out, heads, rng):
     return HardPass(rows, chosen, 1.0, 0.002, True, 0.0, 0.0)
 
 
+def formula_weights(model):
+    """s2s bench --translate's weights (src/cli/bench_translate.h): every element of each C
+    tensor w = 0.1 sin(0.7 e + phase), phase the name's byte sum / 10, rounded to float."""
+    import math
+    with torch.no_grad():
+        for name, w in model.c_tensors().items():
+            phase = sum(name.encode()) / 10.0
+            values = [0.1 * math.sin(0.7 * e + phase) for e in range(w.numel())]
+            w.copy_(torch.tensor(values, dtype=torch.float64).to(w.dtype).view(w.shape))
+
+
+def formula_sources(s, batch, vocab):
+    """Batch s of s2s bench --translate's sources: sentence k has 5 + (7 k + 3 s) mod 16
+    words, word j = 4 + (131 k + 31 j + 17 s) mod (vocab - 4)."""
+    return [[4 + (131 * k + 31 * j + 17 * s) % (vocab - 4) for j in range(5 + (7 * k + 3 * s) % 16)]
+            for k in range(batch)]
+
+
+def bench_translate(args):
+    """Greedy decoding speed on the formula weights and sources s2s bench --translate uses:
+    the same model decodes the same sentences (words_out and fingerprint, a hash of the
+    words, say whether to the same words); sentences per second after the warm-up."""
+    model, V = bench_model(args)
+    formula_weights(model)
+    model.eval()
+    seconds, sentences, words_out, fingerprint = 0.0, 0, 0, 0
+    for s in range(args.warmup + args.steps):
+        sources = formula_sources(s, args.batch, V)
+        src, src_len, _, _ = pad_batch([(x, []) for x in sources])
+        max_out = [int(2 * (len(x) + 1)) + 10 for x in sources]
+        start = time.perf_counter()
+        out = model.greedy(src, src_len, max_out)
+        if s >= args.warmup:
+            seconds += time.perf_counter() - start
+            sentences += args.batch
+            words_out += sum(len(y) for y in out)
+            for y in out:                              # as s2s's: the same words, the same number
+                for word in y:
+                    fingerprint = (fingerprint * 31 + word) % 1000000007
+    result = {"size": args.size, "batch": args.batch, "beam": 1,
+              "sentences_per_s": sentences / seconds, "words_out": words_out,
+              "fingerprint": fingerprint,
+              "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    print("torch %s: size %s, greedy, batches of %d: %.1f sentences/s, %d words out, peak RSS "
+          "%.0f MiB" % (torch.__version__, args.size, args.batch, result["sentences_per_s"],
+                        words_out, result["peak_rss_mib"]))
+    if args.json:
+        print("RESULT " + json.dumps(result))
+
+
 def bench(args):
     """Trains with Adam (lr 1e-3) on synthetic batches made before the clock starts;
     times each step after the warm-up; prints tokens per second and peak memory."""
@@ -748,13 +840,15 @@ def main():
     b.add_argument("--image", action="store_true",
                    help="configs/shapes.yaml's image model instead of a size")
     b.add_argument("--shards", type=int, default=0, help="ignored: s2s's option")
+    b.add_argument("--translate", action="store_true",
+                   help="greedy decoding speed on formula weights and sources instead")
     b.add_argument("--threads", type=int, default=0, help="ignored: s2s's option")
     t = sub.add_parser("tokenize", help="stdin to tokens, one line a line")
     t.add_argument("--lowercase", action="store_true")
     sub.add_parser("selfcheck", help="the reference's gradients by finite differences")
     args = ap.parse_args()
     if args.mode == "bench":
-        bench(args)
+        (bench_translate if args.translate else bench)(args)
     elif args.mode == "tokenize":
         # lines end at \n only (text mode would also cut at \r, which s2s keeps inside a line)
         lines = sys.stdin.buffer.read().decode("utf-8").split("\n")

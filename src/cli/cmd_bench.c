@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/mem.h"
 #include "base/rng.h"
+#include "cli/bench_translate.h"
 #include "cli/command.h"
 #include "model/batch.h"
 #include "model/model.h"
@@ -31,7 +32,7 @@ static double now_seconds(void)
 static const char BENCH_USAGE[] =
     "usage: s2s bench [--size S|M|L] [--batch B] [--steps N] [--warmup W] [--threads T]\n"
     "                 [--shards K] [--seed S] [--heads H] [--self-attention L]\n"
-    "                 [--attention-only] [--hard] [--image]\n"
+    "                 [--attention-only] [--hard] [--image] [--translate [--beam K]]\n"
     "       s2s bench --sgemm-peak [--threads T]\n"
     "\n"
     "Times training steps on synthetic batches (lengths uniform 5..20 plus </s>, as\n"
@@ -46,7 +47,10 @@ static const char BENCH_USAGE[] =
     "2 layers unless --self-attention says); --hard: hard attention, trained by sampling\n"
     "(training's defaults); --image: configs/shapes.yaml's image model instead of a size\n"
     "(64 x 64 pictures, conv blocks 16, 32, 64; m 64, p 128, a 64, l 128; 21 words),\n"
-    "on 8 batches of random pictures used in turn. --sgemm-peak measures the\n"
+    "on 8 batches of random pictures used in turn. --translate times decoding instead\n"
+    "(greedy, or beam search of --beam K) of --steps batches of --batch sentences, on\n"
+    "weights and sources made by a formula scripts/torch_reference.py shares, in\n"
+    "sentences per second. --sgemm-peak measures the\n"
     "machine's matrix-product speed instead: the best of five 2048 x 2048 x 2048 sgemm,\n"
     "in GFLOP/s. An option's value is the next argument: --steps 50, not --steps=50.\n";
 
@@ -87,21 +91,24 @@ typedef struct {
     int peak;              /* --sgemm-peak */
     int attention_only;    /* --attention-only */
     int hard, image;       /* --hard, --image */
+    int translate;         /* --translate */
+    long beam;             /* --beam */
 } BenchOptions;
 
 /* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
 static int parse_options(BenchOptions *o, int argc, char **argv)
 {
     enum { HELP, PEAK, SIZE, BATCH, STEPS, WARMUP, THREADS, SHARDS, SEED, HEADS, SA, ONLY, HARD,
-           IMAGE };
+           IMAGE, TRANSLATE, BEAM };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [PEAK] = {"--sgemm-peak", 0}, [SIZE] = {"--size", 1},
         [BATCH] = {"--batch", 1}, [STEPS] = {"--steps", 1}, [WARMUP] = {"--warmup", 1},
         [THREADS] = {"--threads", 1}, [SHARDS] = {"--shards", 1}, [SEED] = {"--seed", 1}, [HEADS] = {"--heads", 1},
         [SA] = {"--self-attention", 1}, [ONLY] = {"--attention-only", 0}, [HARD] = {"--hard", 0},
-        [IMAGE] = {"--image", 0}, {NULL, 0}};
+        [IMAGE] = {"--image", 0}, [TRANSLATE] = {"--translate", 0}, [BEAM] = {"--beam", 1},
+        {NULL, 0}};
     *o = (BenchOptions){.size = "S", .batch = 32, .steps = 200, .warmup = 20, .seed = 1,
-                        .heads = 1, .sa_layers = -1};
+                        .heads = 1, .sa_layers = -1, .beam = 1};
     for (int a = 0; a < argc; a++) {
         const char *value = NULL;
         int opt = cmd_option("bench", OPTS, argc, argv, &a, &value);
@@ -117,8 +124,9 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
             o->peak = 1;
             continue;
         }
-        if (opt == ONLY || opt == HARD || opt == IMAGE) {
-            *(opt == ONLY ? &o->attention_only : opt == HARD ? &o->hard : &o->image) = 1;
+        if (opt == ONLY || opt == HARD || opt == IMAGE || opt == TRANSLATE) {
+            *(opt == ONLY ? &o->attention_only : opt == HARD ? &o->hard
+              : opt == IMAGE ? &o->image : &o->translate) = 1;
             continue;
         }
         if (opt == SIZE) {
@@ -130,7 +138,7 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
                                         [WARMUP] = {0, 100000}, [THREADS] = {0, 1024},
                                         [SHARDS] = {0, 64},
                                         [SEED] = {0, 4294967295L}, [HEADS] = {1, ATTN_MAX_HEADS},
-                                        [SA] = {0, SA_MAX_LAYERS}};
+                                        [SA] = {0, SA_MAX_LAYERS}, [BEAM] = {1, 100}};
         char *end;
         errno = 0;
         long v = strtol(value, &end, 10);
@@ -142,7 +150,7 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
         }
         long *field[] = {[BATCH] = &o->batch, [STEPS] = &o->steps, [WARMUP] = &o->warmup,
                          [THREADS] = &o->threads, [SHARDS] = &o->shards, [SEED] = &o->seed, [HEADS] = &o->heads,
-                         [SA] = &o->sa_layers};
+                         [SA] = &o->sa_layers, [BEAM] = &o->beam};
         *field[opt] = v;
     }
     return -1;
@@ -303,6 +311,10 @@ int cmd_bench(int argc, char **argv)
         o.threads = o.batch <= 4 ? 1 : openblas_get_num_procs();
     if (o.shards == 0)
         o.shards = o.threads;
+    if (o.translate) { /* decoding: one pass, BLAS's threads (as s2s translate) */
+        openblas_set_num_threads((int)o.threads);
+        return bench_translate(&d, o.size, (int)o.batch, (int)o.steps, (int)o.warmup, (int)o.beam);
+    }
     openblas_set_num_threads(o.shards > 1 ? 1 : (int)o.threads);
 
     /* every batch drawn before the clock starts, as the PyTorch baseline does */

@@ -316,6 +316,19 @@ START_TEST(every_help_and_usage_error_reads_the_same_way)
                       strstr(text, "\nRESULT {"), "s2s bench %s said:\n%s", models[k][0], text);
         free(text);
     }
+    /* and the translation rows: greedy and beam search */
+    static const char *const beams[] = {"1", "3"};
+    for (size_t k = 0; k < sizeof beams / sizeof *beams; k++) {
+        const char *argv[] = {S2S, "bench", "--translate", "--beam", beams[k], "--batch", "3",
+                              "--steps", "1", "--warmup", "0", NULL};
+        ck_assert_int_eq(run_command(argv, out, err, NULL), 0);
+        char *text = read_file(out);
+        char want[64];
+        snprintf(want, sizeof want, "\"beam\": %s, \"sentences_per_s\": ", beams[k]);
+        ck_assert_msg(strstr(text, want) && strstr(text, "\"words_out\": "),
+                      "s2s bench --translate --beam %s said:\n%s", beams[k], text);
+        free(text);
+    }
     const char *missing[] = {S2S, "tokenize", "--level", NULL};
     ck_assert_int_eq(run_command(missing, out, err, NULL), 2);
     said = read_file(err);
