@@ -145,14 +145,13 @@ def main():
         if times:
             goals.append("%gx torch" % times)
             ok = ok and o >= times * t
+        shares = "- | -"
         if limit:
             measured = peak * 1e9 / FLOPS_PER_TOKEN[name[0]]
             shares = "%.1f%% | %.1f%%" % (100 * o / limit, 100 * o / measured)
         if frac:
             goals.append("%d%% of measured peak" % (100 * frac))
             ok = ok and o >= frac * measured
-        else:
-            shares = "- | -"
         print("| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s | %s | %s |" % (
             name, o, t, o / t, o_rss, t_rss, o_rss / t_rss, shares,
             ", ".join(goals + ["RSS <= torch/2"]), "yes" if ok else "no"))

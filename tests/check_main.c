@@ -19,6 +19,7 @@ int main(void)
     SRunner *runner = srunner_create(rng_suite());
     srunner_add_suite(runner, workers_suite());
     srunner_add_suite(runner, small_gemm_suite());
+    srunner_add_suite(runner, pool_float_suite());
     srunner_add_suite(runner, batch_suite());
     srunner_add_suite(runner, tokenize_suite());
     srunner_add_suite(runner, number_suite());

@@ -21,17 +21,24 @@ static size_t pixel(int b, int y, int x, int N, int C)
 static void im2col(real *cols, const real *x, int B, int N, int C)
 {
     const size_t width = (size_t)9 * C;
+    static const real zeros[1] = {0};
     for (int b = 0; b < B; b++)
         for (int y = 0; y < N; y++)
             for (int x0 = 0; x0 < N; x0++) {
                 real *row = cols + pixel(b, y, x0, N, 1) * width;
+                /* each of the 9 neighbours' channels, or a zero for one outside: the row
+                 * is then written in order (column c * 9 + k), the fastest way through */
+                const real *src[9];
+                size_t stride[9];
                 for (int k = 0; k < 9; k++) {
                     const int sy = y + k / 3 - 1, sx = x0 + k % 3 - 1;
                     const int inside = sy >= 0 && sy < N && sx >= 0 && sx < N;
-                    const real *src = inside ? x + pixel(b, sy, sx, N, C) : NULL;
-                    for (int c = 0; c < C; c++)
-                        row[c * 9 + k] = inside ? src[c] : 0;
+                    src[k] = inside ? x + pixel(b, sy, sx, N, C) : zeros;
+                    stride[k] = inside;
                 }
+                for (int c = 0; c < C; c++)
+                    for (int k = 0; k < 9; k++)
+                        row[c * 9 + k] = src[k][c * stride[k]];
             }
 }
 
@@ -88,6 +95,7 @@ void conv3x3_backward(real *dx, real *dW, real *db, real *dcols, const real *dy,
     col2im(dx, dcols, B, N, C_in);
 }
 
+#ifdef S2S_REAL_DOUBLE
 /* The index of the largest of x[at + step[k]], k = 0..3: the first of equals (a later
  * one must be strictly larger), and the first NaN if there is one (nothing compares
  * larger than a NaN, so once taken it stays, and reaches the loss). */
@@ -101,6 +109,7 @@ static size_t window_argmax(const real *x, size_t at, const size_t step[4])
     }
     return best;
 }
+#endif
 
 void maxpool2x2_forward(real *y, int *argmax, const real *x, int B, int N, int C)
 {
@@ -112,17 +121,33 @@ void maxpool2x2_forward(real *y, int *argmax, const real *x, int B, int N, int C
         for (int oy = 0; oy < M; oy++)
             for (int ox = 0; ox < M; ox++) {
                 const size_t in = pixel(b, 2 * oy, 2 * ox, N, C), out = pixel(b, oy, ox, M, C);
+#ifdef S2S_REAL_DOUBLE /* finite differences hold each window's choice (ops.h) */
                 for (int c = 0; c < C; c++) {
                     size_t best = window_argmax(x, in + c, step);
-#ifdef S2S_REAL_DOUBLE /* finite differences hold each window's choice (ops.h) */
                     int k = 0;
                     while (in + c + step[k] != best)
                         k++;
                     best = in + c + step[relu_frozen_choice(k)];
-#endif
                     y[out + c] = x[best];
                     argmax[out + c] = (int)best;
                 }
+#else
+                /* window_argmax's rule, branch-free over the channels so that the
+                 * compiler can take 8 at a time: the first of equals, the first NaN */
+                const real *x0 = x + in, *x1 = x0 + step[1], *x2 = x0 + step[2], *x3 = x0 + step[3];
+                for (int c = 0; c < C; c++) {
+                    real best = x0[c];
+                    int k = 0;
+                    const real v[3] = {x1[c], x2[c], x3[c]};
+                    for (int j = 0; j < 3; j++) {
+                        const int take = v[j] > best || (v[j] != v[j] && best == best);
+                        best = take ? v[j] : best;
+                        k = take ? j + 1 : k;
+                    }
+                    y[out + c] = best;
+                    argmax[out + c] = (int)in + c + (k & 1) * C + (k >> 1) * N * C;
+                }
+#endif
             }
 }
 

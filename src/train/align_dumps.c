@@ -131,6 +131,7 @@ static void log_attention_scores(Trainer *t, double epoch)
  * over the validation set, with its AER when gold alignments are known. */
 int dump_alignments(Trainer *t, Error *err)
 {
+    use_blas_threads(t, 1);
     fault_signal_at("dump", t->prog.step);
     const Corpus *v = &t->valid;
     int n = t->n_probes, rc = 0;

@@ -194,6 +194,7 @@ int validate_and_save(Trainer *t, Error *err)
     EvalScores s;
     TokenLevel level = cfg->data.level;
     double t0 = now_seconds();
+    use_blas_threads(t, 1);
     fault_signal_at("validate", t->prog.step);
     /* not interrupted: a signal waits for the validation (its step's last work) */
     evaluate(&t->eval, &t->P, &t->tgt_vocab, level, cfg->translate.detokenize,
@@ -296,6 +297,7 @@ static int write_lines(const char *path, char *const *lines, int n, Error *err)
  * or 1: a signal stopped it (nothing written; a resume translates the test set). */
 int translate_test_set(Trainer *t, Error *err)
 {
+    use_blas_threads(t, 1);
     const Config *cfg = t->cfg;
     const Params *P = &t->P;
     Checkpoint best = {0};

@@ -82,7 +82,8 @@ void trainer_free(Trainer *t);
 
 /* Saves checkpoints/NAME (last.ckpt, best.ckpt). Returns 0 or -1 (err set). */
 int save_checkpoint(Trainer *t, const char *name, Error *err);
-/* OpenBLAS's threads for what comes next: the steps' (eval 0) or validation's (1). */
+/* OpenBLAS's threads for what comes next: the steps' (eval 0: one when the shards share
+ * the cores) or those of validation, the dumps and the test translation (1: all). */
 void use_blas_threads(Trainer *t, int eval);
 /* The learning rate of update k (1-based), warm-up included. */
 double learning_rate_at(const Trainer *t, long k);

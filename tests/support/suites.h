@@ -7,6 +7,7 @@
 Suite *rng_suite(void);
 Suite *workers_suite(void);
 Suite *small_gemm_suite(void);
+Suite *pool_float_suite(void);
 Suite *batch_suite(void);
 Suite *tokenize_suite(void);
 Suite *number_suite(void);
