@@ -9,6 +9,10 @@
 int small_gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
                const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
+    /* its kernels run on the calling thread alone: where BLAS has several threads for a
+     * product (one shard's step, decoding) they would leave the other cores idle */
+    if (openblas_get_num_threads() > 1)
+        return 0;
     /* libxsmm is column-major: the row-major C (M, N) is the column-major C^T (N, M) =
      * op(B)^T (N, K) . op(A)^T (K, M), so B is libxsmm's first operand and A its second */
     const int flags = (tb == CblasTrans ? LIBXSMM_GEMM_FLAG_TRANS_A : 0) |

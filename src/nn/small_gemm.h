@@ -9,8 +9,8 @@
 #include <cblas.h>
 
 /* C (M, N) = op(A) (M, K) . op(B) (K, N) + beta C, row-major, beta 0 or 1, by a JIT
- * kernel when libxsmm makes one for the shape: returns 1 if done, 0 to leave it to BLAS.
- * Always 0 without S2S_XSMM. */
+ * kernel when libxsmm makes one for the shape and BLAS is set to one thread (the
+ * shards' passes): returns 1 if done, 0 to leave it to BLAS. Always 0 without S2S_XSMM. */
 int small_gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
                const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
