@@ -76,25 +76,39 @@ static double gradient_difference(const ModelGrad *a, const ModelGrad *b, double
     return worst;
 }
 
+/* Variant v's step cut two ways, (shards, threads) a and b: their losses, their largest
+ * gradient difference, a's largest gradient, and whether their hard-attention
+ * statistics are the same. */
+typedef struct {
+    double loss[2], worst, largest;
+    int same_stats;
+} TwoCuttings;
+
+static TwoCuttings two_cuttings(int v, const int a[2], const int b[2])
+{
+    ShardCase c;
+    shard_case_init(&c, v);
+    Shards s[2];
+    shards_for(&s[0], &c, a[0], a[1]);
+    shards_for(&s[1], &c, b[0], b[1]);
+    TwoCuttings r = {.loss = {run(&s[0], &c), run(&s[1], &c)}};
+    r.worst = gradient_difference(shards_gradient(&s[0]), shards_gradient(&s[1]), &r.largest);
+    r.same_stats = !memcmp(&s[0].hard_stats, &s[1].hard_stats, sizeof(HardStats));
+    shards_free(&s[0]);
+    shards_free(&s[1]);
+    shard_case_free(&c);
+    return r;
+}
+
 START_TEST(the_threads_the_shards_run_on_change_no_bit)
 {
+    static const int alone[2] = {3, 1}, side_by_side[2] = {3, 2};
     for (int v = 0; v < FIXTURE_N_VARIANTS; v++) {
-        ShardCase c;
-        shard_case_init(&c, v);
-        Shards alone, side_by_side;
-        shards_for(&alone, &c, 3, 1);
-        shards_for(&side_by_side, &c, 3, 2);
-        const double a = run(&alone, &c), b = run(&side_by_side, &c);
-        const ModelGrad *ga = shards_gradient(&alone), *gb = shards_gradient(&side_by_side);
-        double largest;
-        ck_assert_msg(a == b && gradient_difference(ga, gb, &largest) == 0 &&
-                          !memcmp(&alone.hard_stats, &side_by_side.hard_stats, sizeof(HardStats)),
+        const TwoCuttings r = two_cuttings(v, alone, side_by_side);
+        ck_assert_msg(r.loss[0] == r.loss[1] && r.worst == 0 && r.same_stats,
                       "%s: 3 shards on 2 threads differ from 3 on one (loss %.17g, %.17g)",
-                      fixture_variant(v).name, b, a);
-        ck_assert(largest > 0);
-        shards_free(&alone);
-        shards_free(&side_by_side);
-        shard_case_free(&c);
+                      fixture_variant(v).name, r.loss[1], r.loss[0]);
+        ck_assert(r.largest > 0);
     }
 }
 END_TEST
@@ -163,27 +177,18 @@ START_TEST(the_shards_sum_to_the_whole_batch)
      * at most 3e-7 of the largest gradient); a shard left out, counted twice or divided by
      * its own tokens moves them by a tenth or more. The variants from
      * FIXTURE_FIRST_DROPOUT on draw per shard, so they are another function. */
+    static const int whole[2] = {1, 1}, three[2] = {3, 2};
     int checked = 0;
     double most = 0;
     for (int v = 0; v < FIXTURE_FIRST_DROPOUT; v++) {
-        ShardCase c;
-        shard_case_init(&c, v);
-        Shards whole, three;
-        shards_for(&whole, &c, 1, 1);
-        shards_for(&three, &c, 3, 2);
-        const double a = run(&whole, &c), b = run(&three, &c);
-        double largest;
-        const double worst = gradient_difference(shards_gradient(&whole), shards_gradient(&three),
-                                                 &largest);
-        ck_assert_msg(fabs(a - b) <= 1e-5 * fabs(a) && worst <= 1e-5 * largest,
+        const TwoCuttings r = two_cuttings(v, whole, three);
+        const double a = r.loss[0], b = r.loss[1];
+        ck_assert_msg(fabs(a - b) <= 1e-5 * fabs(a) && r.worst <= 1e-5 * r.largest,
                       "%s: 3 shards' loss %.9g against the whole batch's %.9g; gradient "
                       "difference %.2e of the largest", fixture_variant(v).name, b, a,
-                      worst / largest);
+                      r.worst / r.largest);
         checked++;
-        most = fmax(most, fmax(fabs(a - b) / fabs(a), worst / largest));
-        shards_free(&whole);
-        shards_free(&three);
-        shard_case_free(&c);
+        most = fmax(most, fmax(fabs(a - b) / fabs(a), r.worst / r.largest));
     }
     printf("shards: %d variants, 3 shards against the whole batch: at most %.1e of the loss "
            "and of the largest gradient\n", checked, most);
