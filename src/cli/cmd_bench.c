@@ -18,6 +18,7 @@
 #include "cli/command.h"
 #include "model/batch.h"
 #include "model/model.h"
+#include "nn/small_gemm.h"
 #include "train/model_grad.h"
 #include "train/shards.h"
 #include "train/optim.h"
@@ -269,6 +270,9 @@ static int bench_dims(const BenchOptions *o, Dims *out)
     if (o->image && o->attention_only)
         return cmd_usage_error("--image and --attention-only: an image model has no text "
                                "encoder to leave out%s", "");
+    if (o->translate && (o->image || o->hard))
+        return cmd_usage_error("--translate: times text models with soft attention (not %s)",
+                               o->image ? "--image" : "--hard");
     d.heads = (int)o->heads;
     d.hard = o->hard;
     if (!o->image)
@@ -316,6 +320,7 @@ int cmd_bench(int argc, char **argv)
         return bench_translate(&d, o.size, (int)o.batch, (int)o.steps, (int)o.warmup, (int)o.beam);
     }
     openblas_set_num_threads(o.shards > 1 ? 1 : (int)o.threads);
+    small_gemm_enable(o.shards > 1); /* as training has them */
 
     /* every batch drawn before the clock starts, as the PyTorch baseline does */
     const long total = o.warmup + o.steps;

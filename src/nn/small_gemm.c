@@ -3,15 +3,22 @@
 
 #include <stdio.h>
 
+/* small_gemm_enable's setting: a run's, read by the shards' threads after the main
+ * thread set it between passes (the pool's lock orders the two) */
+static int enabled;
+
+void small_gemm_enable(int on)
+{
+    enabled = on;
+}
+
 #ifdef S2S_XSMM
 #include <libxsmm.h>
 
 int small_gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
                const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-    /* its kernels run on the calling thread alone: where BLAS has several threads for a
-     * product (one shard's step, decoding) they would leave the other cores idle */
-    if (openblas_get_num_threads() > 1)
+    if (!enabled)
         return 0;
     /* libxsmm is column-major: the row-major C (M, N) is the column-major C^T (N, M) =
      * op(B)^T (N, K) . op(A)^T (K, M), so B is libxsmm's first operand and A its second */
@@ -37,7 +44,7 @@ void small_gemm_describe(char *out, int cap)
 int small_gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
                const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-    (void)ta, (void)tb, (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb;
+    (void)enabled, (void)ta, (void)tb, (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb;
     (void)beta, (void)C, (void)ldc;
     return 0;
 }

@@ -8,9 +8,16 @@
 
 #include <cblas.h>
 
+/* Whether the coming products may use the kernels (0 at the start). They run on the
+ * calling thread alone: training turns them on for sharded steps, whose products run
+ * one thread each anyway, and off where BLAS has all the threads for one product
+ * (validation, decoding, one shard). A setting of the run, not of the thread count, so
+ * that which code multiplies never depends on the threads. Set between passes only. */
+void small_gemm_enable(int on);
+
 /* C (M, N) = op(A) (M, K) . op(B) (K, N) + beta C, row-major, beta 0 or 1, by a JIT
- * kernel when libxsmm makes one for the shape and BLAS is set to one thread (the
- * shards' passes): returns 1 if done, 0 to leave it to BLAS. Always 0 without S2S_XSMM. */
+ * kernel when they are enabled and libxsmm makes one for the shape: returns 1 if done, 0
+ * to leave it to BLAS. Always 0 without S2S_XSMM. */
 int small_gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
                const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
 

@@ -297,7 +297,8 @@ void config_keep_older_behaviour(Config *cfg)
 {
     /* keys added after checkpoints were first written, with the value that does what an
      * s2s without the key did */
-    static const char *const older[][2] = {{"training.warmup_steps", "0"}};
+    static const char *const older[][2] = {{"training.warmup_steps", "0"},
+                                           {"training.shards", "1"}};
     for (size_t k = 0; k < sizeof older / sizeof *older; k++) {
         const int key = config_find_key(older[k][0]);
         Error ignored;

@@ -21,6 +21,10 @@
 #define ENCODER_CELL_NONE N_CELLS
 
 /* A list of integers, e.g. alignments.lines: [3, 17, 42]. */
+/* The most shards training.shards allows: beyond the cores of one machine, each shard
+ * only costs its gradient and workspace. */
+enum { CONFIG_MAX_SHARDS = 64 };
+
 typedef struct {
     long v[CONFIG_MAX_LIST];
     int n;
@@ -97,7 +101,8 @@ typedef struct {
         long valid_every, log_every;
         long max_bad_steps;
         long threads;
-        long shards; /* 0 until resolved: as many as threads (trainer_setup.c) */
+        long shards; /* 0 until resolved: as many as threads (trainer_setup.c), at most
+                      * CONFIG_MAX_SHARDS */
         /* hard attention (model/MODEL.md) */
         double hard_reinforce_weight, hard_entropy_weight, hard_expected_prob;
         double hard_baseline_decay;

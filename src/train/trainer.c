@@ -10,6 +10,7 @@
 
 #include "base/fault.h"
 #include "base/interrupt.h"
+#include "nn/small_gemm.h"
 #include "text/number.h"
 #include "train/trainer_parts.h"
 
@@ -46,6 +47,7 @@ void use_blas_threads(Trainer *t, int eval)
     const int want = eval ? t->eval_blas_threads : t->step_blas_threads;
     if (openblas_get_num_threads() != want)
         openblas_set_num_threads(want);
+    small_gemm_enable(!eval && t->cfg->training.shards > 1);
 }
 
 /* The learning rate of update k (1-based): the scheduled rate (prog.lr, which the plateau

@@ -375,6 +375,15 @@ static int training_threads(const Config *cfg)
            : cfg->training.batch_size <= 4 ? 1 : openblas_get_num_procs();
 }
 
+/* training.shards 0: one per thread, but no more than the batch has sentences or the
+ * key allows, so that the saved config loads again. */
+static long resolved_shards(const Config *cfg)
+{
+    long n = training_threads(cfg);
+    n = n < cfg->training.batch_size ? n : cfg->training.batch_size;
+    return n < CONFIG_MAX_SHARDS ? n : CONFIG_MAX_SHARDS;
+}
+
 /* The shards run on up to `threads` threads with one BLAS thread each; one shard has
  * BLAS's threads to itself, and validation and translation always do. */
 static void set_threads(Trainer *t)
@@ -401,7 +410,7 @@ int trainer_setup(Trainer *t, const char *resume_dir, Error *err)
         goto done;
     }
     if (cfg->training.shards == 0) /* before the config is saved: a resume keeps it */
-        cfg->training.shards = training_threads(cfg);
+        cfg->training.shards = resolved_shards(cfg);
     t->config_yaml = config_to_yaml(cfg);
     RunMarks marks = {ck.progress.metrics_bytes, ck.progress.alignments_bytes};
     int opened = rundir_open(&t->run, cfg->run_dir, resume_dir ? &marks : NULL, err);

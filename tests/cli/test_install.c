@@ -296,6 +296,8 @@ START_TEST(every_help_and_usage_error_reads_the_same_way)
         {"--shards", "65", "s2s: error: --shards: expected 0 to 64, got `65`\n"},
         {"--image", "--attention-only", "s2s: error: --image and --attention-only: an image "
                                         "model has no text encoder to leave out\n"},
+        {"--translate", "--image", "s2s: error: --translate: times text models with soft "
+                                   "attention (not --image)\n"},
     };
     for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++) {
         const char *argv[] = {S2S, "bench", ranges[k][0], ranges[k][1], NULL};

@@ -21,7 +21,7 @@ START_TEST(small_products_equal_the_product_in_double)
 {
     static const int sizes[][3] = {{2, 3, 4}, {7, 5, 3}, {16, 384, 64}, {32, 128, 192},
                                    {33, 17, 9}, {16, 64, 16}, {64, 64, 64}, {21, 96, 32}};
-    openblas_set_num_threads(1); /* the kernels serve single-threaded BLAS only */
+    small_gemm_enable(1);
     Pcg32 rng;
     pcg32_seed(&rng, 3, RNG_STREAM_INIT);
     int kernels = 0, checked = 0;
@@ -80,11 +80,10 @@ START_TEST(small_products_equal_the_product_in_double)
      * libxsmm 1.17 makes one for every product here whose B is not transposed (its
      * column-major first operand), 32 of the 64 */
     ck_assert_int_ge(kernels, 32);
-    /* and with BLAS on two threads, none: the product is BLAS's, on both cores */
-    openblas_set_num_threads(2);
+    /* and turned off, none: the product is BLAS's, on all its threads */
+    small_gemm_enable(0);
     float one[4] = {1, 1, 1, 1}, out[4] = {0};
     ck_assert_int_eq(small_gemm(CblasNoTrans, CblasNoTrans, 2, 2, 2, one, 2, one, 2, 0, out, 2), 0);
-    openblas_set_num_threads(1);
 #else
     ck_assert_int_eq(kernels, 0);
 #endif
