@@ -169,16 +169,20 @@ def main():
         print("| translation (batches of 32) | s2s sentences/s | torch greedy sentences/s | "
               "ratio | same words out | target | met |")
         print("|---|---|---|---|---|---|---|")
+    notes = []
     for size, batch, beam, o, t, times, same in translations:
         print("| %s/%d %s | %.1f | %.1f | %.2f | %s | %s | %s |" % (
             size, batch, "greedy" if beam == 1 else "beam %d" % beam, o, t, o / t,
             "yes" if same else "NO", "%gx torch" % times if times else "-",
             ("yes" if o >= times * t and same else "no") if times else "-"))
         if times and o < times * t and same:
-            print("- %s/%d greedy: both decode the same sentences to the same number of words, "
-                  "every row until its batch's last sentence ends: the same products, so the "
-                  "ratio is their speeds at them (scripts/README.md, \"What bounds\")"
-                  % (size, batch))
+            notes.append("- %s/%d greedy: both decode the same sentences to the same number of "
+                         "words, every row until its batch's last sentence ends: the same "
+                         "products, so the ratio is their speeds at them (scripts/README.md, "
+                         "\"What bounds\")" % (size, batch))
+
+    for line in notes:
+        print(line)
 
 
 if __name__ == "__main__":
