@@ -5,20 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <time.h>
 
+#include "base/clock.h"
 #include "base/mem.h"
 #include "cli/command.h"
 #include "decode/beam.h"
 
 enum { MAX_WORDS = 20 };
-
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 void bench_formula_weights(Params *P)
 {
@@ -65,9 +58,9 @@ int bench_translate(const Dims *d, const char *size, int batch, int batches, int
         formula_sources(&bt, d, s, batch, words);
         for (int k = 0; k < batch; k++)
             max_out[k] = decode_output_limit(bt.src_len[k], 2, 10);
-        const double t0 = seconds_now();
+        const double t0 = now_seconds();
         beam_search(&dec, &P, &bt, beam, 0.6, 1, max_out, out);
-        const double dt = seconds_now() - t0;
+        const double dt = now_seconds() - t0;
         for (int k = 0; k < batch; k++) {
             const Hypothesis *h = out[k].n ? &out[k].hyps[0] : NULL;
             for (int j = 0; h && s >= warmup && j < h->len; j++)

@@ -5,8 +5,8 @@
 #ifndef S2S_TRAINER_PARTS_H
 #define S2S_TRAINER_PARTS_H
 
-#include <time.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "data/corpus.h"
 #include "data/epochs.h"
@@ -59,14 +59,6 @@ typedef struct {
     long log_steps, log_tokens;
     double log_seconds, live_at;
 } Trainer;
-
-/* Seconds on the monotonic clock: the time a step or a validation took. */
-static inline double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* ---- trainer_setup.c: before the first step ---- */
 
