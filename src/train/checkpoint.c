@@ -130,6 +130,22 @@ static void pack_hard(Pack *p, const Progress *g)
     pack_i64(p, g->log_entropy_terms);
 }
 
+/* training.average_last's snapshots, sections of their own that only averaging runs
+ * write: AVGK holds k, how many are held and the slot of the oldest; AVGW the ring's
+ * slots in use (slots 0 to count - 1: a ring fills from slot 0). */
+static int pack_average(SectionWriter *w, const WeightAverage *a, Error *err)
+{
+    Pack head = {0};
+    pack_i64(&head, a->k);
+    pack_i64(&head, a->count);
+    pack_i64(&head, a->oldest);
+    int rc = secfile_section(w, "AVGK", head.b, head.len, err);
+    free(head.b);
+    if (rc < 0)
+        return -1;
+    return secfile_section(w, "AVGW", a->ring, (size_t)a->count * a->n * sizeof(float), err);
+}
+
 static void pack_optim(Pack *p, const Optimizer *o)
 {
     pack_i64(p, o->kind);
@@ -143,7 +159,7 @@ static void pack_optim(Pack *p, const Optimizer *o)
 int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                     const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
                     const double *picture_mean, const Optimizer *optim,
-                    const Progress *progress, Error *err)
+                    const Progress *progress, const WeightAverage *average, Error *err)
 {
     Pack p[10] = {{0}};
     for (int c = 0; picture_mean && c < 3; c++)
@@ -183,6 +199,8 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                      secfile_section(&w, "LOGS", p[6].b, p[6].len, err) < 0 ||
                      secfile_section(&w, "HARD", p[7].b, p[7].len, err) < 0 ||
                      secfile_section(&w, "DUMP", p[8].b, p[8].len, err) < 0))
+        goto fail;
+    if (progress && average && average->k > 1 && pack_average(&w, average, err) < 0)
         goto fail;
     rc = secfile_commit(&w, err);
     goto done;
@@ -283,6 +301,34 @@ static int check_tensors(const Params *p, const Section *s, const char *name, Er
     return 0;
 }
 
+/* AVGK and AVGW, if the run averaged (pack_average). */
+static int load_average(Checkpoint *ck, const SectionFile *f, const char *name, Error *err)
+{
+    const Section *head = secfile_find(f, "AVGK"), *ring;
+    if (!head)
+        return 0;
+    if (!(ring = need(f, "AVGW", name, err)))
+        return -1;
+    Unpack u = {head->data, head->len, 0, 0};
+    int64_t k = take_i64(&u), count = take_i64(&u), oldest = take_i64(&u);
+    if (u.bad || u.at != u.len || k < 2 || k > 64 || count < 1 || count > k || oldest < 0 ||
+        oldest >= count || (count < k && oldest != 0))
+        return error_set(err, "checkpoint `%s`: bad weight average (section AVGK)", name);
+    const size_t n = ck->params.n;
+    if (ring->len != (size_t)count * n * sizeof(float))
+        return error_set(err, "checkpoint `%s`: %llu bytes of averaged weights, %lld snapshots "
+                         "need %zu", name, (unsigned long long)ring->len, (long long)count,
+                         (size_t)count * n * sizeof(float));
+    weight_average_init(&ck->average, (int)k, n);
+    memcpy(ck->average.ring, ring->data, ring->len);
+    ck->average.count = (int)count;
+    ck->average.oldest = (int)oldest;
+    for (size_t j = 0; j < (size_t)count * n; j++)
+        if (!isfinite(ck->average.ring[j]))
+            return error_set(err, "checkpoint `%s`: non-finite averaged weight", name);
+    return 0;
+}
+
 static int load_training(Checkpoint *ck, const SectionFile *f, const char *name, Error *err)
 {
     const Section *o = need(f, "OPTM", name, err), *g;
@@ -372,6 +418,8 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
             p->log_sampled_tokens < p->log_sampled || p->log_entropy_terms < 0)
             return error_set(err, "checkpoint `%s`: bad hard-attention state", name);
     }
+    if (load_average(ck, f, name, err) < 0)
+        return -1;
     ck->has_training = 1;
     return 0;
 }
@@ -481,5 +529,6 @@ void checkpoint_free(Checkpoint *ck)
     vocab_free(&ck->tgt_vocab);
     params_free(&ck->params);
     optim_free(&ck->optim);
+    weight_average_free(&ck->average);
     memset(ck, 0, sizeof *ck);
 }

@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "train/config.h"
 #include "train/optim.h"
+#include "train/weight_average.h"
 
 /* Where training stands; everything needed to continue as if never stopped. */
 typedef struct {
@@ -58,14 +59,16 @@ typedef struct {
     long step;              /* the training step it was saved at (0 if unknown) */
     Optimizer optim;
     Progress progress;
+    WeightAverage average;  /* training.average_last's snapshots, oldest first (k 0: none) */
 } Checkpoint;
 
 /* Saves atomically to path. picture_mean: an image model's 3 channel means (NULL for
- * text). optim and progress may be NULL (a model-only file). */
+ * text). optim and progress may be NULL (a model-only file); average may be NULL (no
+ * averaging) and is saved only with progress. */
 int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                     const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
                     const double *picture_mean, const Optimizer *optim,
-                    const Progress *progress, Error *err);
+                    const Progress *progress, const WeightAverage *average, Error *err);
 
 /* Loads path; with with_training, also the optimizer and progress (an error if the
  * file has none). checkpoint_free is safe after a failure. */

@@ -97,6 +97,7 @@ typedef struct {
         long patience;
         double decrease_factor, learning_rate_min;
         long early_stopping;
+        long average_last;  /* validate the mean of the weights at the last this many */
         int early_stopping_metric; /* ConfigMetric */
         long valid_every, log_every;
         long max_bad_steps;

@@ -108,6 +108,7 @@ const KeySpec config_keys[] = {
     {"training.learning_rate_min", T_REAL, OFF(training.learning_rate_min), "1e-6", 0, 100, NULL, 0, "the learning rate never decays below this"},
     {"training.early_stopping", T_INT, OFF(training.early_stopping), "0", 0, 1000000, NULL, FREE, "stop after this many validations without improvement (0: never)"},
     {"training.early_stopping_metric", T_ENUM, OFF(training.early_stopping_metric), "bleu", 0, 0, metric_names, 0, "the validation score that picks best.ckpt and drives scheduling and early stopping"},
+    {"training.average_last", T_INT, OFF(training.average_last), "1", 1, 64, NULL, 0, "validation scores, and best.ckpt keeps, the mean of the weights at the last this many validations (this one included); training goes on from the weights of the moment (1: no averaging)"},
     {"training.valid_every", T_INT, OFF(training.valid_every), "1000", 1, BIG, NULL, FREE, "validate (and save last.ckpt) every this many steps"},
     {"training.log_every", T_INT, OFF(training.log_every), "100", 1, BIG, NULL, FREE, "log a progress line every this many steps (off a terminal)"},
     {"training.max_bad_steps", T_INT, OFF(training.max_bad_steps), "5", 1, 1000000, NULL, FREE, "stop (exit 4) after this many non-finite steps in a row"},

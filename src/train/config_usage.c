@@ -47,6 +47,8 @@ static const char *why_unused(const Config *cfg, const char *path)
         return "model.attention none has no attention weights";
     if (STARTS("training.hard_") && !hard)
         return "only hard attention samples (model.attention_mode: hard)";
+    if (IS("training.average_last") && no_valid)
+        return "without a validation set nothing is averaged";
     if (STARTS("training.adam_") && cfg->training.optimizer != OPTIMIZER_ADAM)
         return "the optimizer is not adam";
     if (STARTS("training.adadelta_") && cfg->training.optimizer != OPTIMIZER_ADADELTA)

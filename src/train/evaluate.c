@@ -196,8 +196,14 @@ int validate_and_save(Trainer *t, Error *err)
     double t0 = now_seconds();
     use_blas_threads(t, 1);
     fault_signal_at("validate", t->prog.step);
+    const Params *V = &t->P; /* the weights validated: of the moment, or the average */
+    if (t->average.k > 1) {
+        weight_average_push(&t->average, t->P.mem);
+        weight_average_mean(&t->average, t->averaged.mem);
+        V = &t->averaged;
+    }
     /* not interrupted: a signal waits for the validation (its step's last work) */
-    evaluate(&t->eval, &t->P, &t->tgt_vocab, level, cfg->translate.detokenize,
+    evaluate(&t->eval, V, &t->tgt_vocab, level, cfg->translate.detokenize,
              cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s, NULL);
     /* where the attention looks, against the captions' boxes */
     char ground_text[96] = "", ground_json[96] = "";
@@ -205,7 +211,7 @@ int validate_and_save(Trainer *t, Error *err)
         AerCounts aer;
         GroundingCounts g;
         double entropy, pointing, mass;
-        evaluate_alignments(&t->eval, &t->P, NULL, &t->ground, &aer, &g, &entropy);
+        evaluate_alignments(&t->eval, V, NULL, &t->ground, &aer, &g, &entropy);
         grounding_scores(&g, &pointing, &mass);
         snprintf(ground_text, sizeof ground_text, " valid_pointing=%.4f valid_mass=%.4f", pointing,
                  mass);
@@ -228,7 +234,7 @@ int validate_and_save(Trainer *t, Error *err)
     }
     /* saved before the log line says so (a failed save must not be reported as done);
      * nothing below changes what best.ckpt holds when the score improved */
-    if (improved && save_checkpoint(t, "best.ckpt", err) < 0)
+    if (improved && save_checkpoint_with(t, "best.ckpt", V, err) < 0)
         return -1;
     rundir_log(&t->run, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
                "valid_exact=%.2f%s time=%.1fs%s", t->prog.step, s.loss, s.ppl, s.bleu, s.exact,

@@ -32,6 +32,9 @@ void log_header(Trainer *t, int resumed)
     rundir_log(&t->run, "each batch in %ld shard%s (training.shards) on %d thread%s, %d BLAS "
                "thread%s each", shards, plural(shards), threads, plural(threads),
                t->step_blas_threads, plural(t->step_blas_threads));
+    if (t->average.k > 1)
+        rundir_log(&t->run, "validation scores, and best.ckpt keeps, the mean of the weights at "
+                   "the last %d validations (training.average_last)", t->average.k);
     const long warmup = config_warmup_steps(cfg);
     if (warmup > 0) {
         char lr[32];

@@ -15,7 +15,7 @@
 #include "train/trainer_parts.h"
 
 /* Checkpoints carry the state a resume needs, the data logs' lengths included. */
-int save_checkpoint(Trainer *t, const char *name, Error *err)
+int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Error *err)
 {
     t->prog.epoch = t->batcher.epoch;
     t->prog.next_batch = t->batcher.next;
@@ -34,12 +34,18 @@ int save_checkpoint(Trainer *t, const char *name, Error *err)
     rundir_path(&t->run, path, full, sizeof full);
     interrupt_saving(1);
     fault_signal_at("save", t->prog.step);
-    int rc = checkpoint_save(full, t->config_yaml, &t->dims, &t->src_vocab, &t->tgt_vocab, &t->P,
-                             t->train.pics.n ? t->train.mean : NULL, &t->opt, &t->prog, err);
+    int rc = checkpoint_save(full, t->config_yaml, &t->dims, &t->src_vocab, &t->tgt_vocab,
+                             weights, t->train.pics.n ? t->train.mean : NULL, &t->opt, &t->prog,
+                             t->average.count > 0 ? &t->average : NULL, err);
     interrupt_saving(0);
     if (rc == 0 && !strcmp(name, "last.ckpt"))
         t->last_saved = t->prog.step;
     return rc;
+}
+
+int save_checkpoint(Trainer *t, const char *name, Error *err)
+{
+    return save_checkpoint_with(t, name, &t->P, err);
 }
 
 void use_blas_threads(Trainer *t, int eval)

@@ -22,6 +22,7 @@
 #include "train/optim.h"
 #include "train/rundir.h"
 #include "train/trainer.h"
+#include "train/weight_average.h"
 
 typedef struct {
     Config *cfg;
@@ -35,6 +36,9 @@ typedef struct {
     int step_blas_threads, eval_blas_threads; /* OpenBLAS threads of the steps (1 when the
                             * shards share the cores) and of validation and translation */
     Optimizer opt;
+    WeightAverage average; /* training.average_last > 1 with validation data: the last
+                            * validations' weights (else k 0) ... */
+    Params averaged;       /* ... and their mean, which validation scores */
     Epochs batcher;
     Batch batch;
     Evaluator eval;
@@ -72,8 +76,10 @@ void trainer_free(Trainer *t);
 
 /* ---- trainer.c: the loop ---- */
 
-/* Saves checkpoints/NAME (last.ckpt, best.ckpt). Returns 0 or -1 (err set). */
+/* Saves checkpoints/NAME (last.ckpt, best.ckpt) with the weights of the moment, or with
+ * `weights` (best.ckpt of an averaging run holds the average). Returns 0 or -1 (err set). */
 int save_checkpoint(Trainer *t, const char *name, Error *err);
+int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Error *err);
 /* OpenBLAS's threads for what comes next: the steps' (eval 0: one when the shards share
  * the cores) or those of validation, the dumps and the test translation (1: all). */
 void use_blas_threads(Trainer *t, int eval);

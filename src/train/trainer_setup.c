@@ -296,6 +296,15 @@ static void init_model(Trainer *t, Checkpoint *ck)
     }
     if (t->n_probes)
         init_probe_buffers(t, argmax);
+    if (t->has_valid && cfg->training.average_last > 1) {
+        if (ck && ck->average.k == cfg->training.average_last) { /* the resume's snapshots */
+            t->average = ck->average;
+            memset(&ck->average, 0, sizeof ck->average);
+        } else {
+            weight_average_init(&t->average, (int)cfg->training.average_last, t->P.n);
+        }
+        params_alloc(&t->averaged, &t->dims);
+    }
     if (!ck) {
         t->prog.validated_step = 0;
         t->prog.dumped_step = -1;
@@ -314,6 +323,8 @@ void trainer_free(Trainer *t)
     params_free(&t->P);
     shards_free(&t->shards);
     optim_free(&t->opt);
+    weight_average_free(&t->average);
+    params_free(&t->averaged);
     epochs_free(&t->batcher);
     batch_free(&t->batch);
     if (t->has_valid)

@@ -134,10 +134,15 @@ void assert_same_training_state(const char *run_a, const char *run_b, const char
                   p.skipped_steps == q.skipped_steps && p.validations == q.validations &&
                   p.tokens == q.tokens && p.alignments_bytes == q.alignments_bytes &&
                   p.log_loss == q.log_loss && p.log_steps == q.log_steps &&
-                  p.log_tokens == q.log_tokens && p.validated_step == q.validated_step,
+                  p.log_tokens == q.log_tokens && p.validated_step == q.validated_step &&
+                  a.average.k == b.average.k && a.average.count == b.average.count &&
+                  a.average.oldest == b.average.oldest,
                   "%s of %s and %s: the progress differs (step %ld and %ld, lr %g and %g, "
                   "validations %ld and %ld)", name, run_a, run_b, p.step, q.step, p.lr, q.lr,
                   p.validations, q.validations);
+    ck_assert_msg(!a.average.count || !memcmp(a.average.ring, b.average.ring, a.average.count *
+                                              a.average.n * sizeof(float)),
+                  "%s of %s and %s: the averaged snapshots differ", name, run_a, run_b);
     checkpoint_free(&a);
     checkpoint_free(&b);
 }

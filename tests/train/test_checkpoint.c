@@ -62,7 +62,7 @@ static char *make_checkpoint(const char *dir, size_t *size)
                      .log_entropy_terms = 57};
     char path[600];
     snprintf(path, sizeof path, "%s/x.ckpt", dir);
-    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, &err) == 0, "%s", err.msg);
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, NULL, &err) == 0, "%s", err.msg);
     Checkpoint ck;
     ck_assert_msg(checkpoint_load(&ck, path, 1, &err) == 0, "%s", err.msg);
     ck_assert(memcmp(ck.params.mem, p.mem, sizeof(float) * p.n) == 0);
@@ -116,7 +116,7 @@ static const char *mismatch_error(const char *dir, CellKind decoder_cell,
     d.src_vocab += extra_src;
     char path[600];
     snprintf(path, sizeof path, "%s/mismatch.ckpt", dir);
-    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, NULL, NULL, &err) == 0, "%s", err.msg);
     Checkpoint ck;
     err.msg[0] = '\0';
     checkpoint_load(&ck, path, 0, &err);
@@ -331,6 +331,61 @@ START_TEST(format_v1_golden_checkpoint_still_translates)
 }
 END_TEST
 
+/* training.average_last's snapshots (sections AVGK, AVGW) come back in their slots, the
+ * oldest where it was; a ring its own numbers contradict is refused. */
+START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
+{
+    char dir[512], path[600];
+    scratch_dir(dir, sizeof dir, "avg");
+    snprintf(path, sizeof path, "%s/avg.ckpt", dir);
+    Config cfg;
+    config_defaults(&cfg);
+    Vocab counts, src, tgt;
+    small_config(&cfg, &counts, &src, &tgt);
+    char *yaml = config_to_yaml(&cfg);
+    Dims d = {src.size, tgt.size, 3, 4, 5, 6, 7, .enc_layers = 1};
+    Params p;
+    params_alloc(&p, &d);
+    Optimizer opt;
+    optim_init(&opt, OPTIM_ADAM, p.n, 0.001f);
+    Progress prog = {.step = 3, .lr = 0.001};
+    WeightAverage a;
+    weight_average_init(&a, 2, p.n);
+    for (int push = 1; push <= 3; push++) { /* the third wraps: the oldest is in slot 1 */
+        for (size_t k = 0; k < p.n; k++)
+            p.mem[k] = (float)(push * 1000 + (int)k) / 8;
+        weight_average_push(&a, p.mem);
+    }
+    Error err;
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, &a, &err) == 0,
+                  "%s", err.msg);
+    Checkpoint ck;
+    ck_assert_msg(checkpoint_load(&ck, path, 1, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(ck.average.k, 2);
+    ck_assert_int_eq(ck.average.count, 2);
+    ck_assert_int_eq(ck.average.oldest, 1);
+    for (int i = 0; i < 2; i++)
+        ck_assert(!memcmp(weight_average_snapshot(&ck.average, i), weight_average_snapshot(&a, i),
+                          sizeof(float) * p.n));
+    checkpoint_free(&ck);
+    a.oldest = 2; /* a slot the ring does not have */
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, &a, &err) == 0,
+                  "%s", err.msg);
+    char expected[700];
+    snprintf(expected, sizeof expected, "checkpoint `%s`: bad weight average (section AVGK)", path);
+    ck_assert_int_eq(checkpoint_load(&ck, path, 1, &err), -1);
+    ck_assert_str_eq(err.msg, expected);
+    checkpoint_free(&ck);
+    weight_average_free(&a);
+    optim_free(&opt);
+    params_free(&p);
+    vocab_free(&counts);
+    vocab_free(&src);
+    vocab_free(&tgt);
+    free(yaml);
+}
+END_TEST
+
 Suite *checkpoint_suite(void)
 {
     Suite *s = suite_create("checkpoint");
@@ -338,6 +393,7 @@ Suite *checkpoint_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, crc32_matches_the_published_check_value);
     tcase_add_test(tc, checkpoint_round_trips_and_refuses_damage);
+    tcase_add_test(tc, the_weight_average_round_trips_and_a_bad_one_is_refused);
     tcase_add_test(tc, weights_of_another_architecture_are_refused_with_both_shapes);
     tcase_add_test(tc, checkpoint_refuses_other_versions_platforms_and_impossible_sizes);
     tcase_add_test(tc, format_v1_golden_checkpoint_still_translates);

@@ -24,7 +24,9 @@
  * validation after the first (exact match stays 0 on this task, so nothing improves on
  * step 5) until early stopping ends the run at step 15; the learning rate warms up over
  * the first 8 updates (a function of the step, so resumed exactly too). Each batch is
- * cut into 2 shards on 2 threads, as training on this machine does by default. */
+ * cut into 2 shards on 2 threads, as training on this machine does by default, and
+ * validation scores the mean of the last 2 validations' weights (training.average_last:
+ * its snapshots are resumed too, and the ring wraps at step 15). */
 static void write_resume_setup(const char *dir)
 {
     write_tiny_setup(dir);
@@ -39,7 +41,7 @@ static void write_resume_setup(const char *dir)
              "  attention_size: 8\n  readout_size: 16\n"
              "training:\n  batch_size: 8\n  max_steps: 20\n  valid_every: 5\n  log_every: 3\n"
              "  threads: 2\n  shards: 2\n  learning_rate: 0.01\n  early_stopping_metric: exact\n"
-             "  patience: 1\n  early_stopping: 2\n  warmup_steps: 8\n"
+             "  patience: 1\n  early_stopping: 2\n  warmup_steps: 8\n  average_last: 2\n"
              "alignments:\n  every: 5\n",
              dir, dir, dir, dir, dir, dir, dir, dir, dir);
     write_file(path, text);
