@@ -41,6 +41,7 @@ typedef struct {
     int hard;       /* model.attention_mode hard: trained by sampling positions (its
                      * weights are a soft model's; decoding chooses, see ContextMode) */
     int context_gate; /* beta_i = sigmoid(w_beta . s_{i-1} + b_beta) scales c_i (Xu et al.) */
+    int tie_output; /* the output layer's W_o is E_y itself (needs l = m; Press and Wolf 2017) */
     /* the image encoder's (model.encoder image): pictures of image_size x image_size,
      * conv_layers blocks of conv_channels[l] channels, learned grid positions or not */
     int image_size, conv_layers, conv_channels[CONV_MAX_LAYERS], grid_positions;
@@ -88,7 +89,7 @@ typedef struct {
     CellParams dec;           /* W_i (Gp, m + d_h) on [ey; c], W_h (Gp, p), b_i, b_h (Gp) */
     real *w_beta, *b_beta;    /* (p), (1): the context gate (NULL without it) */
     real *W_t, *b_t;          /* (l, p + d_h + m) on [s; c; ey], (l) */
-    real *W_o, *b_o;          /* (V_y, l), (V_y) */
+    real *W_o, *b_o;          /* (V_y, l), (V_y); with tie_output W_o is E_y (l = m) */
     real *mem;                /* the flat buffer, owned when allocated by params_alloc */
     size_t n;                 /* floats in mem */
     Tensor tensors[MODEL_MAX_TENSORS];

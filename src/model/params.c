@@ -65,12 +65,14 @@ void model_describe(const Dims *d, char *out, size_t cap)
     else
         snprintf(encoder, sizeof encoder, "%s encoder (%d layer%s)", cell_name(d->enc_cell),
                  d->enc_layers, d->enc_layers > 1 ? "s" : "");
-    snprintf(out, cap, "%s%s, %s decoder, %sattention %s%s%s", encoder, sa, cell_name(d->dec_cell),
-             d->hard ? "hard " : "", score_names[d->score], heads,
-             d->context_gate ? ", context gate" : "");
+    snprintf(out, cap, "%s%s, %s decoder, %sattention %s%s%s%s", encoder, sa,
+             cell_name(d->dec_cell), d->hard ? "hard " : "", score_names[d->score], heads,
+             d->context_gate ? ", context gate" : "", d->tie_output ? ", output tied to E_y" : "");
 }
 
-/* Carves every tensor, or (without with_embeddings) every tensor but E_x and E_y. */
+/* Carves every tensor, or (without with_embeddings) every tensor but E_x and E_y -- but
+ * for E_y of a tied model, whose output layer reads and updates every row each step. A
+ * tied model has no tensor W_o: it points at E_y. */
 static size_t carve(Params *p, real *base, const Dims *d, int with_embeddings)
 {
     const int m = d->emb, dp = d->dec_hidden, readout = d->readout;
@@ -82,10 +84,10 @@ static size_t carve(Params *p, real *base, const Dims *d, int with_embeddings)
     memset(p->tensors, 0, sizeof p->tensors);
     TensorCarver c = {.base = base, .list = p->tensors, .cap = MODEL_MAX_TENSORS};
     p->E_x = p->E_y = NULL;
-    if (with_embeddings) {
+    if (with_embeddings)
         p->E_x = tensor_carve(&c, d->src_vocab, m, 0, "E_x");
+    if (with_embeddings || d->tie_output)
         p->E_y = tensor_carve(&c, d->tgt_vocab, m, 0, "E_y");
-    }
     encoder->carve_params(&p->enc, &c, &ed);
     p->W_s = tensor_carve(&c, dp, encoder->init_width(&ed), 0, "W_s");
     p->b_s = tensor_carve(&c, dp, 1, 1, "b_s");
@@ -106,7 +108,8 @@ static size_t carve(Params *p, real *base, const Dims *d, int with_embeddings)
     p->dec.b_h = tensor_carve(&c, Gd * dp, 1, 1, "dec.b_h");
     p->W_t = tensor_carve(&c, readout, dp + d_h + m, 0, "W_t");
     p->b_t = tensor_carve(&c, readout, 1, 1, "b_t");
-    p->W_o = tensor_carve(&c, d->tgt_vocab, readout, 0, "W_o");
+    assert(!d->tie_output || readout == m);
+    p->W_o = d->tie_output ? p->E_y : tensor_carve(&c, d->tgt_vocab, readout, 0, "W_o");
     p->b_o = tensor_carve(&c, d->tgt_vocab, 1, 1, "b_o");
     p->n_tensors = c.n;
     return c.offset;

@@ -181,6 +181,11 @@ int config_validate(Config *cfg, Error *err)
                          "heads split the annotations in %d equal slices, and their width d_h = "
                          "%s = %d is not divisible by %d", dims.sa_heads, dims.sa_heads, d_h_keys,
                          model_annotation_width(&dims), dims.sa_heads);
+    if (dims.tie_output && dims.readout != dims.emb)
+        return key_error(cfg, err, "model.tie_output", "model.tie_output: the output layer's W_o "
+                         "(V_y x readout_size) is E_y (V_y x embedding_size), so "
+                         "model.readout_size = model.embedding_size is needed, got %d and %d",
+                         dims.readout, dims.emb);
 #undef D
 #undef T
     if (!cfg->run_dir[0]) {
@@ -342,7 +347,8 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
               .sa_heads = (int)cfg->model.self_attention_heads,
               .sa_ffn = (int)cfg->model.self_attention_ffn,
               .hard = cfg->model.attention_mode == ATTENTION_HARD,
-              .context_gate = cfg->model.context_gate};
+              .context_gate = cfg->model.context_gate,
+              .tie_output = cfg->model.tie_output};
     if (cfg->model.encoder == CONFIG_ENCODER_IMAGE) {
         d.encoder = ENCODER_IMAGE;
         d.enc_cell = CELL_GRU; /* none: the keys of the recurrent encoder mean nothing here */

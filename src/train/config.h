@@ -68,6 +68,7 @@ typedef struct {
         int encoder;        /* ConfigEncoder */
         ConfigIntList conv_channels;
         int grid_positions, context_gate;
+        int tie_output;     /* W_o is E_y */
         long embedding_size, encoder_size, decoder_size, attention_size, readout_size;
         ScoreKind attention;
         long attention_heads;

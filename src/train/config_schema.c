@@ -72,6 +72,7 @@ const KeySpec config_keys[] = {
     {"model.decoder_size", T_INT, OFF(model.decoder_size), "128", 1, 8192, NULL, 0, "p: decoder units"},
     {"model.attention_size", T_INT, OFF(model.attention_size), "64", 1, 8192, NULL, 0, "a: attention layer size (additive and scaled_dot)"},
     {"model.readout_size", T_INT, OFF(model.readout_size), "128", 1, 8192, NULL, 0, "l: readout layer size"},
+    {"model.tie_output", T_BOOL, OFF(model.tie_output), "false", 0, 0, NULL, 0, "the output layer's weights W_o are the target embeddings E_y (tied, Press and Wolf 2017): V_y l fewer weights, and every step trains every target embedding; needs readout_size = embedding_size"},
     {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, score_names, 0, "attention score (src/model/MODEL.md): v_a.tanh(W_a s + U_a h), s.h (needs decoder_size = d_h: 2 encoder_size, or embedding_size with encoder_cell none), s.W_g h, W_q s.W_k h / sqrt(a), or none: a fixed context [fwd_h_S; bwd_h_1] (with encoder_cell none: the mean of the annotations)"},
     {"model.attention_heads", T_INT, OFF(model.attention_heads), "1", 1, ATTN_MAX_HEADS, NULL, 0, "attention heads: each scores its own slices of the query, the keys and the annotations, and reads its slice of the context (src/model/MODEL.md); the alignment is their mean"},
     {"model.encoder_cell", T_ENUM, OFF(model.encoder_cell), "gru", 0, 0, encoder_cell_names, 0, "encoder cell, in torch.nn's gate layout (rnn: tanh); none: no recurrent encoder, only positions and the self-attention layers (src/model/MODEL.md)"},

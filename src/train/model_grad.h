@@ -16,10 +16,11 @@
 #include "train/optim.h"
 
 typedef struct {
-    Params dense;      /* every tensor but E_x, E_y (NULL); dense.mem owns the buffer */
+    Params dense;      /* every tensor but E_x, E_y (NULL); dense.mem owns the buffer. A
+                        * tied model's E_y (W_o) is dense: the output layer fills it all */
     size_t offset;     /* where the dense part starts in the whole parameter buffer */
     EmbeddingGrad src_emb;   /* E_x's gradient */
-    EmbeddingGrad tgt_emb;   /* E_y's gradient */
+    EmbeddingGrad tgt_emb;   /* E_y's gradient (none for a tied model) */
 } ModelGrad;
 
 /* For batches of up to max_batch pairs of up to max_src_steps / max_tgt_steps

@@ -32,7 +32,9 @@
  * adds the gate, doubly_stochastic=lambda the doubly stochastic term, to any model
  * (neither with score=none); attention_supervision=lambda, to an image model with
  * attention, supervises it on word cells drawn after the pictures (each cell of a real
- * word's step in with probability 1/3), written as ground (T, B, S). mode=conv dumps the conv blocks alone instead (conv_dump,
+ * word's step in with probability 1/3), written as ground (T, B, S). tie_output=1 makes
+ * W_o the target embeddings E_y (needs l = m; the dump then has no W_o). mode=conv dumps
+ * the conv blocks alone instead (conv_dump,
  * ties=1 its case with ties). */
 #include <ctype.h>
 #include <errno.h>
@@ -66,6 +68,7 @@ typedef struct {
     int image_size, grid_positions; /* the image encoder's (encoder=image): pictures of */
     IntList conv_channels;          /* image_size pixels, the blocks' channels */
     int context_gate;               /* Dims.context_gate */
+    int tie_output;                 /* Dims.tie_output: W_o is E_y (l = m) */
     double doubly_stochastic;       /* Regularization.doubly_stochastic: lambda */
     double attention_supervision;   /* Regularization.attention_supervision: lambda */
     int mode, ties;                 /* model or conv (conv_dump); conv's integer case */
@@ -122,6 +125,7 @@ static const Setting SETTINGS[] = {
     /* the config's ranges (train/config_schema.c) */
     INT_SETTING(image_size, 2, 1024), LIST_SETTING(conv_channels, 1, 4096),
     INT_SETTING(grid_positions, 0, 1), INT_SETTING(context_gate, 0, 1),
+    INT_SETTING(tie_output, 0, 1),
     REAL_SETTING(doubly_stochastic, 0, 1e6),
     REAL_SETTING(attention_supervision, 0, 1e6),
     NAME_SETTING(mode, mode_names), INT_SETTING(ties, 0, 1),
@@ -227,6 +231,11 @@ static int check_combination(const Setup *s)
         else
             fprintf(stderr, "crosscheck_dump: doubly_stochastic=%g with score=none: no "
                     "attention weights\n", s->doubly_stochastic);
+        return -1;
+    }
+    if (s->tie_output && s->l != s->m) {
+        fprintf(stderr, "crosscheck_dump: tie_output=1 with l=%d m=%d: W_o (V_y, l) is E_y "
+                "(V_y, m)\n", s->l, s->m);
         return -1;
     }
     if (s->attention_supervision > 0 && s->encoder != ENCODER_IMAGE) {
@@ -359,7 +368,8 @@ static Dims setup_dims(Setup *s)
               .heads = s->heads, .encoder = (EncoderKind)s->encoder,
               .enc_cell = (CellKind)s->enc_cell, .dec_cell = (CellKind)s->dec_cell,
               .enc_layers = s->enc_layers, .sa_layers = s->sa_layers, .sa_heads = s->sa_heads,
-              .sa_ffn = s->sa_ffn, .hard = s->hard, .context_gate = s->context_gate};
+              .sa_ffn = s->sa_ffn, .hard = s->hard, .context_gate = s->context_gate,
+              .tie_output = s->tie_output};
     if (d.encoder == ENCODER_IMAGE) {
         d.image_size = s->image_size;
         d.conv_layers = s->conv_channels.n;

@@ -184,6 +184,31 @@ START_TEST(shards_with_the_whole_batch_counts_sum_to_the_whole_batch)
 }
 END_TEST
 
+/* A tied model has no W_o of its own: the output layer reads E_y's memory, and the model
+ * has V_y l weights fewer than the same model untied, which has W_o after W_t, b_t. */
+START_TEST(a_tied_output_layer_is_the_target_embeddings)
+{
+    int tied = -1;
+    for (int v = 0; v < FIXTURE_N_VARIANTS && tied < 0; v++)
+        tied = fixture_variant(v).tie_output ? v : -1;
+    ck_assert_int_ge(tied, 0);
+    Dims d = fixture_variant_dims(tied);
+    ck_assert_int_eq(d.readout, d.emb);
+    Params P, U;
+    params_alloc(&P, &d);
+    d.tie_output = 0;
+    params_alloc(&U, &d);
+    ck_assert_ptr_eq(P.W_o, P.E_y);
+    ck_assert_uint_eq(P.n, U.n - (size_t)d.tgt_vocab * d.readout);
+    ck_assert_int_eq(P.n_tensors, U.n_tensors - 1);
+    for (int t = 0; t < P.n_tensors; t++)
+        ck_assert_str_ne(P.tensors[t].name, "W_o");
+    ck_assert_str_eq(U.tensors[U.n_tensors - 2].name, "W_o");
+    params_free(&P);
+    params_free(&U);
+}
+END_TEST
+
 START_TEST(backward_twice_accumulates_twice_the_gradients)
 {
     ModelCase c;
@@ -370,6 +395,7 @@ Suite *model_suite(void)
     tcase_add_loop_test(tc, padded_batch_equals_sentences_one_at_a_time, 0, FIXTURE_FIRST_DROPOUT);
     tcase_add_loop_test(tc, backward_twice_accumulates_twice_the_gradients, 0, FIXTURE_N_VARIANTS);
     tcase_add_test(tc, shards_with_the_whole_batch_counts_sum_to_the_whole_batch);
+    tcase_add_test(tc, a_tied_output_layer_is_the_target_embeddings);
     tcase_add_loop_test(tc, sorted_batch_skips_ended_rows_with_the_same_gradients, 0,
                         FIXTURE_FIRST_DROPOUT);
     tcase_add_test(tc, output_layer_in_chunks_matches_one_chunk_and_the_fused_pass);

@@ -49,6 +49,7 @@ static const ModelVariant VARIANTS[] = {
      .context_gate = 1},
     {.name = "image encoder, attention supervision 0.8, 2 heads", .encoder = ENCODER_IMAGE,
      .heads = 2, .attention_supervision = 0.8},
+    {.name = "output tied to E_y (l = m)", .tie_output = 1},
     /* FIXTURE_FIRST_DROPOUT: from here on, draws that depend on the batch's layout */
     {.name = "embedding dropout 0.3, readout dropout 0.4", .embedding_dropout = 0.3,
      .readout_dropout = 0.4},
@@ -82,6 +83,9 @@ static const ModelVariant VARIANTS[] = {
      .encoder = ENCODER_IMAGE, .sa_layers = 1, .sa_heads = 2, .sa_dropout = 0.3, .hard = 1,
      .expected_prob = 0.4, .entropy_weight = 0.05, .baseline = -3, .doubly_stochastic = 0.5,
      .attention_supervision = 0.6},
+    {.name = "output tied to E_y, LSTM, embedding and readout dropout, smoothing",
+     .tie_output = 1, .enc_cell = CELL_LSTM, .dec_cell = CELL_LSTM, .embedding_dropout = 0.3,
+     .readout_dropout = 0.2, .label_smoothing = 0.1},
 };
 _Static_assert(sizeof VARIANTS / sizeof VARIANTS[0] == FIXTURE_N_VARIANTS,
                "FIXTURE_N_VARIANTS counts the table");
@@ -132,6 +136,9 @@ Dims fixture_variant_dims(int v)
     d.sa_heads = x.sa_heads;
     d.sa_ffn = 6;
     d.hard = x.hard;
+    d.tie_output = x.tie_output;
+    if (x.tie_output)
+        d.readout = d.emb;
     return d;
 }
 

@@ -25,6 +25,7 @@ typedef struct {
                               * channels, a 2 x 2 grid (d_h = 4) */
     int no_grid_positions;   /* image: without the learned grid positions */
     int context_gate;        /* beta_i scales the context */
+    int tie_output;          /* W_o is E_y, and l = m = 3 */
     double doubly_stochastic;/* lambda of the doubly stochastic term */
     double attention_supervision; /* its lambda, on the fixture's word cells (image) */
     CellKind enc_cell, dec_cell;
@@ -39,12 +40,12 @@ typedef struct {
 } ModelVariant;
 
 /* The variants every whole-model check runs over: the default, each attention score,
- * each cell, deeper encoders, the image encoder, the context gate, and training's label
+ * each cell, deeper encoders, the image encoder, the context gate, the tied output layer, and training's label
  * smoothing, dropout and doubly stochastic term. The ones from FIXTURE_FIRST_DROPOUT on
  * draw from a stream (dropout's masks, hard attention's samples) in a way that depends
  * on the batch's layout, or (the doubly stochastic term) weigh captions, not tokens, so
  * checks that compare layouts leave them out. */
-enum { FIXTURE_N_VARIANTS = 38, FIXTURE_FIRST_DROPOUT = 26, FIXTURE_IMAGE_SIZE = 8 };
+enum { FIXTURE_N_VARIANTS = 40, FIXTURE_FIRST_DROPOUT = 27, FIXTURE_IMAGE_SIZE = 8 };
 /* Variant v (0 to FIXTURE_N_VARIANTS - 1), its defaults filled in. */
 ModelVariant fixture_variant(int v);
 /* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,
