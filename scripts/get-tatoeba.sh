@@ -1,11 +1,14 @@
 #!/bin/sh
 # Prepares the Tatoeba English-French "small set" (the PyTorch seq2seq tutorial's
 # filter, split into train/valid/test; see tatoeba-split.py) in corpora/tatoeba-eng-fra/,
-# for configs/tatoeba-fr-en.yaml.
+# for configs/tatoeba-fr-en.yaml, and the whole corpus split by the same rule
+# ({train,valid,test}.{en,fr}, for configs/tatoeba-full-fr-en.yaml).
 #
 #   scripts/get-tatoeba.sh                 download manythings.org's fra-eng.zip and split it
 #   scripts/get-tatoeba.sh --from DIR      use a local copy: DIR holds either the split files
-#                                          small-{train,valid,test}.{en,fr} or eng-fra.tsv
+#                                          small-{train,valid,test}.{en,fr} (and the whole
+#                                          corpus's {train,valid,test}.{en,fr}, if there) or
+#                                          eng-fra.tsv
 #   scripts/get-tatoeba.sh --out DIR       write somewhere else
 #
 # The data is CC-BY 2.0 FR (Tatoeba, tatoeba.org, via www.manythings.org/anki). It is
@@ -30,15 +33,23 @@ mkdir -p "$out"
 files="small-train.en small-train.fr small-valid.en small-valid.fr small-test.en small-test.fr"
 
 if [ -n "$from" ] && [ -f "$from/small-train.en" ]; then
+    whole="train.en train.fr valid.en valid.fr test.en test.fr"
+    copied="the small set"
+    if [ -f "$from/train.en" ]; then
+        files="$files $whole"
+        copied="the small set and the whole corpus"
+    fi
     for f in $files; do
         cp "$from/$f" "$out/$f"
     done
     if [ -f "$from/SHA256SUMS" ]; then
         # check the copies against the source's checksums (only the files copied)
-        (cd "$out" && grep -E " (small-(train|valid|test)\.(en|fr))$" "$from/SHA256SUMS" | sha256sum -c --quiet -) ||
+        (cd "$out" && grep -E " ((small-)?(train|valid|test)\.(en|fr))$" "$from/SHA256SUMS" |
+            while read -r sum name; do [ ! -f "$name" ] || echo "$sum  $name"; done |
+            sha256sum -c --quiet -) ||
             { echo "get-tatoeba: checksum mismatch after copying from $from" >&2; exit 1; }
     fi
-    echo "get-tatoeba: copied the small set from $from to $out"
+    echo "get-tatoeba: copied $copied from $from to $out"
 else
     if [ -n "$from" ]; then
         tsv="$from/eng-fra.tsv"

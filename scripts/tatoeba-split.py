@@ -11,7 +11,9 @@ data, the 2017-09-29 export):
   * groups of pairs that share a normalised English or French sentence are kept
     together, shuffled with splitmix64 (seed 42) and dealt out: 1000 pairs to valid,
     1000 to test, the rest to train, each split in file order.
-Writes small-{train,valid,test}.{en,fr} (the original, unnormalised lines).
+Writes small-{train,valid,test}.{en,fr} (the original, unnormalised lines), and the
+whole corpus dealt out by the same rule (every pair, no filter; groups by the same
+normalised keys) as {train,valid,test}.{en,fr}.
 
 usage: tatoeba-split.py eng-fra.tsv OUTDIR
 """
@@ -91,25 +93,28 @@ def main():
     source, outdir = sys.argv[1], sys.argv[2]
     with open(source, encoding="utf-8", newline="\n") as f:
         rows = [line.rstrip("\n").split("\t")[:2] for line in f]
-    kept, keys = [], []
+    kept, keys, all_keys = [], [], []
     for row in rows:
         if len(row) != 2:
             sys.exit("%s: a line without a tab" % source)
         en, fr = tutorial_normal_form(row[0]), tutorial_normal_form(row[1])
+        all_keys.append((en, fr))
         if len(en.split(" ")) < 10 and len(fr.split(" ")) < 10 and en.startswith(PREFIXES):
             kept.append(row)
             keys.append((en, fr))
-    train, valid, test = deal(keys)
-    if len(valid) != HELD_OUT or len(test) != HELD_OUT:
-        sys.exit("could not deal out %d validation and test pairs" % HELD_OUT)
     os.makedirs(outdir, exist_ok=True)
-    for name, part in (("train", train), ("valid", valid), ("test", test)):
-        for column, lang in ((0, "en"), (1, "fr")):
-            path = os.path.join(outdir, "small-%s.%s" % (name, lang))
-            with open(path, "w", encoding="utf-8", newline="\n") as f:
-                f.writelines(kept[k][column] + "\n" for k in part)
-    print("tatoeba-split: %d of %d pairs pass the filter: train %d, valid %d, test %d"
-          % (len(kept), len(rows), len(train), len(valid), len(test)))
+    for prefix, pairs, pair_keys in (("small-", kept, keys), ("", rows, all_keys)):
+        train, valid, test = deal(pair_keys)
+        if len(valid) != HELD_OUT or len(test) != HELD_OUT:
+            sys.exit("could not deal out %d validation and test pairs" % HELD_OUT)
+        for name, part in (("train", train), ("valid", valid), ("test", test)):
+            for column, lang in ((0, "en"), (1, "fr")):
+                path = os.path.join(outdir, "%s%s.%s" % (prefix, name, lang))
+                with open(path, "w", encoding="utf-8", newline="\n") as f:
+                    f.writelines(pairs[k][column] + "\n" for k in part)
+        print("tatoeba-split: %s%d of %d pairs: train %d, valid %d, test %d"
+              % ("the tutorial's filter keeps " if prefix else "the whole corpus, ",
+                 len(pairs), len(rows), len(train), len(valid), len(test)))
 
 
 if __name__ == "__main__":
