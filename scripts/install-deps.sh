@@ -18,8 +18,9 @@ if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
 fi
 # Check (unit tests), xmllint (SVG is XML), Chromium (the report in a real browser),
 # clang and its runtime (libFuzzer), valgrind, strace (the system calls of a save),
-# PyTorch (the cross-check and the speed baseline)
-TEST="check libxml2-utils chromium clang libclang-rt-14-dev valgrind strace python3-torch"
+# PyTorch (the cross-check and the speed baseline) and PyYAML (the PyTorch reference
+# reads s2s's configs: scripts/torch_reference.py train)
+TEST="check libxml2-utils chromium clang libclang-rt-14-dev valgrind strace python3-torch python3-yaml"
 # the other library of small matrix products issue 29 measured
 GEMM="libblis-dev"
 

@@ -76,7 +76,7 @@ for budget in $budgets; do
                     # shellcheck disable=SC2086
                     /usr/bin/python3 "$here/torch_reference.py" train "$config" $args \
                         --s2s "$s2s" --out "$run" > "$run/train.out" 2>&1
-                    cp "$run/test.hyp" "$run/test.out"
+                    cp "$run/test.txt" "$run/test.out" # its detokenized text, as s2s translate writes
                     steps=$(sed -n 's/^RESULT .*"steps": *\([0-9]*\).*/\1/p' "$run/train.out") ;;
                 *) echo "tatoeba-experiment: unknown system $system (s2s, torch)" >&2; exit 2 ;;
             esac

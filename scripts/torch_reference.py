@@ -1,33 +1,57 @@
 #!/usr/bin/python3
 """torch_reference.py: the s2s model written in PyTorch, from src/model/MODEL.md.
 
-Two users:
+Three users:
   - scripts/crosscheck.py imports it: the C pass's weights are loaded into Seq2Seq in
     float64 and autograd recomputes the loss and every gradient;
   - scripts/bench.py runs it as the speed baseline: what a user would train instead
     (torch.nn's GRU/LSTM/RNN over packed sequences, Adam), timed on the same synthetic
-    batches as `s2s bench`.
+    batches as `s2s bench`;
+  - `train` trains an s2s config's model on its real data and decodes with s2s's beam
+    search, so that s2s and PyTorch compare translation for translation at the same
+    wall-clock budget (scripts/tatoeba-experiment.sh); `beamcheck` shows, on an s2s
+    checkpoint's own weights, that the beam search is s2s's.
 
   torch_reference.py bench --size S --batch 32 --steps 100 --warmup 10 [--seed 1] [--json]
+  torch_reference.py train CONFIG.yaml [--set KEY=VALUE]... --s2s ./s2s --out DIR [--threads 2]
+      # trains what `s2s train CONFIG.yaml` trains, validates as it does, and translates
+      # the test sources with s2s's beam search: DIR/test.hyp, DIR/train.log, a RESULT line
+  torch_reference.py beamcheck CKPT SRC [--beam K] [--alpha A] [--limit N] [--s2s ./s2s]
+      # an s2s checkpoint's weights, decoded by this beam search (and compared with s2s's)
   torch_reference.py tokenize [--lowercase] < text       # the word tokenizer, one line a line
   torch_reference.py selfcheck                           # autograd vs finite differences
 
 The model's parameters are torch.nn modules; c_tensors() names each by the C tensor it
 holds (E_x, enc_fwd.W_i, ..., b_o), so weights move between the two by name.
-Only dependencies: Debian's python3-torch (PyTorch 1.13).
+Only dependencies: Debian's python3-torch (PyTorch 1.13), and for train and beamcheck
+python3-yaml (s2s's configs).
 """
 import os
 import sys
 
-if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "bench":
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] in ("bench", "train"):
     # OpenBLAS reads its thread count once, when torch loads it. On the 2-core bench
     # machine torch is fastest with 1 thread of its own and 2 OpenBLAS threads (2 of
     # its own next to OpenBLAS's 2 was up to 3x slower): the setting a user would find.
+    # train does the same (`--threads N`: N OpenBLAS threads, default 2). Measured on
+    # configs/tatoeba-fr-en.yaml's model, 2 cores kept busy by another job (load 2-6):
+    # 2 torch threads fell to 0.4 steps/s (its OpenMP threads spin against the busy core)
+    # where 1 ran 13-24 with 2 OpenBLAS threads and 25-26 with 1 (--threads 1). An idle
+    # machine was not to be had: compare --threads 1 and 2 there before a timed run.
     os.environ["OMP_NUM_THREADS"] = "1"
     os.environ["OPENBLAS_NUM_THREADS"] = "2"
+    for k, arg in enumerate(sys.argv[2:], 2):           # --threads N, or --threads=N
+        if sys.argv[1] == "train" and arg.startswith("--threads"):
+            given = arg.partition("=")[2] if "=" in arg else "".join(sys.argv[k + 1:k + 2])
+            os.environ["OPENBLAS_NUM_THREADS"] = given or "2"
+elif __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "beamcheck":
+    # a check, not a race: one thread, whatever else runs
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import random  # noqa: E402
 import resource  # noqa: E402
 import time  # noqa: E402
@@ -337,18 +361,8 @@ class Seq2Seq(nn.Module):
             prev = torch.full((B,), BOS, dtype=torch.long)
             out, live = [[] for _ in range(B)], [True] * B
             while any(live):
-                ey = self.E_y(prev)
-                c = fixed if fixed is not None else self.attend(self.scores(s, H, keys), H,
-                                                                real_src)[1]
-                if self.gate is not None:
-                    c = torch.sigmoid(self.gate(s)) * c
-                x = torch.cat([ey, c], dim=1)
-                if self.dec_cell == "lstm":
-                    s, cell = self.decoder(x, (s, cell))
-                else:
-                    s = self.decoder(x, s)
-                t = torch.tanh(self.W_t(torch.cat([s, c, ey], dim=1)))
-                prev = self.W_o(t).argmax(dim=1)
+                logits, s, cell = self.step(prev, s, cell, H, keys, fixed, real_src)
+                prev = logits.argmax(dim=1)
                 for b, y in enumerate(prev.tolist()):
                     if live[b]:
                         if y == EOS:
@@ -357,6 +371,24 @@ class Seq2Seq(nn.Module):
                             out[b].append(y)
                             live[b] = len(out[b]) < max_out[b]
             return out
+
+    def step(self, prev, s, cell, H, keys, fixed, real_src):
+        """One decoding step of soft attention for a batch of rows (sentences, or beam
+        hypotheses): from y_{i-1} = prev (B), s_{i-1} and an LSTM's cell state (B, p),
+        over the annotations H (S, B, d_h), their keys (source_keys), score none's fixed
+        context (else None) and the real positions real_src (S, B), to the logits o_i
+        (B, V_y), s_i and the cell state. What a teacher-forced step of loss() computes."""
+        ey = self.E_y(prev)
+        c = fixed if fixed is not None else self.attend(self.scores(s, H, keys), H, real_src)[1]
+        if self.gate is not None:
+            c = torch.sigmoid(self.gate(s)) * c
+        x = torch.cat([ey, c], dim=1)
+        if self.dec_cell == "lstm":
+            s, cell = self.decoder(x, (s, cell))
+        else:
+            s = self.decoder(x, s)
+        t = torch.tanh(self.W_t(torch.cat([s, c, ey], dim=1)))
+        return self.W_o(t), s, cell
 
     def source_keys(self, H):
         """The part of the score that depends on h_j only: once per batch."""
@@ -581,6 +613,27 @@ def tokenize(line, lowercase=False):
     return [piece for word in "".join(out).split() for piece in split_apostrophes(word)]
 
 
+ATTACH_LEFT = {".", ",", "!", "?", ";", ":", ")", "]", "}", "\u2026", "\u201d"}
+ATTACH_RIGHT = {"(", "[", "{", "\u201c", "\u00bf", "\u00a1"}
+
+
+def detokenize(tokens):
+    """Word tokens as text, by the rules of detokenize_text (src/text/tokenize.c): what s2s
+    translate writes with translate.detokenize true, which tokenize() reads back as the
+    same tokens ("i 'm busy ." -> "i'm busy."; the tokens joined by spaces would not:
+    tokenize("'m") is ["'", "m"])."""
+    out, glue_next, quote_open = [], True, False
+    for t in tokens:
+        glue = glue_next or t in ATTACH_LEFT or (t[0] == "'" and len(t) > 1)
+        glue_next = t in ATTACH_RIGHT or (len(t) > 1 and t[-1] == "'")
+        if t == '"':                                   # opening binds right, closing left
+            glue = glue_next or quote_open
+            glue_next = not quote_open
+            quote_open = not quote_open
+        out.append(t if glue else " " + t)
+    return "".join(out)
+
+
 # ---- the speed baseline ------------------------------------------------------------
 
 # (m, n, p, a, l, V) of `s2s bench --size`: the sizes make bench compares at.
@@ -723,6 +776,928 @@ def bench(args):
         print("RESULT " + json.dumps(result))
 
 
+# ---- training on real text: the `train` subcommand -----------------------------------
+
+# The config keys the reference implements, with s2s's defaults (`s2s config --doc`). The
+# type of each default is the type of the key.
+CONFIG_KEYS = {
+    "seed": 1,
+    "data.train_src": "", "data.train_tgt": "", "data.train_tsv": "",
+    "data.valid_src": "", "data.valid_tgt": "", "data.valid_tsv": "",
+    "data.test_src": "", "data.test_tgt": "", "data.test_tsv": "",
+    "data.tsv_reverse": False, "data.lowercase": False, "data.max_length": 50,
+    "data.max_line_bytes": 1048576, "data.src_vocab_size": 0, "data.tgt_vocab_size": 0,
+    "data.src_min_freq": 1, "data.tgt_min_freq": 1,
+    "model.embedding_size": 64, "model.encoder_size": 64, "model.decoder_size": 128,
+    "model.attention_size": 64, "model.readout_size": 128, "model.attention": "additive",
+    "model.attention_heads": 1, "model.encoder_cell": "gru", "model.decoder_cell": "gru",
+    "model.encoder_layers": 1, "model.context_gate": False, "model.embedding_dropout": 0.0,
+    "model.readout_dropout": 0.0, "model.init_range": 0.1,
+    "training.optimizer": "adam", "training.learning_rate": 0.001, "training.warmup_steps": -1,
+    "training.adam_beta1": 0.9, "training.adam_beta2": 0.999, "training.adam_eps": 1e-8,
+    "training.clip_grad_norm": 5.0, "training.label_smoothing": 0.0, "training.batch_size": 32,
+    "training.bucket_batches": 100, "training.shuffle": True, "training.max_steps": 0,
+    "training.epochs": 10, "training.max_time": 0.0, "training.scheduling": "plateau",
+    "training.patience": 3, "training.decrease_factor": 0.5, "training.learning_rate_min": 1e-6,
+    "training.early_stopping": 0, "training.early_stopping_metric": "bleu",
+    "training.average_last": 1, "training.valid_every": 1000, "training.log_every": 100,
+    "training.max_bad_steps": 5,
+    "translate.beam_size": 5, "translate.alpha": 0.6, "translate.max_output_ratio": 2.0,
+    "translate.max_output_extra": 10, "translate.attention_mode": "auto",
+    "translate.detokenize": True,      # read by beamcheck only: how s2s writes translations
+}
+# The values a choice key may take here (s2s has more for some: those are refused below).
+CONFIG_CHOICES = {
+    "model.attention": SCORES, "model.encoder_cell": ("gru", "lstm", "rnn"),
+    "model.decoder_cell": ("gru", "lstm", "rnn"), "training.optimizer": ("adam",),
+    "training.scheduling": ("none", "plateau"),
+    "training.early_stopping_metric": ("bleu", "loss", "exact"),
+    "translate.attention_mode": ("auto", "soft"),
+}
+# Keys of s2s the reference does not implement, with their defaults: any other value is an
+# error, since the model or its training would then not be the one s2s trains.
+CONFIG_UNSUPPORTED = {
+    "data.level": "word", "model.encoder": "text", "model.self_attention_layers": 0,
+    "model.attention_mode": "soft", "training.doubly_stochastic": 0.0,
+    "training.attention_supervision": 0.0, "model.tie_output": False,
+}
+# Keys that change nothing the reference computes, whatever their value: where the run
+# goes, threads and shards (s2s's numbers depend on its shards; the reference has none),
+# the attention dumps, s2s translate's source cut (sources over 250 tokens), gold alignments
+# and boxes, and the settings of parts this model does not have (pictures, self-attention
+# layers, hard attention, Adadelta).
+CONFIG_IGNORED = {
+    "name", "run_dir", "training.threads", "training.shards", "translate.max_source_length",
+    "data.valid_align", "data.test_align", "data.train_ground",
+    "data.valid_ground", "data.test_ground", "data.image_size", "data.image_resize",
+    "model.conv_channels", "model.grid_positions", "model.self_attention_heads",
+    "model.self_attention_ffn", "model.self_attention_dropout", "training.adadelta_rho",
+    "training.adadelta_eps", "training.hard_reinforce_weight", "training.hard_entropy_weight",
+    "training.hard_expected_prob", "training.hard_baseline_decay", "training.hard_warmup_steps",
+    "training.hard_reward",
+}
+CONFIG_IGNORED_SECTIONS = ("alignments.",)
+
+
+class ConfigError(Exception):
+    pass
+
+
+def _coerce(key, value, default, where):
+    """value (as YAML read it) as the type of default; ConfigError naming where if not."""
+    def bad():
+        return ConfigError("%s: %s: expected %s, got %r" % (
+            where, key, {bool: "true or false", int: "an integer", float: "a number",
+                         str: "a string"}[type(default)], value))
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value in ("true", "True", "TRUE", "false", "False", "FALSE"):
+            return value.lower() == "true"
+        raise bad()
+    if isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        try:
+            return int(str(value))
+        except ValueError:
+            raise bad() from None
+    if isinstance(default, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        try:   # PyYAML reads YAML 1.1, where 1e-8 (no dot) is a string
+            return float(str(value))
+        except ValueError:
+            raise bad() from None
+    return "" if value is None else str(value)
+
+
+def _flatten(tree, prefix=""):
+    """{section: {key: value}} -> {"section.key": value} (a dotted key may also be given
+    whole at the top)."""
+    flat = {}
+    for key, value in (tree or {}).items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, prefix + str(key) + "."))
+        else:
+            flat[prefix + str(key)] = value
+    return flat
+
+
+def _known(key):
+    return (key in CONFIG_KEYS or key in CONFIG_UNSUPPORTED or key in CONFIG_IGNORED
+            or key.startswith(CONFIG_IGNORED_SECTIONS))
+
+
+def load_config(text, where, overrides=()):
+    """An s2s config (YAML text) with --set overrides ("key=value", the value read as a
+    YAML scalar) -> {key: value} for every key of CONFIG_KEYS, defaults filled in. Raises
+    ConfigError for an unknown key, a bad value, or a key the reference does not
+    implement set to anything but its default."""
+    import yaml
+    try:
+        tree = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError("%s: not YAML: %s" % (where, e)) from None
+    if tree is not None and not isinstance(tree, dict):
+        raise ConfigError("%s: expected a mapping of sections" % where)
+    given = [(key, value, where) for key, value in _flatten(tree).items()]
+    for assignment in overrides:
+        key, eq, text_value = assignment.partition("=")
+        if not eq:
+            raise ConfigError("--set %s: expected KEY=VALUE" % assignment)
+        default = CONFIG_KEYS.get(key, CONFIG_UNSUPPORTED.get(key))
+        # a string key takes the text as it is; the others read it as YAML would
+        value = text_value if isinstance(default, str) else yaml.safe_load(text_value or "''")
+        given.append((key, value, "--set " + assignment))
+    cfg, origin = dict(CONFIG_KEYS), {}
+    for key, value, at in given:
+        if not _known(key):
+            raise ConfigError("%s: unknown key `%s`" % (at, key))
+        if key in CONFIG_KEYS:
+            cfg[key] = _coerce(key, value, CONFIG_KEYS[key], at)
+            origin[key] = at
+        elif key in CONFIG_UNSUPPORTED:
+            if _coerce(key, value, CONFIG_UNSUPPORTED[key], at) != CONFIG_UNSUPPORTED[key]:
+                raise ConfigError("%s: %s = %r: the PyTorch reference does not implement it "
+                                  "(only %r), so it would not be the same model"
+                                  % (at, key, value, CONFIG_UNSUPPORTED[key]))
+    for key, choices in CONFIG_CHOICES.items():
+        if cfg[key] not in choices:
+            raise ConfigError("%s: %s = %s: the PyTorch reference implements only %s"
+                              % (origin.get(key, where), key, cfg[key], ", ".join(choices)))
+    positive = ("model.embedding_size", "model.encoder_size", "model.decoder_size",
+                "model.attention_size", "model.readout_size", "model.attention_heads",
+                "training.batch_size", "training.bucket_batches", "training.valid_every",
+                "training.log_every", "training.average_last", "translate.beam_size",
+                "data.max_length", "training.max_bad_steps")
+    for key in positive:
+        if cfg[key] < 1:
+            raise ConfigError("%s: %s must be at least 1" % (where, key))
+    if not 1 <= cfg["model.encoder_layers"] <= 4:
+        raise ConfigError("%s: model.encoder_layers must be 1 to 4" % where)
+    heads, n, p, a = (cfg["model." + k] for k in ("attention_heads", "encoder_size",
+                                                  "decoder_size", "attention_size"))
+    if cfg["model.attention"] == "dot" and p != 2 * n:
+        raise ConfigError("%s: model.attention dot needs decoder_size = 2 encoder_size" % where)
+    widths = {"model.encoder_size (d_h = 2n)": 2 * n}
+    if cfg["model.attention"] in ("additive", "scaled_dot"):
+        widths["model.attention_size"] = a
+    if cfg["model.attention"] == "general":
+        widths["model.decoder_size"] = p
+    for name, width in widths.items():
+        if cfg["model.attention"] != "none" and width % heads:
+            raise ConfigError("%s: model.attention_heads %d does not divide %s"
+                              % (where, heads, name))
+    return cfg
+
+
+def config_model(cfg, vx, vy):
+    """The Seq2Seq the config describes, for vocabularies of vx and vy words."""
+    m, n, p, a, l = (cfg["model." + k] for k in ("embedding_size", "encoder_size",
+                                                 "decoder_size", "attention_size",
+                                                 "readout_size"))
+    return Seq2Seq(vx, vy, m, n, p, a, l, score=cfg["model.attention"],
+                   enc_cell=cfg["model.encoder_cell"], dec_cell=cfg["model.decoder_cell"],
+                   enc_layers=cfg["model.encoder_layers"], heads=cfg["model.attention_heads"],
+                   context_gate=int(cfg["model.context_gate"]))
+
+
+def read_lines(path):
+    """The lines of a text file as s2s reads them: cut at \\n only, one \\r before it
+    dropped, UTF-8 required."""
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
+    out = []
+    for k, line in enumerate(lines):
+        try:
+            out.append(line.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise ConfigError("%s:%d: invalid UTF-8 (%s)" % (path, k + 1, e)) from None
+    return out
+
+
+def read_pairs(cfg, split):
+    """The raw text pairs of a split ("train", "valid", "test") as the config names them:
+    two files, or one TSV file. Lines over data.max_line_bytes are dropped here, as s2s
+    skips them, except the test set's: every test source gets a line of test.hyp. None
+    when the split is not configured."""
+    src, tgt, tsv = (cfg["data.%s_%s" % (split, side)] for side in ("src", "tgt", "tsv"))
+    limit = cfg["data.max_line_bytes"] if split != "test" else float("inf")
+
+    def fits(line):
+        return len(line.encode("utf-8")) <= limit
+    if tsv:
+        pairs = []
+        for line in read_lines(tsv):
+            if not fits(line):
+                continue
+            if "\t" not in line:
+                raise ConfigError("%s: expected source<TAB>target, found no tab" % tsv)
+            first, second = line.split("\t")[:2]
+            pairs.append((second, first) if cfg["data.tsv_reverse"] else (first, second))
+        return pairs
+    if not src:
+        return None
+    a = read_lines(src)
+    b = read_lines(tgt) if tgt else [""] * len(a)
+    if len(a) != len(b):
+        raise ConfigError("source `%s` has %d lines, target `%s` has %d" % (src, len(a), tgt,
+                                                                           len(b)))
+    return [(x, y) for x, y in zip(a, b) if fits(x) and fits(y)]
+
+
+SPECIALS = ("<pad>", "<unk>", "<s>", "</s>")
+
+
+def build_vocab(sentences, max_size, min_freq):
+    """s2s's vocabulary (src/data/vocab.c): the four specials, then the words seen at least
+    min_freq times, most frequent first, ties by first occurrence; at most max_size
+    entries, specials included (0: no limit). Returns the list of words, id order."""
+    counts = {}
+    for words in sentences:
+        for w in words:
+            counts[w] = counts.get(w, 0) + 1
+    kept = [w for w, c in counts.items() if c >= min_freq and w not in SPECIALS]
+    kept.sort(key=lambda w: -counts[w])                 # stable: ties keep first occurrence
+    words = list(SPECIALS) + kept
+    return words[:max(max_size, len(SPECIALS))] if max_size > 0 else words
+
+
+class Batches:
+    """s2s's training batches (src/data/epochs.c): each epoch shuffles the pairs, sorts
+    them by (source length, target length) within pools of batch_size * pool_batches,
+    cuts them into batches of batch_size and shuffles the batch order (Python's random
+    here, PCG32 in s2s: the same procedure, other draws)."""
+
+    def __init__(self, pairs, batch_size, pool_batches, shuffle, rng):
+        self.pairs, self.batch_size, self.pool = pairs, batch_size, batch_size * pool_batches
+        self.shuffle, self.rng = shuffle, rng
+        self.n_batches = (len(pairs) + batch_size - 1) // batch_size
+        self.epoch = 0
+        self.plan()
+
+    def plan(self):
+        order = list(range(len(self.pairs)))
+        if self.shuffle:
+            self.rng.shuffle(order)
+        for start in range(0, len(order), self.pool):
+            order[start:start + self.pool] = sorted(
+                order[start:start + self.pool],
+                key=lambda k: (len(self.pairs[k][0]), len(self.pairs[k][1])))
+        self.order = order
+        self.batch_order = list(range(self.n_batches))
+        if self.shuffle:
+            self.rng.shuffle(self.batch_order)
+        self.next = 0
+
+    def next_batch(self):
+        if self.next == self.n_batches:
+            self.epoch += 1
+            self.plan()
+        first = self.batch_order[self.next] * self.batch_size
+        self.next += 1
+        return [self.pairs[k] for k in self.order[first:first + self.batch_size]]
+
+    def progress(self):
+        return self.epoch + self.next / self.n_batches
+
+
+def output_limit(src_words, cfg):
+    """The most words a translation of a source of src_words words may have: ratio times
+    its positions (</s> included), truncated, plus extra (decode_output_limit)."""
+    return (int(cfg["translate.max_output_ratio"] * (src_words + 1))
+            + cfg["translate.max_output_extra"])
+
+
+def _encoded(model, sources):
+    """Encodes a batch of sources (lists of ids, each non-empty or not): the
+    annotations, keys, score none's context, real positions and s_0 of step()."""
+    src, src_len, _, _ = pad_batch([(x, []) for x in sources])
+    real_src = torch.arange(src.size(0)).unsqueeze(1) < src_len.unsqueeze(0)
+    top, H = model.encode(src, src_len, {})
+    s, cell = model.initial_state(top, H, src_len)
+    keys = model.source_keys(H)
+    fixed = (model.fixed_context(H if model.from_mean else top, src_len)
+             if model.score == "none" else None)
+    return H, keys, fixed, real_src, s, cell
+
+
+def greedy_batch(model, sources, max_out):
+    """s2s's greedy decoding (decode_greedy) of a batch of sources: at each step the most
+    probable word other than <pad> and <s> (the first of equal ones), until </s> or
+    max_out[b] words. Returns each sentence's words (without </s>)."""
+    with torch.no_grad():
+        H, keys, fixed, real_src, s, cell = _encoded(model, sources)
+        B = len(sources)
+        prev = torch.full((B,), BOS, dtype=torch.long)
+        out, live = [[] for _ in range(B)], [max_out[b] > 0 for b in range(B)]
+        while any(live):
+            logits, s, cell = model.step(prev, s, cell, H, keys, fixed, real_src)
+            logits[:, PAD] = float("-inf")
+            logits[:, BOS] = float("-inf")
+            prev = logits.argmax(dim=1)
+            for b, y in enumerate(prev.tolist()):
+                if live[b]:
+                    if y == EOS:
+                        live[b] = False
+                    else:
+                        out[b].append(y)
+                        live[b] = len(out[b]) < max_out[b]
+        return out
+
+
+def length_penalty(length, alpha):
+    """Wu et al.'s ((5 + length) / 6)^alpha (1 for alpha 0), as beam.c computes it."""
+    return ((5.0 + length) / 6.0) ** alpha if alpha > 0 else 1.0
+
+
+def beam_batch(model, sources, K, alpha, max_out):
+    """s2s's beam search (src/decode/beam.c) over a batch of non-empty sources, K
+    hypotheses each side by side in the decoder's rows (sentence b's are rows b K .. b K
+    + K - 1). Step t extends every live hypothesis by every word but <pad> and <s>, scored
+    by its summed log-probability (the log-softmax in double over the float logits, as
+    beam.c); the 2K best extensions of a sentence, best first (ties: lower row, then lower
+    word), are taken in order until K live on: an extension by </s> among the first K
+    finishes its hypothesis (t words, ranked by sum / ((5 + t + 1) / 6)^alpha, </s>
+    counted; at most K kept, a new one replacing the worst if better), one by a word lives
+    on. A sentence is done once its best extension of some step was </s> and K have
+    finished, or when nothing lives, or after max_out[b] words: there its live hypotheses
+    (t + 1 words) finish too, cut, ranked by sum / ((5 + t + 1) / 6)^alpha, no </s> in the
+    length. The best finished hypothesis (ties: lower row) is the translation.
+    Returns (words, score, ended) for each sentence, or None when none finished."""
+    B, V = len(sources), model.W_o.out_features
+    rows, inf = B * K, float("-inf")
+    with torch.no_grad():
+        H, keys, fixed, real_src, s, cell = _encoded(model, sources)
+
+        def per_row(x, dim):
+            return None if x is None else x.repeat_interleave(K, dim=dim)
+        H, keys, real_src = per_row(H, 1), per_row(keys, 1), per_row(real_src, 1)
+        fixed, s, cell = per_row(fixed, 0), per_row(s, 0), per_row(cell, 0)
+        score = torch.full((rows,), inf, dtype=torch.float64)
+        score[::K] = 0.0                                # one start, not K copies of it
+        prev = torch.full((rows,), BOS, dtype=torch.long)
+        tokens, parents = [], []                        # (t, rows): chosen after step t
+        fin = [[] for _ in range(B)]                    # (score, row, t, ended, logprob)
+        done, best_ended = [False] * B, [False] * B
+        n_done, T = 0, max(max_out) + 1
+        for t in range(T):
+            if n_done == B:
+                break
+            logits, s_next, cell_next = model.step(prev, s, cell, H, keys, fixed, real_src)
+            o = logits.double()
+            top = o.max(dim=1, keepdim=True).values
+            lse = top + torch.log(torch.exp(o - top).sum(dim=1, keepdim=True))
+            cand = (score.unsqueeze(1) + o) - lse
+            cand[:, PAD] = inf
+            cand[:, BOS] = inf
+            values, index = cand.view(B, K * V).topk(min(2 * K, K * V), dim=1)
+            values, index = values.tolist(), index.tolist()
+            next_score, next_token = [inf] * rows, [PAD] * rows
+            next_parent = list(range(rows))
+            for b in range(B):
+                if done[b]:
+                    continue
+                base = b * K
+                # the 2K best by score, ties by (row, word): the flat index's order
+                cands = sorted(((v, i) for v, i in zip(values[b], index[b]) if v != inf),
+                               key=lambda c: (-c[0], c[1]))
+                live = 0
+                for c, (v, i) in enumerate(cands):
+                    if live >= K:
+                        break
+                    row, word = base + i // V, i % V
+                    if word == EOS:
+                        if c < K:
+                            keep_finished(fin[b], K, (v / length_penalty(t + 1, alpha), row, t,
+                                                      True, v))
+                    else:
+                        next_score[base + live] = v
+                        next_token[base + live] = word
+                        next_parent[base + live] = row
+                        live += 1
+                if cands and cands[0][1] % V == EOS:
+                    best_ended[b] = True
+                if (best_ended[b] and len(fin[b]) >= K) or t + 1 >= max_out[b] or live == 0:
+                    if t + 1 >= max_out[b]:             # cut: the live ones finish too
+                        for k in range(live):
+                            v = next_score[base + k]
+                            fin[b].append((v / length_penalty(t + 1, alpha), base + k, t,
+                                           False, v))
+                    done[b] = True
+                    n_done += 1
+            parent = torch.tensor(next_parent)
+            s, cell = s_next[parent], cell_next[parent]
+            prev = torch.tensor(next_token)
+            score = torch.tensor(next_score, dtype=torch.float64)
+            tokens.append(next_token)
+            parents.append(next_parent)
+    out = []
+    for b in range(B):
+        if not fin[b]:
+            out.append(None)
+            continue
+        best, row, t, ended, _ = min(fin[b], key=lambda f: (-f[0], f[1]))
+        last = t - 1 if ended else t                    # the step of its last word
+        words = []
+        for step in range(last, -1, -1):
+            words.append(tokens[step][row])
+            row = parents[step][row]
+        out.append((words[::-1], best, ended))
+    return out
+
+
+def keep_finished(fin, K, h):
+    """beam.c's keep_finished: h joins while fewer than K have finished, else replaces the
+    worst (the first of equal ones) if it scores better."""
+    if len(fin) < K:
+        fin.append(h)
+        return
+    worst = min(range(len(fin)), key=lambda k: (fin[k][0], k))
+    if h[0] > fin[worst][0]:
+        fin[worst] = h
+
+
+def beam_search(model, sources, K, alpha, limits, batch_size=32):
+    """Beam search of every source (lists of ids), batch_size sentences at a time in order
+    of length; limits: each one's most words. Returns (words, score, ended) per source, None
+    for an empty source or one without a finished hypothesis."""
+    order = sorted((k for k in range(len(sources)) if sources[k]),
+                   key=lambda k: (len(sources[k]), k))
+    out = [None] * len(sources)
+    for first in range(0, len(order), batch_size):
+        chunk = order[first:first + batch_size]
+        found = beam_batch(model, [sources[k] for k in chunk], K, alpha, [limits[k] for k in chunk])
+        for k, result in zip(chunk, found):
+            out[k] = result
+    return out
+
+
+def run_s2s_eval(s2s, hyp, ref):
+    """BLEU and exact match of hyp against ref (files of tokens), by `s2s eval` (sacreBLEU's
+    numbers)."""
+    import subprocess
+    text = subprocess.run([s2s, "eval", "--hyp", hyp, "--ref", ref, "--metric", "bleu",
+                           "--metric", "exact"], check=True, capture_output=True,
+                          text=True).stdout
+    scores = {}
+    for line in text.splitlines():
+        name, eq, rest = line.partition(" = ")
+        if eq:
+            scores[name.strip().lower()] = float(rest.split()[0])
+    return scores["bleu"], scores["exact"]
+
+
+def validation_scores(net, valid, cfg, tgt_words, s2s, out_dir):
+    """s2s's validation (src/train/evaluate.c) of net on the pairs valid (source ids,
+    target ids, target tokens): batches of training.batch_size in order of source length;
+    the loss, the mean over every target token (</s> included) of -log P; and BLEU and
+    exact match, by `s2s eval`, of the greedy translations against the references, both
+    written as s2s validates them: detokenized (as s2s translate writes) unless
+    translate.detokenize is false, then the tokens joined by spaces. Writes them to
+    out_dir/valid.hyp (the last validation's) and valid.ref. Returns (loss, bleu, exact)."""
+    written = detokenize if cfg["translate.detokenize"] else " ".join
+    order = sorted(range(len(valid)), key=lambda k: (len(valid[k][0]), k))
+    loss_sum, tokens, hyps = 0.0, 0, [None] * len(valid)
+    B = cfg["training.batch_size"]
+    with torch.no_grad():
+        for first in range(0, len(order), B):
+            chunk = order[first:first + B]
+            src, src_len, tgt_in, tgt_out = pad_batch([valid[k][:2] for k in chunk])
+            n = int((tgt_out != PAD).sum())
+            loss_sum += net.loss(src, src_len, tgt_in, tgt_out).item() * n
+            tokens += n
+            out = greedy_batch(net, [valid[k][0] for k in chunk],
+                               [output_limit(len(valid[k][0]), cfg) for k in chunk])
+            for k, words in zip(chunk, out):
+                hyps[k] = written([tgt_words[w] for w in words])
+    ref_path, hyp_path = os.path.join(out_dir, "valid.ref"), os.path.join(out_dir, "valid.hyp")
+    for path, lines in ((ref_path, [written(v[2]) for v in valid]), (hyp_path, hyps)):
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(line + "\n" for line in lines)
+    bleu, exact = run_s2s_eval(s2s, hyp_path, ref_path)
+    return loss_sum / tokens, bleu, exact
+
+
+class TrainLog:
+    """DIR/train.log, each line also on stdout."""
+
+    def __init__(self, path):
+        self.f = open(path, "w", encoding="utf-8")
+
+    def __call__(self, text):
+        self.f.write(text + "\n")
+        self.f.flush()
+        print(text, flush=True)
+
+
+def dropout_mask(shape, rate):
+    """Inverted dropout's mask: 0 with probability rate, else 1 / (1 - rate)."""
+    keep = 1.0 - rate
+    return torch.empty(shape).bernoulli_(keep).mul_(1.0 / keep)
+
+
+def train(args):
+    """Trains the configured model as `s2s train` does, on the same data, vocabularies,
+    batches (other draws), initialisation (in distribution), loss, dropout, Adam, clipping,
+    schedule, weight averaging, validation and stopping rules; keeps the best validation's
+    weights; decodes the test sources with s2s's beam search. What differs is the random
+    draws: torch's and Python's here, PCG32's in s2s."""
+    import copy
+    try:
+        with open(args.config, encoding="utf-8") as f:
+            cfg = load_config(f.read(), args.config, args.set or [])
+        train_raw = read_pairs(cfg, "train")
+        if not train_raw:
+            raise ConfigError("%s: no training data (data.train_src or data.train_tsv)"
+                              % args.config)
+        valid_raw, test_raw = read_pairs(cfg, "valid"), read_pairs(cfg, "test")
+    except (ConfigError, OSError) as e:
+        print("torch_reference.py train: error: %s" % e, file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    log = TrainLog(os.path.join(args.out, "train.log"))
+    lower = cfg["data.lowercase"]
+    torch.manual_seed(cfg["seed"])
+    rng = random.Random(cfg["seed"])
+
+    def tok(text):
+        return tokenize(text, lower)
+    # training pairs: both sides non-empty and at most max_length tokens
+    max_len, train_tok = cfg["data.max_length"], []
+    for x, y in train_raw:
+        xs, ys = tok(x), tok(y)
+        if xs and ys and len(xs) <= max_len and len(ys) <= max_len:
+            train_tok.append((xs, ys))
+    src_words = build_vocab((x for x, _ in train_tok), cfg["data.src_vocab_size"],
+                            cfg["data.src_min_freq"])
+    tgt_words = build_vocab((y for _, y in train_tok), cfg["data.tgt_vocab_size"],
+                            cfg["data.tgt_min_freq"])
+    src_id = {w: k for k, w in enumerate(src_words)}
+    tgt_id = {w: k for k, w in enumerate(tgt_words)}
+
+    def ids(words, vocab):
+        return [vocab.get(w, UNK) for w in words]
+    train_pairs = [(ids(x, src_id), ids(y, tgt_id)) for x, y in train_tok]
+    # validation: every pair with both sides non-empty, however long
+    valid = []
+    for x, y in valid_raw or []:
+        xs, ys = tok(x), tok(y)
+        if xs and ys:
+            valid.append((ids(xs, src_id), ids(ys, tgt_id), ys))
+    log("data: %d training pairs (of %d lines), %d validation pairs, %d test sources; "
+        "vocabularies %d source, %d target words" % (len(train_pairs), len(train_raw), len(valid),
+                                                     len(test_raw or []), len(src_words),
+                                                     len(tgt_words)))
+    if not train_pairs:
+        print("torch_reference.py train: error: no usable training pairs", file=sys.stderr)
+        return 2
+
+    model = config_model(cfg, len(src_words), len(tgt_words))
+    model.init_uniform(cfg["model.init_range"])
+    params = list(model.parameters())
+    log("model: %d parameters, %s score, %s/%s cells, %d encoder layer%s, %d head%s; torch %s, "
+        "%d torch threads, OPENBLAS_NUM_THREADS=%s" % (
+            sum(w.numel() for w in params), cfg["model.attention"], cfg["model.encoder_cell"],
+            cfg["model.decoder_cell"], cfg["model.encoder_layers"],
+            "s" if cfg["model.encoder_layers"] > 1 else "", cfg["model.attention_heads"],
+            "s" if cfg["model.attention_heads"] > 1 else "", torch.__version__,
+            torch.get_num_threads(), os.environ.get("OPENBLAS_NUM_THREADS", "unset")))
+    base_lr = cfg["training.learning_rate"]
+    adam = torch.optim.Adam(params, lr=base_lr, betas=(cfg["training.adam_beta1"],
+                                                       cfg["training.adam_beta2"]),
+                            eps=cfg["training.adam_eps"])
+    warmup = max(cfg["training.warmup_steps"], 0)      # -1: 0 without self-attention layers
+    batches = Batches(train_pairs, cfg["training.batch_size"], cfg["training.bucket_batches"],
+                      cfg["training.shuffle"], rng)
+    emb_rate, ro_rate = cfg["model.embedding_dropout"], cfg["model.readout_dropout"]
+    smoothing, clip = cfg["training.label_smoothing"], cfg["training.clip_grad_norm"]
+    m = cfg["model.embedding_size"]
+    K_avg = cfg["training.average_last"]
+    snapshots = []                                      # the last K_avg validations' weights
+    evaluated = copy.deepcopy(model) if K_avg > 1 else model
+    metric = cfg["training.early_stopping_metric"]
+
+    state = {"step": 0, "lr": base_lr, "best_score": float("-inf"), "best_step": 0,
+             "best": None, "best_scores": None, "stale": 0, "plateau": 0, "validated": 0,
+             "seconds": 0.0, "bad": 0}
+    logged = {"loss": 0.0, "steps": 0, "tokens": 0, "seconds": 0.0}
+
+    def evaluate(net):
+        return validation_scores(net, valid, cfg, tgt_words, args.s2s, args.out)
+
+    def validate():
+        start = time.perf_counter()
+        state["validated"] = state["step"]
+        net = model
+        if K_avg > 1:                                   # the mean of the last K weights
+            snapshots.append([w.detach().clone() for w in params])
+            del snapshots[:-K_avg]
+            with torch.no_grad():
+                for w, *old in zip(evaluated.parameters(), *snapshots):
+                    w.copy_((sum(x.double() for x in old) * (1.0 / len(old))).float())
+            net = evaluated
+        loss, bleu, exact = evaluate(net)
+        score = {"bleu": bleu, "loss": -loss, "exact": exact}[metric]
+        improved = score > state["best_score"]
+        if improved:
+            state.update(best_score=score, best_step=state["step"], stale=0, plateau=0,
+                         best={k: v.clone() for k, v in net.state_dict().items()},
+                         best_scores=(loss, bleu, exact))
+        else:
+            state["stale"] += 1
+            state["plateau"] += 1
+        log("validation step=%d valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f valid_exact=%.2f "
+            "time=%.1fs%s" % (state["step"], loss, math.exp(min(loss, 700)), bleu, exact,
+                              time.perf_counter() - start, " (best so far)" if improved else ""))
+        if (not improved and cfg["training.scheduling"] == "plateau"
+                and state["plateau"] >= cfg["training.patience"]
+                and state["lr"] > cfg["training.learning_rate_min"]):
+            state["lr"] = max(state["lr"] * cfg["training.decrease_factor"],
+                              cfg["training.learning_rate_min"])
+            state["plateau"] = 0
+            log("no improvement in %d validation%s: learning rate now %.4g" % (
+                cfg["training.patience"], "s" if cfg["training.patience"] > 1 else "", state["lr"]))
+        if 0 < cfg["training.early_stopping"] <= state["stale"]:
+            log("early stopping: no improvement in %d validations (best at step %d)"
+                % (state["stale"], state["best_step"]))
+
+    def stop_reason():
+        if 0 < cfg["training.early_stopping"] <= state["stale"]:
+            return "early stopping"
+        if 0 < cfg["training.max_steps"] <= state["step"]:
+            return "reached training.max_steps"
+        if cfg["training.epochs"] > 0 and batches.progress() >= cfg["training.epochs"]:
+            return "reached training.epochs"
+        if 0 < cfg["training.max_time"] <= state["seconds"]:
+            return "reached training.max_time"
+        return None
+
+    model.train()
+    while True:
+        reason = stop_reason()
+        if reason:
+            break
+        start = time.perf_counter()
+        src, src_len, tgt_in, tgt_out = pad_batch(batches.next_batch())
+        masks = {}
+        if emb_rate > 0:
+            masks["mask_x"] = dropout_mask((src.size(0), src.size(1), m), emb_rate)
+            masks["mask_y"] = dropout_mask((tgt_in.size(0), tgt_in.size(1), m), emb_rate)
+        n_tokens = int((tgt_out != PAD).sum())
+        if ro_rate > 0:
+            masks["mask_t"] = dropout_mask((n_tokens, cfg["model.readout_size"]), ro_rate)
+        adam.zero_grad(set_to_none=True)
+        loss = model.loss(src, src_len, tgt_in, tgt_out, masks, smoothing)
+        loss.backward()
+        state["step"] += 1
+        grads = [w.grad for w in params if w.grad is not None]
+        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+        loss_value, norm_value = loss.item(), norm.item()
+        if math.isfinite(loss_value) and math.isfinite(norm_value):
+            state["bad"] = 0
+            if clip > 0 and norm_value > clip:          # as s2s: the factor max / norm
+                torch._foreach_mul_(grads, clip / norm_value)
+            k = state["step"]                           # update k of the warm-up's W
+            for group in adam.param_groups:
+                group["lr"] = state["lr"] * k / warmup if k < warmup else state["lr"]
+            adam.step()
+            logged["loss"] += loss_value
+            logged["steps"] += 1
+        else:
+            state["bad"] += 1
+            log("step=%d skipped: non-finite loss or gradient; %d in a row" % (state["step"],
+                                                                               state["bad"]))
+            if state["bad"] >= cfg["training.max_bad_steps"]:
+                log("training diverged at step %d" % state["step"])
+                return 4
+        seconds = time.perf_counter() - start
+        state["seconds"] += seconds
+        logged["seconds"] += seconds
+        logged["tokens"] += n_tokens
+        if state["step"] % cfg["training.log_every"] == 0:
+            mean = logged["loss"] / max(logged["steps"], 1)
+            log("step=%d epoch=%.3f loss=%.4f ppl=%.2f tok/s=%.0f steps/s=%.2f lr=%.4g "
+                "train_seconds=%.1f" % (state["step"], batches.progress(), mean,
+                                        math.exp(min(mean, 700)),
+                                        logged["tokens"] / logged["seconds"],
+                                        cfg["training.log_every"] / logged["seconds"],
+                                        adam.param_groups[0]["lr"], state["seconds"]))
+            logged.update(loss=0.0, steps=0, tokens=0, seconds=0.0)
+        if valid and state["step"] % cfg["training.valid_every"] == 0:
+            validate()
+    if valid and state["validated"] != state["step"]:
+        validate()
+    log("done: %s at step %d, epoch %.3f, %d steps, %.1f s of training (%.2f steps/s)%s" % (
+        reason, state["step"], batches.progress(), state["step"], state["seconds"],
+        state["step"] / max(state["seconds"], 1e-9),
+        "; best validation at step %d" % state["best_step"] if valid else ""))
+    if valid and state["best_step"] > 0:
+        model.load_state_dict(state["best"])
+    model.eval()
+    result = {"steps": state["step"], "train_seconds": round(state["seconds"], 3),
+              "epochs": round(batches.progress(), 4), "best_step": state["best_step"],
+              "valid_bleu": state["best_scores"][1] if state["best_scores"] else None,
+              "valid_loss": state["best_scores"][0] if state["best_scores"] else None}
+    if test_raw is not None:
+        start = time.perf_counter()
+        sources = [ids(tok(x), src_id) for x, _ in test_raw]
+        found = beam_search(model, sources, cfg["translate.beam_size"], cfg["translate.alpha"],
+                            [output_limit(len(x), cfg) for x in sources],
+                            cfg["training.batch_size"])
+        # test.hyp: the tokens, joined by spaces; test.txt: what s2s translate would write
+        # (detokenized unless translate.detokenize is false), for scripts that tokenize it
+        hyp = os.path.join(args.out, "test.hyp")
+        words = [[tgt_words[w] for w in r[0]] if r else [] for r in found]
+        with open(hyp, "w", encoding="utf-8") as f:
+            f.writelines(" ".join(w) + "\n" for w in words)
+        with open(os.path.join(args.out, "test.txt"), "w", encoding="utf-8") as f:
+            f.writelines((detokenize(w) if cfg["translate.detokenize"] else " ".join(w)) + "\n"
+                         for w in words)
+        text = "test (%s weights, %d sources, beam %d, alpha %g): %s, %.1fs" % (
+            "best" if valid and state["best_step"] > 0 else "last", len(sources),
+            cfg["translate.beam_size"], cfg["translate.alpha"], hyp, time.perf_counter() - start)
+        if any(y for _, y in test_raw):
+            ref = os.path.join(args.out, "test.ref")
+            with open(ref, "w", encoding="utf-8") as f:
+                f.writelines(" ".join(tok(y)) + "\n" for _, y in test_raw)
+            bleu, exact = run_s2s_eval(args.s2s, hyp, ref)
+            text += "; test_bleu=%.2f test_exact=%.2f against %s" % (bleu, exact, ref)
+            result.update(test_bleu=bleu, test_exact=exact)
+        log(text)
+    print("RESULT " + json.dumps(result), flush=True)
+    return 0
+
+
+# ---- s2s checkpoints, and beam search against s2s's: the `beamcheck` subcommand --------
+
+def read_checkpoint(path):
+    """The sections of an s2s checkpoint (src/train/sectionfile.c): {tag: bytes}, each
+    section's CRC-32 checked."""
+    import struct
+    import zlib
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"S2SCKPT\n":
+        raise ConfigError("`%s` is not an s2s checkpoint" % path)
+    version, endian, float_size, count, size = struct.unpack_from("=IIIIQ", data, 8)
+    if endian != 0x01020304 or float_size != 4 or size != len(data):
+        raise ConfigError("`%s`: not a checkpoint of this machine's layout, or truncated" % path)
+    sections, at = {}, 32
+    for _ in range(count):
+        tag = data[at:at + 4].decode("ascii")
+        length = struct.unpack_from("=Q", data, at + 8)[0]
+        body = data[at + 16:at + 16 + length]
+        crc = struct.unpack_from("=I", data, at + 16 + length)[0]
+        if zlib.crc32(body) != crc:
+            raise ConfigError("`%s`: section %s fails its CRC" % (path, tag))
+        sections[tag] = body
+        at += 16 + length + 4
+    return sections
+
+
+def load_checkpoint(path):
+    """An s2s checkpoint as (config, model, source words, target words): the model built
+    from its config and sizes, with its weights (PARM, laid out by its tensor table TNSR)
+    moved in by name (c_tensors)."""
+    import struct
+    sec = read_checkpoint(path)
+    cfg = load_config(sec["CONF"].decode("utf-8"), path + " (CONF)")
+
+    def words(body):
+        n = struct.unpack_from("=q", body, 0)[0]
+        out = body[8:].split(b"\0")[:n]
+        return [w.decode("utf-8") for w in out]
+    src_words, tgt_words = words(sec["VSRC"]), words(sec["VTGT"])
+    vx, vy, m, n, p, a, l = struct.unpack_from("=7q", sec["DIMS"], 0)
+    assert (vx, vy) == (len(src_words), len(tgt_words))
+    for key, value in zip(("embedding_size", "encoder_size", "decoder_size", "attention_size",
+                           "readout_size"), (m, n, p, a, l)):
+        cfg["model." + key] = value
+    model = config_model(cfg, vx, vy)
+    table, body = [], sec["TNSR"]
+    count, at = struct.unpack_from("=q", body, 0)[0], 8
+    for _ in range(count):
+        end = body.index(b"\0", at)
+        name = body[at:end].decode("ascii")
+        rows, cols = struct.unpack_from("=qq", body, end + 1)
+        table.append((name, rows, cols))
+        at = end + 17
+    flat = torch.frombuffer(bytearray(sec["PARM"]), dtype=torch.float32)
+    tensors = model.c_tensors()
+    if set(tensors) != {name for name, _, _ in table}:
+        raise ConfigError("`%s`: its tensors %s are not this model's %s" % (
+            path, sorted(name for name, _, _ in table), sorted(tensors)))
+    at = 0
+    with torch.no_grad():
+        for name, rows, cols in table:
+            w = tensors[name]
+            assert w.numel() == rows * cols, name
+            w.copy_(flat[at:at + rows * cols].view_as(w))
+            at += rows * cols
+    assert at == flat.numel()
+    model.eval()
+    return cfg, model, src_words, tgt_words
+
+
+def beamcheck(args):
+    """Decodes SRC with an s2s checkpoint's weights by this file's beam search; with --s2s,
+    also by `s2s translate` on the same checkpoint, and compares each line's translation
+    as s2s writes it (detokenized unless the config says not to) and, for a beam of 2 or
+    more, its score. A line whose translations differ is a near tie when this model
+    scores s2s's translation within 1e-4 of its own (float rounding chose between them);
+    any other difference fails (exit 1)."""
+    import subprocess
+    try:
+        cfg, model, src_words, tgt_words = load_checkpoint(args.checkpoint)
+        lines = read_lines(args.source)
+    except (ConfigError, OSError) as e:
+        print("torch_reference.py beamcheck: error: %s" % e, file=sys.stderr)
+        return 2
+    if args.limit:
+        lines = lines[:args.limit]
+    K = args.beam or cfg["translate.beam_size"]
+    alpha = cfg["translate.alpha"] if args.alpha is None else args.alpha
+    lower = cfg["data.lowercase"]
+    src_id = {w: k for k, w in enumerate(src_words)}
+    tgt_id = {w: k for k, w in enumerate(tgt_words)}
+    sources = [[src_id.get(w, UNK) for w in tokenize(line, lower)] for line in lines]
+    limits = [output_limit(len(x), cfg) for x in sources]
+    start = time.perf_counter()
+    found = beam_search(model, sources, K, alpha, limits)
+    seconds = time.perf_counter() - start
+    written = detokenize if cfg["translate.detokenize"] else " ".join
+    ours = [written([tgt_words[w] for w in r[0]]) if r else None for r in found]
+    if not args.s2s:
+        for text in ours:
+            print(text or "")
+        return 0
+    stdin = "".join(line + "\n" for line in lines)
+    # --n-best 2 writes the scores (its first entry is the translation); 1 would not
+    n_best = ["--n-best", "2"] if K > 1 else []
+    text = subprocess.run([args.s2s, "translate", "--model", args.checkpoint, "--beam", str(K),
+                           "--alpha", repr(alpha)] + n_best, input=stdin, check=True,
+                          capture_output=True, text=True).stdout
+    theirs = [None] * len(lines)                       # (translation, score); None: no entry
+    for k, row in enumerate(text.splitlines()):
+        if K > 1:
+            index, translation, score = row.split(" ||| ")
+            if theirs[int(index)] is None:
+                theirs[int(index)] = (translation, float(score))
+        elif sources[k]:                               # greedy: a line a line, no scores
+            theirs[k] = (row, None)
+    same, ties, differ, worst = 0, 0, 0, 0.0
+    for k, (mine, r, other) in enumerate(zip(ours, found, theirs)):
+        if r is None or other is None:
+            if (r is None) != (other is None) and not (r is None and other[0] == ""):
+                differ += 1
+                print("line %d: reference %r, s2s %r" % (k + 1, mine, other and other[0]))
+            else:
+                same += 1
+            continue
+        if mine == other[0]:
+            same += 1
+            if other[1] is not None:
+                worst = max(worst, abs(r[1] - other[1]))
+            continue
+        # s2s's words as tokenize() reads them back (exact for any sensible sentence)
+        words = [tgt_id.get(w, UNK) for w in (tokenize(other[0], lower) if
+                                              cfg["translate.detokenize"] else other[0].split())]
+        theirs_here = hypothesis_score(model, sources[k], words, limits[k], alpha)
+        tie = abs(theirs_here - r[1]) < 1e-4
+        ties += tie
+        differ += not tie
+        print("line %d: reference %r (%.6f), s2s %r (%s; %.6f by the reference)%s" % (
+            k + 1, mine, r[1], other[0], "%.6f" % other[1] if other[1] is not None else "-",
+            theirs_here, ": a near tie" if tie else ""))
+    print("beamcheck: beam %d, alpha %g, %d sentences (%.1f s): %d identical (largest score "
+          "difference %s), %d near ties, %d different" % (
+              K, alpha, len(lines), seconds, same,
+              "%.2e" % worst if K > 1 else "-: greedy has none", ties, differ))
+    return 1 if differ else 0
+
+
+def hypothesis_score(model, source, words, limit, alpha):
+    """The beam's score of translating source by words: its summed log-probability (with
+    </s> when it ended, i.e. has fewer than limit words) over the length penalty."""
+    ended = len(words) < limit
+    targets = words + [EOS] if ended else words
+    with torch.no_grad():
+        H, keys, fixed, real_src, s, cell = _encoded(model, [source])
+        prev, total = torch.tensor([BOS]), 0.0
+        for y in targets:
+            logits, s, cell = model.step(prev, s, cell, H, keys, fixed, real_src)
+            o = logits.double()[0]
+            total += (o[y] - torch.logsumexp(o, 0)).item()
+            prev = torch.tensor([y])
+    return total / length_penalty(len(targets), alpha)
+
+
 # ---- the reference checks itself ---------------------------------------------------
 
 def _fd_worst(model, batch, **extra):
@@ -843,12 +1818,32 @@ def main():
     b.add_argument("--translate", action="store_true",
                    help="greedy decoding speed on formula weights and sources instead")
     b.add_argument("--threads", type=int, default=0, help="ignored: s2s's option")
+    r = sub.add_parser("train", help="train an s2s config's model on its data; beam-decode "
+                       "the test sources")
+    r.add_argument("config", help="an s2s config (YAML)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a key, as s2s train --set (repeatable)")
+    r.add_argument("--s2s", default="./s2s", help="the s2s binary (its eval scores BLEU)")
+    r.add_argument("--out", required=True, help="directory for train.log, test.hyp, ...")
+    r.add_argument("--threads", type=int, default=2, help="OpenBLAS threads (torch's own: 1)")
+    c = sub.add_parser("beamcheck", help="decode with an s2s checkpoint's weights by this "
+                       "beam search; with --s2s, compare with s2s translate")
+    c.add_argument("checkpoint")
+    c.add_argument("source", help="source sentences, one a line")
+    c.add_argument("--beam", type=int, default=0, help="default: translate.beam_size")
+    c.add_argument("--alpha", type=float, default=None, help="default: translate.alpha")
+    c.add_argument("--limit", type=int, default=0, help="only the first N lines")
+    c.add_argument("--s2s", default=None, help="the s2s binary to compare with")
     t = sub.add_parser("tokenize", help="stdin to tokens, one line a line")
     t.add_argument("--lowercase", action="store_true")
     sub.add_parser("selfcheck", help="the reference's gradients by finite differences")
     args = ap.parse_args()
     if args.mode == "bench":
         (bench_translate if args.translate else bench)(args)
+    elif args.mode == "train":
+        return train(args)
+    elif args.mode == "beamcheck":
+        return beamcheck(args)
     elif args.mode == "tokenize":
         # lines end at \n only (text mode would also cut at \r, which s2s keeps inside a line)
         lines = sys.stdin.buffer.read().decode("utf-8").split("\n")
