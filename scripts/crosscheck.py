@@ -99,6 +99,10 @@ VARIANTS = [
      "sa_ffn": 20, "embedding_dropout": 0.2, "readout_dropout": 0.3, "sa_dropout": 0.25,
      "label_smoothing": 0.1},
     {"encoder": "attn", "sa_layers": 2},
+    # the output layer's W_o is E_y (l = m)
+    {"tie_output": 1, "l": 16},
+    {"tie_output": 1, "l": 16, "enc_cell": "lstm", "dec_cell": "lstm", "embedding_dropout": 0.2,
+     "readout_dropout": 0.3, "label_smoothing": 0.1},
     {"score": "scaled_dot", "encoder": "attn", "dec_cell": "lstm", "heads": 4, "sa_layers": 1,
      "sa_heads": 2, "sa_ffn": 32},
     {"score": "none", "encoder": "attn", "dec_cell": "lstm", "sa_layers": 1},
@@ -187,7 +191,7 @@ VARIANTS = [
 SIZE_SETTINGS = ("V_x", "V_y", "m", "n", "p", "a", "l")
 MODEL_SETTINGS = ("score", "encoder", "enc_cell", "dec_cell", "enc_layers", "heads",
                   "sa_layers", "sa_heads", "sa_ffn", "image_size", "conv_channels",
-                  "grid_positions", "context_gate")
+                  "grid_positions", "context_gate", "tie_output")
 HARD_SETTINGS = ("reinforce_weight", "entropy_weight", "token_reward", "baseline",
                  "token_baseline")
 # Arguments crosscheck_dump must refuse after a valid seed=7, each with one line that
@@ -196,13 +200,13 @@ HARD_SETTINGS = ("reinforce_weight", "entropy_weight", "token_reward", "baseline
 # list of channels that is empty, has an empty or a 0 entry, or more than 6 blocks; a
 # picture not divisible by 2^blocks (8 with 4 blocks, 6 with the default 2); the gate or
 # the doubly stochastic term without attention weights; attention supervision on a text
-# model or without attention weights; ties outside mode=conv.
+# model or without attention weights; ties outside mode=conv; tie_output with l != m.
 REFUSED_ARGUMENTS = ("scor=dot", "score=dott", "heads=two", "heads=0", "readout_dropout=1",
                      "sa_layers", "seed=8", "encoder=imag", "image_size=1", "image_size=6",
                      "conv_channels=", "conv_channels=3,,4", "conv_channels=3,0",
                      "conv_channels=3,4,", "conv_channels=1,2,3,4,5,6,7",
                      "conv_channels=3,4,5,6", "grid_positions=2", "context_gate=yes",
-                     "doubly_stochastic=-0.5", "mode=convolution", "ties=1",
+                     "doubly_stochastic=-0.5", "mode=convolution", "ties=1", "tie_output=1",
                      ("score=none", "context_gate=1"), ("score=none", "doubly_stochastic=0.5"),
                      "attention_supervision=1", ("encoder=image", "score=none",
                                                  "attention_supervision=1"))

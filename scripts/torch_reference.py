@@ -105,14 +105,15 @@ class Seq2Seq(nn.Module):
     ReLU and MaxPool2d blocks of `conv_channels` channels over pictures of `image_size`
     pixels, the grid of cells read row by row, learned `grid_positions`; s_0, an LSTM's
     c_0 and score none's context from the mean annotation, as for "attn"). Optionally
-    `context_gate`, the gate beta_i on the context, for any encoder. Sizes as in
+    `context_gate`, the gate beta_i on the context, for any encoder; `tie_output`, W_o
+    the very parameter E_y (l = m; the model then has no W_o of its own). Sizes as in
     MODEL.md: vx, vy, m, n, p, a, l. The keywords are crosscheck_dump's settings, named
     alike."""
 
     def __init__(self, vx, vy, m, n, p, a, l, score="additive", enc_cell="gru",
                  dec_cell="gru", enc_layers=1, heads=1, sa_layers=0, sa_heads=4, sa_ffn=0,
                  encoder="birnn", image_size=8, conv_channels=(3, 4), grid_positions=1,
-                 context_gate=0):
+                 context_gate=0, tie_output=0):
         super().__init__()
         assert score in SCORES and encoder in ENCODERS and enc_cell in CELLS and dec_cell in CELLS
         self.n, self.score, self.dec_cell, self.heads = n, score, dec_cell, heads
@@ -169,6 +170,10 @@ class Seq2Seq(nn.Module):
         self.decoder = CELLS[dec_cell][1](m + d_h, p)
         self.W_t = nn.Linear(p + d_h + m, l)
         self.W_o = nn.Linear(l, vy)
+        self.tied = bool(tie_output)
+        if self.tied:                                 # one parameter, read twice
+            assert l == m, "tie_output needs l = m"
+            self.W_o.weight = self.E_y.weight
 
     def c_tensors(self):
         """{C tensor name: parameter}, for every parameter of this variant (a view of one
@@ -188,6 +193,8 @@ class Seq2Seq(nn.Module):
                  "dec.b_i": self.decoder.bias_ih, "dec.b_h": self.decoder.bias_hh,
                  "W_t": self.W_t.weight, "b_t": self.W_t.bias,
                  "W_o": self.W_o.weight, "b_o": self.W_o.bias}
+        if self.tied:                                 # s2s has no W_o: it is E_y
+            del names["W_o"]
         if self.W_c is not None:
             names.update({"W_c": self.W_c.weight, "b_c": self.W_c.bias})
         if self.grid_P is not None:
@@ -792,7 +799,7 @@ CONFIG_KEYS = {
     "model.attention_size": 64, "model.readout_size": 128, "model.attention": "additive",
     "model.attention_heads": 1, "model.encoder_cell": "gru", "model.decoder_cell": "gru",
     "model.encoder_layers": 1, "model.context_gate": False, "model.embedding_dropout": 0.0,
-    "model.readout_dropout": 0.0, "model.init_range": 0.1,
+    "model.readout_dropout": 0.0, "model.init_range": 0.1, "model.tie_output": False,
     "training.optimizer": "adam", "training.learning_rate": 0.001, "training.warmup_steps": -1,
     "training.adam_beta1": 0.9, "training.adam_beta2": 0.999, "training.adam_eps": 1e-8,
     "training.clip_grad_norm": 5.0, "training.label_smoothing": 0.0, "training.batch_size": 32,
@@ -819,7 +826,7 @@ CONFIG_CHOICES = {
 CONFIG_UNSUPPORTED = {
     "data.level": "word", "model.encoder": "text", "model.self_attention_layers": 0,
     "model.attention_mode": "soft", "training.doubly_stochastic": 0.0,
-    "training.attention_supervision": 0.0, "model.tie_output": False,
+    "training.attention_supervision": 0.0,
 }
 # Keys that change nothing the reference computes, whatever their value: where the run
 # goes, threads and shards (s2s's numbers depend on its shards; the reference has none),
@@ -940,6 +947,9 @@ def load_config(text, where, overrides=()):
                                                   "decoder_size", "attention_size"))
     if cfg["model.attention"] == "dot" and p != 2 * n:
         raise ConfigError("%s: model.attention dot needs decoder_size = 2 encoder_size" % where)
+    if cfg["model.tie_output"] and cfg["model.readout_size"] != cfg["model.embedding_size"]:
+        raise ConfigError("%s: model.tie_output needs model.readout_size = model.embedding_size"
+                          % where)
     widths = {"model.encoder_size (d_h = 2n)": 2 * n}
     if cfg["model.attention"] in ("additive", "scaled_dot"):
         widths["model.attention_size"] = a
@@ -960,7 +970,8 @@ def config_model(cfg, vx, vy):
     return Seq2Seq(vx, vy, m, n, p, a, l, score=cfg["model.attention"],
                    enc_cell=cfg["model.encoder_cell"], dec_cell=cfg["model.decoder_cell"],
                    enc_layers=cfg["model.encoder_layers"], heads=cfg["model.attention_heads"],
-                   context_gate=int(cfg["model.context_gate"]))
+                   context_gate=int(cfg["model.context_gate"]),
+                   tie_output=int(cfg["model.tie_output"]))
 
 
 def read_lines(path):
