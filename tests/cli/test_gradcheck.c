@@ -1,6 +1,6 @@
 /* test_gradcheck.c: `s2s gradcheck` is right about right models at the sizes users train
  * (issue 25): on configs/demo.yaml with every score, 1, 2, 4 and 8 heads, hard attention,
- * self-attention layers and the attention-only encoder, and on configs/tatoeba-fr-en.yaml
+ * self-attention layers, the attention-only encoder and the tied output layer, and on configs/tatoeba-fr-en.yaml
  * (its model, on toy-fr's sentences: the Tatoeba data is not in the repository), it says
  * PASSED and exits 0. At these sizes the sixth-order stencil's first step, 1e-2, is too
  * coarse for a few elements (enc_bwd.b_i with 4 heads: 2.3e-6); they are measured again at
@@ -32,6 +32,7 @@ static const Shipped MODELS[] = {
     {"configs/demo.yaml", {"model.attention_mode=hard", "model.attention_heads=4", NULL}},
     {"configs/demo.yaml", {"model.self_attention_layers=2", NULL}},
     {"configs/demo.yaml", {"model.encoder_cell=none", "model.self_attention_layers=2", NULL}},
+    {"configs/demo.yaml", {"model.tie_output=true", "model.readout_size=64", NULL}},
     {"configs/tatoeba-fr-en.yaml",
      {"data.train_src=corpora/toy-fr/train.src", "data.train_tgt=corpora/toy-fr/train.tgt", NULL}},
 };

@@ -799,7 +799,7 @@ END_TEST
 /* Every shipped config loads and validates. */
 START_TEST(shipped_configs_load_cleanly)
 {
-    const char *shipped[] = {"configs/tatoeba-fr-en.yaml"};
+    const char *shipped[] = {"configs/tatoeba-fr-en.yaml", "configs/tatoeba-full-fr-en.yaml"};
     for (size_t s = 0; s < sizeof shipped / sizeof *shipped; s++) {
         Config cfg;
         Error err;
