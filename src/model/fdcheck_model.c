@@ -47,6 +47,15 @@ static size_t pick_elements(const real *grad, size_t count, long samples, Pcg32 
     return take;
 }
 
+double fdcheck_model_scale(const Dims *d)
+{
+    const int widths[] = {d->emb, model_annotation_width(d), d->dec_hidden, d->attn, d->readout};
+    int w = 0;
+    for (size_t k = 0; k < sizeof widths / sizeof *widths; k++)
+        w = widths[k] > w ? widths[k] : w;
+    return w <= 64 ? 0.5 : 0.5 * sqrt(64.0 / w);
+}
+
 double fdcheck_model_run(const Dims *d, const Batch *bt, uint64_t seed, long samples,
                          const Regularization *reg, const HardAttention *hard)
 {
@@ -56,7 +65,8 @@ double fdcheck_model_run(const Dims *d, const Batch *bt, uint64_t seed, long sam
     params_alloc(&G, d);
     Pcg32 rng;
     pcg32_seed(&rng, seed, RNG_STREAM_INIT);
-    fill_uniform(c.P.mem, c.P.n, &rng, -0.5, 0.5);
+    const double scale = fdcheck_model_scale(d);
+    fill_uniform(c.P.mem, c.P.n, &rng, -scale, scale);
     model_workspace_init(&c.ws, d, bt->batch_size, bt->src_steps, bt->tgt_steps, 1);
     if (reg) {
         Regularization r = *reg;
