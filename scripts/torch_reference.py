@@ -353,22 +353,20 @@ class Seq2Seq(nn.Module):
         return s, cell
 
     def greedy(self, src, src_len, max_out):
-        """Greedy decoding of a source batch with soft contexts, as s2s translate --beam 1:
-        at each step the readout's most probable word; sentence b stops at </s> or after
-        max_out[b] words. Every sentence of the batch steps until the last stops.
-        Returns the words of each (without </s>)."""
+        """s2s's greedy decoding (decode_greedy, s2s translate --beam 1) of a source
+        batch with soft contexts: at each step the most probable word other than <pad>
+        and <s> (the first of equal ones); sentence b stops at </s> or after max_out[b]
+        words. Every sentence of the batch steps until the last stops. Returns the
+        words of each (without </s>)."""
         with torch.no_grad():
-            real_src = torch.arange(src.size(0)).unsqueeze(1) < src_len.unsqueeze(0)
-            top, H = self.encode(src, src_len, {})
-            s, cell = self.initial_state(top, H, src_len)
-            keys = self.source_keys(H)
-            fixed = (self.fixed_context(H if self.from_mean else top, src_len)
-                     if self.score == "none" else None)
+            H, keys, fixed, real_src, s, cell = self.prepare_decoding(src, src_len)
             B = src.size(1)
             prev = torch.full((B,), BOS, dtype=torch.long)
-            out, live = [[] for _ in range(B)], [True] * B
+            out, live = [[] for _ in range(B)], [max_out[b] > 0 for b in range(B)]
             while any(live):
                 logits, s, cell = self.step(prev, s, cell, H, keys, fixed, real_src)
+                logits[:, PAD] = float("-inf")
+                logits[:, BOS] = float("-inf")
                 prev = logits.argmax(dim=1)
                 for b, y in enumerate(prev.tolist()):
                     if live[b]:
@@ -378,6 +376,17 @@ class Seq2Seq(nn.Module):
                             out[b].append(y)
                             live[b] = len(out[b]) < max_out[b]
             return out
+
+    def prepare_decoding(self, src, src_len):
+        """What step() reads of a padded source batch: the annotations, the keys, score
+        none's context, the real positions, and s_0 (and c_0)."""
+        real_src = torch.arange(src.size(0)).unsqueeze(1) < src_len.unsqueeze(0)
+        top, H = self.encode(src, src_len, {})
+        s, cell = self.initial_state(top, H, src_len)
+        keys = self.source_keys(H)
+        fixed = (self.fixed_context(H if self.from_mean else top, src_len)
+                 if self.score == "none" else None)
+        return H, keys, fixed, real_src, s, cell
 
     def step(self, prev, s, cell, H, keys, fixed, real_src):
         """One decoding step of soft attention for a batch of rows (sentences, or beam
@@ -1086,40 +1095,16 @@ def output_limit(src_words, cfg):
 
 
 def _encoded(model, sources):
-    """Encodes a batch of sources (lists of ids, each non-empty or not): the
-    annotations, keys, score none's context, real positions and s_0 of step()."""
+    """Encodes a batch of sources (lists of ids, each non-empty or not): what step()
+    reads (Seq2Seq.prepare_decoding)."""
     src, src_len, _, _ = pad_batch([(x, []) for x in sources])
-    real_src = torch.arange(src.size(0)).unsqueeze(1) < src_len.unsqueeze(0)
-    top, H = model.encode(src, src_len, {})
-    s, cell = model.initial_state(top, H, src_len)
-    keys = model.source_keys(H)
-    fixed = (model.fixed_context(H if model.from_mean else top, src_len)
-             if model.score == "none" else None)
-    return H, keys, fixed, real_src, s, cell
+    return model.prepare_decoding(src, src_len)
 
 
 def greedy_batch(model, sources, max_out):
-    """s2s's greedy decoding (decode_greedy) of a batch of sources: at each step the most
-    probable word other than <pad> and <s> (the first of equal ones), until </s> or
-    max_out[b] words. Returns each sentence's words (without </s>)."""
-    with torch.no_grad():
-        H, keys, fixed, real_src, s, cell = _encoded(model, sources)
-        B = len(sources)
-        prev = torch.full((B,), BOS, dtype=torch.long)
-        out, live = [[] for _ in range(B)], [max_out[b] > 0 for b in range(B)]
-        while any(live):
-            logits, s, cell = model.step(prev, s, cell, H, keys, fixed, real_src)
-            logits[:, PAD] = float("-inf")
-            logits[:, BOS] = float("-inf")
-            prev = logits.argmax(dim=1)
-            for b, y in enumerate(prev.tolist()):
-                if live[b]:
-                    if y == EOS:
-                        live[b] = False
-                    else:
-                        out[b].append(y)
-                        live[b] = len(out[b]) < max_out[b]
-        return out
+    """s2s's greedy decoding (Seq2Seq.greedy) of a batch of sources (lists of ids)."""
+    src, src_len, _, _ = pad_batch([(x, []) for x in sources])
+    return model.greedy(src, src_len, max_out)
 
 
 def length_penalty(length, alpha):
