@@ -47,7 +47,8 @@ static size_t pick_elements(const real *grad, size_t count, long samples, Pcg32 
     return take;
 }
 
-double fdcheck_model_scale(const Dims *d)
+/* r of the header's comment: the weights' range for a model of these sizes. */
+static double fdcheck_model_scale(const Dims *d)
 {
     const int widths[] = {d->emb, model_annotation_width(d), d->dec_hidden, d->attn, d->readout};
     int w = 0;

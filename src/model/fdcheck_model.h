@@ -24,7 +24,6 @@
  * r_i) as that pass left them: the surrogate J is then a function of the weights alone
  * (model/MODEL.md). Prints a row per tensor to stdout and returns the worst relative
  * error. */
-double fdcheck_model_scale(const Dims *d);
 double fdcheck_model_run(const Dims *d, const Batch *bt, uint64_t seed, long samples,
                          const Regularization *reg, const HardAttention *hard);
 

@@ -268,6 +268,9 @@ static int load_dims(Dims *d, const Config *cfg, const Section *s, const char *n
     d->readout = (int)v[6];
     if (cfg->model.self_attention_ffn == 0) /* 4 d_h, of the file's sizes */
         d->sa_ffn = 4 * model_annotation_width(d);
+    if (d->tie_output && d->readout != d->emb) /* W_o is E_y: the shapes must agree */
+        return error_set(err, "checkpoint `%s`: a tied output layer with readout size %d and "
+                         "embedding size %d (they must be equal)", name, d->readout, d->emb);
     return 0;
 }
 
@@ -311,15 +314,17 @@ static int load_average(Checkpoint *ck, const SectionFile *f, const char *name, 
         return -1;
     Unpack u = {head->data, head->len, 0, 0};
     int64_t k = take_i64(&u), count = take_i64(&u), oldest = take_i64(&u);
-    if (u.bad || u.at != u.len || k < 2 || k > 64 || count < 1 || count > k || oldest < 0 ||
-        oldest >= count || (count < k && oldest != 0))
+    if (u.bad || u.at != u.len || k != ck->config.training.average_last || count < 1 ||
+        count > k || oldest < 0 || oldest >= count || (count < k && oldest != 0))
         return error_set(err, "checkpoint `%s`: bad weight average (section AVGK)", name);
     const size_t n = ck->params.n;
     if (ring->len != (size_t)count * n * sizeof(float))
         return error_set(err, "checkpoint `%s`: %llu bytes of averaged weights, %lld snapshots "
                          "need %zu", name, (unsigned long long)ring->len, (long long)count,
                          (size_t)count * n * sizeof(float));
-    weight_average_init(&ck->average, (int)k, n);
+    /* room for the snapshots the file holds; the trainer grows it to k */
+    weight_average_init(&ck->average, (int)count, n);
+    ck->average.k = (int)k;
     memcpy(ck->average.ring, ring->data, ring->len);
     ck->average.count = (int)count;
     ck->average.oldest = (int)oldest;

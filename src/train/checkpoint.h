@@ -59,7 +59,8 @@ typedef struct {
     long step;              /* the training step it was saved at (0 if unknown) */
     Optimizer optim;
     Progress progress;
-    WeightAverage average;  /* training.average_last's snapshots, oldest first (k 0: none) */
+    WeightAverage average;  /* training.average_last's snapshots (k 0: none), room for
+                             * only those held (weight_average_make_room) */
 } Checkpoint;
 
 /* Saves atomically to path. picture_mean: an image model's 3 channel means (NULL for

@@ -20,7 +20,7 @@ typedef struct {
                         * tied model's E_y (W_o) is dense: the output layer fills it all */
     size_t offset;     /* where the dense part starts in the whole parameter buffer */
     EmbeddingGrad src_emb;   /* E_x's gradient */
-    EmbeddingGrad tgt_emb;   /* E_y's gradient (none for a tied model) */
+    EmbeddingGrad tgt_emb;   /* E_y's gradient (left empty for a tied model) */
 } ModelGrad;
 
 /* For batches of up to max_batch pairs of up to max_src_steps / max_tgt_steps

@@ -34,7 +34,8 @@ void log_header(Trainer *t, int resumed)
                t->step_blas_threads, plural(t->step_blas_threads));
     if (t->average.k > 1)
         rundir_log(&t->run, "validation scores, and best.ckpt keeps, the mean of the weights at "
-                   "the last %d validations (training.average_last)", t->average.k);
+                   "the last %d validations (training.average_last); the alignment dumps show "
+                   "the weights of the moment", t->average.k);
     const long warmup = config_warmup_steps(cfg);
     if (warmup > 0) {
         char lr[32];

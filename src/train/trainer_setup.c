@@ -300,6 +300,7 @@ static void init_model(Trainer *t, Checkpoint *ck)
         if (ck && ck->average.k == cfg->training.average_last) { /* the resume's snapshots */
             t->average = ck->average;
             memset(&ck->average, 0, sizeof ck->average);
+            weight_average_make_room(&t->average);
         } else {
             weight_average_init(&t->average, (int)cfg->training.average_last, t->P.n);
         }
@@ -354,7 +355,8 @@ static void offer_best_checkpoint(const char *resume_dir, Error *err)
     if (checkpoint_load(&best, path, 1, &ignored) == 0) {
         size_t used = strlen(err->msg);
         snprintf(err->msg + used, sizeof err->msg - used, "; checkpoints/best.ckpt (step %ld) is "
-                 "intact: copy it over last.ckpt to resume from there", best.progress.step);
+                 "intact: copy it over last.ckpt to resume from there%s", best.progress.step,
+                 best.average.k > 1 ? " (from its averaged weights: training.average_last)" : "");
     }
     checkpoint_free(&best);
 }

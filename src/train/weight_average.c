@@ -15,6 +15,11 @@ void weight_average_init(WeightAverage *a, int k, size_t n)
     a->ring = xmalloc_array((size_t)k * n, sizeof(float));
 }
 
+void weight_average_make_room(WeightAverage *a)
+{
+    a->ring = xrealloc_array(a->ring, (size_t)a->k * a->n, sizeof(float));
+}
+
 void weight_average_free(WeightAverage *a)
 {
     free(a->ring);

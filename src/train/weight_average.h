@@ -19,6 +19,9 @@ typedef struct {
 
 /* Room for k snapshots of n floats, none held. */
 void weight_average_init(WeightAverage *a, int k, size_t n);
+/* A checkpoint's ring holds room for only the snapshots it has (a file cannot make its
+ * reader allocate more than it holds): this gives it room for k before any push. */
+void weight_average_make_room(WeightAverage *a);
 void weight_average_free(WeightAverage *a);
 /* Adds a snapshot of w (n floats), dropping the oldest when k are held. */
 void weight_average_push(WeightAverage *a, const float *w);

@@ -42,6 +42,10 @@ done
 ./s2s train "$work/tiny.yaml" --set run_dir="$work/char" --set data.level=char \
     --set data.lowercase=true >/dev/null 2>&1
 cp "$work/char/checkpoints/last.ckpt" tests/fuzz/seeds/ckpt/char.ckpt
+# the sections of training.average_last (AVGK, AVGW) and a tied output layer (no W_o)
+./s2s train "$work/tiny.yaml" --set run_dir="$work/averaged" --set model.tie_output=true \
+    --set training.average_last=2 >/dev/null 2>&1
+cp "$work/averaged/checkpoints/last.ckpt" tests/fuzz/seeds/ckpt/averaged-tied.ckpt
 cp "$work/adam/alignments.jsonl" tests/fuzz/seeds/align/word.jsonl
 cp "$work/char/alignments.jsonl" tests/fuzz/seeds/align/char.jsonl
 ls -l tests/fuzz/seeds/ckpt tests/fuzz/seeds/align

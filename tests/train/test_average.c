@@ -64,9 +64,30 @@ static void load_weights(const char *dir, const char *run, const char *name, Che
     load_checkpoint(ck, path, name);
 }
 
+/* The validation loss dir/RUN/metrics.jsonl records at step (its text, to the digits
+ * written), copied into out. */
+static void valid_loss_at(const char *dir, const char *run, int step, char *out, size_t cap)
+{
+    char path[700], key[64];
+    snprintf(path, sizeof path, "%s/%s/metrics.jsonl", dir, run);
+    snprintf(key, sizeof key, "{\"step\":%d,", step);
+    char *text = read_file(path);
+    for (const char *at = text; (at = strstr(at, key)); at++) {
+        const char *loss = strstr(at, "\"valid_loss\":");
+        if (loss && loss < strchr(at, '\n')) {
+            snprintf(out, cap, "%.*s", (int)strcspn(loss, ","), loss);
+            free(text);
+            return;
+        }
+    }
+    ck_abort_msg("%s has no validation at step %d", path, step);
+}
+
 /* The tiny run validated at steps 5 and 10 (the loss improves at both) with the mean of
  * the last 2 validations: best.ckpt holds (w_5 + w_10) / 2 of the weights at those steps,
- * last.ckpt the weights of step 10, which are those of a run that does not average. */
+ * last.ckpt the weights of step 10, which are those of a run that does not average; and
+ * what validation scored is the mean (at step 5, the mean of one: the plain run's loss;
+ * at step 10 another). */
 START_TEST(best_ckpt_holds_the_mean_and_training_goes_on_from_the_weights)
 {
     char dir[512], run_dir[700];
@@ -100,6 +121,14 @@ START_TEST(best_ckpt_holds_the_mean_and_training_goes_on_from_the_weights)
     }
     ck_assert_msg(memcmp(best.params.mem, w10.params.mem, n * sizeof(float)) != 0,
                   "best.ckpt holds the weights of step 10, not the mean");
+    char plain[2][64], mean[2][64];
+    for (int v = 0; v < 2; v++) {
+        valid_loss_at(dir, "plain10", 5 * (v + 1), plain[v], sizeof plain[v]);
+        valid_loss_at(dir, "averaged", 5 * (v + 1), mean[v], sizeof mean[v]);
+    }
+    ck_assert_str_eq(mean[0], plain[0]);
+    ck_assert_msg(strcmp(mean[1], plain[1]) != 0, "validation at step 10 scored the weights of "
+                  "the moment (%s), not their mean", plain[1]);
     checkpoint_free(&w5);
     checkpoint_free(&w10);
     checkpoint_free(&last);

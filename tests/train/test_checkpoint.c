@@ -332,7 +332,8 @@ START_TEST(format_v1_golden_checkpoint_still_translates)
 END_TEST
 
 /* training.average_last's snapshots (sections AVGK, AVGW) come back in their slots, the
- * oldest where it was; a ring its own numbers contradict is refused. */
+ * oldest where it was; a ring its own numbers or its config's average_last contradict is
+ * refused. */
 START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
 {
     char dir[512], path[600];
@@ -342,6 +343,7 @@ START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
     config_defaults(&cfg);
     Vocab counts, src, tgt;
     small_config(&cfg, &counts, &src, &tgt);
+    cfg.training.average_last = 2;
     char *yaml = config_to_yaml(&cfg);
     Dims d = {src.size, tgt.size, 3, 4, 5, 6, 7, .enc_layers = 1};
     Params p;
@@ -368,16 +370,57 @@ START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
         ck_assert(!memcmp(weight_average_snapshot(&ck.average, i), weight_average_snapshot(&a, i),
                           sizeof(float) * p.n));
     checkpoint_free(&ck);
-    a.oldest = 2; /* a slot the ring does not have */
-    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, &a, &err) == 0,
-                  "%s", err.msg);
     char expected[700];
     snprintf(expected, sizeof expected, "checkpoint `%s`: bad weight average (section AVGK)", path);
-    ck_assert_int_eq(checkpoint_load(&ck, path, 1, &err), -1);
-    ck_assert_str_eq(err.msg, expected);
-    checkpoint_free(&ck);
+    for (int bad = 0; bad < 2; bad++) {
+        WeightAverage wrong = a;
+        if (bad == 0)
+            wrong.oldest = 2; /* a slot the ring does not have */
+        else
+            wrong.k = 3, wrong.oldest = 0; /* whole, but not the config's average_last (2) */
+        ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, &wrong,
+                                      &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(checkpoint_load(&ck, path, 1, &err), -1);
+        ck_assert_str_eq(err.msg, expected);
+        checkpoint_free(&ck);
+    }
     weight_average_free(&a);
     optim_free(&opt);
+    params_free(&p);
+    vocab_free(&counts);
+    vocab_free(&src);
+    vocab_free(&tgt);
+    free(yaml);
+}
+END_TEST
+
+/* A tied model's config with sizes in the file that cannot be tied (readout 7, embedding
+ * 3) is refused with a message, not carved (W_o would be read past E_y's end). */
+START_TEST(a_tied_config_with_untieable_sizes_is_refused)
+{
+    char dir[512], path[600];
+    scratch_dir(dir, sizeof dir, "tied");
+    snprintf(path, sizeof path, "%s/tied.ckpt", dir);
+    Config cfg;
+    config_defaults(&cfg);
+    Vocab counts, src, tgt;
+    small_config(&cfg, &counts, &src, &tgt);
+    cfg.model.tie_output = 1;
+    cfg.model.readout_size = cfg.model.embedding_size;
+    char *yaml = config_to_yaml(&cfg);
+    Dims d = {src.size, tgt.size, 3, 4, 5, 6, 7, .enc_layers = 1};
+    Params p;
+    params_alloc(&p, &d);
+    Error err;
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, NULL, NULL, &err) == 0,
+                  "%s", err.msg);
+    Checkpoint ck;
+    ck_assert_int_eq(checkpoint_load(&ck, path, 0, &err), -1);
+    char expected[700];
+    snprintf(expected, sizeof expected, "checkpoint `%s`: a tied output layer with readout size 7 "
+             "and embedding size 3 (they must be equal)", path);
+    ck_assert_str_eq(err.msg, expected);
+    checkpoint_free(&ck);
     params_free(&p);
     vocab_free(&counts);
     vocab_free(&src);
@@ -394,6 +437,7 @@ Suite *checkpoint_suite(void)
     tcase_add_test(tc, crc32_matches_the_published_check_value);
     tcase_add_test(tc, checkpoint_round_trips_and_refuses_damage);
     tcase_add_test(tc, the_weight_average_round_trips_and_a_bad_one_is_refused);
+    tcase_add_test(tc, a_tied_config_with_untieable_sizes_is_refused);
     tcase_add_test(tc, weights_of_another_architecture_are_refused_with_both_shapes);
     tcase_add_test(tc, checkpoint_refuses_other_versions_platforms_and_impossible_sizes);
     tcase_add_test(tc, format_v1_golden_checkpoint_still_translates);
