@@ -331,6 +331,38 @@ START_TEST(format_v1_golden_checkpoint_still_translates)
 }
 END_TEST
 
+/* A small model's pieces for a checkpoint: a valid config (edited by the caller before
+ * yaml is made), its YAML, the vocabularies and zeroed weights of sizes (3, 4, 5, 6, 7). */
+typedef struct {
+    Config cfg;
+    Vocab counts, src, tgt;
+    char *yaml;
+    Dims d;
+    Params p;
+} SmallModel;
+
+static void small_model_begin(SmallModel *m)
+{
+    config_defaults(&m->cfg);
+    small_config(&m->cfg, &m->counts, &m->src, &m->tgt);
+}
+
+static void small_model_finish(SmallModel *m)
+{
+    m->yaml = config_to_yaml(&m->cfg);
+    m->d = (Dims){m->src.size, m->tgt.size, 3, 4, 5, 6, 7, .enc_layers = 1};
+    params_alloc(&m->p, &m->d);
+}
+
+static void small_model_free(SmallModel *m)
+{
+    params_free(&m->p);
+    vocab_free(&m->counts);
+    vocab_free(&m->src);
+    vocab_free(&m->tgt);
+    free(m->yaml);
+}
+
 /* training.average_last's snapshots (sections AVGK, AVGW) come back in their slots, the
  * oldest where it was; a ring its own numbers or its config's average_last contradict is
  * refused. */
@@ -339,15 +371,11 @@ START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
     char dir[512], path[600];
     scratch_dir(dir, sizeof dir, "avg");
     snprintf(path, sizeof path, "%s/avg.ckpt", dir);
-    Config cfg;
-    config_defaults(&cfg);
-    Vocab counts, src, tgt;
-    small_config(&cfg, &counts, &src, &tgt);
-    cfg.training.average_last = 2;
-    char *yaml = config_to_yaml(&cfg);
-    Dims d = {src.size, tgt.size, 3, 4, 5, 6, 7, .enc_layers = 1};
-    Params p;
-    params_alloc(&p, &d);
+    SmallModel m;
+    small_model_begin(&m);
+    m.cfg.training.average_last = 2;
+    small_model_finish(&m);
+    Params p = m.p;
     Optimizer opt;
     optim_init(&opt, OPTIM_ADAM, p.n, 0.001f);
     Progress prog = {.step = 3, .lr = 0.001};
@@ -359,8 +387,8 @@ START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
         weight_average_push(&a, p.mem);
     }
     Error err;
-    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, &a, &err) == 0,
-                  "%s", err.msg);
+    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, &opt, &prog, &a,
+                                  &err) == 0, "%s", err.msg);
     Checkpoint ck;
     ck_assert_msg(checkpoint_load(&ck, path, 1, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(ck.average.k, 2);
@@ -378,19 +406,15 @@ START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
             wrong.oldest = 2; /* a slot the ring does not have */
         else
             wrong.k = 3, wrong.oldest = 0; /* whole, but not the config's average_last (2) */
-        ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, &wrong,
-                                      &err) == 0, "%s", err.msg);
+        ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, &opt, &prog,
+                                      &wrong, &err) == 0, "%s", err.msg);
         ck_assert_int_eq(checkpoint_load(&ck, path, 1, &err), -1);
         ck_assert_str_eq(err.msg, expected);
         checkpoint_free(&ck);
     }
     weight_average_free(&a);
     optim_free(&opt);
-    params_free(&p);
-    vocab_free(&counts);
-    vocab_free(&src);
-    vocab_free(&tgt);
-    free(yaml);
+    small_model_free(&m);
 }
 END_TEST
 
@@ -401,19 +425,14 @@ START_TEST(a_tied_config_with_untieable_sizes_is_refused)
     char dir[512], path[600];
     scratch_dir(dir, sizeof dir, "tied");
     snprintf(path, sizeof path, "%s/tied.ckpt", dir);
-    Config cfg;
-    config_defaults(&cfg);
-    Vocab counts, src, tgt;
-    small_config(&cfg, &counts, &src, &tgt);
-    cfg.model.tie_output = 1;
-    cfg.model.readout_size = cfg.model.embedding_size;
-    char *yaml = config_to_yaml(&cfg);
-    Dims d = {src.size, tgt.size, 3, 4, 5, 6, 7, .enc_layers = 1};
-    Params p;
-    params_alloc(&p, &d);
+    SmallModel m;
+    small_model_begin(&m);
+    m.cfg.model.tie_output = 1;
+    m.cfg.model.readout_size = m.cfg.model.embedding_size;
+    small_model_finish(&m); /* readout 7, embedding 3: sizes that cannot be tied */
     Error err;
-    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, NULL, NULL, &err) == 0,
-                  "%s", err.msg);
+    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &m.p, NULL, NULL, NULL, NULL,
+                                  &err) == 0, "%s", err.msg);
     Checkpoint ck;
     ck_assert_int_eq(checkpoint_load(&ck, path, 0, &err), -1);
     char expected[700];
@@ -421,11 +440,7 @@ START_TEST(a_tied_config_with_untieable_sizes_is_refused)
              "and embedding size 3 (they must be equal)", path);
     ck_assert_str_eq(err.msg, expected);
     checkpoint_free(&ck);
-    params_free(&p);
-    vocab_free(&counts);
-    vocab_free(&src);
-    vocab_free(&tgt);
-    free(yaml);
+    small_model_free(&m);
 }
 END_TEST
 
