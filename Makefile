@@ -5,7 +5,7 @@
 # build and run the same suite in build/asan and build/valgrind (B=, PROG=).
 
 CC      ?= cc
-PKGS    := openblas yaml-0.1 stb
+PKGS    := openblas yaml-0.1 stb ompi-c
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # -fno-trapping-math only tells the compiler that no floating-point exception handler
 # watches (none does), so it may if-convert the branch-free maths of fastmath.h into
@@ -64,7 +64,7 @@ deps:
 	@{ pkg-config --exists $(PKGS) && test -f /usr/include/unistr.h; } >/dev/null 2>&1 || \
 	    sh scripts/install-deps.sh build
 test-deps: deps
-	@{ pkg-config --exists check && command -v strace && command -v xmllint && \
+	@{ pkg-config --exists check && command -v strace && command -v xmllint && command -v mpirun && \
 	   command -v valgrind && command -v clang && test -x /usr/bin/chromium && \
 	   /usr/bin/python3 -c 'import torch'; } >/dev/null 2>&1 || sh scripts/install-deps.sh test
 

@@ -46,6 +46,7 @@ int main(void)
     srunner_add_suite(runner, resume_suite());
     srunner_add_suite(runner, shards_suite());
     srunner_add_suite(runner, average_suite());
+    srunner_add_suite(runner, mpi_suite());
     srunner_add_suite(runner, faults_suite());
     srunner_add_suite(runner, report_suite());
     srunner_add_suite(runner, picture_suite());

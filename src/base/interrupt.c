@@ -67,6 +67,12 @@ int interrupt_pending(void)
     return received;
 }
 
+void interrupt_adopt(int sig)
+{
+    if (!received)
+        received = sig;
+}
+
 void interrupt_saving(int saving)
 {
     saving_now = saving;

@@ -29,6 +29,10 @@ void interrupt_install_stop(void);
 /* The first signal received since interrupt_install, or 0. */
 int interrupt_pending(void);
 
+/* Records sig as received if no signal was (the other ranks of an mpirun agree to stop
+ * for a signal one of them got, and exit as that rank does). */
+void interrupt_adopt(int sig);
+
 /* Whether a checkpoint is being written: a second SIGINT/SIGTERM then waits for it. */
 void interrupt_saving(int saving);
 

@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/mem.h"
+#include "base/ranks.h"
 #include "base/rng.h"
 #include "cli/bench_translate.h"
 #include "cli/command.h"
@@ -203,7 +204,7 @@ static Batch *synthetic_batches(const Dims *d, long count, long batch, uint64_t 
  * first and the last step go to *first_loss and *last_loss. */
 static long train_timed(const Dims *d, const Batch *batches, long n_batches,
                         const BenchOptions *o, double *times, double *first_loss,
-                        double *last_loss)
+                        double *last_loss, double *exchange_seconds)
 {
     Params P;
     params_alloc(&P, d);
@@ -224,6 +225,8 @@ static long train_timed(const Dims *d, const Batch *batches, long n_batches,
                               .reinforce_weight = 1, .entropy_weight = 0.002, .token_reward = 1};
         pcg32_seed(&hard.rng, (uint64_t)o->seed, RNG_STREAM_HARD);
         pcg32_advance(&hard.rng, (uint64_t)s << 32);
+        if (s == o->warmup)
+            *exchange_seconds = -ranks_seconds();
         double t0 = now_seconds();
         double loss = shards_forward_backward(&shards, &P, bt, &none, d->hard ? &hard : NULL);
         if (d->hard) /* it returned the surrogate J: report the cross-entropy, as training */
@@ -238,6 +241,7 @@ static long train_timed(const Dims *d, const Batch *batches, long n_batches,
             tokens += bt->n_tgt_tokens;
         }
     }
+    *exchange_seconds += ranks_seconds();
     params_free(&P);
     shards_free(&shards);
     optim_free(&opt);
@@ -306,13 +310,17 @@ int cmd_bench(int argc, char **argv)
      * one BLAS thread */
     if (o.threads == 0)
         o.threads = o.batch <= 4 ? 1 : openblas_get_num_procs();
+    const int ranks = ranks_size(); /* under mpirun: each process runs its share */
     if (o.shards == 0)
-        o.shards = o.threads;
+        o.shards = o.threads * ranks;
+    if (o.shards % ranks)
+        return cmd_usage_error("--shards: %s processes (mpirun -np) must divide the number of "
+                               "shards", getenv("OMPI_COMM_WORLD_SIZE"));
     if (o.translate) { /* decoding: one pass, BLAS's threads (as s2s translate) */
         openblas_set_num_threads((int)o.threads);
         return bench_translate(&d, o.size, (int)o.batch, (int)o.steps, (int)o.warmup, (int)o.beam);
     }
-    openblas_set_num_threads(o.shards > 1 ? 1 : (int)o.threads);
+    openblas_set_num_threads(o.shards / ranks > 1 ? 1 : (int)o.threads);
     small_gemm_enable(o.shards > 1); /* as training has them */
 
     /* every batch drawn before the clock starts, as the PyTorch baseline does */
@@ -321,7 +329,8 @@ int cmd_bench(int argc, char **argv)
     const long n_batches = o.image && total > IMAGE_BATCHES ? IMAGE_BATCHES : total;
     Batch *batches = synthetic_batches(&d, n_batches, o.batch, (uint64_t)o.seed);
     double *times = xmalloc_array((size_t)o.steps, sizeof(double)), first_loss = 0, loss = 0;
-    long tokens = train_timed(&d, batches, n_batches, &o, times, &first_loss, &loss);
+    double exchange = 0;
+    long tokens = train_timed(&d, batches, n_batches, &o, times, &first_loss, &loss, &exchange);
     double seconds = 0;
     for (long s = 0; s < o.steps; s++)
         seconds += times[s];
@@ -333,16 +342,25 @@ int cmd_bench(int argc, char **argv)
     size_t n_params = params_carve(&counted, NULL, &d);
     char model[256];
     model_describe(&d, model, sizeof model);
-    printf("s2s bench: size %s, batch %ld in %ld shard%s on %ld thread%s, %ld step%s after %ld "
-           "warm-up, %zu parameters: %s\n", o.image ? "image" : o.size, o.batch, o.shards, plural(o.shards),
-           o.threads, plural(o.threads), o.steps, plural(o.steps), o.warmup, n_params, model);
+    if (ranks_rank() != 0) /* rank 0 reports */
+        goto done;
+    printf("s2s bench: size %s, batch %ld in %ld shard%s on %d process%s of %ld thread%s, %ld "
+           "step%s after %ld warm-up, %zu parameters: %s\n", o.image ? "image" : o.size, o.batch,
+           o.shards, plural(o.shards), ranks, ranks > 1 ? "es" : "", o.threads,
+           plural(o.threads), o.steps, plural(o.steps), o.warmup, n_params, model);
     printf("target tokens/s      : %.1f\n", (double)tokens / seconds);
     printf("s/step mean, median  : %.5f, %.5f\n", seconds / (double)o.steps, times[o.steps / 2]);
     printf("peak RSS             : %.1f MiB\n", rss_mib);
     printf("loss first, final    : %.4f, %.4f\n", first_loss, loss);
+    if (ranks > 1)
+        printf("s/step in MPI        : %.5f (rank 0: sending, receiving and waiting)\n",
+               exchange / (double)o.steps);
     printf("RESULT {\"size\": \"%s\", \"batch\": %ld, \"steps\": %ld, \"tgt_tokens_per_s\": %.3f, "
-           "\"s_per_step_median\": %.6f, \"peak_rss_mib\": %.1f, \"final_loss\": %.6f}\n", o.image ? "image" : o.size,
-           o.batch, o.steps, (double)tokens / seconds, times[o.steps / 2], rss_mib, loss);
+           "\"s_per_step_median\": %.6f, \"peak_rss_mib\": %.1f, \"final_loss\": %.6f, "
+           "\"processes\": %d, \"mpi_s_per_step\": %.6f}\n", o.image ? "image" : o.size,
+           o.batch, o.steps, (double)tokens / seconds, times[o.steps / 2], rss_mib, loss, ranks,
+           exchange / (double)o.steps);
+done:
     for (long s = 0; s < n_batches; s++)
         batch_free(&batches[s]);
     free(batches);

@@ -34,6 +34,8 @@ int cmd_train(int argc, char **argv)
     interrupt_install();
     Error err;
     int outcome = train_run(&cfg, resume, &err);
+    if (outcome != TRAIN_OK && outcome != TRAIN_SIGNALLED && !err.msg[0])
+        return outcome; /* another rank of an mpirun said what went wrong */
     switch (outcome) {
     case TRAIN_OK:
         return EXIT_OK;

@@ -2,8 +2,10 @@
  * failures to the exit codes of cli/INTERFACE.md. The only file that exits. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/ranks.h"
 #include "cli/command.h"
 
 static const char USAGE[] =
@@ -76,9 +78,33 @@ static int run(int argc, char **argv)
     return cmd_usage_error("unknown command `%s` (see s2s --help)", cmd);
 }
 
+/* Under mpirun (base/ranks.h): training and its benchmark run on every process, with
+ * MPI started; any other command is one process's work. */
+static int run_ranks(int argc, char **argv)
+{
+    if (!ranks_launched())
+        return run(argc, argv);
+    const char *cmd = argc >= 2 ? argv[1] : "";
+    if (strcmp(cmd, "train") && strcmp(cmd, "bench")) {
+        const char *size = getenv("OMPI_COMM_WORLD_SIZE");
+        if (strcmp(size, "1"))
+            return cmd_usage_error("`s2s %s` runs on one process: under mpirun, only `s2s "
+                                   "train` and `s2s bench` share their work", cmd);
+        return run(argc, argv);
+    }
+    char msg[256];
+    if (ranks_start(msg, sizeof msg) < 0) {
+        fprintf(stderr, "s2s: error: %s\n", msg);
+        return EXIT_USAGE;
+    }
+    int rc = run(argc, argv);
+    ranks_stop();
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    int rc = run(argc, argv);
+    int rc = run_ranks(argc, argv);
     /* whatever the command wrote to stdout must have arrived: one check, one message */
     if (cmd_flush_stdout() < 0 && rc == EXIT_OK)
         rc = EXIT_IO;

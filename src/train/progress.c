@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "base/fault.h"
+#include "base/ranks.h"
 #include "text/number.h"
 #include "train/trainer_parts.h"
 
@@ -29,9 +30,16 @@ void log_header(Trainer *t, int resumed)
                number_shortest(smooth, sizeof smooth, cfg->training.label_smoothing));
     const long shards = cfg->training.shards;
     const int threads = workers_threads(t->shards.workers);
-    rundir_log(&t->run, "each batch in %ld shard%s (training.shards) on %d thread%s, %d BLAS "
-               "thread%s each", shards, plural(shards), threads, plural(threads),
-               t->step_blas_threads, plural(t->step_blas_threads));
+    const int ranks = ranks_size();
+    if (ranks > 1)
+        rundir_log(&t->run, "each batch in %ld shards (training.shards) over %d processes "
+                   "(mpirun), %d each on %d thread%s, %d BLAS thread%s each; rank 0 writes the "
+                   "run", shards, ranks, t->shards.local, threads, plural(threads),
+                   t->step_blas_threads, plural(t->step_blas_threads));
+    else
+        rundir_log(&t->run, "each batch in %ld shard%s (training.shards) on %d thread%s, %d BLAS "
+                   "thread%s each", shards, plural(shards), threads, plural(threads),
+                   t->step_blas_threads, plural(t->step_blas_threads));
     if (t->average.k > 1)
         rundir_log(&t->run, "validation scores, and best.ckpt keeps, the mean of the weights at "
                    "the last %d validations (training.average_last); the alignment dumps show "

@@ -204,6 +204,13 @@ int rundir_open(RunDir *r, const char *dir, const RunMarks *resume, Error *err)
     return 0;
 }
 
+void rundir_open_quiet(RunDir *r, const char *dir)
+{
+    *r = (RunDir){.lock_fd = -1, .quiet = 1};
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    r->log.fd = r->metrics.fd = r->alignments.fd = -1;
+}
+
 void rundir_close(RunDir *r)
 {
     if (r->live_shown)
@@ -218,6 +225,8 @@ void rundir_close(RunDir *r)
 
 int rundir_write_config(RunDir *r, const char *yaml, Error *err)
 {
+    if (r->quiet)
+        return 0;
     char path[2100];
     rundir_path(r, "config.yaml", path, sizeof path);
     return atomicfile_write(path, "", yaml, strlen(yaml), err);
@@ -225,6 +234,8 @@ int rundir_write_config(RunDir *r, const char *yaml, Error *err)
 
 RunMarks rundir_marks(RunDir *r)
 {
+    if (r->quiet)
+        return (RunMarks){0, 0};
     /* a log that cannot be synced is no reason to lose the checkpoint: at worst a
      * resume after a power cut finds the log shorter than recorded, and says so */
     appendlog_sync(&r->metrics);
@@ -264,6 +275,8 @@ static void format_line(char *line, size_t cap, const char *fmt, va_list ap)
 
 void rundir_log(RunDir *r, const char *fmt, ...)
 {
+    if (r->quiet)
+        return;
     char line[2048];
     va_list ap;
     va_start(ap, fmt);
@@ -278,6 +291,8 @@ void rundir_log(RunDir *r, const char *fmt, ...)
 
 void rundir_note(RunDir *r, const char *fmt, ...)
 {
+    if (r->quiet)
+        return;
     char line[2048];
     va_list ap;
     va_start(ap, fmt);
@@ -288,6 +303,8 @@ void rundir_note(RunDir *r, const char *fmt, ...)
 
 void rundir_live(RunDir *r, const char *fmt, ...)
 {
+    if (r->quiet)
+        return;
     if (!r->tty)
         return;
     char line[512];
@@ -302,6 +319,8 @@ void rundir_live(RunDir *r, const char *fmt, ...)
 
 void rundir_metrics(RunDir *r, const char *json)
 {
+    if (r->quiet)
+        return;
     if (appendlog_line(&r->metrics, json, strlen(json)) == 0 || r->metrics_failed)
         return;
     r->metrics_failed = 1;
@@ -310,6 +329,8 @@ void rundir_metrics(RunDir *r, const char *json)
 
 int rundir_alignments(RunDir *r, const char *line, size_t len, Error *err)
 {
+    if (r->quiet)
+        return 0;
     if (appendlog_line(&r->alignments, line, len) == 0)
         return 0;
     char path[2200];

@@ -29,6 +29,7 @@ typedef struct {
     int tty;         /* stderr is a terminal */
     int live_shown;  /* a live line is on screen */
     int metrics_failed;
+    int quiet;       /* another rank's view of the lead's directory: writes nothing */
 } RunDir;
 
 /* Creates dir and dir/checkpoints as needed and takes the directory's lock, then opens
@@ -39,6 +40,9 @@ typedef struct {
  * exists) or -2 for an I/O failure (exit 3). */
 int rundir_open(RunDir *r, const char *dir, const RunMarks *resume, Error *err);
 void rundir_close(RunDir *r);
+/* Under mpirun, every rank but the lead (rank 0): a RunDir on which every function
+ * below writes and prints nothing, so that one process alone writes the run. */
+void rundir_open_quiet(RunDir *r, const char *dir);
 
 /* dir/name into out. */
 void rundir_path(const RunDir *r, const char *name, char *out, size_t cap);

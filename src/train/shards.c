@@ -5,17 +5,20 @@
 #include <stdlib.h>
 
 #include "base/mem.h"
+#include "base/ranks.h"
 
 void shards_init(Shards *s, const Dims *d, int n, int threads, int max_batch,
                  int max_src_steps, int max_tgt_steps, int picture_size, int ground_cells)
 {
-    *s = (Shards){.n = n};
-    const int cols = (max_batch + n - 1) / n;
-    s->batch = xcalloc((size_t)n, sizeof(Batch));
-    s->ws = xcalloc((size_t)n, sizeof(Workspace));
-    s->grad = xcalloc((size_t)n, sizeof(ModelGrad));
-    s->loss = xcalloc((size_t)n, sizeof(double));
-    for (int k = 0; k < n; k++) {
+    const int ranks = ranks_size();
+    *s = (Shards){.n = n, .local = n / ranks, .first = n / ranks * ranks_rank()};
+    const int cols = (max_batch + n - 1) / n, m = s->local;
+    s->batch = xcalloc((size_t)m, sizeof(Batch));
+    s->ws = xcalloc((size_t)m, sizeof(Workspace));
+    s->grad = xcalloc((size_t)m, sizeof(ModelGrad));
+    s->mine = xcalloc((size_t)m, sizeof(ShardResult));
+    s->all = xcalloc((size_t)n, sizeof(ShardResult));
+    for (int k = 0; k < m; k++) {
         /* one shard's pass; grad[0] also takes the others' embedding rows */
         model_workspace_init(&s->ws[k], d, cols, max_src_steps, max_tgt_steps, 1);
         model_grad_init(&s->grad[k], d, k == 0 ? max_batch : cols, max_src_steps, max_tgt_steps);
@@ -27,12 +30,15 @@ void shards_init(Shards *s, const Dims *d, int n, int threads, int max_batch,
         if (ground_cells)
             batch_init_ground(&s->batch[k], ground_cells);
     }
-    s->workers = workers_start(threads < n ? threads : n);
+    if (ranks > 1)
+        shard_exchange_init(&s->exchange, d, (size_t)max_batch * max_src_steps,
+                            (size_t)max_batch * max_tgt_steps);
+    s->workers = workers_start(threads < m ? threads : m);
 }
 
 void shards_free(Shards *s)
 {
-    for (int k = 0; k < s->n; k++) {
+    for (int k = 0; k < s->local; k++) {
         batch_free(&s->batch[k]);
         model_workspace_free(&s->ws[k]);
         model_grad_free(&s->grad[k]);
@@ -40,7 +46,10 @@ void shards_free(Shards *s)
     free(s->batch);
     free(s->ws);
     free(s->grad);
-    free(s->loss);
+    free(s->mine);
+    free(s->all);
+    if (s->exchange.sends)
+        shard_exchange_free(&s->exchange);
     workers_stop(s->workers);
     *s = (Shards){0};
 }
@@ -49,12 +58,14 @@ static void pass_task(void *ctx, int k)
 {
     Shards *s = ctx;
     model_grad_zero(&s->grad[k]);
-    s->loss[k] = s->batch[k].batch_size > 0
-                     ? model_grad_forward_backward(&s->grad[k], &s->ws[k], s->P, &s->batch[k])
-                     : 0;
+    s->mine[k] = (ShardResult){.used = s->batch[k].batch_size > 0};
+    if (s->mine[k].used) {
+        s->mine[k].loss = model_grad_forward_backward(&s->grad[k], &s->ws[k], s->P, &s->batch[k]);
+        s->mine[k].hard_stats = s->ws[k].hard_stats;
+    }
 }
 
-/* Task t of the sum: grad[0] += grad[k], k = 1 .. n - 1 in order, over the t-th of
+/* Task t of the sum: grad[0] += grad[k], k = 1 .. local - 1 in order, over the t-th of
  * `threads` equal ranges of the dense buffer (each element's additions in shard order,
  * whichever thread makes them). */
 static void sum_task(void *ctx, int t)
@@ -64,7 +75,7 @@ static void sum_task(void *ctx, int t)
     const size_t n = s->grad[0].dense.n, from = n * (size_t)t / (size_t)parts,
                  to = n * (size_t)(t + 1) / (size_t)parts;
     float *sum = s->grad[0].dense.mem;
-    for (int k = 1; k < s->n; k++) {
+    for (int k = 1; k < s->local; k++) {
         const float *g = s->grad[k].dense.mem;
         for (size_t x = from; x < to; x++)
             sum[x] += g[x];
@@ -82,39 +93,55 @@ static void add_hard_stats(HardStats *sum, const HardStats *st)
     sum->entropy_terms += st->entropy_terms;
 }
 
+/* The gradients of every shard summed in shard order into grad[0]: here, or across the
+ * ranks. */
+static void sum_gradients(Shards *s)
+{
+    if (ranks_size() > 1) {
+        shard_exchange_sum(&s->exchange, s->grad, s->local);
+        return;
+    }
+    workers_run(s->workers, sum_task, s, workers_threads(s->workers));
+    for (int k = 1; k < s->local; k++) {
+        embedding_grad_merge(&s->grad[0].src_emb, &s->grad[k].src_emb);
+        embedding_grad_merge(&s->grad[0].tgt_emb, &s->grad[k].tgt_emb);
+    }
+}
+
 double shards_forward_backward(Shards *s, const Params *P, const Batch *batch,
                                const Regularization *reg, const HardAttention *hard)
 {
     s->P = P;
     const uint64_t window = ((uint64_t)1 << 32) / (uint64_t)s->n;
-    for (int k = 0; k < s->n; k++) {
+    for (int k = 0; k < s->local; k++) {
+        const int shard = s->first + k; /* draws and sentences by the shard's number */
         Regularization r = *reg;
-        pcg32_advance(&r.rng, window * (uint64_t)k);
+        pcg32_advance(&r.rng, window * (uint64_t)shard);
         model_set_regularization(&s->ws[k], &r);
         if (hard) {
             HardAttention h = *hard;
-            pcg32_advance(&h.rng, window * (uint64_t)k);
+            pcg32_advance(&h.rng, window * (uint64_t)shard);
             model_set_hard(&s->ws[k], &h);
         }
         if (s->n == 1) {
             s->batch[0] = *batch; /* a view: shards_free frees nothing it did not make */
             continue;
         }
-        batch_take_shard(&s->batch[k], batch, k, s->n);
+        batch_take_shard(&s->batch[k], batch, shard, s->n);
         model_set_loss_counts(&s->ws[k], batch->n_tgt_tokens, batch->batch_size);
     }
-    workers_run(s->workers, pass_task, s, s->n);
+    workers_run(s->workers, pass_task, s, s->local);
     if (s->n == 1)
         s->batch[0] = (Batch){0};
-    workers_run(s->workers, sum_task, s, workers_threads(s->workers));
-    double loss = s->loss[0];
-    s->hard_stats = s->ws[0].hard_stats;
+    sum_gradients(s);
+    /* the losses and statistics, folded in shard order as the gradients are */
+    ranks_gather_all(s->mine, s->all, sizeof(ShardResult) * (size_t)s->local);
+    double loss = s->all[0].loss;
+    s->hard_stats = s->all[0].hard_stats;
     for (int k = 1; k < s->n; k++) {
-        embedding_grad_merge(&s->grad[0].src_emb, &s->grad[k].src_emb);
-        embedding_grad_merge(&s->grad[0].tgt_emb, &s->grad[k].tgt_emb);
-        loss += s->loss[k];
-        if (hard && s->batch[k].batch_size > 0)
-            add_hard_stats(&s->hard_stats, &s->ws[k].hard_stats);
+        loss += s->all[k].loss;
+        if (hard && s->all[k].used)
+            add_hard_stats(&s->hard_stats, &s->all[k].hard_stats);
     }
     return loss;
 }

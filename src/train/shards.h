@@ -6,7 +6,8 @@
  * counts (model_set_loss_counts), and draws its dropout masks and hard-attention samples
  * from its own window of the step's draws; then the gradients are summed in shard order.
  * So the result is a function of the batch, the step and n alone: the same whether the
- * shards run on one thread or several (or, later, on several processes), bit for bit.
+ * shards run on one thread or several, in one process or in several (mpirun: each rank
+ * runs n / ranks of them, and shard_exchange.h sums them in the same order), bit for bit.
  *
  * Why: products of one decoder step over 32 sentences are too small for BLAS's threads
  * to pay (make bench-gemm measured them); two passes of 16 sentences, one per core with
@@ -18,21 +19,34 @@
 #include "base/workers.h"
 #include "model/model.h"
 #include "train/model_grad.h"
+#include "train/shard_exchange.h"
+
+/* What a shard's pass reports besides its gradient, gathered from every rank. */
+typedef struct {
+    double loss;
+    HardStats hard_stats;
+    int used;           /* the shard had sentences */
+} ShardResult;
 
 typedef struct {
     int n;              /* shards of every batch */
-    Batch *batch;       /* (n) each shard's sentences */
-    Workspace *ws;      /* (n) */
-    ModelGrad *grad;    /* (n) each shard's gradient; grad[0] then holds the sum */
-    double *loss;       /* (n) */
-    Workers *workers;   /* the threads the shards run on */
+    int first, local;   /* this rank's shards: first .. first + local - 1 (all of them
+                         * without mpirun) */
+    Batch *batch;       /* (local) each shard's sentences */
+    Workspace *ws;      /* (local) */
+    ModelGrad *grad;    /* (local) each shard's gradient; grad[0] then holds the sum */
+    ShardResult *mine;  /* (local) */
+    ShardResult *all;   /* (n) every rank's, in shard order */
+    ShardExchange exchange; /* with several ranks: the sum across them */
+    Workers *workers;   /* the threads this rank's shards run on */
     const Params *P;    /* the current step's parameters (during shards_forward_backward) */
     HardStats hard_stats; /* the shards' hard-attention statistics, summed */
 } Shards;
 
 /* For n shards of batches of up to max_batch pairs (of max_src_steps / max_tgt_steps
  * positions) on `threads` threads; pictures of picture_size pixels and ground cells
- * when nonzero (as the whole batch has them). shards_free on a zeroed Shards is safe. */
+ * when nonzero (as the whole batch has them). Under mpirun, this rank's share of them
+ * (ranks_size() must divide n). shards_free on a zeroed Shards is safe. */
 void shards_init(Shards *s, const Dims *d, int n, int threads, int max_batch,
                  int max_src_steps, int max_tgt_steps, int picture_size, int ground_cells);
 void shards_free(Shards *s);

@@ -5,18 +5,23 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/fault.h"
 #include "base/interrupt.h"
+#include "base/ranks.h"
 #include "nn/small_gemm.h"
+#include "train/sectionfile.h"
 #include "text/number.h"
 #include "train/trainer_parts.h"
 
 /* Checkpoints carry the state a resume needs, the data logs' lengths included. */
 int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Error *err)
 {
+    if (!t->lead) /* one process writes the run */
+        return 0;
     t->prog.epoch = t->batcher.epoch;
     t->prog.next_batch = t->batcher.next;
     t->prog.rng_state = t->batcher.epoch_start.state;
@@ -191,9 +196,11 @@ static int step(Trainer *t, Error *err)
 }
 
 /* The end of training: the last step's dump, validation and save if it had none, then
- * the test set. */
+ * the test set; the lead's work alone (under mpirun the other ranks are done). */
 static int finish(Trainer *t, const char *reason, Error *err)
 {
+    if (!t->lead)
+        return TRAIN_OK;
     /* the last step's attention, whatever the schedule: the report ends where training did
      * (once: a finished run resumed has it already) */
     if (dumps_on(t) && !dumped_this_step(t) && dump_alignments(t, err) < 0)
@@ -217,6 +224,40 @@ static int finish(Trainer *t, const char *reason, Error *err)
     return TRAIN_OK;
 }
 
+/* What the lead does after a step: its log line, the dumps, validation and the
+ * checkpoints. Returns TRAIN_OK or TRAIN_IO_ERROR (err set). */
+static int after_step(Trainer *t, Error *err)
+{
+    const Config *cfg = t->cfg;
+    log_progress(t, t->prog.step % cfg->training.log_every == 0);
+    if (dumps_due(t) && dump_alignments(t, err) < 0)
+        return TRAIN_IO_ERROR;
+    if (t->prog.step % cfg->training.valid_every == 0) {
+        if (t->has_valid) {
+            if (validate_and_save(t, err) < 0)
+                return TRAIN_IO_ERROR;
+        } else if (save_checkpoint(t, "last.ckpt", err) < 0) {
+            return TRAIN_IO_ERROR;
+        }
+    }
+    return TRAIN_OK;
+}
+
+/* Under mpirun, the ranks agree at each step's end: on the lead's outcome (a failed
+ * write stops them all), on a signal any of them received (so they stop at the same
+ * step), and on the progress, which validation and the clock change on the lead alone
+ * (so every stopping rule, the learning rate and the schedules decide alike). */
+static int agree(Trainer *t, int rc)
+{
+    if (ranks_size() == 1)
+        return rc;
+    const long worst = ranks_max(rc), sig = ranks_max(interrupt_pending());
+    if (sig)
+        interrupt_adopt((int)sig);
+    ranks_broadcast(&t->prog, sizeof t->prog, 0);
+    return (int)worst;
+}
+
 /* Steps until a stopping rule, a divergence, a failed write or a signal ends training. */
 static int train_loop(Trainer *t, Error *err)
 {
@@ -236,17 +277,9 @@ static int train_loop(Trainer *t, Error *err)
                              "or set training.clip_grad_norm; the checkpoints were left as they "
                              "were", t->prog.bad_steps, plural(t->prog.bad_steps), t->prog.step),
                    TRAIN_DIVERGED;
-        log_progress(t, t->prog.step % cfg->training.log_every == 0);
-        if (dumps_due(t) && dump_alignments(t, err) < 0)
-            return TRAIN_IO_ERROR;
-        if (t->prog.step % cfg->training.valid_every == 0) {
-            if (t->has_valid) {
-                if (validate_and_save(t, err) < 0)
-                    return TRAIN_IO_ERROR;
-            } else if (save_checkpoint(t, "last.ckpt", err) < 0) {
-                return TRAIN_IO_ERROR;
-            }
-        }
+        const int rc = agree(t, t->lead ? after_step(t, err) : TRAIN_OK);
+        if (rc != TRAIN_OK)
+            return rc;
         /* Only here, with all of the step's work done (its log line, dump, validation),
          * is a signal acted on: the checkpoint then holds a state the straight run also
          * passes through, and the resumed run goes on exactly as it would have. */
@@ -260,15 +293,59 @@ static int train_loop(Trainer *t, Error *err)
     }
 }
 
+/* What a rank read: its config, vocabularies, pairs, weights and step, as one number. */
+static uint32_t fingerprint(const Trainer *t)
+{
+    const long numbers[] = {t->src_vocab.size, t->tgt_vocab.size, t->train.n, t->prog.step};
+    uint32_t crc = crc32_update(0, t->config_yaml, strlen(t->config_yaml));
+    crc = crc32_update(crc, numbers, sizeof numbers);
+    return crc32_update(crc, t->P.mem, sizeof(float) * t->P.n);
+}
+
+/* Under mpirun, the ranks start only together: each with the model the lead has (the
+ * same config, data and checkpoint read), or none at all. An error the lead has too is
+ * the lead's to say; one of another rank's own, that rank says. */
+static int agree_to_start(Trainer *t, int rc, Error *err)
+{
+    if (ranks_size() == 1)
+        return rc;
+    uint32_t lead_print = rc == TRAIN_OK ? fingerprint(t) : 0;
+    long lead_rc = rc;
+    ranks_broadcast(&lead_print, sizeof lead_print, 0);
+    ranks_broadcast(&lead_rc, sizeof lead_rc, 0);
+    if (rc == TRAIN_OK && lead_rc == TRAIN_OK && fingerprint(t) != lead_print) {
+        error_set(err, "rank %d read another config, corpus or checkpoint than rank 0: every "
+                  "process must read the same files (a shared file system, or the same copies "
+                  "at the same paths)", ranks_rank());
+        rc = TRAIN_BAD_INPUT;
+    }
+    const long failed = ranks_max(rc != TRAIN_OK ? ranks_rank() : -1);
+    if (failed < 0)
+        return TRAIN_OK;
+    if (!t->lead && lead_rc != TRAIN_OK) {
+        err->msg[0] = '\0'; /* the lead says it */
+        return (int)lead_rc;
+    }
+    if (rc != TRAIN_OK)
+        return rc;
+    if (t->lead)
+        return error_set(err, "rank %ld could not start (its message above); nothing was "
+                         "trained", failed), TRAIN_BAD_INPUT;
+    err->msg[0] = '\0';
+    return TRAIN_BAD_INPUT;
+}
+
 int train_run(Config *cfg, const char *resume_dir, Error *err)
 {
-    Trainer t = {.cfg = cfg};
+    Trainer t = {.cfg = cfg, .lead = ranks_rank() == 0};
     err->msg[0] = '\0';
     t.run.lock_fd = -1;
-    int rc = trainer_setup(&t, resume_dir, err);
+    int rc = agree_to_start(&t, trainer_setup(&t, resume_dir, err), err);
     if (rc == TRAIN_OK) {
         log_header(&t, resume_dir != NULL);
         rc = train_loop(&t, err);
+        if (!t.lead)
+            err->msg[0] = '\0'; /* what ended training, the lead says */
         if (rc == TRAIN_DIVERGED || rc == TRAIN_IO_ERROR)
             rundir_note(&t.run, "s2s: error: %s", err->msg); /* main prints it on stderr */
     }

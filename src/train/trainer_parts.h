@@ -26,6 +26,7 @@
 
 typedef struct {
     Config *cfg;
+    int lead;              /* this process writes the run: rank 0 of an mpirun, or alone */
     char *config_yaml;
     Vocab src_vocab, tgt_vocab;
     Corpus train, valid, test;

@@ -11,6 +11,7 @@
 
 #include "base/interrupt.h"
 #include "base/mem.h"
+#include "base/ranks.h"
 #include "train/trainer_parts.h"
 
 /* How to read a corpus of cfg; an image model's pictures kept up to cache_bytes. */
@@ -296,7 +297,7 @@ static void init_model(Trainer *t, Checkpoint *ck)
     }
     if (t->n_probes)
         init_probe_buffers(t, argmax);
-    if (t->has_valid && cfg->training.average_last > 1) {
+    if (t->lead && t->has_valid && cfg->training.average_last > 1) { /* only the lead validates */
         if (ck && ck->average.k == cfg->training.average_last) { /* the resume's snapshots */
             t->average = ck->average;
             memset(&ck->average, 0, sizeof ck->average);
@@ -388,22 +389,41 @@ static int training_threads(const Config *cfg)
            : cfg->training.batch_size <= 4 ? 1 : openblas_get_num_procs();
 }
 
-/* training.shards 0: one per thread, but no more than the batch has sentences or the
- * key allows, so that the saved config loads again. */
+/* training.shards 0: one per thread of every process, but no more than the batch has
+ * sentences or the key allows (so that the saved config loads again), and a multiple of
+ * the processes. */
 static long resolved_shards(const Config *cfg)
 {
-    long n = training_threads(cfg);
+    const long ranks = ranks_size();
+    long n = training_threads(cfg) * ranks;
     n = n < cfg->training.batch_size ? n : cfg->training.batch_size;
-    return n < CONFIG_MAX_SHARDS ? n : CONFIG_MAX_SHARDS;
+    n = n < CONFIG_MAX_SHARDS ? n : CONFIG_MAX_SHARDS;
+    return n / ranks * ranks;
 }
 
-/* The shards run on up to `threads` threads with one BLAS thread each; one shard has
- * BLAS's threads to itself, and validation and translation always do. */
+/* Under mpirun, each process runs shards / processes of the shards. */
+static int check_shards_share(const Config *cfg, Error *err)
+{
+    const long shards = cfg->training.shards, ranks = ranks_size();
+    if (shards >= 1 && shards % ranks == 0)
+        return 0;
+    if (shards == 0)
+        return error_set(err, "%ld processes (mpirun -np %ld) cannot share a batch of %ld "
+                         "sentences: each needs at least one (training.batch_size)", ranks,
+                         ranks, cfg->training.batch_size);
+    return error_set(err, "training.shards is %ld, which %ld processes (mpirun -np %ld) cannot "
+                     "share: the number of processes must divide the number of shards", shards,
+                     ranks, ranks);
+}
+
+/* This process's shards run on up to `threads` threads with one BLAS thread each; a
+ * process with one shard gives BLAS's threads to it, and validation and translation
+ * always have them all. */
 static void set_threads(Trainer *t)
 {
     const int threads = training_threads(t->cfg);
     t->eval_blas_threads = threads;
-    t->step_blas_threads = t->cfg->training.shards > 1 ? 1 : threads;
+    t->step_blas_threads = t->cfg->training.shards / ranks_size() > 1 ? 1 : threads;
     openblas_set_num_threads(threads);
 }
 
@@ -414,6 +434,10 @@ int trainer_setup(Trainer *t, const char *resume_dir, Error *err)
     int rc = TRAIN_BAD_INPUT;
     if (resume_dir && load_for_resume(&ck, cfg, resume_dir, err) < 0)
         goto done;
+    if (cfg->training.shards == 0) /* before the config is saved: a resume keeps it */
+        cfg->training.shards = resolved_shards(cfg);
+    if (check_shards_share(cfg, err) < 0)
+        goto done;
     if (read_data(t, resume_dir ? &ck : NULL, err) < 0) {
         if (interrupt_pending()) { /* the readers stop for a signal; nothing is written yet */
             size_t used = strlen(err->msg);
@@ -422,11 +446,13 @@ int trainer_setup(Trainer *t, const char *resume_dir, Error *err)
         }
         goto done;
     }
-    if (cfg->training.shards == 0) /* before the config is saved: a resume keeps it */
-        cfg->training.shards = resolved_shards(cfg);
     t->config_yaml = config_to_yaml(cfg);
     RunMarks marks = {ck.progress.metrics_bytes, ck.progress.alignments_bytes};
-    int opened = rundir_open(&t->run, cfg->run_dir, resume_dir ? &marks : NULL, err);
+    int opened = 0;
+    if (t->lead)
+        opened = rundir_open(&t->run, cfg->run_dir, resume_dir ? &marks : NULL, err);
+    else
+        rundir_open_quiet(&t->run, cfg->run_dir);
     if (opened < 0) {
         rc = opened == -2 ? TRAIN_IO_ERROR : TRAIN_BAD_INPUT;
         goto done;

@@ -39,6 +39,7 @@ Suite *train_suite(void);
 Suite *resume_suite(void);
 Suite *shards_suite(void);
 Suite *average_suite(void);
+Suite *mpi_suite(void);
 Suite *checkpoint_suite(void);
 Suite *faults_suite(void);
 Suite *regress_suite(void);

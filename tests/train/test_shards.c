@@ -146,8 +146,8 @@ START_TEST(each_shard_is_the_plain_pass_over_its_sentences_with_its_own_draws)
             model_grad_init(&g, &c.d, 2, c.batch.max_src_steps, c.batch.max_tgt_steps);
             model_grad_zero(&g);
             const double loss = model_grad_forward_backward(&g, &ws, &c.P, &one);
-            ck_assert_msg(loss == s.loss[k], "%s: shard %d's loss %.17g, its plain pass %.17g",
-                          fixture_variant(v).name, k, s.loss[k], loss);
+            ck_assert_msg(loss == s.all[k].loss, "%s: shard %d's loss %.17g, its plain pass %.17g",
+                          fixture_variant(v).name, k, s.all[k].loss, loss);
             const HardStats *st = &ws.hard_stats; /* summed in shard order */
             sum.surrogate += st->surrogate;
             sum.nll += st->nll;
