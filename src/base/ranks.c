@@ -11,6 +11,7 @@
 static int started;    /* MPI_Init was called */
 static int my_rank, n_ranks = 1;
 static double waited;  /* seconds inside the exchanges */
+static double sent;    /* bytes this process has sent to another */
 
 _Static_assert(sizeof(MPI_Request) <= sizeof(((RanksSend *)0)->request),
                "RanksSend must hold an MPI_Request");
@@ -92,6 +93,7 @@ void ranks_post_send(RanksSend *s, const void *buf, size_t bytes, int to, int ta
     MPI_Request r;
     double t0 = now_seconds();
     MPI_Isend(buf, (int)bytes, MPI_BYTE, to, tag, MPI_COMM_WORLD, &r);
+    sent += (double)bytes;
     waited += now_seconds() - t0;
     memcpy(s->request, &r, sizeof r);
     s->pending = 1;
@@ -123,4 +125,9 @@ size_t ranks_receive(void *buf, size_t cap, int from, int tag)
 double ranks_seconds(void)
 {
     return waited;
+}
+
+double ranks_bytes_sent(void)
+{
+    return sent;
 }

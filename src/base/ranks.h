@@ -55,5 +55,7 @@ size_t ranks_receive(void *buf, size_t cap, int from, int tag);
 /* Seconds this process has spent waiting inside the exchanges above since it started:
  * what data parallelism costs, measured (s2s bench reports it per step). */
 double ranks_seconds(void);
+/* Bytes this process has sent point to point (ranks_post_send) since it started. */
+double ranks_bytes_sent(void);
 
 #endif

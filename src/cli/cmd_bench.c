@@ -204,7 +204,7 @@ static Batch *synthetic_batches(const Dims *d, long count, long batch, uint64_t 
  * first and the last step go to *first_loss and *last_loss. */
 static long train_timed(const Dims *d, const Batch *batches, long n_batches,
                         const BenchOptions *o, double *times, double *first_loss,
-                        double *last_loss, double *exchange_seconds)
+                        double *last_loss, double *exchange_seconds, double *exchange_bytes)
 {
     Params P;
     params_alloc(&P, d);
@@ -225,8 +225,10 @@ static long train_timed(const Dims *d, const Batch *batches, long n_batches,
                               .reinforce_weight = 1, .entropy_weight = 0.002, .token_reward = 1};
         pcg32_seed(&hard.rng, (uint64_t)o->seed, RNG_STREAM_HARD);
         pcg32_advance(&hard.rng, (uint64_t)s << 32);
-        if (s == o->warmup)
+        if (s == o->warmup) {
             *exchange_seconds = -ranks_seconds();
+            *exchange_bytes = -ranks_bytes_sent();
+        }
         double t0 = now_seconds();
         double loss = shards_forward_backward(&shards, &P, bt, &none, d->hard ? &hard : NULL);
         if (d->hard) /* it returned the surrogate J: report the cross-entropy, as training */
@@ -242,6 +244,7 @@ static long train_timed(const Dims *d, const Batch *batches, long n_batches,
         }
     }
     *exchange_seconds += ranks_seconds();
+    *exchange_bytes += ranks_bytes_sent();
     params_free(&P);
     shards_free(&shards);
     optim_free(&opt);
@@ -329,8 +332,9 @@ int cmd_bench(int argc, char **argv)
     const long n_batches = o.image && total > IMAGE_BATCHES ? IMAGE_BATCHES : total;
     Batch *batches = synthetic_batches(&d, n_batches, o.batch, (uint64_t)o.seed);
     double *times = xmalloc_array((size_t)o.steps, sizeof(double)), first_loss = 0, loss = 0;
-    double exchange = 0;
-    long tokens = train_timed(&d, batches, n_batches, &o, times, &first_loss, &loss, &exchange);
+    double exchange = 0, sent = 0;
+    long tokens = train_timed(&d, batches, n_batches, &o, times, &first_loss, &loss, &exchange,
+                              &sent);
     double seconds = 0;
     for (long s = 0; s < o.steps; s++)
         seconds += times[s];
@@ -353,13 +357,14 @@ int cmd_bench(int argc, char **argv)
     printf("peak RSS             : %.1f MiB\n", rss_mib);
     printf("loss first, final    : %.4f, %.4f\n", first_loss, loss);
     if (ranks > 1)
-        printf("s/step in MPI        : %.5f (rank 0: sending, receiving and waiting)\n",
-               exchange / (double)o.steps);
+        printf("s/step in MPI        : %.5f (rank 0: sending, receiving and waiting); %.2f MB "
+               "sent a step\n", exchange / (double)o.steps, sent / (double)o.steps / 1e6);
     printf("RESULT {\"size\": \"%s\", \"batch\": %ld, \"steps\": %ld, \"tgt_tokens_per_s\": %.3f, "
            "\"s_per_step_median\": %.6f, \"peak_rss_mib\": %.1f, \"final_loss\": %.6f, "
-           "\"processes\": %d, \"mpi_s_per_step\": %.6f}\n", o.image ? "image" : o.size,
-           o.batch, o.steps, (double)tokens / seconds, times[o.steps / 2], rss_mib, loss, ranks,
-           exchange / (double)o.steps);
+           "\"processes\": %d, \"mpi_s_per_step\": %.6f, \"mpi_bytes_per_step\": %.0f}\n",
+           o.image ? "image" : o.size, o.batch, o.steps, (double)tokens / seconds,
+           times[o.steps / 2], rss_mib, loss, ranks, exchange / (double)o.steps,
+           sent / (double)o.steps);
 done:
     for (long s = 0; s < n_batches; s++)
         batch_free(&batches[s]);

@@ -33,8 +33,14 @@ static const char *const MPI_ENV[] = {
     "OMPI_MCA_btl_vader_single_copy_mechanism=none",
     /* one machine: shared memory and loopback, no probing of other networks */
     "OMPI_MCA_btl=self,vader", "OMPI_MCA_rmaps_base_oversubscribe=1",
-    /* the ranks start in the suite's directory, the repository's top */
+    /* Open MPI's components stay loaded to the end, so that LeakSanitizer can name the
+     * library of what they leave behind (unloaded, it is an "unknown module"); the ranks
+     * start in the suite's directory, the repository's top */
+    "OMPI_MCA_mca_base_component_disable_dlclose=1",
     "LSAN_OPTIONS=suppressions=tests/train/openmpi.supp:print_suppressions=0",
+    /* Open MPI is built without frame pointers: only the slow unwinder finds its
+     * libraries in the stack of an allocation (the fast one stops at the first frame) */
+    "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0",
     NULL, NULL, NULL, NULL};
 
 /* MPI_ENV plus up to three more entries (NULL-terminated list into env). */

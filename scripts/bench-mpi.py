@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Training speed on two processes against one (issue 31; README, "Training on several
+processes or machines"): for each size and batch, `s2s bench` as one process with two
+threads (two shards, one per core) and as `mpirun -np 2` with one thread each (the same
+two shards, one per process), alternated ROUNDS times in the same run; prints the medians
+of target tokens per second, their ratio, the seconds per step rank 0 spent in MPI and
+the bytes it sent a step. Both runs compute the same numbers (the final losses are
+compared), so the ratio is the price of the processes alone.
+
+Then, on paper, for N machines each training a batch of the same size (throughput
+scaling): the bytes a step moves against the step's compute, measured here on one
+machine, at 10 and 100 Gbit/s.
+
+usage: scripts/bench-mpi.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/64]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+# (size, batch, timed steps, warm-up steps)
+CONFIGS = [("S", 32, 100, 10), ("S", 64, 60, 6), ("M", 32, 16, 3), ("M", 64, 10, 2),
+           ("L", 32, 6, 2), ("L", 64, 4, 1)]
+# Open MPI as root, in a container without ptrace rights (README)
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_btl_vader_single_copy_mechanism": "none", "OMPI_MCA_btl": "self,vader"}
+
+
+def result(cmd, env):
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    line = [l for l in out.splitlines() if l.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--s2s", default="./s2s")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    if not shutil.which("mpirun"):
+        sys.exit("bench-mpi: mpirun is missing (sh scripts/install-deps.sh)")
+    env = dict(os.environ, **MPI_ENV)
+    env.pop("OPENBLAS_NUM_THREADS", None)
+    only = set(filter(None, args.only.split(",")))
+    rows = []
+    for size, batch, steps, warmup in CONFIGS:
+        name = "%s/%d" % (size, batch)
+        if only and name not in only:
+            continue
+        common = [args.s2s, "bench", "--size", size, "--batch", str(batch), "--steps",
+                  str(steps), "--warmup", str(warmup)]
+        one, two = [], []
+        for r in range(args.rounds):
+            one.append(result(common + ["--threads", "2", "--shards", "2"], env))
+            two.append(result(["mpirun", "-np", "2"] + common + ["--threads", "1", "--shards", "2"],
+                              env))
+            print("%s round %d: one process %.0f tok/s, 2 processes %.0f tok/s (%.4f s/step in MPI)"
+                  % (name, r + 1, one[-1]["tgt_tokens_per_s"], two[-1]["tgt_tokens_per_s"],
+                     two[-1]["mpi_s_per_step"]), flush=True)
+            if one[-1]["final_loss"] != two[-1]["final_loss"]:
+                sys.exit("bench-mpi: %s: the final losses differ (%r, %r)" % (
+                    name, one[-1]["final_loss"], two[-1]["final_loss"]))
+        med = lambda runs, key: statistics.median(x[key] for x in runs)
+        rows.append((name, med(one, "tgt_tokens_per_s"), med(two, "tgt_tokens_per_s"),
+                     med(one, "s_per_step_median"), med(two, "s_per_step_median"),
+                     med(two, "mpi_s_per_step"), med(two, "mpi_bytes_per_step")))
+    print()
+    print("| size/batch | 1 process, 2 threads: tok/s | mpirun -np 2, 1 thread each: tok/s "
+          "| ratio | s/step (1 process) | s/step (2 processes) | s/step in MPI (rank 0) "
+          "| MB sent a step (rank 0) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, a, b, sa, sb, mpi, sent in rows:
+        print("| %s | %.0f | %.0f | %.2f | %.4f | %.4f | %.4f | %.1f |" % (
+            name, a, b, b / a, sa, sb, mpi, sent / 1e6))
+    print()
+    # On paper: N machines, each a batch of this size on all its cores (the one-process
+    # step time measured above), the gradient moved as the exchange moves it
+    # (src/train/shard_exchange.h): 2 (N - 1) / N of the bytes rank 0 sent on 2 processes
+    # (on 2, each rank sends the gradient once), and no overlap with the backward pass.
+    print("On paper, N machines each training this batch on its own cores, the exchange "
+          "after the backward pass (no overlap):")
+    print()
+    print("| size/batch | step (s) | MB a step | N | 10 Gbit/s: comm (s), speedup | "
+          "100 Gbit/s: comm (s), speedup |")
+    print("|---|---|---|---|---|---|")
+    for name, a, b, sa, sb, mpi, sent in rows:
+        for n in (2, 4, 8, 16):
+            cells = []
+            for gbit in (10, 100):
+                comm = 2 * (n - 1) / n * sent / (gbit * 1e9 / 8)
+                cells.append("%.4f, %.2fx" % (comm, n * sa / (sa + comm)))
+            print("| %s | %.4f | %.1f | %d | %s | %s |" % (name, sa, sent / 1e6, n, cells[0],
+                                                          cells[1]))
+
+
+if __name__ == "__main__":
+    main()
