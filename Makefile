@@ -55,7 +55,7 @@ CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),$(B)/tests64/$(t).o,$(B)/tests/$(t).o))
 
-.PHONY: all test clean deps test-deps crosscheck demo demo-image bench bench-gemm asan valgrind mutate install uninstall
+.PHONY: all test clean deps test-deps crosscheck demo demo-image bench bench-mpi bench-gemm asan valgrind mutate install uninstall
 all: s2s
 
 # Installs the Debian packages when something is missing: what building needs (deps),
@@ -164,6 +164,12 @@ valgrind: $(TEST_BINS)
 # Training speed against the PyTorch baseline, side by side (README, issue 7).
 bench: test-deps s2s
 	/usr/bin/python3 scripts/bench.py --s2s ./s2s
+
+# Training on two processes (mpirun -np 2, one thread each) against one process of two
+# threads, side by side, and the bytes a step moves across machines, on paper (README,
+# "Training on several processes or machines").
+bench-mpi: deps s2s
+	/usr/bin/python3 scripts/bench-mpi.py --s2s ./s2s
 
 # The matrix products of a training step replayed on OpenBLAS, BLIS and libxsmm
 # (scripts/gemm-shapes/README.md); installs the two libraries if they are missing.

@@ -11,7 +11,8 @@ Then, on paper, for N machines each training a batch of the same size (throughpu
 scaling): the bytes a step moves against the step's compute, measured here on one
 machine, at 10 and 100 Gbit/s.
 
-usage: scripts/bench-mpi.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/64]
+usage: scripts/bench-mpi.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/64] [--save F.json]
+       scripts/bench-mpi.py --paper-from F.json
 """
 import argparse
 import json
@@ -40,7 +41,13 @@ def main():
     ap.add_argument("--s2s", default="./s2s")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="")
+    ap.add_argument("--save", help="also write the measured medians to this JSON file")
+    ap.add_argument("--paper-from", help="only the table on paper, from a --save file")
     args = ap.parse_args()
+    if args.paper_from:
+        with open(args.paper_from) as f:
+            paper(json.load(f))
+        return
     if not shutil.which("mpirun"):
         sys.exit("bench-mpi: mpirun is missing (sh scripts/install-deps.sh)")
     env = dict(os.environ, **MPI_ENV)
@@ -76,26 +83,44 @@ def main():
     for name, a, b, sa, sb, mpi, sent in rows:
         print("| %s | %.0f | %.0f | %.2f | %.4f | %.4f | %.4f | %.1f |" % (
             name, a, b, b / a, sa, sb, mpi, sent / 1e6))
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump(rows, f)
+    paper(rows)
+
+
+# The exchange (src/train/shard_exchange.h) passes the partial sum from rank to rank and
+# the final sum around the ring, in 1 MiB chunks: on 2 machines each link carries the
+# gradient once each way (as a ring all-reduce does); on N > 2 the busiest link carries
+# it twice (a ring all-reduce: 2 (N - 1) / N times), plus the pipeline's fill, a chunk per
+# hop on the way there and back.
+CHUNK_BYTES = 1 << 20
+
+
+def exchange_seconds(n, gradient_bytes, bytes_per_s):
+    loads = 1 if n == 2 else 2
+    return (loads * gradient_bytes + 2 * (n - 1) * CHUNK_BYTES) / bytes_per_s
+
+
+def paper(rows):
+    """N machines, each training the measured batch on all its cores (the one-process
+    step time) and exchanging the gradient rank 0 sent on 2 processes, after the backward
+    pass (no overlap)."""
     print()
-    # On paper: N machines, each a batch of this size on all its cores (the one-process
-    # step time measured above), the gradient moved as the exchange moves it
-    # (src/train/shard_exchange.h): 2 (N - 1) / N of the bytes rank 0 sent on 2 processes
-    # (on 2, each rank sends the gradient once), and no overlap with the backward pass.
     print("On paper, N machines each training this batch on its own cores, the exchange "
           "after the backward pass (no overlap):")
     print()
-    print("| size/batch | step (s) | MB a step | N | 10 Gbit/s: comm (s), speedup | "
-          "100 Gbit/s: comm (s), speedup |")
+    print("| size/batch | step (s) | MB a step | N | 10 Gbit/s: exchange (s), speedup | "
+          "100 Gbit/s: exchange (s), speedup |")
     print("|---|---|---|---|---|---|")
     for name, a, b, sa, sb, mpi, sent in rows:
-        for n in (2, 4, 8, 16):
+        for n in (2, 4, 8, 16, 64):
             cells = []
             for gbit in (10, 100):
-                comm = 2 * (n - 1) / n * sent / (gbit * 1e9 / 8)
+                comm = exchange_seconds(n, sent, gbit * 1e9 / 8)
                 cells.append("%.4f, %.2fx" % (comm, n * sa / (sa + comm)))
             print("| %s | %.4f | %.1f | %d | %s | %s |" % (name, sa, sent / 1e6, n, cells[0],
                                                           cells[1]))
-
 
 if __name__ == "__main__":
     main()
