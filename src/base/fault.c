@@ -91,6 +91,10 @@ void fault_signal_at(const char *phase, long step)
     char name[16];
     long at = 0;
     int sig = SIGTERM, times = 1;
+    /* under mpirun, S2S_FAULT_RANK=K: rank K alone gets it */
+    const char *only = getenv("S2S_FAULT_RANK"), *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (only && (!rank || strcmp(only, rank)))
+        return;
     if (spec && sscanf(spec, "%15[a-z]:%ld:%d:%d", name, &at, &sig, &times) >= 2 &&
         !strcmp(name, phase) && at == step)
         for (int k = 0; k < times; k++) /* raise() returns after the handler has run */

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t received, saving_now;
+/* received was adopted from another rank of an mpirun: this process's own copy of the
+ * signal, when it comes, is the first it got, not a second */
+static volatile sig_atomic_t adopted;
 /* a second SIGINT/SIGTERM exits at once (training's "now"); translate's stop comes
  * within a line anyway, and must not leave half of one */
 static volatile sig_atomic_t repeat_exits = 1;
@@ -25,6 +28,10 @@ static void on_signal(int sig)
         return;
     }
     /* SIGINT/SIGTERM: the second one before a save has begun means "now". */
+    if (adopted) {
+        adopted = 0;
+        return;
+    }
     if (received && !saving_now && repeat_exits)
         _exit(128 + sig);
     if (!received)
@@ -69,8 +76,10 @@ int interrupt_pending(void)
 
 void interrupt_adopt(int sig)
 {
-    if (!received)
-        received = sig;
+    if (received)
+        return;
+    adopted = 1;
+    received = sig;
 }
 
 void interrupt_saving(int saving)

@@ -323,7 +323,7 @@ int cmd_bench(int argc, char **argv)
         openblas_set_num_threads((int)o.threads);
         return bench_translate(&d, o.size, (int)o.batch, (int)o.steps, (int)o.warmup, (int)o.beam);
     }
-    openblas_set_num_threads(o.shards / ranks > 1 ? 1 : (int)o.threads);
+    openblas_set_num_threads(o.shards > 1 ? 1 : (int)o.threads);
     small_gemm_enable(o.shards > 1); /* as training has them */
 
     /* every batch drawn before the clock starts, as the PyTorch baseline does */

@@ -262,8 +262,10 @@ static int agree(Trainer *t, int rc)
 static int train_loop(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
-    if (t->prog.step == 0 && dumps_due(t) && dump_alignments(t, err) < 0)
-        return TRAIN_IO_ERROR;
+    const int failed = t->lead && t->prog.step == 0 && dumps_due(t) && dump_alignments(t, err) < 0;
+    const int first = agree(t, failed ? TRAIN_IO_ERROR : TRAIN_OK); /* the lead's first dump */
+    if (first != TRAIN_OK)
+        return first;
     for (;;) {
         const char *reason = stop_reason(t);
         if (reason)

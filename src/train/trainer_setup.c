@@ -416,14 +416,16 @@ static int check_shards_share(const Config *cfg, Error *err)
                      ranks, ranks);
 }
 
-/* This process's shards run on up to `threads` threads with one BLAS thread each; a
- * process with one shard gives BLAS's threads to it, and validation and translation
- * always have them all. */
+/* This process's shards run on up to `threads` threads with one BLAS thread each; one
+ * shard in all gets BLAS's threads, and validation and translation always have them
+ * all. Decided by the shards of the whole batch, not of this process, so that N
+ * processes make the very products one process makes (processes times threads
+ * shards keep every core busy). */
 static void set_threads(Trainer *t)
 {
     const int threads = training_threads(t->cfg);
     t->eval_blas_threads = threads;
-    t->step_blas_threads = t->cfg->training.shards / ranks_size() > 1 ? 1 : threads;
+    t->step_blas_threads = t->cfg->training.shards > 1 ? 1 : threads;
     openblas_set_num_threads(threads);
 }
 

@@ -375,6 +375,39 @@ START_TEST(test_sigterm_to_mpirun_saves_where_the_ranks_agree)
 }
 END_TEST
 
+START_TEST(test_a_signal_to_one_rank_stops_them_all_at_its_step)
+{
+    tinyrun_init();
+    char dir[512];
+    scratch_dir(dir, sizeof dir, "mpi-one-signal");
+    write_tiny_setup(dir);
+    /* rank 1 alone gets SIGTERM as step 7 begins (as a node's own shutdown would) */
+    const char *argv[64], *env[12];
+    static const char *const sets[] = {"training.shards=4", "training.threads=1", NULL};
+    char run_dir[700], set_run[760];
+    snprintf(run_dir, sizeof run_dir, "%s/run", dir);
+    snprintf(set_run, sizeof set_run, "run_dir=%s", run_dir);
+    const char *with_run[] = {sets[0], sets[1], set_run, NULL};
+    train_argv(argv, 2, S2S_FAULTS, dir, with_run);
+    mpi_env(env, "S2S_FAULT_SIGNAL=batch:7", "S2S_FAULT_RANK=1", NULL);
+    char err[700];
+    snprintf(err, sizeof err, "%s/run.err", dir);
+    const int rc = run_command_with(argv, NULL, err, &(RunOptions){.env = env, .timeout = 60},
+                                    NULL);
+    ck_assert_msg(rc == 128 + SIGTERM, "mpirun exited %d: the ranks did not stop together", rc);
+    char path[760];
+    snprintf(path, sizeof path, "%s/train.log", run_dir);
+    char *log = read_file(path);
+    ck_assert_msg(strstr(log, "stopped by signal 15 at step 7; saved checkpoints/last.ckpt"),
+                  "%s", log);
+    free(log);
+    Checkpoint ck;
+    load_checkpoint(&ck, run_dir, "last.ckpt");
+    ck_assert_int_eq(ck.progress.step, 7);
+    checkpoint_free(&ck);
+}
+END_TEST
+
 START_TEST(test_a_killed_rank_ends_the_others)
 {
     tinyrun_init();
@@ -440,6 +473,7 @@ Suite *mpi_suite(void)
     tcase_add_test(tc, test_ranks_train_an_image_model_as_one_process);
     tcase_add_test(tc, test_a_run_resumes_on_another_number_of_processes);
     tcase_add_test(tc, test_sigterm_to_mpirun_saves_where_the_ranks_agree);
+    tcase_add_test(tc, test_a_signal_to_one_rank_stops_them_all_at_its_step);
     tcase_add_test(tc, test_a_killed_rank_ends_the_others);
     tcase_add_test(tc, test_processes_that_cannot_share_the_shards_are_refused);
     suite_add_tcase(s, tc);
