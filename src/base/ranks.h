@@ -3,9 +3,9 @@
  *
  * s2s is one binary. Started by mpirun (which sets OMPI_COMM_WORLD_SIZE in every
  * process's environment), `s2s train` calls ranks_start and so MPI_Init; started any
- * other way, nothing here touches MPI: there is one rank, number 0, and every exchange
- * below is a no-op or a copy. So a plain run, `make asan` and `make valgrind` never load
- * Open MPI's state.
+ * other way, nothing here calls MPI: there is one rank, number 0, and every exchange
+ * below is a no-op or a copy. So a plain run, `make asan` and `make valgrind` never start
+ * Open MPI (its library is linked into the binary, and loaded, but left alone).
  *
  * Every exchange moves bytes, never adds numbers: where the ranks' gradients are summed
  * (train/shards.c), they are summed by s2s in a fixed order, so the result does not
