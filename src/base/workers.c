@@ -125,3 +125,49 @@ void workers_stop(Workers *w)
     free(w->ids);
     free(w);
 }
+
+struct Latch {
+    pthread_mutex_t lock;
+    pthread_cond_t zero;
+    int count;
+};
+
+Latch *latch_new(void)
+{
+    Latch *l = xcalloc(1, sizeof *l);
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_cond_init(&l->zero, NULL);
+    return l;
+}
+
+void latch_free(Latch *l)
+{
+    if (!l)
+        return;
+    pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->zero);
+    free(l);
+}
+
+void latch_set(Latch *l, int count)
+{
+    pthread_mutex_lock(&l->lock);
+    l->count = count;
+    pthread_mutex_unlock(&l->lock);
+}
+
+void latch_count_down(Latch *l)
+{
+    pthread_mutex_lock(&l->lock);
+    if (--l->count == 0)
+        pthread_cond_broadcast(&l->zero);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void latch_wait(Latch *l)
+{
+    pthread_mutex_lock(&l->lock);
+    while (l->count > 0)
+        pthread_cond_wait(&l->zero, &l->lock);
+    pthread_mutex_unlock(&l->lock);
+}

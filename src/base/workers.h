@@ -20,4 +20,13 @@ void workers_run(Workers *w, WorkerTask task, void *ctx, int tasks);
 /* Ends the threads and frees w (NULL is safe). */
 void workers_stop(Workers *w);
 
+/* A count that threads bring down and one thread waits to see at 0 (one job's tasks
+ * telling a task of the same job that they are past some point). */
+typedef struct Latch Latch;
+Latch *latch_new(void);
+void latch_free(Latch *l); /* NULL is safe */
+void latch_set(Latch *l, int count);
+void latch_count_down(Latch *l);
+void latch_wait(Latch *l);
+
 #endif

@@ -204,7 +204,8 @@ static Batch *synthetic_batches(const Dims *d, long count, long batch, uint64_t 
  * first and the last step go to *first_loss and *last_loss. */
 static long train_timed(const Dims *d, const Batch *batches, long n_batches,
                         const BenchOptions *o, double *times, double *first_loss,
-                        double *last_loss, double *exchange_seconds, double *exchange_bytes)
+                        double *last_loss, double *exchange_seconds, double *exchange_bytes,
+                        double *exposed_seconds, size_t *overlapped)
 {
     Params P;
     params_alloc(&P, d);
@@ -228,6 +229,7 @@ static long train_timed(const Dims *d, const Batch *batches, long n_batches,
         if (s == o->warmup) {
             *exchange_seconds = -ranks_seconds();
             *exchange_bytes = -ranks_bytes_sent();
+            *exposed_seconds = -shards.exposed_seconds;
         }
         double t0 = now_seconds();
         double loss = shards_forward_backward(&shards, &P, bt, &none, d->hard ? &hard : NULL);
@@ -245,6 +247,8 @@ static long train_timed(const Dims *d, const Batch *batches, long n_batches,
     }
     *exchange_seconds += ranks_seconds();
     *exchange_bytes += ranks_bytes_sent();
+    *exposed_seconds += shards.exposed_seconds;
+    *overlapped = shards.overlap ? sizeof(float) * (shards.grad[0].dense.n - shards.output_from) : 0;
     params_free(&P);
     shards_free(&shards);
     optim_free(&opt);
@@ -332,9 +336,10 @@ int cmd_bench(int argc, char **argv)
     const long n_batches = o.image && total > IMAGE_BATCHES ? IMAGE_BATCHES : total;
     Batch *batches = synthetic_batches(&d, n_batches, o.batch, (uint64_t)o.seed);
     double *times = xmalloc_array((size_t)o.steps, sizeof(double)), first_loss = 0, loss = 0;
-    double exchange = 0, sent = 0;
+    double exchange = 0, sent = 0, exposed = 0;
+    size_t overlapped = 0; /* bytes of the output layer a rank sends during the passes */
     long tokens = train_timed(&d, batches, n_batches, &o, times, &first_loss, &loss, &exchange,
-                              &sent);
+                              &sent, &exposed, &overlapped);
     double seconds = 0;
     for (long s = 0; s < o.steps; s++)
         seconds += times[s];
@@ -358,13 +363,16 @@ int cmd_bench(int argc, char **argv)
     printf("loss first, final    : %.4f, %.4f\n", first_loss, loss);
     if (ranks > 1)
         printf("s/step in MPI        : %.5f (rank 0: sending, receiving and waiting); %.2f MB "
-               "sent a step\n", exchange / (double)o.steps, sent / (double)o.steps / 1e6);
+               "sent a step, %.2f MB of it during the backward pass; %.5f s/step of exchange "
+               "after it\n", exchange / (double)o.steps, sent / (double)o.steps / 1e6,
+               (double)overlapped / 1e6, exposed / (double)o.steps);
     printf("RESULT {\"size\": \"%s\", \"batch\": %ld, \"steps\": %ld, \"tgt_tokens_per_s\": %.3f, "
            "\"s_per_step_median\": %.6f, \"peak_rss_mib\": %.1f, \"final_loss\": %.6f, "
-           "\"processes\": %d, \"mpi_s_per_step\": %.6f, \"mpi_bytes_per_step\": %.0f}\n",
+           "\"processes\": %d, \"mpi_s_per_step\": %.6f, \"mpi_bytes_per_step\": %.0f, "
+           "\"overlapped_bytes_per_step\": %zu, \"exposed_s_per_step\": %.6f}\n",
            o.image ? "image" : o.size, o.batch, o.steps, (double)tokens / seconds,
            times[o.steps / 2], rss_mib, loss, ranks, exchange / (double)o.steps,
-           sent / (double)o.steps);
+           sent / (double)o.steps, overlapped, exposed / (double)o.steps);
 done:
     for (long s = 0; s < n_batches; s++)
         batch_free(&batches[s]);

@@ -239,6 +239,9 @@ typedef struct {
 
     /* hard attention (model/MODEL.md); carved for every model with attention weights */
     HardAttention hard;    /* mode CONTEXT_SOFT unless model_set_hard */
+    /* model_set_output_done: told when the output layer's gradient is final */
+    void (*output_done)(void *ctx);
+    void *output_done_ctx;
     HardStats hard_stats;  /* of the last pass with mode other than CONTEXT_SOFT */
     unsigned char *hard_rows; /* (B) 1: sentence b's heads choose positions */
     int *soft_len;         /* (T, B) step_len with the choosing rows' set to 0 */
@@ -288,6 +291,12 @@ void model_set_loss_counts(Workspace *ws, int tokens, int captions);
 /* How the coming passes form their contexts (NULL: soft, the default). A hard model's
  * training sets CONTEXT_SAMPLE with its weights and baselines every step. */
 void model_set_hard(Workspace *ws, const HardAttention *hard);
+
+/* model_forward_backward calls done(ctx) as soon as the output layer's gradient (W_o and
+ * b_o, the last tensors of the buffer; E_y of a tied model is not final yet) is, before
+ * the rest of the backward pass: a trainer on several processes sends it meanwhile
+ * (train/shards.c). NULL: nothing is called (the default). */
+void model_set_output_done(Workspace *ws, void (*done)(void *ctx), void *ctx);
 
 /* The coming passes copy what decoder step `step` (from 0; -1: none) computes and then
  * overwrites into scores (H, S*B: each head's e_ij) and pre (S*B, A: the additive

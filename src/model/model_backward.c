@@ -264,6 +264,8 @@ double model_forward_backward(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad *dE_
     assert(ws->with_backward);
     model_forward_to_readout(ws, P, bt);
     double ce_sum = model_output_layer(G, ws, P); /* the output layer's backward with its forward */
+    if (ws->output_done)
+        ws->output_done(ws->output_done_ctx);
     double loss = model_pass_loss(ws, bt, ce_sum);
     backward_from_readout(G, dE_x, dE_y, ws, P, bt);
     return loss;

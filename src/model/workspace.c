@@ -244,6 +244,12 @@ void model_set_hard(Workspace *ws, const HardAttention *hard)
     ws->hard = hard ? *hard : (HardAttention){0};
 }
 
+void model_set_output_done(Workspace *ws, void (*done)(void *ctx), void *ctx)
+{
+    ws->output_done = done;
+    ws->output_done_ctx = ctx;
+}
+
 void model_keep_step(Workspace *ws, int step, real *scores, real *pre)
 {
     ws->kept_step = step;

@@ -134,6 +134,7 @@ typedef double real;
 #define model_forward_backward model_forward_backward_f64
 #define model_set_hard model_set_hard_f64
 #define model_set_argmax model_set_argmax_f64
+#define model_set_output_done model_set_output_done_f64
 #define model_keep_step model_keep_step_f64
 #define model_pass_loss model_pass_loss_f64
 #define model_ground_mass model_ground_mass_f64

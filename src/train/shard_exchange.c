@@ -37,7 +37,8 @@ void shard_exchange_init(ShardExchange *x, const Dims *d, size_t max_src_positio
         x->wire_out[t] = xmalloc_array(x->wire_cap[t], 1);
         x->wire_in[t] = xmalloc_array(x->wire_cap[t], 1);
     }
-    /* each chunk and table: a partial sum sent on, and the final sum passed on */
+    /* each chunk (of a range split in two, one more) or table: a partial sum sent on,
+     * and the final sum passed on */
     x->max_sends = 2 * (x->n_chunks + 2);
     x->sends = xcalloc((size_t)x->max_sends, sizeof(RanksSend));
 }
@@ -125,35 +126,9 @@ static void rows_partial(ShardExchange *x, ModelGrad *local, int m, int r, int n
     }
 }
 
-/* The dense part, chunk by chunk: rank 0 sums its shards and sends; rank r > 0 adds
- * its shards to the partial sum from r - 1 (float addition commutes, so p + g_k is
- * g_k + p bit for bit) and sends it on; sends[c] is chunk c's send. */
-static void dense_partial(ShardExchange *x, ModelGrad *local, int m, int r, int n)
-{
-    float *sum = local[0].dense.mem;
-    const size_t total = local[0].dense.n;
-    for (int c = 0; c < x->n_chunks; c++) {
-        const size_t from = (size_t)c * x->chunk;
-        const size_t to = from + x->chunk < total ? from + x->chunk : total;
-        if (r > 0) {
-            ranks_receive(x->incoming, sizeof(float) * (to - from), r - 1, TAG_PARTIAL_DENSE);
-            for (size_t e = from; e < to; e++)
-                sum[e] = x->incoming[e - from] + sum[e];
-        }
-        for (int k = 1; k < m; k++) {
-            const float *g = local[k].dense.mem;
-            for (size_t e = from; e < to; e++)
-                sum[e] += g[e];
-        }
-        const int last = r == n - 1;
-        ranks_post_send(next_send(x), sum + from, sizeof(float) * (to - from),
-                        last ? 0 : r + 1, last ? TAG_FINAL_DENSE : TAG_PARTIAL_DENSE);
-    }
-}
-
-/* Ranks 0 .. n-2: the final sum arrives (rank 0's from the last rank, the others' from
- * the rank before) and is passed on to the next rank below the last. */
-static void receive_final(ShardExchange *x, ModelGrad *local, int r, int n)
+/* Ranks 0 .. n-2: the final rows arrive (rank 0's from the last rank, the others' from
+ * the rank before) and are passed on to the next rank below the last. */
+static void rows_final(ShardExchange *x, ModelGrad *local, int r, int n)
 {
     const int from = r == 0 ? n - 1 : r - 1, on = r + 1 <= n - 2 ? r + 1 : -1;
     for (int t = 0; t < 2; t++) {
@@ -162,27 +137,86 @@ static void receive_final(ShardExchange *x, ModelGrad *local, int r, int n)
         if (on >= 0)
             ranks_post_send(next_send(x), x->wire_in[t], bytes, on, TAG_FINAL_ROWS);
     }
+}
+
+/* Chunk c of the dense range [from, to): its first element, and *end its end. */
+static size_t chunk_at(const ShardExchange *x, size_t from, size_t to, int c, size_t *end)
+{
+    const size_t first = from + (size_t)c * x->chunk;
+    *end = first + x->chunk < to ? first + x->chunk : to;
+    return first;
+}
+
+/* The dense range, chunk by chunk: rank 0 sums its shards and sends; rank r > 0 adds
+ * its shards to the partial sum from r - 1 (float addition commutes, so p + g_k is
+ * g_k + p bit for bit) and sends it on; sends[c] is chunk c's send. */
+static void dense_partial(ShardExchange *x, ModelGrad *local, int m, int r, int n, size_t from,
+                          size_t to, int chunks)
+{
     float *sum = local[0].dense.mem;
-    const size_t total = local[0].dense.n;
-    for (int c = 0; c < x->n_chunks; c++) {
-        const size_t from_e = (size_t)c * x->chunk;
-        const size_t to = from_e + x->chunk < total ? from_e + x->chunk : total;
-        ranks_wait(&x->sends[2 + c]); /* chunk c's partial has left this buffer */
-        ranks_receive(sum + from_e, sizeof(float) * (to - from_e), from, TAG_FINAL_DENSE);
+    for (int c = 0; c < chunks; c++) {
+        size_t end, first = chunk_at(x, from, to, c, &end);
+        if (r > 0) {
+            ranks_receive(x->incoming, sizeof(float) * (end - first), r - 1, TAG_PARTIAL_DENSE);
+            for (size_t e = first; e < end; e++)
+                sum[e] = x->incoming[e - first] + sum[e];
+        }
+        for (int k = 1; k < m; k++) {
+            const float *g = local[k].dense.mem;
+            for (size_t e = first; e < end; e++)
+                sum[e] += g[e];
+        }
+        const int last = r == n - 1;
+        ranks_post_send(next_send(x), sum + first, sizeof(float) * (end - first),
+                        last ? 0 : r + 1, last ? TAG_FINAL_DENSE : TAG_PARTIAL_DENSE);
+    }
+}
+
+/* Ranks 0 .. n-2: the final sum of the range, chunk by chunk, as rows_final. */
+static void dense_final(ShardExchange *x, ModelGrad *local, int r, int n, size_t from,
+                        size_t to, int chunks)
+{
+    const int source = r == 0 ? n - 1 : r - 1, on = r + 1 <= n - 2 ? r + 1 : -1;
+    float *sum = local[0].dense.mem;
+    for (int c = 0; c < chunks; c++) {
+        size_t end, first = chunk_at(x, from, to, c, &end);
+        ranks_wait(&x->sends[c]); /* chunk c's partial sum has left this buffer */
+        ranks_receive(sum + first, sizeof(float) * (end - first), source, TAG_FINAL_DENSE);
         if (on >= 0)
-            ranks_post_send(next_send(x), sum + from_e, sizeof(float) * (to - from_e), on,
+            ranks_post_send(next_send(x), sum + first, sizeof(float) * (end - first), on,
                             TAG_FINAL_DENSE);
     }
 }
 
-void shard_exchange_sum(ShardExchange *x, ModelGrad *local, int m)
+static void wait_sends(ShardExchange *x)
 {
-    const int r = ranks_rank(), n = ranks_size();
-    x->n_sends = 0;
-    rows_partial(x, local, m, r, n);   /* sends[0], sends[1] */
-    dense_partial(x, local, m, r, n);  /* sends[2 + c] */
-    if (r < n - 1)
-        receive_final(x, local, r, n);
     for (int k = 0; k < x->n_sends; k++)
         ranks_wait(&x->sends[k]);
+    x->n_sends = 0;
+}
+
+void shard_exchange_rows(ShardExchange *x, ModelGrad *local, int m)
+{
+    const int r = ranks_rank(), n = ranks_size();
+    rows_partial(x, local, m, r, n);
+    if (r < n - 1)
+        rows_final(x, local, r, n);
+    wait_sends(x);
+}
+
+void shard_exchange_dense(ShardExchange *x, ModelGrad *local, int m, size_t from, size_t to)
+{
+    const int r = ranks_rank(), n = ranks_size();
+    const int chunks = (int)((to - from + x->chunk - 1) / x->chunk);
+    assert(x->n_sends == 0 && 2 * chunks <= x->max_sends);
+    dense_partial(x, local, m, r, n, from, to, chunks); /* sends[c] */
+    if (r < n - 1)
+        dense_final(x, local, r, n, from, to, chunks);
+    wait_sends(x);
+}
+
+void shard_exchange_sum(ShardExchange *x, ModelGrad *local, int m)
+{
+    shard_exchange_rows(x, local, m);
+    shard_exchange_dense(x, local, m, 0, local[0].dense.n);
 }

@@ -12,6 +12,8 @@
  * one chunk while the next is being added: on two ranks each link carries the gradient
  * once, as a ring all-reduce's does. The embedding rows travel as one message per table,
  * the touched rows only (nn/embedding_grad.h), in the order one process would merge them.
+ * A part of the gradient can go on its own (shard_exchange_dense): the output layer's,
+ * final first in the backward pass, travels while the rest is computed (shards.c).
  *
  * Every buffer is made at init; a step allocates nothing. */
 #ifndef S2S_SHARD_EXCHANGE_H
@@ -42,5 +44,10 @@ void shard_exchange_free(ShardExchange *x);
 /* local[0 .. m-1]: this rank's shards' gradients, in shard order. Leaves in local[0], on
  * every rank, the sum of all ranks' shards in shard order. A collective. */
 void shard_exchange_sum(ShardExchange *x, ModelGrad *local, int m);
+/* The same for a part: the embedding rows, or the dense elements [from, to) alone. Each
+ * rank must exchange the same parts in the same order; a part whose shards' gradients
+ * are final may go while the shards still compute the rest (train/shards.c). */
+void shard_exchange_rows(ShardExchange *x, ModelGrad *local, int m);
+void shard_exchange_dense(ShardExchange *x, ModelGrad *local, int m, size_t from, size_t to);
 
 #endif

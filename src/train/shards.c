@@ -4,8 +4,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "base/clock.h"
 #include "base/mem.h"
 #include "base/ranks.h"
+
+/* A shard's output layer is done: one fewer to wait for. */
+static void output_done(void *latch)
+{
+    latch_count_down(latch);
+}
 
 void shards_init(Shards *s, const Dims *d, int n, int threads, int max_batch,
                  int max_src_steps, int max_tgt_steps, int picture_size, int ground_cells)
@@ -30,10 +37,21 @@ void shards_init(Shards *s, const Dims *d, int n, int threads, int max_batch,
         if (ground_cells)
             batch_init_ground(&s->batch[k], ground_cells);
     }
-    if (ranks > 1)
-        shard_exchange_init(&s->exchange, d, (size_t)max_batch * max_src_steps,
-                            (size_t)max_batch * max_tgt_steps);
-    s->workers = workers_start(threads < m ? threads : m);
+    if (ranks == 1) {
+        s->workers = workers_start(threads < m ? threads : m);
+        return;
+    }
+    shard_exchange_init(&s->exchange, d, (size_t)max_batch * max_src_steps,
+                        (size_t)max_batch * max_tgt_steps);
+    /* a seat per shard, each on its own thread, and the calling thread's for the exchange */
+    s->workers = workers_start(m + 1);
+    s->overlap = workers_threads(s->workers) == m + 1; /* else: the exchange after the passes */
+    const Params *g = &s->grad[0].dense;
+    s->output_from = (size_t)((d->tie_output ? g->b_o : g->W_o) - g->mem); /* a tied E_y is not final */
+    s->outputs = latch_new();
+    for (int k = 0; k < m; k++)
+        if (s->overlap)
+            model_set_output_done(&s->ws[k], output_done, s->outputs);
 }
 
 void shards_free(Shards *s)
@@ -51,18 +69,38 @@ void shards_free(Shards *s)
     if (s->exchange.sends)
         shard_exchange_free(&s->exchange);
     workers_stop(s->workers);
+    latch_free(s->outputs);
     *s = (Shards){0};
 }
 
-static void pass_task(void *ctx, int k)
+static void pass(Shards *s, int k)
 {
-    Shards *s = ctx;
     model_grad_zero(&s->grad[k]);
     s->mine[k] = (ShardResult){.used = s->batch[k].batch_size > 0};
     if (s->mine[k].used) {
         s->mine[k].loss = model_grad_forward_backward(&s->grad[k], &s->ws[k], s->P, &s->batch[k]);
         s->mine[k].hard_stats = s->ws[k].hard_stats;
+    } else if (s->overlap) {
+        latch_count_down(s->outputs); /* an empty shard has no output layer to wait for */
     }
+}
+
+static void pass_task(void *ctx, int k)
+{
+    pass(ctx, k);
+}
+
+/* With overlap: task 0 (the calling thread) exchanges the output layer's gradient as
+ * soon as every shard's is final; task k > 0 is shard k - 1's pass. */
+static void overlapped_task(void *ctx, int task)
+{
+    Shards *s = ctx;
+    if (task > 0) {
+        pass(s, task - 1);
+        return;
+    }
+    latch_wait(s->outputs);
+    shard_exchange_dense(&s->exchange, s->grad, s->local, s->output_from, s->grad[0].dense.n);
 }
 
 /* Task t of the sum: grad[0] += grad[k], k = 1 .. local - 1 in order, over the t-th of
@@ -98,7 +136,14 @@ static void add_hard_stats(HardStats *sum, const HardStats *st)
 static void sum_gradients(Shards *s)
 {
     if (ranks_size() > 1) {
-        shard_exchange_sum(&s->exchange, s->grad, s->local);
+        const double t0 = now_seconds();
+        if (s->overlap) { /* the output layer's part went during the passes */
+            shard_exchange_rows(&s->exchange, s->grad, s->local);
+            shard_exchange_dense(&s->exchange, s->grad, s->local, 0, s->output_from);
+        } else {
+            shard_exchange_sum(&s->exchange, s->grad, s->local);
+        }
+        s->exposed_seconds += now_seconds() - t0;
         return;
     }
     workers_run(s->workers, sum_task, s, workers_threads(s->workers));
@@ -130,7 +175,12 @@ double shards_forward_backward(Shards *s, const Params *P, const Batch *batch,
         batch_take_shard(&s->batch[k], batch, shard, s->n);
         model_set_loss_counts(&s->ws[k], batch->n_tgt_tokens, batch->batch_size);
     }
-    workers_run(s->workers, pass_task, s, s->local);
+    if (s->overlap) {
+        latch_set(s->outputs, s->local);
+        workers_run(s->workers, overlapped_task, s, s->local + 1);
+    } else {
+        workers_run(s->workers, pass_task, s, s->local);
+    }
     if (s->n == 1)
         s->batch[0] = (Batch){0};
     sum_gradients(s);

@@ -38,7 +38,16 @@ typedef struct {
     ShardResult *mine;  /* (local) */
     ShardResult *all;   /* (n) every rank's, in shard order */
     ShardExchange exchange; /* with several ranks: the sum across them */
-    Workers *workers;   /* the threads this rank's shards run on */
+    /* With several ranks, the output layer's gradient (dense elements output_from ..
+     * the end: W_o and b_o, 36% of size M's) is exchanged while the shards' backward
+     * passes go on: task 0 of the step's job, on the calling thread (the one that calls
+     * MPI), waits on `outputs` for every shard's output layer, then sends it. */
+    int overlap;
+    size_t output_from;
+    Latch *outputs;
+    double exposed_seconds;  /* seconds of the exchange after the passes, summed */
+    Workers *workers;   /* the threads this rank's shards run on (and, to overlap, one
+                         * more: the calling thread's seat) */
     const Params *P;    /* the current step's parameters (during shards_forward_backward) */
     HardStats hard_stats; /* the shards' hard-attention statistics, summed */
 } Shards;
