@@ -54,15 +54,13 @@ int ranks_size(void)
     return n_ranks;
 }
 
-long ranks_max(long v)
+void ranks_max(long *v, int n)
 {
     if (n_ranks == 1)
-        return v;
-    long out = v;
+        return;
     double t0 = now_seconds();
-    MPI_Allreduce(&v, &out, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
     waited += now_seconds() - t0;
-    return out;
 }
 
 void ranks_broadcast(void *buf, size_t bytes, int root)

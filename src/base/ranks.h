@@ -32,8 +32,9 @@ void ranks_stop(void);
 int ranks_rank(void);
 int ranks_size(void);
 
-/* The largest of every rank's v: a collective, every rank must call it. */
-long ranks_max(long v);
+/* Each of v[0 .. n-1] becomes the largest of every rank's: a collective, every rank must
+ * call it. */
+void ranks_max(long *v, int n);
 /* root's bytes into every rank's buf. */
 void ranks_broadcast(void *buf, size_t bytes, int root);
 /* Every rank's `bytes` bytes, rank by rank, into all (size * bytes). */

@@ -13,8 +13,8 @@
 #include "base/interrupt.h"
 #include "base/ranks.h"
 #include "nn/small_gemm.h"
-#include "train/sectionfile.h"
 #include "text/number.h"
+#include "train/sectionfile.h"
 #include "train/trainer_parts.h"
 
 /* Checkpoints carry the state a resume needs, the data logs' lengths included. */
@@ -251,11 +251,12 @@ static int agree(Trainer *t, int rc)
 {
     if (ranks_size() == 1)
         return rc;
-    const long worst = ranks_max(rc), sig = ranks_max(interrupt_pending());
-    if (sig)
-        interrupt_adopt((int)sig);
+    long worst[2] = {rc, interrupt_pending()}; /* the outcome, the signal */
+    ranks_max(worst, 2);
+    if (worst[1])
+        interrupt_adopt((int)worst[1]);
     ranks_broadcast(&t->prog, sizeof t->prog, 0);
-    return (int)worst;
+    return (int)worst[0];
 }
 
 /* Steps until a stopping rule, a divergence, a failed write or a signal ends training. */
@@ -311,22 +312,25 @@ static int agree_to_start(Trainer *t, int rc, Error *err)
 {
     if (ranks_size() == 1)
         return rc;
-    uint32_t lead_print = rc == TRAIN_OK ? fingerprint(t) : 0;
-    long lead_rc = rc;
-    ranks_broadcast(&lead_print, sizeof lead_print, 0);
-    ranks_broadcast(&lead_rc, sizeof lead_rc, 0);
-    if (rc == TRAIN_OK && lead_rc == TRAIN_OK && fingerprint(t) != lead_print) {
+    struct {
+        uint32_t print;
+        int rc;
+    } lead = {rc == TRAIN_OK ? fingerprint(t) : 0, rc};
+    ranks_broadcast(&lead, sizeof lead, 0);
+    const int lead_rc = lead.rc;
+    if (rc == TRAIN_OK && lead_rc == TRAIN_OK && fingerprint(t) != lead.print) {
         error_set(err, "rank %d read another config, corpus or checkpoint than rank 0: every "
                   "process must read the same files (a shared file system, or the same copies "
                   "at the same paths)", ranks_rank());
         rc = TRAIN_BAD_INPUT;
     }
-    const long failed = ranks_max(rc != TRAIN_OK ? ranks_rank() : -1);
+    long failed = rc != TRAIN_OK ? ranks_rank() : -1; /* the last rank that failed */
+    ranks_max(&failed, 1);
     if (failed < 0)
         return TRAIN_OK;
     if (!t->lead && lead_rc != TRAIN_OK) {
         err->msg[0] = '\0'; /* the lead says it */
-        return (int)lead_rc;
+        return lead_rc;
     }
     if (rc != TRAIN_OK)
         return rc;
