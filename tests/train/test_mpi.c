@@ -175,6 +175,14 @@ static void assert_same_runs(const char *dir, const char *run_a, const char *run
         assert_same_training_state(a, b, "best.ckpt");
 }
 
+/* A scratch directory `name` with the tiny setup (tinyrun.h) in it. */
+static void tiny_setup(char *dir, size_t cap, const char *name)
+{
+    tinyrun_init();
+    scratch_dir(dir, cap, name);
+    write_tiny_setup(dir);
+}
+
 /* The settings every run here shares: 4 shards, one thread a process, dropout (so that
  * the draws must follow the shards, not the ranks). */
 static const char *const FOUR_SHARDS[] = {"training.shards=4", "training.threads=1",
@@ -183,10 +191,8 @@ static const char *const FOUR_SHARDS[] = {"training.shards=4", "training.threads
 
 START_TEST(test_ranks_train_what_one_process_does)
 {
-    tinyrun_init();
     char dir[512];
-    scratch_dir(dir, sizeof dir, "mpi-same");
-    write_tiny_setup(dir);
+    tiny_setup(dir, sizeof dir, "mpi-same");
     ck_assert_int_eq(train_on(dir, 0, "one", FOUR_SHARDS, NULL), 0);
     static const int ranks[] = {1, 2, 4};
     for (int k = 0; k < 3; k++) {
@@ -221,10 +227,8 @@ static const char *const VARIANTS[][6] = {
 
 START_TEST(test_ranks_train_every_model_as_one_process)
 {
-    tinyrun_init();
     char dir[512];
-    scratch_dir(dir, sizeof dir, "mpi-variants");
-    write_tiny_setup(dir);
+    tiny_setup(dir, sizeof dir, "mpi-variants");
     const int v = _i;
     ck_assert_int_eq(train_on(dir, 0, "one", FOUR_SHARDS, VARIANTS[v]), 0);
     ck_assert_int_eq(train_on(dir, 2, "np2", FOUR_SHARDS, VARIANTS[v]), 0);
@@ -268,10 +272,8 @@ END_TEST
 
 START_TEST(test_a_run_resumes_on_another_number_of_processes)
 {
-    tinyrun_init();
     char dir[512];
-    scratch_dir(dir, sizeof dir, "mpi-resume");
-    write_tiny_setup(dir);
+    tiny_setup(dir, sizeof dir, "mpi-resume");
     ck_assert_int_eq(train_on(dir, 0, "straight", FOUR_SHARDS, NULL), 0);
     /* 2 processes to step 10, then one process on to step 20 */
     static const char *const half[] = {"training.max_steps=10", NULL};
@@ -341,10 +343,8 @@ static pid_t start_slow_run(const char *dir, const char *grace, int ms)
 
 START_TEST(test_sigterm_to_mpirun_saves_where_the_ranks_agree)
 {
-    tinyrun_init();
     char dir[512];
-    scratch_dir(dir, sizeof dir, "mpi-sigterm");
-    write_tiny_setup(dir);
+    tiny_setup(dir, sizeof dir, "mpi-sigterm");
     /* Open MPI passes SIGTERM on to the ranks after the grace, and SIGKILLs them the
      * grace after that: 3 s is ample for this model's save */
     pid_t pid = start_slow_run(dir, "OMPI_MCA_odls_base_sigkill_timeout=3", 100);
@@ -377,10 +377,8 @@ END_TEST
 
 START_TEST(test_a_signal_to_one_rank_stops_them_all_at_its_step)
 {
-    tinyrun_init();
     char dir[512];
-    scratch_dir(dir, sizeof dir, "mpi-one-signal");
-    write_tiny_setup(dir);
+    tiny_setup(dir, sizeof dir, "mpi-one-signal");
     /* rank 1 alone gets SIGTERM as step 7 begins (as a node's own shutdown would) */
     const char *argv[64], *env[12];
     static const char *const sets[] = {"training.shards=4", "training.threads=1", NULL};
@@ -410,10 +408,8 @@ END_TEST
 
 START_TEST(test_a_killed_rank_ends_the_others)
 {
-    tinyrun_init();
     char dir[512];
-    scratch_dir(dir, sizeof dir, "mpi-kill");
-    write_tiny_setup(dir);
+    tiny_setup(dir, sizeof dir, "mpi-kill");
     /* with the grace a user gives the save (the README's 10 s would do as well) */
     pid_t pid = start_slow_run(dir, "OMPI_MCA_odls_base_sigkill_timeout=3", 100);
     pid_t rank1 = rank_pid(pid, 1);
@@ -441,10 +437,8 @@ END_TEST
 
 START_TEST(test_processes_that_cannot_share_the_shards_are_refused)
 {
-    tinyrun_init();
     char dir[512];
-    scratch_dir(dir, sizeof dir, "mpi-wrong-n");
-    write_tiny_setup(dir);
+    tiny_setup(dir, sizeof dir, "mpi-wrong-n");
     static const char *const three[] = {"training.shards=3", "training.threads=1", NULL};
     ck_assert_int_eq(train_on(dir, 2, "run", three, NULL), 2);
     char path[700];
