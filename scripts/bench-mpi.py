@@ -60,31 +60,35 @@ def main():
             continue
         common = [args.s2s, "bench", "--size", size, "--batch", str(batch), "--steps",
                   str(steps), "--warmup", str(warmup)]
-        one, two = [], []
+        one, two, late = [], [], []
+        mpi = ["mpirun", "-np", "2"] + common + ["--threads", "1", "--shards", "2"]
         for r in range(args.rounds):
             one.append(result(common + ["--threads", "2", "--shards", "2"], env))
-            two.append(result(["mpirun", "-np", "2"] + common + ["--threads", "1", "--shards", "2"],
-                              env))
-            print("%s round %d: one process %.0f tok/s, 2 processes %.0f tok/s (%.4f s/step in MPI)"
-                  % (name, r + 1, one[-1]["tgt_tokens_per_s"], two[-1]["tgt_tokens_per_s"],
-                     two[-1]["mpi_s_per_step"]), flush=True)
-            if one[-1]["final_loss"] != two[-1]["final_loss"]:
-                sys.exit("bench-mpi: %s: the final losses differ (%r, %r)" % (
-                    name, one[-1]["final_loss"], two[-1]["final_loss"]))
+            two.append(result(mpi, env))
+            late.append(result(mpi + ["--no-overlap"], env))
+            print("%s round %d: one process %.0f tok/s, 2 processes %.0f tok/s (exchange after "
+                  "the passes %.4f s/step; without overlap %.4f)" % (
+                      name, r + 1, one[-1]["tgt_tokens_per_s"], two[-1]["tgt_tokens_per_s"],
+                      two[-1]["exposed_s_per_step"], late[-1]["exposed_s_per_step"]), flush=True)
+            losses = {x[-1]["final_loss"] for x in (one, two, late)}
+            if len(losses) != 1:
+                sys.exit("bench-mpi: %s: the final losses differ: %r" % (name, losses))
         med = lambda runs, key: statistics.median(x[key] for x in runs)
         rows.append((name, med(one, "tgt_tokens_per_s"), med(two, "tgt_tokens_per_s"),
                      med(one, "s_per_step_median"), med(two, "s_per_step_median"),
                      med(two, "mpi_s_per_step"), med(two, "mpi_bytes_per_step"),
-                     med(two, "overlapped_bytes_per_step"), med(two, "exposed_s_per_step")))
+                     med(two, "overlapped_bytes_per_step"), med(two, "exposed_s_per_step"),
+                     med(late, "exposed_s_per_step"), med(late, "tgt_tokens_per_s")))
     print()
     print("| size/batch | 1 process, 2 threads: tok/s | mpirun -np 2, 1 thread each: tok/s "
           "| ratio | s/step (1 process) | s/step (2 processes) | s/step in MPI (rank 0) "
           "| MB sent a step (rank 0) | of which during the backward pass | s/step of exchange "
-          "after the passes |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, a, b, sa, sb, mpi, sent, overlapped, exposed in rows:
-        print("| %s | %.0f | %.0f | %.2f | %.4f | %.4f | %.4f | %.1f | %.1f | %.4f |" % (
-            name, a, b, b / a, sa, sb, mpi, sent / 1e6, overlapped / 1e6, exposed))
+          "after the passes | the same without overlap | tok/s without overlap |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, a, b, sa, sb, mpi, sent, overlapped, exposed, late, late_tok in rows:
+        print("| %s | %.0f | %.0f | %.2f | %.4f | %.4f | %.4f | %.1f | %.1f | %.4f | %.4f | %.0f |"
+              % (name, a, b, b / a, sa, sb, mpi, sent / 1e6, overlapped / 1e6, exposed, late,
+                 late_tok))
     if args.save:
         with open(args.save, "w") as f:
             json.dump(rows, f)

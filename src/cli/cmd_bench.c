@@ -28,6 +28,7 @@ static const char BENCH_USAGE[] =
     "usage: s2s bench [--size S|M|L] [--batch B] [--steps N] [--warmup W] [--threads T]\n"
     "                 [--shards K] [--seed S] [--heads H] [--self-attention L]\n"
     "                 [--attention-only] [--hard] [--image] [--translate [--beam K]]\n"
+    "                 [--no-overlap]\n"
     "       s2s bench --sgemm-peak [--threads T]\n"
     "\n"
     "Times training steps on synthetic batches (lengths uniform 5..20 plus </s>, as\n"
@@ -45,7 +46,9 @@ static const char BENCH_USAGE[] =
     "on 8 batches of random pictures used in turn. --translate times decoding instead\n"
     "(greedy, or beam search of --beam K) of --steps batches of --batch sentences, on\n"
     "weights and sources made by a formula scripts/torch_reference.py shares, in\n"
-    "sentences per second. --sgemm-peak measures the\n"
+    "sentences per second. Under mpirun, each process runs its share of the shards, and\n"
+    "rank 0 also reports the exchange; --no-overlap sends the output layer's gradient\n"
+    "after the backward pass instead of during it. --sgemm-peak measures the\n"
     "machine's matrix-product speed instead: the best of five 2048 x 2048 x 2048 sgemm,\n"
     "in GFLOP/s. An option's value is the next argument: --steps 50, not --steps=50.\n";
 
@@ -86,6 +89,7 @@ typedef struct {
     int peak;              /* --sgemm-peak */
     int attention_only;    /* --attention-only */
     int hard, image;       /* --hard, --image */
+    int no_overlap;        /* --no-overlap */
     int translate;         /* --translate */
     long beam;             /* --beam */
 } BenchOptions;
@@ -94,14 +98,14 @@ typedef struct {
 static int parse_options(BenchOptions *o, int argc, char **argv)
 {
     enum { HELP, PEAK, SIZE, BATCH, STEPS, WARMUP, THREADS, SHARDS, SEED, HEADS, SA, ONLY, HARD,
-           IMAGE, TRANSLATE, BEAM };
+           IMAGE, TRANSLATE, BEAM, NO_OVERLAP };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [PEAK] = {"--sgemm-peak", 0}, [SIZE] = {"--size", 1},
         [BATCH] = {"--batch", 1}, [STEPS] = {"--steps", 1}, [WARMUP] = {"--warmup", 1},
         [THREADS] = {"--threads", 1}, [SHARDS] = {"--shards", 1}, [SEED] = {"--seed", 1}, [HEADS] = {"--heads", 1},
         [SA] = {"--self-attention", 1}, [ONLY] = {"--attention-only", 0}, [HARD] = {"--hard", 0},
         [IMAGE] = {"--image", 0}, [TRANSLATE] = {"--translate", 0}, [BEAM] = {"--beam", 1},
-        {NULL, 0}};
+        [NO_OVERLAP] = {"--no-overlap", 0}, {NULL, 0}};
     *o = (BenchOptions){.size = "S", .batch = 32, .steps = 200, .warmup = 20, .seed = 1,
                         .heads = 1, .sa_layers = -1, .beam = 1};
     for (int a = 0; a < argc; a++) {
@@ -119,9 +123,9 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
             o->peak = 1;
             continue;
         }
-        if (opt == ONLY || opt == HARD || opt == IMAGE || opt == TRANSLATE) {
-            *(opt == ONLY ? &o->attention_only : opt == HARD ? &o->hard
-              : opt == IMAGE ? &o->image : &o->translate) = 1;
+        if (opt == ONLY || opt == HARD || opt == IMAGE || opt == TRANSLATE || opt == NO_OVERLAP) {
+            *(opt == ONLY ? &o->attention_only : opt == HARD ? &o->hard : opt == IMAGE ? &o->image
+              : opt == TRANSLATE ? &o->translate : &o->no_overlap) = 1;
             continue;
         }
         if (opt == SIZE) {
@@ -212,6 +216,8 @@ static long train_timed(const Dims *d, const Batch *batches, long n_batches,
     Shards shards;
     shards_init(&shards, d, (int)o->shards, (int)o->threads, (int)o->batch,
                 batches[0].max_src_steps, MAX_LEN + 1, d->image_size, 0);
+    if (o->no_overlap)
+        shards_set_overlap(&shards, 0);
     Pcg32 init;
     pcg32_seed(&init, (uint64_t)o->seed, RNG_STREAM_INIT);
     params_init(&P, &init, 0.1f);

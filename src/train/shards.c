@@ -45,13 +45,18 @@ void shards_init(Shards *s, const Dims *d, int n, int threads, int max_batch,
                         (size_t)max_batch * max_tgt_steps);
     /* a seat per shard, each on its own thread, and the calling thread's for the exchange */
     s->workers = workers_start(m + 1);
-    s->overlap = workers_threads(s->workers) == m + 1; /* else: the exchange after the passes */
     const Params *g = &s->grad[0].dense;
     s->output_from = (size_t)((d->tie_output ? g->b_o : g->W_o) - g->mem); /* a tied E_y is not final */
     s->outputs = latch_new();
-    for (int k = 0; k < m; k++)
-        if (s->overlap)
-            model_set_output_done(&s->ws[k], output_done, s->outputs);
+    shards_set_overlap(s, 1);
+}
+
+void shards_set_overlap(Shards *s, int on)
+{
+    /* else (or without a thread each): the whole exchange after the passes */
+    s->overlap = on && s->outputs && workers_threads(s->workers) == s->local + 1;
+    for (int k = 0; k < s->local; k++)
+        model_set_output_done(&s->ws[k], s->overlap ? output_done : NULL, s->outputs);
 }
 
 void shards_free(Shards *s)

@@ -59,6 +59,10 @@ typedef struct {
 void shards_init(Shards *s, const Dims *d, int n, int threads, int max_batch,
                  int max_src_steps, int max_tgt_steps, int picture_size, int ground_cells);
 void shards_free(Shards *s);
+/* With several ranks: whether the output layer's gradient goes during the passes (the
+ * default, where the threads allow) or after them (0; `s2s bench --no-overlap` measures
+ * what the overlap saves). The numbers are the same either way. */
+void shards_set_overlap(Shards *s, int on);
 
 /* The step's forward and backward pass over batch: returns the loss (the hard
  * surrogate for a hard model, as model_forward_backward) and leaves the gradient in
