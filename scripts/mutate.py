@@ -5,7 +5,8 @@ Applies each mutation of scripts/mutations.txt to src/ -- one small deliberate b
 given as an exact piece of code and its replacement -- builds the program and the
 tests in build/mutate, and runs the suite: first the suites the mutation names (most
 mutants die there in seconds; `crosscheck` is the PyTorch cross-check, `cores` the
-suites of scripts/outcome-margins.sh under every OpenBLAS core type), then, if it
+training outcomes and the numerical core under every OpenBLAS core type:
+scripts/run-checks.py's outcomes), then, if it
 survived them, the whole of `make test`. A mutant that only the whole suite kills is
 said to be caught outside its suites: the area's own tests missed it. The tree is
 restored after each mutant, whatever happens (Ctrl-C included).
@@ -74,14 +75,15 @@ def run(cmd, env=None, timeout=1800):
 
 def build():
     return run(["make", "-s", "-j2", "B=" + BUILD, "PROG=%s/s2s" % BUILD,
-                "%s/s2s" % BUILD, "%s/s2s-faults" % BUILD, "%s/check_s2s" % BUILD])
+                "%s/s2s" % BUILD, "%s/s2s-faults" % BUILD, "%s/check_s2s" % BUILD,
+                "build/blas_family"])
 
 
 def suite_fails(name):
     if name == "cores":  # the numerical core and the training outcomes, every core type
-        env = {"S2S_BIN": "./%s/s2s" % BUILD, "S2S_FAULTS_BIN": "./%s/s2s-faults" % BUILD}
-        code, out = run(["sh", "scripts/outcome-margins.sh", "--bin", "./%s/check_s2s" % BUILD],
-                        env)
+        code, out = run(["/usr/bin/python3", "scripts/run-checks.py", "--build", BUILD,
+                         "--prog", "./%s/s2s" % BUILD, "--cores", "all", "--no-default",
+                         "outcomes"])
         return code != 0
     if name == "crosscheck":
         code, out = run(["make", "-s", "B=" + BUILD, "PROG=%s/s2s" % BUILD, "crosscheck"])

@@ -1,64 +1,57 @@
-/* check_main.c: the one test runner. Runs every suite (or the one named by
- * CK_RUN_SUITE), pins OpenBLAS to one thread so results are reproducible, and exits
- * non-zero if any test failed. */
+/* check_main.c: the one test runner. Runs every suite, or the one named by
+ * CK_RUN_SUITE (scripts/run-checks.py runs each suite as its own process, as many at
+ * once as there are cores); `check_s2s --list` prints the suites' names, one a line.
+ * Pins OpenBLAS to one thread so results are reproducible, and exits non-zero if any
+ * test failed. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "support/suites.h"
 #include "support/tinyrun.h"
 
 #include <cblas.h> /* openblas_set_num_threads */
 
-int main(void)
+/* Every suite, in the order a whole run takes them. A suite's name is its function's
+ * (the name it gives suite_create): run-checks.py fails a suite that runs no test, so a
+ * name that drifts from its suite cannot hide it. */
+#define SUITE(name) {#name, name##_suite}
+static const struct {
+    const char *name;
+    Suite *(*make)(void);
+} SUITES[] = {
+    SUITE(rng), SUITE(workers), SUITE(small_gemm), SUITE(pool_float), SUITE(batch),
+    SUITE(tokenize), SUITE(number), SUITE(config), SUITE(data), SUITE(image),
+    SUITE(ground), SUITE(shapes), SUITE(gen), SUITE(align), SUITE(metrics), SUITE(fdcheck),
+    SUITE(ops), SUITE(conv), SUITE(cell), SUITE(attention), SUITE(self_attention),
+    SUITE(model), SUITE(hard), SUITE(explain), SUITE(training), SUITE(checkpoint),
+    SUITE(train), SUITE(resume), SUITE(shards), SUITE(average), SUITE(mpi), SUITE(faults),
+    SUITE(report), SUITE(picture), SUITE(grounding), SUITE(translate), SUITE(regress),
+    SUITE(badinput), SUITE(variants), SUITE(images), SUITE(explain_cli), SUITE(gradcheck), SUITE(gradcheck_self),
+    SUITE(gradcheck_tatoeba),
+    SUITE(install), SUITE(tour_text), SUITE(tour_image), SUITE(tour_commands),
+};
+enum { N_SUITES = sizeof SUITES / sizeof *SUITES };
+
+int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--list")) {
+        for (int k = 0; k < N_SUITES; k++)
+            printf("%s\n", SUITES[k].name);
+        return EXIT_SUCCESS;
+    }
+    if (argc != 1) {
+        fprintf(stderr, "usage: check_s2s [--list]   (CK_RUN_SUITE=NAME runs one suite)\n");
+        return 2;
+    }
     openblas_set_num_threads(1);
     tinyrun_init();
     /* Line-buffered, so a test's printed table survives when the forked test fails. */
     setvbuf(stdout, NULL, _IOLBF, 0);
-    SRunner *runner = srunner_create(rng_suite());
-    srunner_add_suite(runner, workers_suite());
-    srunner_add_suite(runner, small_gemm_suite());
-    srunner_add_suite(runner, pool_float_suite());
-    srunner_add_suite(runner, batch_suite());
-    srunner_add_suite(runner, tokenize_suite());
-    srunner_add_suite(runner, number_suite());
-    srunner_add_suite(runner, config_suite());
-    srunner_add_suite(runner, data_suite());
-    srunner_add_suite(runner, image_suite());
-    srunner_add_suite(runner, ground_suite());
-    srunner_add_suite(runner, shapes_suite());
-    srunner_add_suite(runner, gen_suite());
-    srunner_add_suite(runner, align_suite());
-    srunner_add_suite(runner, metrics_suite());
-    srunner_add_suite(runner, fdcheck_suite());
-    srunner_add_suite(runner, ops_suite());
-    srunner_add_suite(runner, conv_suite());
-    srunner_add_suite(runner, cell_suite());
-    srunner_add_suite(runner, attention_suite());
-    srunner_add_suite(runner, self_attention_suite());
-    srunner_add_suite(runner, model_suite());
-    srunner_add_suite(runner, hard_suite());
-    srunner_add_suite(runner, explain_suite());
-    srunner_add_suite(runner, training_suite());
-    srunner_add_suite(runner, checkpoint_suite());
-    srunner_add_suite(runner, train_suite());
-    srunner_add_suite(runner, resume_suite());
-    srunner_add_suite(runner, shards_suite());
-    srunner_add_suite(runner, average_suite());
-    srunner_add_suite(runner, mpi_suite());
-    srunner_add_suite(runner, faults_suite());
-    srunner_add_suite(runner, report_suite());
-    srunner_add_suite(runner, picture_suite());
-    srunner_add_suite(runner, grounding_suite());
-    srunner_add_suite(runner, translate_suite());
-    srunner_add_suite(runner, regress_suite());
-    srunner_add_suite(runner, badinput_suite());
-    srunner_add_suite(runner, variants_suite());
-    srunner_add_suite(runner, images_suite());
-    srunner_add_suite(runner, explain_cli_suite());
-    srunner_add_suite(runner, gradcheck_suite());
-    srunner_add_suite(runner, install_suite());
+    SRunner *runner = srunner_create(NULL);
+    for (int k = 0; k < N_SUITES; k++)
+        srunner_add_suite(runner, SUITES[k].make());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -19,7 +19,9 @@ typedef struct {
     const char *sets[4];
 } Shipped;
 
-static const Shipped MODELS[] = {
+/* Three suites, so that scripts/run-checks.py runs them side by side: the scores and
+ * heads (about 35 s), the self-attention layers (26 s) and the Tatoeba model (29 s). */
+static const Shipped SCORES_AND_HEADS[] = {
     {"configs/demo.yaml", {NULL}},
     {"configs/demo.yaml", {"model.attention=dot", NULL}},
     {"configs/demo.yaml", {"model.attention=general", NULL}},
@@ -30,19 +32,22 @@ static const Shipped MODELS[] = {
     {"configs/demo.yaml", {"model.attention_heads=8", NULL}},
     {"configs/demo.yaml", {"model.attention_mode=hard", NULL}},
     {"configs/demo.yaml", {"model.attention_mode=hard", "model.attention_heads=4", NULL}},
+    {"configs/demo.yaml", {"model.tie_output=true", "model.readout_size=64", NULL}},
+};
+static const Shipped SELF_ATTENTION[] = {
     {"configs/demo.yaml", {"model.self_attention_layers=2", NULL}},
     {"configs/demo.yaml", {"model.encoder_cell=none", "model.self_attention_layers=2", NULL}},
-    {"configs/demo.yaml", {"model.tie_output=true", "model.readout_size=64", NULL}},
+};
+static const Shipped TATOEBA[] = {
     {"configs/tatoeba-fr-en.yaml",
      {"data.train_src=corpora/toy-fr/train.src", "data.train_tgt=corpora/toy-fr/train.tgt", NULL}},
 };
-enum { N_MODELS = sizeof MODELS / sizeof *MODELS };
+#define COUNT(list) ((int)(sizeof list / sizeof *list))
 
-START_TEST(gradcheck_passes_every_shipped_model_kind)
+/* s2s gradcheck on one shipped model: PASSED, exit 0 */
+static void gradcheck_passes(const Shipped *m, const char *name)
 {
-    const Shipped *m = &MODELS[_i];
-    char dir[512], out_path[600], name[32];
-    snprintf(name, sizeof name, "gradcheck%d", _i);
+    char dir[512], out_path[600];
     scratch_dir(dir, sizeof dir, name);
     snprintf(out_path, sizeof out_path, "%s/out.txt", dir);
     const char *argv[16] = {S2S, "gradcheck", m->config};
@@ -64,16 +69,51 @@ START_TEST(gradcheck_passes_every_shipped_model_kind)
     ck_assert_ptr_null(strstr(out, "FAIL"));
     free(out);
 }
+
+START_TEST(gradcheck_passes_every_score_and_head_count)
+{
+    gradcheck_passes(&SCORES_AND_HEADS[_i], "gradcheck-scores");
+}
 END_TEST
+
+START_TEST(gradcheck_passes_self_attention_layers)
+{
+    gradcheck_passes(&SELF_ATTENTION[_i], "gradcheck-self");
+}
+END_TEST
+
+START_TEST(gradcheck_passes_the_tatoeba_model)
+{
+    gradcheck_passes(&TATOEBA[_i], "gradcheck-tatoeba");
+}
+END_TEST
+
+/* suite NAME with one tcase of the loop test fn over count models; a minute or more under
+ * valgrind: tagged slow */
+static Suite *shipped_suite(const char *name, const TTest *fn, int count)
+{
+    Suite *s = suite_create(name);
+    TCase *tc = tcase_create("shipped");
+    tcase_set_tags(tc, "slow");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, fn, 0, count);
+    suite_add_tcase(s, tc);
+    return s;
+}
 
 Suite *gradcheck_suite(void)
 {
-    Suite *s = suite_create("gradcheck");
-    TCase *tc = tcase_create("shipped");
-    /* two minutes in all, most of it the self-attention layers: not under valgrind */
-    tcase_set_tags(tc, "slow");
-    tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, gradcheck_passes_every_shipped_model_kind, 0, N_MODELS);
-    suite_add_tcase(s, tc);
-    return s;
+    return shipped_suite("gradcheck", gradcheck_passes_every_score_and_head_count,
+                         COUNT(SCORES_AND_HEADS));
+}
+
+Suite *gradcheck_self_suite(void)
+{
+    return shipped_suite("gradcheck_self", gradcheck_passes_self_attention_layers,
+                         COUNT(SELF_ATTENTION));
+}
+
+Suite *gradcheck_tatoeba_suite(void)
+{
+    return shipped_suite("gradcheck_tatoeba", gradcheck_passes_the_tatoeba_model, COUNT(TATOEBA));
 }

@@ -610,7 +610,7 @@ Suite *images_suite(void)
     tcase_add_test(more, translate_captions_pictures_and_its_links_name_cells);
     tcase_add_test(more, align_scores_the_attention_it_writes_against_the_boxes);
     suite_add_tcase(s, more);
-    /* a training outcome: checked under every OpenBLAS core type (outcome-margins.sh) */
+    /* a training outcome: checked under each family of OpenBLAS kernels (run-checks.py) */
     TCase *outcome = tcase_create("outcome");
     tcase_set_timeout(outcome, 600);
     tcase_set_tags(outcome, "slow outcome");

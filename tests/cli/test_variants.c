@@ -290,7 +290,7 @@ START_TEST(every_variant_trains_translates_and_decodes_as_it_trains)
     int n_valid = valid_losses(run, losses, 8);
     ck_assert_int_eq(n_valid, 3); /* steps 100, 200, 300 */
     /* a training outcome: its margin must hold under every OpenBLAS core type, whose
-     * rounding differs (scripts/outcome-margins.sh reads this line under each; src/README.md) */
+     * rounding differs (scripts/run-checks.py reads this line under each; src/README.md) */
     char what[256] = "";
     for (int k = 0; v->sets[k]; k++) /* "attention=dot heads=2", without the sections */
         snprintf(what + strlen(what), sizeof what - strlen(what), " %s", strchr(v->sets[k], '.') + 1);

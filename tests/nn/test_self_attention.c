@@ -296,7 +296,7 @@ Suite *self_attention_suite(void)
 {
     Suite *s = suite_create("self_attention");
     TCase *tc = tcase_create("layer");
-    /* the arithmetic of each OpenBLAS core type: scripts/outcome-margins.sh runs it under each */
+    /* the arithmetic of each OpenBLAS core type: scripts/run-checks.py runs it under each family */
     tcase_set_tags(tc, "cores");
     tcase_add_loop_test(tc, self_attention_layers_match_finite_differences, 0,
                         sizeof CASES / sizeof *CASES);

@@ -46,6 +46,11 @@ Suite *regress_suite(void);
 Suite *badinput_suite(void);
 Suite *variants_suite(void);
 Suite *gradcheck_suite(void);
+Suite *gradcheck_self_suite(void);
+Suite *gradcheck_tatoeba_suite(void);
 Suite *install_suite(void);
+Suite *tour_text_suite(void);
+Suite *tour_image_suite(void);
+Suite *tour_commands_suite(void);
 
 #endif
