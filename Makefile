@@ -48,14 +48,16 @@ F64_DEPS := $(patsubst %,$(B)/obj/%.o,model/batch model/explain_tensor base/mem 
 TESTS_F64 := $(addprefix nn/,test_fdcheck test_ops test_conv test_cell test_self_attention) \
              $(addprefix model/,test_attention test_model test_hard)
 # The suite's sources: every tests/*/*.c but the fuzzers' entry points (their readers,
-# fuzz_targets.c, are replayed by the suite) and the cross-check's dump program.
+# fuzz_targets.c, are replayed by the suite), the cross-check's dump program and the
+# BLAS probe (programs of their own).
 TEST_SRCS := tests/check_main.c tests/fuzz/fuzz_targets.c \
-             $(filter-out tests/crosscheck/% tests/fuzz/fuzz_%.c,$(wildcard tests/*/*.c))
+             $(filter-out tests/crosscheck/% tests/blas/% tests/fuzz/fuzz_%.c,$(wildcard tests/*/*.c))
 CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),$(B)/tests64/$(t).o,$(B)/tests/$(t).o))
 
-.PHONY: all test clean deps test-deps crosscheck demo demo-image bench bench-mpi bench-gemm asan valgrind mutate install uninstall
+.PHONY: all test clean deps test-deps crosscheck demo demo-image bench bench-mpi bench-gemm asan valgrind \
+        valgrind-full ci-build ci-full mutate install uninstall
 all: s2s
 
 # Installs the Debian packages when something is missing: what building needs (deps),
@@ -111,55 +113,95 @@ $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | test-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
-# The whole suite: nothing outside the repository named, the layering of src/ and every
-# file a comment or document names, the sizes of files and of the core's functions (and
-# that these checks catch what they should), that every mutant of `make mutate` still
-# applies, the unit tests (Check), the training-outcome
-# tests again under every OpenBLAS core type the CPU runs (their kernels round
-# differently), then the PyTorch cross-check.
+# The whole suite, its checks side by side on every core (scripts/run-checks.py; src/README.md,
+# "Where each check runs"): the checks of the tree (nothing outside the repository named,
+# the layering of src/, every file a comment or document names, sizes, every mutant of
+# `make mutate` still applies), the unit tests (Check, one process per suite), the
+# training-outcome tests again under one OpenBLAS core type per family of kernels the CPU
+# runs (their kernels round differently), and the PyTorch cross-check. The binaries are
+# built first, on every core too: JOBS= sets how many.
+JOBS     ?= $(shell nproc)
 TEST_BINS = $(PROG) $(B)/s2s-faults $(B)/check_s2s
 TEST_ENV  = OPENBLAS_NUM_THREADS=1 S2S_BIN=./$(PROG) S2S_FAULTS_BIN=./$(B)/s2s-faults
+RUN_CHECKS = /usr/bin/python3 scripts/run-checks.py --jobs $(JOBS)
 
-test: test-deps $(TEST_BINS)
-	sh scripts/check-standalone.sh
-	sh scripts/check-layers.sh
-	sh scripts/check-layers.sh --self-test
-	/usr/bin/python3 scripts/check-names.py
-	/usr/bin/python3 scripts/check-names.py --self-test
-	/usr/bin/python3 scripts/check-sizes.py
-	/usr/bin/python3 scripts/check-sizes.py --self-test
-	/usr/bin/python3 scripts/mutate.py --check
-	$(TEST_ENV) ./$(B)/check_s2s
-	$(TEST_ENV) sh scripts/outcome-margins.sh --bin ./$(B)/check_s2s
-	$(MAKE) --no-print-directory crosscheck
+test: test-deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BINS) $(CROSSCHECK_DUMPS) build/blas_family
+	$(RUN_CHECKS) --build $(B) --prog ./$(PROG) static unit outcomes crosscheck
 
 # The C model against the same model in PyTorch (scripts/torch_reference.py), and that
 # reference's own gradients against finite differences.
 crosscheck: test-deps $(CROSSCHECK_DUMPS) $(PROG)
-	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/crosscheck.py --s2s ./$(PROG) \
-	    $(addprefix --dump ,$(CROSSCHECK_DUMPS))
-	/usr/bin/python3 scripts/torch_reference.py selfcheck
+	$(RUN_CHECKS) --build $(B) --prog ./$(PROG) crosscheck
 
-# The whole suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer
-# (every report fatal, leaks included), in build/asan; its code runs 2 to 3 times
-# slower, so each test case's timeout is 3 times its own.
+# What kernels OpenBLAS runs, told by the bits they compute (tests/blas/blas_family.c).
+build/blas_family: tests/blas/blas_family.c | test-deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(PKG_LIBS)
+
+# The unit suite built with AddressSanitizer and UndefinedBehaviorSanitizer (every report
+# fatal, leaks included), in build/asan, its suites side by side; its code runs 2 to 3
+# times slower, so each test case's timeout is 3 times its own. Only the unit suite:
+# OpenBLAS is not instrumented (its core types add nothing here), and the checks of the
+# tree and the cross-check's Python see no memory of ours.
 SANITIZE := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-asan:
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CK_TIMEOUT_MULTIPLIER=3 \
-	    $(MAKE) --no-print-directory B=build/asan PROG=build/asan/s2s OPT="$(SANITIZE)" test
+ASAN_B   := build/asan
+asan: test-deps
+	@$(MAKE) --no-print-directory -j$(JOBS) B=$(ASAN_B) PROG=$(ASAN_B)/s2s OPT="$(SANITIZE)" \
+	    $(ASAN_B)/s2s $(ASAN_B)/s2s-faults $(ASAN_B)/check_s2s
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    CK_TIMEOUT_MULTIPLIER=3 $(RUN_CHECKS) --build $(ASAN_B) --prog ./$(ASAN_B)/s2s unit
 
-# The whole unit suite under valgrind (the normal build), following every s2s the tests
-# start, except the fault loops (tag `loop`: hundreds of runs), the length experiment's
-# script, hard attention's exhaustive enumerations and the image model's longer runs (tag
-# `slow`: minutes each under valgrind), all covered by test and asan. Each process logs to build/valgrind-logs/; -q leaves a log empty unless
-# valgrind found an error or a definite leak, so any non-empty log fails the target.
+# What ASan cannot see, under valgrind memcheck: reads of uninitialised memory in the
+# optimised build. The tour (tests/cli/test_tour.c: every command once, every model
+# variant through every command that runs a model, each run short) with every s2s it
+# starts under valgrind (scripts/under-valgrind.sh is the tests' S2S_BIN); the test
+# binary itself runs at full speed. Each process logs to build/valgrind-logs/; any
+# non-empty log fails the target (scripts/valgrind-verdict.sh).
+VALGRIND_LOGS  = $(CURDIR)/build/valgrind-logs
+VALGRIND_SUITES = tour_text tour_image tour_commands
+valgrind: test-deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BINS)
+	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
+	S2S_VALGRIND_PROG=$(CURDIR)/$(PROG) S2S_VALGRIND_LOGS=$(VALGRIND_LOGS) CK_TIMEOUT_MULTIPLIER=20 \
+	    $(RUN_CHECKS) --build $(B) --prog scripts/under-valgrind.sh --suites "$(VALGRIND_SUITES)" unit
+	sh scripts/valgrind-verdict.sh $(VALGRIND_LOGS)
+
+# The whole unit suite under valgrind, as CI ran it before issue 40 (make ci-full): the
+# test binary too, following every s2s it starts, but the fault loops (tag `loop`:
+# hundreds of runs), and the runs of minutes each under valgrind (tag `slow`: the length
+# experiment's script, hard attention's exhaustive enumerations, the image model's longer
+# runs, the shipped models' gradient checks, the mpi suite, which valgrind does not
+# follow under mpirun), all of which test and asan cover.
 VALGRIND := valgrind -q --trace-children=yes --trace-children-skip='/bin/*,/usr/bin/*' \
             --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
-            --show-leak-kinds=definite --log-file=$(CURDIR)/build/valgrind-logs/%p.log
-valgrind: $(TEST_BINS)
-	rm -rf build/valgrind-logs && mkdir -p build/valgrind-logs
-	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=20 CK_EXCLUDE_TAGS="loop slow" $(VALGRIND) ./$(B)/check_s2s
-	sh scripts/valgrind-verdict.sh build/valgrind-logs
+            --show-leak-kinds=definite --log-file=$(VALGRIND_LOGS)/%p.log
+valgrind-full: test-deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BINS)
+	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
+	CK_TIMEOUT_MULTIPLIER=20 CK_EXCLUDE_TAGS="loop slow" $(RUN_CHECKS) --build $(B) \
+	    --prog ./$(PROG) --wrap "$(VALGRIND)" unit
+	sh scripts/valgrind-verdict.sh $(VALGRIND_LOGS)
+
+# Everything CI's phases run, built at once on every core (.ci/run's `build` phase).
+ci-build: test-deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BINS) $(CROSSCHECK_DUMPS) build/blas_family \
+	    fuzz-build
+	@$(MAKE) --no-print-directory -j$(JOBS) B=$(ASAN_B) PROG=$(ASAN_B)/s2s OPT="$(SANITIZE)" \
+	    $(ASAN_B)/s2s $(ASAN_B)/s2s-faults $(ASAN_B)/check_s2s
+
+# The whole matrix, for a release or a change to the kernels (src/README.md, "Where each
+# check runs"; an hour or more): make test, the training outcomes under every OpenBLAS
+# core type the CPU runs, ASan, the whole suite under valgrind, every fuzzer for 10
+# minutes with what it finds merged into the kept corpus (commit it), then make mutate.
+ci-full: test-deps
+	$(MAKE) --no-print-directory test
+	$(RUN_CHECKS) --build $(B) --prog ./$(PROG) --cores all --no-default outcomes
+	$(MAKE) --no-print-directory asan
+	$(MAKE) --no-print-directory valgrind-full
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=600
+	$(MAKE) --no-print-directory fuzz-merge
+	$(MAKE) --no-print-directory mutate
 
 # Training speed against the PyTorch baseline, side by side (README, issue 7).
 bench: test-deps s2s

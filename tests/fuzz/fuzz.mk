@@ -1,9 +1,14 @@
 # fuzz.mk: `make fuzz`, included by the Makefile. Builds one libFuzzer binary per
 # reader of untrusted input (tests/fuzz/fuzz_*.c over the targets of
-# tests/fuzz/fuzz_targets.c) with clang, AddressSanitizer and UBSan, and runs each for
-# FUZZ_SECONDS over a working corpus seeded from tests/fuzz/seeds/. A crash fails the
-# target; minimize it into tests/regress/<target>/, where `make test` replays it.
-# Everything goes to build/fuzz/ (the gcc build owns build/obj/).
+# tests/fuzz/fuzz_targets.c) with clang, AddressSanitizer and UBSan, and runs them all
+# at once for FUZZ_SECONDS (on 2 cores, each fuzzer has a third of a core). Each starts
+# from the corpus kept in the repository (tests/fuzz/corpus/<target>/: the inputs earlier
+# runs found that reach new code), the hand-made seeds (tests/fuzz/seeds/) and the
+# crashes once found (tests/regress/); what it finds goes to a working corpus in
+# build/fuzz/corpus/. A crash fails the target; minimize it into tests/regress/<target>/,
+# where `make test` replays it. `make fuzz-merge` adds the working corpus's new coverage
+# to tests/fuzz/corpus/, to be committed (make ci-full runs it after 10 minutes a
+# target). Everything else goes to build/fuzz/ (the gcc build owns build/obj/).
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
@@ -21,10 +26,23 @@ FUZZ_BINS    := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 FUZZ_RUN_FLAGS := -max_total_time=$(FUZZ_SECONDS) -malloc_limit_mb=256 -rss_limit_mb=2048 \
                   -print_final_stats=1
 FUZZ_DICT_config := -dict=tests/fuzz/yaml.dict
+# The kept corpus holds inputs of at most 8 KiB (a merge cuts longer ones there: the
+# checkpoint seeds, 8 KiB at most, stay whole); the longest lines a reader refuses are
+# the fuzzer's to find again each run, not the repository's to carry.
+FUZZ_MERGE_FLAGS := -max_len=8192 -malloc_limit_mb=256 -rss_limit_mb=2048
 
-.PHONY: fuzz fuzz-build $(FUZZ_TARGETS:%=fuzz-%)
+.PHONY: fuzz fuzz-build fuzz-merge $(FUZZ_TARGETS:%=fuzz-%) $(FUZZ_TARGETS:%=fuzz-merge-%)
 
-fuzz: $(FUZZ_TARGETS:%=fuzz-%)
+# The binaries first, on every core, then every fuzzer at once: the wall time is
+# FUZZ_SECONDS whatever the cores. -Otarget keeps each fuzzer's lines together.
+fuzz: test-deps
+	@$(MAKE) --no-print-directory -j$(JOBS) fuzz-build
+	@$(MAKE) --no-print-directory -j$(words $(FUZZ_TARGETS)) -Otarget $(FUZZ_TARGETS:%=fuzz-%)
+
+# Where a target's fuzzer reads from: the working corpus (which it writes), then the
+# kept corpus, the seeds and the crashes (which it only reads).
+FUZZ_INPUTS = build/fuzz/corpus/$* tests/fuzz/corpus/$* tests/fuzz/seeds/$* tests/regress/$* \
+              $(if $(filter config,$*),build/fuzz/configs)
 
 fuzz-build: $(FUZZ_BINS)
 
@@ -49,21 +67,32 @@ $(FUZZ_BINS): build/fuzz/fuzz_%: build/fuzz/obj/main_%.o build/fuzz/obj/fuzz_tar
                                 build/fuzz/libs2s.a
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lunistring -lm
 
-# One target: the working corpus (build/fuzz/corpus/T, kept between runs) gets the
-# seeds, the fuzzer runs, and one summary line reports executions and crashes. On a
-# crash, the end of the log and the crashing input (build/fuzz/artifacts/T/) are shown.
+# One target: the fuzzer runs from its inputs (the working corpus build/fuzz/corpus/T is
+# kept between runs), and one summary line reports executions and crashes. On a crash,
+# the end of the log and the crashing input (build/fuzz/artifacts/T/) are shown.
 $(FUZZ_TARGETS:%=fuzz-%): fuzz-%: build/fuzz/fuzz_%
 	@mkdir -p build/fuzz/corpus/$* build/fuzz/artifacts/$*
-	@cp tests/fuzz/seeds/$*/* build/fuzz/corpus/$*/
-	@if [ $* = config ]; then cp configs/*.yaml build/fuzz/corpus/config/; fi
+	@if [ $* = config ]; then mkdir -p build/fuzz/configs && cp configs/*.yaml build/fuzz/configs/; fi
 	@echo "fuzz_$*: running for $(FUZZ_SECONDS) s (log: build/fuzz/$*.log)"
 	@ASAN_OPTIONS=detect_leaks=1 ./build/fuzz/fuzz_$* $(FUZZ_RUN_FLAGS) $(FUZZ_DICT_$*) \
-	    -artifact_prefix=build/fuzz/artifacts/$*/ build/fuzz/corpus/$* \
+	    -artifact_prefix=build/fuzz/artifacts/$*/ $(FUZZ_INPUTS) \
 	    >build/fuzz/$*.log 2>&1; rc=$$?; \
 	runs=$$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\)/\1/p' build/fuzz/$*.log); \
 	echo "fuzz_$*: $${runs:-?} runs, $$([ $$rc = 0 ] && echo 0 || echo 1) crashes"; \
 	if [ $$rc != 0 ]; then tail -n 40 build/fuzz/$*.log; ls -l build/fuzz/artifacts/$*; fi; \
 	exit $$rc
+
+# The kept corpus grows by the inputs of the working corpus that reach code it does not
+# (libFuzzer's -merge=1 keeps the smallest input for each feature); commit what it adds.
+fuzz-merge: $(FUZZ_TARGETS:%=fuzz-merge-%)
+
+$(FUZZ_TARGETS:%=fuzz-merge-%): fuzz-merge-%: build/fuzz/fuzz_%
+	@mkdir -p tests/fuzz/corpus/$* build/fuzz/corpus/$*
+	@before=$$(ls tests/fuzz/corpus/$* | wc -l); \
+	ASAN_OPTIONS=detect_leaks=1 ./build/fuzz/fuzz_$* -merge=1 $(FUZZ_MERGE_FLAGS) \
+	    tests/fuzz/corpus/$* build/fuzz/corpus/$* >build/fuzz/merge-$*.log 2>&1 || \
+	    { tail -n 20 build/fuzz/merge-$*.log; exit 1; }; \
+	echo "fuzz_$*: the kept corpus $$before -> $$(ls tests/fuzz/corpus/$* | wc -l) inputs"
 
 # The entry points' objects are kept (not intermediate files of a chain of rules).
 .SECONDARY: $(FUZZ_TARGETS:%=build/fuzz/obj/main_%.o)
