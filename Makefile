@@ -191,15 +191,15 @@ ci-build: test-deps
 	    $(ASAN_B)/s2s $(ASAN_B)/s2s-faults $(ASAN_B)/check_s2s
 
 # The whole matrix, for a release or a change to the kernels (src/README.md, "Where each
-# check runs"; an hour or more): make test, the training outcomes under every OpenBLAS
-# core type the CPU runs, ASan, the whole suite under valgrind, every fuzzer for 10
-# minutes with what it finds merged into the kept corpus (commit it), then make mutate.
+# check runs"; hours): make test, the training outcomes under every OpenBLAS core type
+# the CPU runs, ASan, the whole suite under valgrind, every fuzzer for 10 minutes of a
+# core with what it finds merged into the kept corpus (commit it), then make mutate.
 ci-full: test-deps
 	$(MAKE) --no-print-directory test
 	$(RUN_CHECKS) --build $(B) --prog ./$(PROG) --cores all --no-default outcomes
 	$(MAKE) --no-print-directory asan
 	$(MAKE) --no-print-directory valgrind-full
-	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=600
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=600 FUZZ_JOBS=$(JOBS)
 	$(MAKE) --no-print-directory fuzz-merge
 	$(MAKE) --no-print-directory mutate
 

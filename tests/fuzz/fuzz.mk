@@ -1,18 +1,20 @@
 # fuzz.mk: `make fuzz`, included by the Makefile. Builds one libFuzzer binary per
 # reader of untrusted input (tests/fuzz/fuzz_*.c over the targets of
-# tests/fuzz/fuzz_targets.c) with clang, AddressSanitizer and UBSan, and runs them all
-# at once for FUZZ_SECONDS (on 2 cores, each fuzzer has a third of a core). Each starts
-# from the corpus kept in the repository (tests/fuzz/corpus/<target>/: the inputs earlier
-# runs found that reach new code), the hand-made seeds (tests/fuzz/seeds/) and the
-# crashes once found (tests/regress/); what it finds goes to a working corpus in
-# build/fuzz/corpus/. A crash fails the target; minimize it into tests/regress/<target>/,
-# where `make test` replays it. `make fuzz-merge` adds the working corpus's new coverage
-# to tests/fuzz/corpus/, to be committed (make ci-full runs it after 10 minutes a
-# target). Everything else goes to build/fuzz/ (the gcc build owns build/obj/).
+# tests/fuzz/fuzz_targets.c) with clang, AddressSanitizer and UBSan, and runs them,
+# FUZZ_JOBS at once (default all: on 2 cores each has a third of a core), each for
+# FUZZ_SECONDS. Each starts from the corpus kept in the repository
+# (tests/fuzz/corpus/<target>/: the inputs earlier runs found that reach new code), the
+# hand-made seeds (tests/fuzz/seeds/) and the crashes once found (tests/regress/); what
+# it finds goes to a working corpus in build/fuzz/corpus/. A crash fails the target;
+# minimize it into tests/regress/<target>/, where `make test` replays it. `make
+# fuzz-merge` adds the working corpus's new coverage to tests/fuzz/corpus/, to be
+# committed (make ci-full runs it after 10 minutes of a core a target). Everything else
+# goes to build/fuzz/ (the gcc build owns build/obj/).
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := config corpus ckpt align image ground
+FUZZ_JOBS    ?= $(words $(FUZZ_TARGETS))
 # Instrumented for coverage everywhere; the fuzzer's main() only in the binaries.
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) -g -O1 -fno-omit-frame-pointer \
@@ -33,11 +35,12 @@ FUZZ_MERGE_FLAGS := -max_len=8192 -malloc_limit_mb=256 -rss_limit_mb=2048
 
 .PHONY: fuzz fuzz-build fuzz-merge $(FUZZ_TARGETS:%=fuzz-%) $(FUZZ_TARGETS:%=fuzz-merge-%)
 
-# The binaries first, on every core, then every fuzzer at once: the wall time is
-# FUZZ_SECONDS whatever the cores. -Otarget keeps each fuzzer's lines together.
+# The binaries first, on every core, then the fuzzers: all at once by default, so that
+# the wall time is FUZZ_SECONDS whatever the cores (make ci-full runs one per core
+# instead, each for 10 minutes of a core). -Otarget keeps each fuzzer's lines together.
 fuzz: test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) fuzz-build
-	@$(MAKE) --no-print-directory -j$(words $(FUZZ_TARGETS)) -Otarget $(FUZZ_TARGETS:%=fuzz-%)
+	@$(MAKE) --no-print-directory -j$(FUZZ_JOBS) -Otarget $(FUZZ_TARGETS:%=fuzz-%)
 
 # Where a target's fuzzer reads from: the working corpus (which it writes), then the
 # kept corpus, the seeds and the crashes (which it only reads).
