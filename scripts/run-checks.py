@@ -30,7 +30,8 @@ Options:
 A family is what the kernels compute, not what they are called: build/blas_family
 (tests/blas/blas_family.c) hashes the bits of every kind of product s2s asks of OpenBLAS
 under each core type, and core types with one hash are one family. The default kernels
-(no OPENBLAS_CORETYPE) are the unit group's, so `families` leaves their family out.
+(those of the environment, as it is) are the unit group's, so `families` leaves their
+family out.
 
 Each check's output goes to DIR/checks/NAME.log; a line per check says how it ended and
 how long it took; a failure shows its failing lines and where its log is. The checks
@@ -129,9 +130,9 @@ def cpu_flags():
 
 def family_of(core):
     """The core OpenBLAS names and the hash of what its kernels compute, under
-    OPENBLAS_CORETYPE=core (None: OpenBLAS's own choice)."""
+    OPENBLAS_CORETYPE=core (None: the kernels the unit group runs, the environment's
+    OPENBLAS_CORETYPE if it sets one, else OpenBLAS's own choice)."""
     env = dict(os.environ)
-    env.pop("OPENBLAS_CORETYPE", None)
     if core:
         env["OPENBLAS_CORETYPE"] = core
     p = subprocess.run(["./build/blas_family"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
