@@ -1,8 +1,9 @@
 # s2s: build, test and tools. `make` builds ./s2s, `make test` runs the whole suite.
 # Objects go to build/; the numerical core (CORE) is compiled twice, as float for the
 # program and as double (-DS2S_REAL_DOUBLE, symbols suffixed _f64) for the gradient
-# checks, and both are linked into the test binary. `make asan` and `make valgrind`
-# build and run the same suite in build/asan and build/valgrind (B=, PROG=).
+# checks, and both are linked into the test binary. `make asan` builds and runs the unit
+# suite in build/asan (B=, PROG=); `make valgrind` runs the tour of every command on the
+# normal build under valgrind. Where each check runs: src/README.md.
 
 CC      ?= cc
 PKGS    := openblas yaml-0.1 stb ompi-c
@@ -122,7 +123,6 @@ $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | test-deps
 # built first, on every core too: JOBS= sets how many.
 JOBS     ?= $(shell nproc)
 TEST_BINS = $(PROG) $(B)/s2s-faults $(B)/check_s2s
-TEST_ENV  = OPENBLAS_NUM_THREADS=1 S2S_BIN=./$(PROG) S2S_FAULTS_BIN=./$(B)/s2s-faults
 RUN_CHECKS = /usr/bin/python3 scripts/run-checks.py --jobs $(JOBS)
 
 test: test-deps
@@ -157,15 +157,16 @@ asan: test-deps
 # variant through every command that runs a model, each run short) with every s2s it
 # starts under valgrind (scripts/under-valgrind.sh is the tests' S2S_BIN); the test
 # binary itself runs at full speed. Each process logs to build/valgrind-logs/; any
-# non-empty log fails the target (scripts/valgrind-verdict.sh).
+# non-empty log fails the target and is shown (scripts/valgrind-verdict.sh), also when a
+# test failed because valgrind made its s2s exit 99.
 VALGRIND_LOGS  = $(CURDIR)/build/valgrind-logs
 VALGRIND_SUITES = tour_text tour_image tour_commands
 valgrind: test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BINS)
 	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
 	S2S_VALGRIND_PROG=$(CURDIR)/$(PROG) S2S_VALGRIND_LOGS=$(VALGRIND_LOGS) CK_TIMEOUT_MULTIPLIER=20 \
-	    $(RUN_CHECKS) --build $(B) --prog scripts/under-valgrind.sh --suites "$(VALGRIND_SUITES)" unit
-	sh scripts/valgrind-verdict.sh $(VALGRIND_LOGS)
+	    $(RUN_CHECKS) --build $(B) --prog scripts/under-valgrind.sh --suites "$(VALGRIND_SUITES)" \
+	    unit; tests=$$?; sh scripts/valgrind-verdict.sh $(VALGRIND_LOGS) && exit $$tests
 
 # The whole unit suite under valgrind, as CI ran it before issue 40 (make ci-full): the
 # test binary too, following every s2s it starts, but the fault loops (tag `loop`:
@@ -180,8 +181,8 @@ valgrind-full: test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BINS)
 	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
 	CK_TIMEOUT_MULTIPLIER=20 CK_EXCLUDE_TAGS="loop slow" $(RUN_CHECKS) --build $(B) \
-	    --prog ./$(PROG) --wrap "$(VALGRIND)" unit
-	sh scripts/valgrind-verdict.sh $(VALGRIND_LOGS)
+	    --prog ./$(PROG) --wrap "$(VALGRIND)" unit; tests=$$?; \
+	    sh scripts/valgrind-verdict.sh $(VALGRIND_LOGS) && exit $$tests
 
 # Everything CI's phases run, built at once on every core (.ci/run's `build` phase).
 ci-build: test-deps

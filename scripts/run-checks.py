@@ -213,7 +213,10 @@ def check_summary(check, text):
 
 
 def failing_lines(check, text):
-    lines = [l for l in text.splitlines() if re.search(r":[FE]:", l)]
+    """The lines that say what failed: Check's failures, and the one-line summaries of
+    AddressSanitizer, UBSan and valgrind (whose whole reports are in the log)."""
+    lines = [l for l in text.splitlines()
+             if re.search(r":[FE]:|^SUMMARY: |runtime error: |^==\d+== ERROR|^valgrind: ", l)]
     return lines[:20] if lines else text.splitlines()[-25:]
 
 
