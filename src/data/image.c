@@ -36,6 +36,55 @@ static int png_header_size(FILE *f, int *w, int *h)
     return 1;
 }
 
+static int pnm_space(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* Where a binary PGM or PPM's pixels start, read as stb_image reads its header: P5 or P6,
+ * then width, height and maxval, each after whitespace and # comments, and one byte after
+ * maxval. Debian's stb (2022-09) does not check that the pixels are all there: a file cut
+ * short decodes to a picture whose missing pixels were never written (found by valgrind
+ * on the fuzzers' kept corpus). Returns the offset, or -1 for a file of another format;
+ * *channels gets 1 (P5) or 3 (P6). */
+static long pnm_pixels_at(FILE *f, int *channels)
+{
+    rewind(f);
+    const int p = getc(f), t = getc(f);
+    if (p != 'P' || (t != '5' && t != '6'))
+        return -1;
+    *channels = t == '6' ? 3 : 1;
+    int c = getc(f);
+    for (int field = 0; field < 3; field++) { /* width, height, maxval */
+        for (;;) {
+            while (c != EOF && pnm_space(c))
+                c = getc(f);
+            if (c != '#')
+                break;
+            while (c != EOF && c != '\n' && c != '\r')
+                c = getc(f);
+        }
+        while (c != EOF && c >= '0' && c <= '9')
+            c = getc(f);
+    }
+    return ftell(f); /* past the byte after maxval, which getc read */
+}
+
+/* 0, or -1 with err set when a binary PGM or PPM of w x h holds fewer pixel bytes than
+ * that takes. */
+static int pnm_check_length(FILE *f, const char *path, int w, int h, Error *err)
+{
+    int channels;
+    const long at = pnm_pixels_at(f, &channels);
+    if (at < 0 || fseek(f, 0, SEEK_END) != 0)
+        return 0;
+    const long long have = (long long)ftell(f) - at, need = (long long)w * h * channels;
+    if (have < need)
+        return error_set(err, "%s: cut short: %lld bytes of pixels, where %d x %d takes %lld",
+                         path, have < 0 ? 0 : have, w, h, need), -1;
+    return 0;
+}
+
 int image_size_of(const char *path, ImageSize *out, Error *err)
 {
     FILE *f = fopen(path, "rb");
@@ -51,20 +100,22 @@ int image_size_of(const char *path, ImageSize *out, Error *err)
     /* 16 bits a channel: not an input this tool takes, and the path of Debian's stb
      * (2022-09) that reads beyond a truncated 16-bit PGM's data (found by make fuzz) */
     const int deep = ok && stbi_is_16_bit_from_file(f);
-    fclose(f);
+    int rc = -1;
     if (!ok)
-        return error_set(err, "%s: not an image (expected PNG, JPEG or PPM/PGM): %s", path,
-                         stbi_failure_reason()), -1;
-    if (deep)
-        return error_set(err, "%s: 16 bits a channel (expected 8-bit PNG, JPEG or PPM/PGM)",
-                         path), -1;
-    if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE)
-        return error_set(err, "%s: %d x %d pixels, more than %d on a side", path, w, h,
-                         IMAGE_MAX_SIDE), -1;
-    if (w < 1 || h < 1)
-        return error_set(err, "%s: %d x %d pixels (expected at least 1 x 1)", path, w, h), -1;
-    *out = (ImageSize){w, h};
-    return 0;
+        error_set(err, "%s: not an image (expected PNG, JPEG or PPM/PGM): %s", path,
+                  stbi_failure_reason());
+    else if (deep)
+        error_set(err, "%s: 16 bits a channel (expected 8-bit PNG, JPEG or PPM/PGM)", path);
+    else if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE)
+        error_set(err, "%s: %d x %d pixels, more than %d on a side", path, w, h, IMAGE_MAX_SIDE);
+    else if (w < 1 || h < 1)
+        error_set(err, "%s: %d x %d pixels (expected at least 1 x 1)", path, w, h);
+    else
+        rc = pnm_check_length(f, path, w, h, err);
+    fclose(f);
+    if (rc == 0)
+        *out = (ImageSize){w, h};
+    return rc;
 }
 
 /* One coordinate of bilinear resampling: the input's lower index and the weight of the
