@@ -35,8 +35,9 @@ family out.
 
 Each check's output goes to DIR/checks/NAME.log; a line per check says how it ended and
 how long it took; a failure shows its failing lines and where its log is. The checks
-start longest first (the times of the last run, in DIR/checks/times.json), so that no
-long one starts last. Exits 1 if any check failed.
+start longest first (by the last run's times in the same mode -- s2s as it is, or under
+valgrind -- kept in DIR/checks/times.json), so that no long one starts last. Exits 1 if
+any check failed.
 """
 import json
 import os
@@ -338,12 +339,18 @@ def main():
     jobs = int(opts["jobs"])
     log_dir = os.path.join(ROOT, opts["build"], "checks")
     os.makedirs(log_dir, exist_ok=True)
+    # the last run's seconds of each check, apart for each way of running the tests (a
+    # suite under valgrind takes 50 times its own time)
     times_path = os.path.join(log_dir, "times.json")
+    mode = "%s %s" % (opts["prog"], shlex.split(opts["wrap"])[0] if opts["wrap"] else "")
     try:
         with open(times_path) as f:
-            times = json.load(f)
+            every_mode = json.load(f)
     except (OSError, ValueError):
-        times = {}
+        every_mode = {}
+    if not all(isinstance(t, dict) for t in every_mode.values()):
+        every_mode = {}  # an older file, one mode's times without its mode
+    times = every_mode.setdefault(mode, {})
 
     checks, cores = [], []
     if "static" in groups:
@@ -363,7 +370,7 @@ def main():
     for c in checks:
         times[c.key] = round(c.seconds, 2)
     with open(times_path, "w") as f:
-        json.dump(times, f, indent=0, sort_keys=True)
+        json.dump(every_mode, f, indent=0, sort_keys=True)
 
     if "outcomes" in groups:
         columns = []
