@@ -226,7 +226,8 @@ int cmd_align(int argc, char **argv)
                        .max_line_bytes = ck.config.data.max_line_bytes, .pictures = picture,
                        .picture_size = ck.dims.image_size,
                        .picture_resize = ck.config.data.image_resize, .picture_cells = G * G,
-                       .cache_bytes = PICTURES_CACHE_BYTES};
+                       .cache_bytes = PICTURES_CACHE_BYTES,
+                       .progress = isatty(STDERR_FILENO) ? stderr : NULL};
     if (corpus_read(&c, &spec, &ck.src_vocab, &ck.tgt_vocab, 0, "alignment", &err) < 0)
         goto done;
     memcpy(c.mean, ck.picture_mean, sizeof c.mean); /* what the model was trained on */

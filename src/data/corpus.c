@@ -255,7 +255,8 @@ int corpus_read(Corpus *c, const CorpusSpec *spec, Vocab *src_vocab, Vocab *tgt_
                          spec->tsv_path ? spec->tsv_path : spec->src_path, counts);
     }
     if (spec->pictures) {
-        if (pictures_load(&c->pics, spec->src_path, c->line_no, spec->cache_bytes, err) < 0)
+        if (pictures_load(&c->pics, spec->src_path, c->line_no, spec->cache_bytes,
+                          (PicturesProgress){spec->progress, 1.0}, err) < 0)
             return -1;
         memcpy(c->mean, c->pics.mean, sizeof c->mean);
     }

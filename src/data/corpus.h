@@ -8,6 +8,7 @@
 #define S2S_CORPUS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "base/error.h"
 #include "data/pictures.h"
@@ -31,6 +32,8 @@ typedef struct {
      * picture_cells cells */
     int pictures, picture_size, picture_resize, picture_cells;
     size_t cache_bytes;
+    FILE *progress;                  /* where a decode of pictures shows how far it is
+                                      * each second (a terminal), or NULL */
 } CorpusSpec;
 
 typedef struct {

@@ -2,6 +2,7 @@
  * bilinearly (see image.h). */
 #include "data/image.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stb/stb_image.h>
-
-#include "base/mem.h"
 
 /* A PNG's size from its header (the signature, then IHDR's width and height, big-endian)
  * when stb_image will not give it: stbi_info refuses a PNG whose pixels would take over
@@ -133,8 +132,28 @@ static void source_of(int x, int size, int n, int *lo, float *t)
     *t = n > 1 ? at - (float)*lo : 0;
 }
 
-void image_resize(float *out, int size, const float *in, int channels, int w, int h)
+/* Where the resampling reads its input: float planes (channels, h, w), or a decoder's
+ * interleaved bytes (h, w, n) read as planes R, G, B in [0, 1]. */
+typedef struct {
+    const float *planes;
+    const unsigned char *bytes;
+    int n; /* bytes' channels: 1 gray, 2 gray + alpha, 3 RGB, 4 RGBA */
+    int w, h;
+} Source;
+
+static float source_at(const Source *s, int c, int y, int x)
 {
+    const size_t at = (size_t)y * s->w + x;
+    if (s->planes)
+        return s->planes[(size_t)c * s->w * s->h + at];
+    /* gray gives each of R, G, B its one value, alpha is dropped: what stb_image's own
+     * conversion to RGB does, so the floats are those of a decode to 3 channels */
+    return (float)s->bytes[at * s->n + (s->n < 3 ? 0 : c)] / 255.0f;
+}
+
+static void resample(float *out, int size, const Source *s, int channels)
+{
+    const int w = s->w, h = s->h;
     for (int y = 0; y < size; y++) {
         int y0;
         float ty;
@@ -146,13 +165,18 @@ void image_resize(float *out, int size, const float *in, int channels, int w, in
             source_of(x, size, w, &x0, &tx);
             const int x1 = w > 1 ? x0 + 1 : x0;
             for (int c = 0; c < channels; c++) {
-                const float *p = in + (size_t)c * w * h;
-                const float top = p[(size_t)y0 * w + x0] * (1 - tx) + p[(size_t)y0 * w + x1] * tx;
-                const float bottom = p[(size_t)y1 * w + x0] * (1 - tx) + p[(size_t)y1 * w + x1] * tx;
+                const float top = source_at(s, c, y0, x0) * (1 - tx) + source_at(s, c, y0, x1) * tx;
+                const float bottom =
+                    source_at(s, c, y1, x0) * (1 - tx) + source_at(s, c, y1, x1) * tx;
                 out[((size_t)c * size + y) * size + x] = top * (1 - ty) + bottom * ty;
             }
         }
     }
+}
+
+void image_resize(float *out, int size, const float *in, int channels, int w, int h)
+{
+    resample(out, size, &(Source){.planes = in, .w = w, .h = h}, channels);
 }
 
 int image_load(float *out, const char *path, int size, int resize, ImageSize *orig, Error *err)
@@ -163,23 +187,22 @@ int image_load(float *out, const char *path, int size, int resize, ImageSize *or
     if (!resize && (s.width != size || s.height != size))
         return error_set(err, "%s: %d x %d pixels, not %d x %d (data.image_resize: false)", path,
                          s.width, s.height, size, size), -1;
-    int w, h, channels;
-    unsigned char *pixels = stbi_load(path, &w, &h, &channels, 3); /* RGB whatever it holds */
-    if (!pixels)
+    /* the channels the file holds, not converted to RGB: a conversion would hold a second
+     * copy of the whole picture while stb_image makes it */
+    int w, h, n;
+    unsigned char *bytes = stbi_load(path, &w, &h, &n, 0);
+    if (!bytes)
         return error_set(err, "%s: cannot decode: %s", path, stbi_failure_reason()), -1;
+    assert(n >= 1 && n <= 4);
     if (w != s.width || h != s.height) { /* the file changed between the two reads */
-        stbi_image_free(pixels);
+        stbi_image_free(bytes);
         return error_set(err, "%s: the header said %d x %d, the pixels are %d x %d", path,
                          s.width, s.height, w, h), -1;
     }
-    /* (h, w, 3) bytes into planes (3, h, w) of [0, 1], then to (3, size, size) */
-    float *planes = xmalloc_array((size_t)3 * w * h, sizeof(float));
-    for (size_t k = 0; k < (size_t)w * h; k++)
-        for (int c = 0; c < 3; c++)
-            planes[(size_t)c * w * h + k] = (float)pixels[k * 3 + c] / 255.0f;
-    stbi_image_free(pixels);
-    image_resize(out, size, planes, 3, w, h);
-    free(planes);
+    /* resized straight from the decoder's bytes: a picture at 16384 pixels a side as
+     * floats would take 3 GiB beside them */
+    resample(out, size, &(Source){.bytes = bytes, .n = n, .w = w, .h = h}, 3);
+    stbi_image_free(bytes);
     *orig = s;
     return 0;
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
+#include "base/interrupt.h"
 #include "base/mem.h"
 #include "base/path.h"
 
@@ -66,8 +68,29 @@ int pictures_add(Pictures *p, const char *list_path, long line_no, const char *p
     return 0;
 }
 
+/* How far a decode is, and when it was last shown. */
+typedef struct {
+    PicturesProgress show;
+    double last; /* when it was last drawn, or the start */
+    int drawn;
+} DecodeProgress;
+
+/* Redraws "decoding the pictures of LIST: K of N" once show.every seconds have passed
+ * since the start or the last drawing, and the last count if anything was drawn. */
+static void progress_show(DecodeProgress *p, const char *list_path, int done, int n)
+{
+    if (!p->show.to || (done < n && now_seconds() - p->last < p->show.every) ||
+        (done == n && !p->drawn))
+        return;
+    fprintf(p->show.to, "\rdecoding the pictures of %s: %d of %d%s", list_path, done, n,
+            done == n ? "\n" : "");
+    fflush(p->show.to);
+    p->last = now_seconds();
+    p->drawn = 1;
+}
+
 int pictures_load(Pictures *p, const char *list_path, const long *line_no, size_t cache_bytes,
-                  Error *err)
+                  PicturesProgress progress, Error *err)
 {
     const size_t one = (size_t)3 * p->size * p->size;
     size_t fit = cache_bytes / (one * sizeof(float));
@@ -76,13 +99,22 @@ int pictures_load(Pictures *p, const char *list_path, const long *line_no, size_
     p->cache = p->cached ? xmalloc_array((size_t)p->cached * one, sizeof(float)) : NULL;
     float *scratch = xmalloc_array(one, sizeof(float));
     double sum[3] = {0, 0, 0};
-    for (int k = 0; k < p->n; k++) {
+    DecodeProgress shown = {.show = progress, .last = now_seconds()};
+    int rc = 0;
+    for (int k = 0; k < p->n && rc == 0; k++) {
+        /* a picture takes up to a second or so to decode: a signal is honoured between
+         * two, naming the line of the one not decoded */
+        if (interrupt_pending()) {
+            rc = error_at(err, list_path, line_no[k], 0, "decoding the pictures stopped by "
+                          "signal %d (%d of %d decoded)", interrupt_pending(), k, p->n);
+            break;
+        }
         float *planes = k < p->cached ? p->cache + (size_t)k * one : scratch;
         ImageSize s;
         Error why;
         if (image_load(planes, p->paths[k], p->size, p->resize, &s, &why) < 0) {
-            free(scratch);
-            return error_at(err, list_path, line_no[k], 0, "%s", why.msg);
+            rc = error_at(err, list_path, line_no[k], 0, "%s", why.msg);
+            break;
         }
         /* per picture first, so a mean over many pictures loses no small terms */
         const size_t area = (size_t)p->size * p->size;
@@ -92,11 +124,14 @@ int pictures_load(Pictures *p, const char *list_path, const long *line_no, size_
                 picture += planes[(size_t)c * area + x];
             sum[c] += picture / (double)area;
         }
+        progress_show(&shown, list_path, k + 1, p->n);
     }
+    if (rc < 0 && shown.drawn)
+        fputc('\n', progress.to); /* the error on a line of its own */
     free(scratch);
     for (int c = 0; c < 3; c++)
         p->mean[c] = p->n ? sum[c] / p->n : 0;
-    return 0;
+    return rc;
 }
 
 int pictures_get(const Pictures *p, int k, const double mean[3], float *out, Error *err)

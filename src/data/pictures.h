@@ -8,6 +8,7 @@
 #define S2S_PICTURES_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "base/error.h"
 #include "data/image.h"
@@ -35,11 +36,20 @@ void pictures_free(Pictures *p);
 int pictures_add(Pictures *p, const char *list_path, long line_no, const char *path, size_t len,
                  Error *err);
 
+/* Where and how often a long decode shows how far it is: on to (a terminal; NULL: not
+ * at all), every `every` seconds. */
+typedef struct {
+    FILE *to;
+    double every;
+} PicturesProgress;
+
 /* Decodes every picture once: the first ones up to cache_bytes are kept, the channel
- * means are taken over all. An error names the list's line (line_no[k] for picture k).
+ * means are taken over all. An error names the list's line (line_no[k] for picture k);
+ * a signal (interrupt_pending) stops it between two pictures: "LIST:LINE: decoding the
+ * pictures stopped by signal N (K of M decoded)". Shows its progress as `progress` says.
  * Returns 0, or -1 with err set. */
 int pictures_load(Pictures *p, const char *list_path, const long *line_no, size_t cache_bytes,
-                  Error *err);
+                  PicturesProgress progress, Error *err);
 
 /* Picture k as the model reads it: out (size, size, 3) channels last, each channel less
  * mean[c]. Decodes it again if it is past the cache; returns 0, or -1 with err set if

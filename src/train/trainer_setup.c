@@ -8,17 +8,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/interrupt.h"
 #include "base/mem.h"
 #include "base/ranks.h"
 #include "train/trainer_parts.h"
 
-/* How to read a corpus of cfg; an image model's pictures kept up to cache_bytes. */
-static CorpusSpec corpus_spec(const Config *cfg, const char *src, const char *tgt,
+/* How t reads a corpus of its config; an image model's pictures kept up to
+ * cache_bytes, their decoding shown on a terminal (by the lead process alone). */
+static CorpusSpec corpus_spec(const Trainer *t, const char *src, const char *tgt,
                               const char *tsv, long max_length, int keep_refs,
                               size_t cache_bytes)
 {
+    const Config *cfg = t->cfg;
     const Dims d = config_model_dims(cfg, 1, 1);
     const int G = d.image_size >> d.conv_layers;
     return (CorpusSpec){.src_path = src[0] ? src : NULL, .tgt_path = tgt[0] ? tgt : NULL,
@@ -29,7 +32,8 @@ static CorpusSpec corpus_spec(const Config *cfg, const char *src, const char *tg
                         .natural = cfg->translate.detokenize,
                         .pictures = d.encoder == ENCODER_IMAGE, .picture_size = d.image_size,
                         .picture_resize = cfg->data.image_resize, .picture_cells = G * G,
-                        .cache_bytes = cache_bytes};
+                        .cache_bytes = cache_bytes,
+                        .progress = t->lead && isatty(STDERR_FILENO) ? stderr : NULL};
 }
 
 /* Resuming: the settings that shape the model or the training must be the ones the
@@ -93,7 +97,7 @@ static int choose_probes(Trainer *t, Error *err)
 static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
 {
     const Config *cfg = t->cfg;
-    CorpusSpec spec = corpus_spec(cfg, cfg->data.train_src, cfg->data.train_tgt,
+    CorpusSpec spec = corpus_spec(t, cfg->data.train_src, cfg->data.train_tgt,
                                   cfg->data.train_tsv, cfg->data.max_length, 0,
                                   PICTURES_CACHE_BYTES);
     if (ck) {
@@ -140,7 +144,7 @@ static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpu
 {
     const Config *cfg = t->cfg;
     /* kept whole: evaluation never decodes a picture again (corpus_batch) */
-    CorpusSpec spec = corpus_spec(cfg, files.src, files.tgt, files.tsv, 0, 1, SIZE_MAX);
+    CorpusSpec spec = corpus_spec(t, files.src, files.tgt, files.tsv, 0, 1, SIZE_MAX);
     if (corpus_read(pairs, &spec, &t->src_vocab, &t->tgt_vocab, 0, name, err) < 0)
         return -1;
     memcpy(pairs->mean, t->train.mean, sizeof pairs->mean); /* what the model expects */

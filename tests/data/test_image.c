@@ -9,6 +9,7 @@
 #include <stb/stb_image_write.h>
 
 #include "data/image.h"
+#include "data/pictures.h"
 #include "support/cli.h"
 #include "support/suites.h"
 
@@ -66,6 +67,13 @@ START_TEST(png_ppm_and_pgm_give_the_pixels_they_hold)
     assert_pattern(path, W, 0);
     snprintf(path, sizeof path, "%s/gray.png", dir);
     ck_assert(stbi_write_png(path, W, W, 1, gray, W));
+    assert_pattern(path, W, 1);
+    /* gray + alpha: the gray in all three, the alpha dropped */
+    unsigned char gray_alpha[W * W * 2];
+    for (int k = 0; k < W * W; k++)
+        gray_alpha[k * 2] = gray[k], gray_alpha[k * 2 + 1] = (unsigned char)(255 - k);
+    snprintf(path, sizeof path, "%s/gray-alpha.png", dir);
+    ck_assert(stbi_write_png(path, W, W, 2, gray_alpha, W * 2));
     assert_pattern(path, W, 1);
     /* PPM (P6) and PGM (P5), written by hand */
     snprintf(path, sizeof path, "%s/rgb.ppm", dir);
@@ -223,6 +231,121 @@ START_TEST(bad_pictures_are_refused_by_name)
 }
 END_TEST
 
+/* Resizing on loading is the bilinear resampling of the picture's planes of [0, 1],
+ * bit for bit, whatever channels the file holds. */
+START_TEST(loading_resizes_the_pictures_planes)
+{
+    char dir[512], path[700];
+    scratch_dir(dir, sizeof dir, "image-loading-resizes");
+    enum { W = 13, H = 7, S = 5 };
+    unsigned char *rgb = pattern(W, H);
+    float planes[3 * W * H], want[3 * S * S], got[3 * S * S];
+    for (int k = 0; k < W * H; k++)
+        for (int c = 0; c < 3; c++)
+            planes[c * W * H + k] = rgb[k * 3 + c] / 255.0f;
+    image_resize(want, S, planes, 3, W, H);
+    snprintf(path, sizeof path, "%s/rgb.png", dir);
+    ck_assert(stbi_write_png(path, W, H, 3, rgb, W * 3));
+    ImageSize orig;
+    Error err;
+    ck_assert_msg(image_load(got, path, S, 1, &orig, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(orig.width, W);
+    ck_assert_int_eq(orig.height, H);
+    for (int k = 0; k < 3 * S * S; k++)
+        ck_assert_msg(got[k] == want[k], "value %d: %.9g, where the planes give %.9g", k,
+                      got[k], want[k]);
+    free(rgb);
+}
+END_TEST
+
+/* The process's peak resident memory (VmHWM) since the last reset_peak, in bytes. */
+static long peak_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    ck_assert(f);
+    char line[256];
+    long kib = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    ck_assert(kib >= 0);
+    return kib * 1024;
+}
+
+static void reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w"); /* "5": the peak back to the current */
+    ck_assert(f);
+    ck_assert(fputs("5", f) >= 0);
+    ck_assert(fclose(f) == 0);
+}
+
+/* A large picture is resized from the decoder's bytes: loading it takes about the bytes
+ * stb_image decodes (3 a pixel for this PPM), not floats of the whole picture beside them
+ * (12 more a pixel: 4 GB for a picture at the size limit, issue 41). */
+START_TEST(a_large_picture_is_resized_from_its_bytes)
+{
+    char dir[512], path[700];
+    scratch_dir(dir, sizeof dir, "image-large");
+    enum { W = 3000, H = 2000 };
+    const size_t decoded = (size_t)W * H * 3;
+    snprintf(path, sizeof path, "%s/large.ppm", dir);
+    FILE *f = fopen(path, "wb");
+    fprintf(f, "P6\n%d %d\n255\n", W, H);
+    unsigned char row[W * 3];
+    for (int y = 0; y < H; y++) {
+        for (int k = 0; k < W * 3; k++)
+            row[k] = (unsigned char)(k + y);
+        fwrite(row, 1, sizeof row, f);
+    }
+    ck_assert(fclose(f) == 0);
+    float out[3 * 8 * 8];
+    ImageSize orig;
+    Error err;
+    reset_peak();
+    const long before = peak_bytes();
+    ck_assert_msg(image_load(out, path, 8, 1, &orig, &err) == 0, "%s", err.msg);
+    const long grew = peak_bytes() - before;
+    ck_assert_msg(grew < 2 * (long)decoded, "loading a %d x %d picture took %ld bytes at its "
+                  "peak, where decoding takes %zu", W, H, grew, decoded);
+}
+END_TEST
+
+/* A decode of a list's pictures shows how far it is, redrawing one line ("every" 0 here:
+ * at each picture; training draws once a second on a terminal), and ends it with a
+ * newline; without a place to show it, nothing is drawn. */
+START_TEST(decoding_a_list_of_pictures_shows_its_progress)
+{
+    char dir[512], path[700], list[700];
+    scratch_dir(dir, sizeof dir, "pictures-progress");
+    unsigned char *rgb = pattern(4, 4);
+    snprintf(path, sizeof path, "%s/p.png", dir);
+    ck_assert(stbi_write_png(path, 4, 4, 3, rgb, 12));
+    free(rgb);
+    snprintf(list, sizeof list, "%s/list.src", dir);
+    Pictures p;
+    pictures_init(&p, 4, 1);
+    Error err;
+    const long line_no[3] = {1, 2, 3};
+    for (int k = 0; k < 3; k++)
+        ck_assert_msg(pictures_add(&p, list, line_no[k], "p.png", 5, &err) == 0, "%s", err.msg);
+    FILE *shown = tmpfile();
+    ck_assert(shown);
+    ck_assert_msg(pictures_load(&p, list, line_no, 1 << 20, (PicturesProgress){shown, 0}, &err) == 0,
+                  "%s", err.msg);
+    char want[3000], got[3000] = "";
+    snprintf(want, sizeof want, "\rdecoding the pictures of %s: 1 of 3\rdecoding the pictures "
+             "of %s: 2 of 3\rdecoding the pictures of %s: 3 of 3\n", list, list, list);
+    rewind(shown);
+    got[fread(got, 1, sizeof got - 1, shown)] = '\0';
+    ck_assert_str_eq(got, want);
+    fclose(shown);
+    ck_assert_int_eq(pictures_load(&p, list, line_no, 1 << 20, (PicturesProgress){NULL, 0}, &err), 0);
+    pictures_free(&p);
+}
+END_TEST
+
 Suite *image_suite(void)
 {
     Suite *s = suite_create("image");
@@ -230,6 +353,9 @@ Suite *image_suite(void)
     tcase_add_test(tc, png_ppm_and_pgm_give_the_pixels_they_hold);
     tcase_add_test(tc, resizing_is_bilinear);
     tcase_add_test(tc, bad_pictures_are_refused_by_name);
+    tcase_add_test(tc, loading_resizes_the_pictures_planes);
+    tcase_add_test(tc, a_large_picture_is_resized_from_its_bytes);
+    tcase_add_test(tc, decoding_a_list_of_pictures_shows_its_progress);
     suite_add_tcase(s, tc);
     return s;
 }
