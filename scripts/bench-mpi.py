@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Training speed on two processes against one (issue 31; README, "Training on several
 processes or machines"): for each size and batch, `s2s bench` as one process with two
-threads (two shards, one per core) and as `mpirun -np 2` with one thread each (the same
-two shards, one per process), alternated ROUNDS times in the same run; prints the medians
+threads (two shards, one per core) and as `mpirun -np 2` with one shard each (the same
+two shards, one per process) on one thread, and a second for the exchange during the
+backward pass (the overlap; --no-overlap runs one thread a process), alternated ROUNDS times in the same run; prints the medians
 of target tokens per second, their ratio, the seconds per step rank 0 spent in MPI and
 the bytes it sent a step. Both runs compute the same numbers (the final losses are
 compared), so the ratio is the price of the processes alone.
@@ -61,11 +62,14 @@ def main():
         common = [args.s2s, "bench", "--size", size, "--batch", str(batch), "--steps",
                   str(steps), "--warmup", str(warmup)]
         one, two, late = [], [], []
-        mpi = ["mpirun", "-np", "2"] + common + ["--threads", "1", "--shards", "2"]
+        # a thread for the shard's pass, and one to send the output layer's gradient
+        # during it (training.threads 2: s2s starts no thread it was not given)
+        mpi = ["mpirun", "-np", "2"] + common + ["--threads", "2", "--shards", "2"]
+        mpi_late = ["mpirun", "-np", "2"] + common + ["--threads", "1", "--shards", "2"]
         for r in range(args.rounds):
             one.append(result(common + ["--threads", "2", "--shards", "2"], env))
             two.append(result(mpi, env))
-            late.append(result(mpi + ["--no-overlap"], env))
+            late.append(result(mpi_late + ["--no-overlap"], env))
             print("%s round %d: one process %.0f tok/s, 2 processes %.0f tok/s (exchange after "
                   "the passes %.4f s/step; without overlap %.4f)" % (
                       name, r + 1, one[-1]["tgt_tokens_per_s"], two[-1]["tgt_tokens_per_s"],
@@ -80,7 +84,7 @@ def main():
                      med(two, "overlapped_bytes_per_step"), med(two, "exposed_s_per_step"),
                      med(late, "exposed_s_per_step"), med(late, "tgt_tokens_per_s")))
     print()
-    print("| size/batch | 1 process, 2 threads: tok/s | mpirun -np 2, 1 thread each: tok/s "
+    print("| size/batch | 1 process, 2 threads: tok/s | mpirun -np 2, 1 shard each: tok/s "
           "| ratio | s/step (1 process) | s/step (2 processes) | s/step in MPI (rank 0) "
           "| MB sent a step (rank 0) | of which during the backward pass | s/step of exchange "
           "after the passes | the same without overlap | tok/s without overlap |")

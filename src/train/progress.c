@@ -33,9 +33,13 @@ void log_header(Trainer *t, int resumed)
     const int ranks = ranks_size();
     if (ranks > 1)
         rundir_log(&t->run, "each batch in %ld shards (training.shards) over %d processes "
-                   "(mpirun), %d each on %d thread%s, %d BLAS thread%s each; rank 0 writes the "
-                   "run", shards, ranks, t->shards.local, threads, plural(threads),
-                   t->step_blas_threads, plural(t->step_blas_threads));
+                   "(mpirun), %d each on %d thread%s (training.threads), %d BLAS thread%s each; "
+                   "%s; rank 0 writes the run", shards, ranks, t->shards.local, threads,
+                   plural(threads), t->step_blas_threads, plural(t->step_blas_threads),
+                   t->shards.overlap ? "a thread of its own sends the output layer's gradient "
+                                       "during the backward pass"
+                                     : "the gradients go after the passes (a thread more than "
+                                       "the shards would send the output layer's during them)");
     else
         rundir_log(&t->run, "each batch in %ld shard%s (training.shards) on %d thread%s, %d BLAS "
                    "thread%s each", shards, plural(shards), threads, plural(threads),

@@ -43,8 +43,9 @@ void shards_init(Shards *s, const Dims *d, int n, int threads, int max_batch,
     }
     shard_exchange_init(&s->exchange, d, (size_t)max_batch * max_src_steps,
                         (size_t)max_batch * max_tgt_steps);
-    /* a seat per shard, each on its own thread, and the calling thread's for the exchange */
-    s->workers = workers_start(m + 1);
+    /* the threads it was given, up to a seat per shard and one for the exchange during
+     * the passes (the overlap, when there is a thread for it) */
+    s->workers = workers_start(threads < 1 ? 1 : threads < m + 1 ? threads : m + 1);
     const Params *g = &s->grad[0].dense;
     s->output_from = (size_t)((d->tie_output ? g->b_o : g->W_o) - g->mem); /* a tied E_y is not final */
     s->outputs = latch_new();

@@ -53,9 +53,11 @@ typedef struct {
 } Shards;
 
 /* For n shards of batches of up to max_batch pairs (of max_src_steps / max_tgt_steps
- * positions) on `threads` threads; pictures of picture_size pixels and ground cells
- * when nonzero (as the whole batch has them). Under mpirun, this rank's share of them
- * (ranks_size() must divide n). shards_free on a zeroed Shards is safe. */
+ * positions) on `threads` threads, the calling thread's included (no more than there
+ * are shards to run at once); pictures of picture_size pixels and ground cells when
+ * nonzero (as the whole batch has them). Under mpirun, this rank's share of them
+ * (ranks_size() must divide n), on up to one thread more than that share: with it, the
+ * exchange overlaps the passes. shards_free on a zeroed Shards is safe. */
 void shards_init(Shards *s, const Dims *d, int n, int threads, int max_batch,
                  int max_src_steps, int max_tgt_steps, int picture_size, int ground_cells);
 void shards_free(Shards *s);

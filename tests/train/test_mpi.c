@@ -201,13 +201,32 @@ START_TEST(test_ranks_train_what_one_process_does)
         ck_assert_msg(train_on(dir, ranks[k], run, FOUR_SHARDS, NULL) == 0, "mpirun -np %d failed",
                       ranks[k]);
         assert_same_runs(dir, "one", run);
-        char log[700], want[64];
+        /* the threads a rank was given, not one more for the exchange (issue 41) */
+        char log[700], want[160];
         snprintf(log, sizeof log, "%s/%s/train.log", dir, run);
         char *text = read_file(log);
-        snprintf(want, sizeof want, ranks[k] > 1 ? "over %d processes" : "4 shards", ranks[k]);
+        if (ranks[k] > 1)
+            snprintf(want, sizeof want, "over %d processes (mpirun), %d each on 1 thread "
+                     "(training.threads), 1 BLAS thread each; the gradients go after the "
+                     "passes", ranks[k], 4 / ranks[k]);
+        else
+            snprintf(want, sizeof want, "4 shards (training.shards) on 1 thread, ");
         ck_assert_msg(strstr(text, want), "%s does not say `%s`", log, want);
         free(text);
     }
+    /* a thread more than its shards: the output layer's gradient goes during the
+     * backward pass, and the numbers stay the same */
+    static const char *const three[] = {"training.threads=3", NULL};
+    ck_assert_int_eq(train_on(dir, 2, "np2-overlap", FOUR_SHARDS, three), 0);
+    assert_same_runs(dir, "one", "np2-overlap");
+    char log[700];
+    snprintf(log, sizeof log, "%s/np2-overlap/train.log", dir);
+    char *text = read_file(log);
+    const char *want = "over 2 processes (mpirun), 2 each on 3 threads (training.threads), 1 "
+                       "BLAS thread each; a thread of its own sends the output layer's gradient "
+                       "during the backward pass";
+    ck_assert_msg(strstr(text, want), "%s does not say `%s`", log, want);
+    free(text);
 }
 END_TEST
 
