@@ -127,6 +127,9 @@ static int parse_options(ExplainOptions *o, int argc, char **argv)
                                "tutorials' numbers, not a model)");
     if (o->example)
         return -1;
+    if (o->self && o->tgt)
+        return cmd_usage_error("%s", "explain: --tgt has no use with --self (the encoder's "
+                               "layers read the source alone)");
     if (!o->model)
         return cmd_usage_error("%s", "explain needs --model CKPT (see s2s explain --help)");
     return -1;
@@ -140,7 +143,9 @@ typedef struct {
     int n;
     int *ids;
     char **words;
+    unsigned char *unk; /* (n + 1) 1 where the vocabulary lacks the word: the model reads <unk> */
     float *pixels;
+    char *picture;      /* the picture's path as given */
 } Sentence;
 
 static void sentence_free(Sentence *s)
@@ -149,7 +154,9 @@ static void sentence_free(Sentence *s)
         free(s->words[k]);
     free(s->words);
     free(s->ids);
+    free(s->unk);
     free(s->pixels);
+    free(s->picture);
     tokens_free(&s->tokens);
     *s = (Sentence){0};
 }
@@ -168,13 +175,14 @@ static int picture_read(Sentence *s, const char *text, size_t len, const Checkpo
     Error why;
     const int rc = picture_read_input(pixels, path, size, ck->config.data.image_resize,
                                       ck->picture_mean, &why);
-    free(path);
     if (rc < 0) {
+        free(path);
         free(pixels);
         return error_set(err, "stdin:1: %s", why.msg);
     }
     s->n = S - 1;
     s->pixels = pixels;
+    s->picture = path;
     s->ids = xmalloc_array((size_t)S, sizeof(int));
     s->words = xmalloc_array((size_t)S, sizeof(char *));
     for (int j = 0; j < S; j++) {
@@ -214,9 +222,11 @@ static int sentence_read(Sentence *s, const char *text, size_t len, const Config
     s->n = tokenize_line(&s->tokens, text, len, cfg->data.level, cfg->data.lowercase, 0);
     s->ids = xmalloc_array((size_t)s->n + 1, sizeof(int));
     s->words = xmalloc_array((size_t)s->n + 1, sizeof(char *));
+    s->unk = xcalloc((size_t)s->n + 1, 1);
     for (int k = 0; k < s->n; k++) {
         s->words[k] = xstrdup(tokens_get(&s->tokens, k));
         s->ids[k] = vocab_id(vocab, s->words[k]);
+        s->unk[k] = s->ids[k] == TOK_UNK && strcmp(s->words[k], "<unk>") != 0;
     }
     if (s->n == 0)
         return error_set(err, "%s: empty sentence (expected at least one word)", what), -1;
@@ -281,6 +291,12 @@ static const char **with_end(const Sentence *s, int n)
     return words;
 }
 
+/* An image model's grid side G, 0 for a text model. */
+static int grid_side(const Checkpoint *ck)
+{
+    return ck->dims.encoder == ENCODER_IMAGE ? ck->dims.image_size >> ck->dims.conv_layers : 0;
+}
+
 static void print_step(const ExplainStep *x, const ExplainWords *words, const ExplainOptions *o)
 {
     if (o->json == 1)
@@ -302,7 +318,9 @@ static void explain_self(const Checkpoint *ck, const ExplainOptions *o, const Se
     ExplainStep x;
     explain_self_step(&x, &ws, &ck->params, &bt, o->self, o->step, o->head);
     const char **sw = with_end(src, S);
-    const ExplainWords words = {sw, S, NULL, NULL, score_names[ck->dims.score]};
+    const ExplainWords words = {sw, S, NULL, NULL, score_names[ck->dims.score],
+                                .src_unk = src->unk, .grid = grid_side(ck),
+                                .picture = src->picture};
     print_step(&x, &words, o);
     free(sw);
     explain_free(&x);
@@ -326,7 +344,9 @@ static void explain(const Checkpoint *ck, const ExplainOptions *o, const Sentenc
     const char *next[EXPLAIN_TOP_WORDS];
     for (int r = 0; r < x.n_next; r++)
         next[r] = vocab_word(&ck->tgt_vocab, x.next_word[r]);
-    const ExplainWords words = {sw, S, tw, next, score_names[ck->dims.score]};
+    const ExplainWords words = {sw, S, tw, next, score_names[ck->dims.score],
+                                .src_unk = src->unk, .tgt_unk = tgt->unk,
+                                .grid = grid_side(ck), .picture = src->picture};
     print_step(&x, &words, o);
     free(sw);
     free(tw);
@@ -378,8 +398,8 @@ static int explain_example(const ExplainOptions *o)
     ExplainStep x;
     if (explain_example_f64(&x, o->example) < 0)
         return EXIT_USAGE; /* parse_options knows the names: not reached */
-    const ExplainWords words = {x.words, x.S, NULL, NULL,
-                                !strcmp(o->example, "dot") ? "dot" : "scaled_dot"};
+    const ExplainWords words = {.src = x.words, .S = x.S,
+                                .score = !strcmp(o->example, "dot") ? "dot" : "scaled_dot"};
     print_step(&x, &words, o);
     explain_free(&x);
     return cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;

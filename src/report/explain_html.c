@@ -1,10 +1,13 @@
 /* explain_html.c: a worked attention step as one self-contained HTML page: every tensor an
  * annotated heatmap, as the tutorials draw them (see explain_print.h). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/mem.h"
 #include "report/explain_print.h"
 #include "report/heatmap.h"
+#include "report/picture.h"
 
 enum { CELL_W = 58, CELL_H = 22, LABEL_W = 90, HEAD_H = 22 };
 
@@ -24,18 +27,100 @@ static void cell_colour(double v, char out[8], int *light_text)
 /* A row's label: its source word, its head, or its number. */
 static void row_label(FILE *f, const ExplainTensor *t, const ExplainWords *w, int r)
 {
-    if (t->rows_are == ROWS_SOURCE)
-        heatmap_xml_text(f, w->src[r]);
-    else if (t->rows_are == ROWS_HEADS)
+    char label[256];
+    if (t->rows_are == ROWS_SOURCE) {
+        explain_source_label(label, sizeof label, w, r);
+        heatmap_xml_text(f, label);
+    } else if (t->rows_are == ROWS_HEADS)
         fprintf(f, "head %d", r + 1);
     else if (t->rows_are == ROWS_INDEX)
         fprintf(f, "row %d", r + 1);
 }
 
+/* Whether t's columns are the source's positions (every one of them). */
+static int by_position(const ExplainTensor *t, const ExplainWords *w)
+{
+    return !strcmp(t->cols_are, "source words") && t->cols == w->S;
+}
+
+/* An image model's values by cell: each row of t (a head, or the one row) as the G x G
+ * grid over the picture, one under the other, every cell drawn. */
+static void grid_svg(FILE *f, const ExplainTensor *t, const ExplainWords *w)
+{
+    const int G = w->grid, rows = t->rows * G;
+    double most = 0;
+    for (size_t e = 0; e < (size_t)t->rows * t->cols; e++)
+        most = fmax(most, fabs(t->values[e]));
+    fprintf(f, "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+            "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
+            LABEL_W + G * CELL_W + 4, HEAD_H + rows * CELL_H + 4);
+    for (int c = 0; c < G; c++)
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">column %d"
+                "</text>\n", LABEL_W + c * CELL_W + CELL_W / 2, HEAD_H - 7, c);
+    for (int r = 0; r < rows; r++) {
+        const int y = HEAD_H + r * CELL_H;
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LABEL_W - 6,
+                y + CELL_H / 2 + 4);
+        if (t->rows > 1)
+            fprintf(f, "head %d, ", r / G + 1);
+        fprintf(f, "row %d</text>\n", r % G);
+        for (int c = 0; c < G; c++) {
+            const double v = t->values[(size_t)r * G + c]; /* row r / G's cell (r % G) G + c */
+            char colour[8];
+            int light;
+            cell_colour(most > 0 ? v / most : 0, colour, &light);
+            const int x = LABEL_W + c * CELL_W;
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+                    "stroke=\"#fff\"/><text x=\"%d\" y=\"%d\" text-anchor=\"middle\"%s>%.3g</text>\n",
+                    x, y, CELL_W, CELL_H, colour, x + CELL_W / 2, y + CELL_H / 2 + 4,
+                    light ? " fill=\"#fff\"" : "", v);
+        }
+    }
+    fputs("</svg>\n", f);
+}
+
+/* An image model's attention weights over its picture, a panel per row of t (per head,
+ * or the word the step emits), as s2s heatmap draws a caption's. */
+static void weights_over_picture(FILE *f, const ExplainStep *x, const ExplainTensor *t,
+                                 const ExplainWords *w, int uid)
+{
+    Picture pic;
+    Error err;
+    if (picture_load(&pic, w->picture, PICTURE_DISPLAY_SIZE, &err) < 0) {
+        fputs("<p class=\"more\">The picture cannot be drawn: ", f);
+        heatmap_xml_text(f, err.msg);
+        fputs("</p>\n", f);
+        return;
+    }
+    float *alpha = xmalloc_array((size_t)t->rows * t->cols, sizeof(float));
+    for (size_t e = 0; e < (size_t)t->rows * t->cols; e++)
+        alpha[e] = (float)t->values[e];
+    char names[ATTN_MAX_HEADS][256], id[32];
+    const char *words[ATTN_MAX_HEADS];
+    for (int r = 0; r < t->rows && r < ATTN_MAX_HEADS; r++) {
+        if (t->rows > 1) {
+            snprintf(names[r], sizeof names[r], "head %d", r + 1);
+        } else if (x->self_layer) {
+            snprintf(names[r], sizeof names[r], "cell %d", x->step - 1);
+        } else {
+            explain_target_label(names[r], sizeof names[r], w, x->step - 1);
+        }
+        words[r] = names[r];
+    }
+    snprintf(id, sizeof id, "explain%d", uid);
+    if (picture_heatmap_svg(f, &pic, alpha, t->rows, t->cols, w->grid, words, id, 0, &err) < 0) {
+        fputs("<p class=\"more\">", f);
+        heatmap_xml_text(f, err.msg);
+        fputs("</p>\n", f);
+    }
+    free(alpha);
+    picture_free(&pic);
+}
+
 static void tensor_svg(FILE *f, const ExplainTensor *t, const ExplainWords *w, int max_cols)
 {
     const int cols = t->cols < max_cols ? t->cols : max_cols;
-    const int by_word = !strcmp(t->cols_are, "source words") && t->cols == w->S;
+    const int by_word = by_position(t, w);
     double most = 0;
     for (size_t e = 0; e < (size_t)t->rows * t->cols; e++)
         most = fmax(most, fabs(t->values[e]));
@@ -45,9 +130,11 @@ static void tensor_svg(FILE *f, const ExplainTensor *t, const ExplainWords *w, i
     for (int c = 0; c < cols; c++) { /* the columns: source words, or dimensions */
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">",
                 LABEL_W + c * CELL_W + CELL_W / 2, HEAD_H - 7);
-        if (by_word)
-            heatmap_xml_text(f, w->src[c]);
-        else
+        if (by_word) {
+            char label[256];
+            explain_source_label(label, sizeof label, w, c);
+            heatmap_xml_text(f, label);
+        } else
             fprintf(f, "%d", c + 1);
         fputs("</text>\n", f);
     }
@@ -71,23 +158,34 @@ static void tensor_svg(FILE *f, const ExplainTensor *t, const ExplainWords *w, i
     fputs("</svg>\n", f);
 }
 
-static void shape_words(FILE *f, const ExplainTensor *t)
+static void shape_words(FILE *f, const ExplainTensor *t, const ExplainWords *w)
 {
+    const char *position = w->grid ? "grid cell" : "source word";
     if (t->rows_are == ROWS_ONE)
         fprintf(f, "%d values", t->cols);
     else
         fprintf(f, "%d x %d: one row per %s", t->rows, t->cols,
-                t->rows_are == ROWS_SOURCE ? "source word" : t->rows_are == ROWS_HEADS ? "head" : "row");
+                t->rows_are == ROWS_SOURCE ? position : t->rows_are == ROWS_HEADS ? "head" : "row");
     if (t->cols_are[0] && strcmp(t->cols_are, "source words"))
         fprintf(f, ", %s %s", t->cols_are, t->rows_are == ROWS_ONE ? "wide" : "columns");
+    else if (!strcmp(t->cols_are, "source words"))
+        fprintf(f, ", one %s per %s", t->rows_are == ROWS_ONE ? "value" : "column", position);
+    if (w->grid && by_position(t, w))
+        fprintf(f, " (drawn as the %d x %d grid over the picture)", w->grid, w->grid);
 }
 
-static void words_line(FILE *f, const char *const *words, int n)
+/* The source's (or the target's first n) labels, a space between. */
+static void words_line(FILE *f, const ExplainWords *w, int target, int n)
 {
+    char label[256];
     for (int k = 0; k < n; k++) {
         if (k)
             fputc(' ', f);
-        heatmap_xml_text(f, words[k]);
+        if (target)
+            explain_target_label(label, sizeof label, w, k);
+        else
+            explain_source_label(label, sizeof label, w, k);
+        heatmap_xml_text(f, label);
     }
 }
 
@@ -105,11 +203,18 @@ void explain_print_html(FILE *f, const ExplainStep *x, const ExplainWords *w, in
     else
         fprintf(f, "Attention at step %d", x->step);
     fputs("</h1>\n<p>source: ", f);
-    words_line(f, w->src, w->S);
+    if (w->grid) {
+        fputs("the picture ", f);
+        heatmap_xml_text(f, w->picture ? w->picture : "");
+        fprintf(f, ", seen as a %d x %d grid of %d cells (cell j: row j / %d, column j %% %d, "
+                "from 0)", w->grid, w->grid, w->S, w->grid, w->grid);
+    } else {
+        words_line(f, w, 0, w->S);
+    }
     fputs("</p>\n", f);
     if (x->step > 0 && !x->self_layer) {
         fputs("<p>target as far as the step: ", f);
-        words_line(f, w->tgt, x->step);
+        words_line(f, w, 1, x->step);
         fprintf(f, " (score %s", w->score);
         if (x->heads > 1)
             fprintf(f, ", %d heads", x->heads);
@@ -120,12 +225,18 @@ void explain_print_html(FILE *f, const ExplainStep *x, const ExplainWords *w, in
         fputs("<section><h2>", f);
         heatmap_xml_text(f, t->title);
         fputs("</h2><p class=\"shape\">", f);
-        shape_words(f, t);
+        shape_words(f, t, w);
         fputs("</p><p class=\"about\">", f);
         heatmap_xml_text(f, t->about);
         fputs("</p>\n", f);
-        tensor_svg(f, t, w, max_cols);
-        if (t->cols > max_cols)
+        if (w->grid && by_position(t, w)) {
+            grid_svg(f, t, w);
+            if (w->picture && (!strcmp(t->name, "alpha") || !strcmp(t->name, "alpha mean")))
+                weights_over_picture(f, x, t, w, k);
+        } else {
+            tensor_svg(f, t, w, max_cols);
+        }
+        if (t->cols > max_cols && !(w->grid && by_position(t, w)))
             fprintf(f, "<p class=\"more\">... and %d more columns (--max-cols)</p>\n",
                     t->cols - max_cols);
         fputs("</section>\n", f);

@@ -27,39 +27,72 @@ static void print_wrapped(FILE *f, const char *text, int width)
     }
 }
 
-/* "5 x 10: one row per source word, attention_size (a) columns" */
-static void print_shape(FILE *f, const ExplainTensor *t)
+/* What the model's positions are: words of the source, or cells of a picture's grid. */
+static const char *position_name(const ExplainWords *w)
 {
+    return w->grid ? "grid cell" : "source word";
+}
+
+/* Whether t's columns are the source's positions (every one of them). */
+static int by_position(const ExplainTensor *t, const ExplainWords *w)
+{
+    return !strcmp(t->cols_are, "source words") && t->cols == w->S;
+}
+
+void explain_source_label(char *out, size_t cap, const ExplainWords *w, int j)
+{
+    if (w->grid)
+        snprintf(out, cap, "%d (%d,%d)", j, j / w->grid, j % w->grid);
+    else if (w->src_unk && w->src_unk[j])
+        snprintf(out, cap, "<unk>(%s)", w->src[j]);
+    else
+        snprintf(out, cap, "%s", w->src[j]);
+}
+
+void explain_target_label(char *out, size_t cap, const ExplainWords *w, int i)
+{
+    if (w->tgt_unk && w->tgt_unk[i])
+        snprintf(out, cap, "<unk>(%s)", w->tgt[i]);
+    else
+        snprintf(out, cap, "%s", w->tgt[i]);
+}
+
+/* "5 x 10: one row per source word, attention_size (a) columns" */
+static void print_shape(FILE *f, const ExplainTensor *t, const ExplainWords *w)
+{
+    const char *position = position_name(w);
     if (t->rows_are == ROWS_ONE) {
         if (!strcmp(t->cols_are, "source words"))
-            fprintf(f, "%d: one value per source word", t->cols);
+            fprintf(f, "%d: one value per %s", t->cols, position);
         else if (t->cols_are[0])
             fprintf(f, "%d: %s values", t->cols, t->cols_are);
         else
             fprintf(f, "%d values", t->cols);
-        return;
-    }
-    if (t->rows_are == ROWS_INDEX) {
+    } else if (t->rows_are == ROWS_INDEX) {
         fprintf(f, "%d x %d", t->rows, t->cols);
-        return;
+    } else {
+        fprintf(f, "%d x %d: one row per %s, ", t->rows, t->cols,
+                t->rows_are == ROWS_SOURCE ? position : "head");
+        if (!strcmp(t->cols_are, "source words"))
+            fprintf(f, "one column per %s", position);
+        else if (t->cols_are[0])
+            fprintf(f, "%s columns", t->cols_are);
+        else
+            fprintf(f, "%d columns", t->cols);
     }
-    fprintf(f, "%d x %d: one row per %s, ", t->rows, t->cols,
-            t->rows_are == ROWS_SOURCE ? "source word" : "head");
-    if (!strcmp(t->cols_are, "source words"))
-        fprintf(f, "one column per source word");
-    else if (t->cols_are[0])
-        fprintf(f, "%s columns", t->cols_are);
-    else
-        fprintf(f, "%d columns", t->cols);
+    if (w->grid && by_position(t, w))
+        fprintf(f, " (laid out below as the %d x %d grid over the picture)", w->grid, w->grid);
 }
 
 /* A row's label: its source word, or its head (from 1). */
 static void print_row_label(FILE *f, const ExplainTensor *t, const ExplainWords *w, int r)
 {
     char label[64];
-    if (t->rows_are == ROWS_SOURCE)
-        termtext_escape(label, sizeof label, w->src[r]);
-    else if (t->rows_are == ROWS_HEADS)
+    if (t->rows_are == ROWS_SOURCE) {
+        char word[256];
+        explain_source_label(word, sizeof word, w, r);
+        termtext_escape(label, sizeof label, word);
+    } else if (t->rows_are == ROWS_HEADS)
         snprintf(label, sizeof label, "head %d", r + 1);
     else if (t->rows_are == ROWS_INDEX)
         snprintf(label, sizeof label, "row %d", r + 1);
@@ -90,14 +123,41 @@ static void print_column_word(FILE *f, const char *word)
     fprintf(f, " %.*s\xe2\x80\xa6", (int)end, text); /* U+2026 */
 }
 
+/* An image model's values by cell: each row of t as the G x G grid over the picture. */
+static void print_grid(FILE *f, const ExplainTensor *t, const ExplainWords *w)
+{
+    const int G = w->grid;
+    for (int r = 0; r < t->rows; r++) {
+        if (t->rows > 1)
+            fprintf(f, "    head %d\n", r + 1);
+        fprintf(f, "    %12s", "column");
+        for (int c = 0; c < G; c++)
+            fprintf(f, " %10d", c);
+        fputc('\n', f);
+        for (int y = 0; y < G; y++) {
+            fprintf(f, "    row %-8d", y);
+            for (int c = 0; c < G; c++)
+                fprintf(f, " %10.4g", t->values[(size_t)r * t->cols + (size_t)y * G + c]);
+            fputc('\n', f);
+        }
+    }
+}
+
 static void print_values(FILE *f, const ExplainTensor *t, const ExplainWords *w, int max_cols)
 {
+    if (w->grid && by_position(t, w)) {
+        print_grid(f, t, w);
+        return;
+    }
     const int shown = t->cols < max_cols ? t->cols : max_cols;
     /* the columns of a per-head matrix are the source words: name them */
-    if (!strcmp(t->cols_are, "source words") && t->cols == w->S) {
+    if (by_position(t, w)) {
         fprintf(f, "    %12s", "");
-        for (int c = 0; c < shown; c++)
-            print_column_word(f, w->src[c]);
+        for (int c = 0; c < shown; c++) {
+            char word[256];
+            explain_source_label(word, sizeof word, w, c);
+            print_column_word(f, word);
+        }
         fputc('\n', f);
     }
     for (int r = 0; r < t->rows; r++) {
@@ -114,7 +174,7 @@ static void print_values(FILE *f, const ExplainTensor *t, const ExplainWords *w,
 static void print_tensor(FILE *f, const ExplainTensor *t, const ExplainWords *w, int max_cols)
 {
     fprintf(f, "%s    ", t->title);
-    print_shape(f, t);
+    print_shape(f, t, w);
     fputc('\n', f);
     print_wrapped(f, t->about, 88);
     print_values(f, t, w, max_cols);
@@ -128,15 +188,25 @@ void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, in
             print_tensor(f, &x->tensors[k], w, max_cols);
         return;
     }
-    fprintf(f, "source: ");
-    for (int j = 0; j < w->S; j++) {
-        termtext_put(f, w->src[j]);
-        fputc(j + 1 < w->S ? ' ' : '\n', f);
+    char label[256];
+    if (w->grid) {
+        fprintf(f, "source: the picture ");
+        termtext_put(f, w->picture ? w->picture : "");
+        fprintf(f, ", seen as a %d x %d grid of %d cells (cell j: row j / %d, column j %% %d, "
+                "from 0)\n", w->grid, w->grid, w->S, w->grid, w->grid);
+    } else {
+        fprintf(f, "source: ");
+        for (int j = 0; j < w->S; j++) {
+            explain_source_label(label, sizeof label, w, j);
+            termtext_put(f, label);
+            fputc(j + 1 < w->S ? ' ' : '\n', f);
+        }
     }
     if (x->self_layer) {
-        fprintf(f, "self-attention layer %d of the encoder, at source position %d (", x->self_layer,
-                x->step);
-        termtext_put(f, w->src[x->step - 1]);
+        fprintf(f, "self-attention layer %d of the encoder, at source %s %d (",
+                x->self_layer, w->grid ? "cell" : "position", x->step);
+        explain_source_label(label, sizeof label, w, x->step - 1);
+        termtext_put(f, label);
         fprintf(f, "), %d head%s", x->heads, x->heads == 1 ? "" : "s");
         if (x->head >= 0)
             fprintf(f, ", head %d shown (its slices)", x->head + 1);
@@ -146,11 +216,13 @@ void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, in
         return;
     }
     fprintf(f, "step %d of the target, the decoder emitting ", x->step);
-    termtext_put(f, w->tgt[x->step - 1]);
+    explain_target_label(label, sizeof label, w, x->step - 1);
+    termtext_put(f, label);
     fprintf(f, " after");
     for (int i = 0; i + 1 < x->step; i++) {
         fputc(' ', f);
-        termtext_put(f, w->tgt[i]);
+        explain_target_label(label, sizeof label, w, i);
+        termtext_put(f, label);
     }
     fprintf(f, x->step == 1 ? " <s> alone\n" : "\n");
     fprintf(f, "score: %s", w->score);
@@ -166,7 +238,8 @@ void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, in
         fprintf(f, "argmax attention: ");
         for (int k = 0; k < x->heads; k++) {
             fprintf(f, "%shead %d read position %d (", k ? ", " : "", k + 1, x->chosen[k] + 1);
-            termtext_put(f, w->src[x->chosen[k]]);
+            explain_source_label(label, sizeof label, w, x->chosen[k]);
+            termtext_put(f, label);
             fputc(')', f);
         }
         fputs("\n\n", f);
@@ -181,7 +254,9 @@ void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, in
     }
 }
 
-static void json_words(FILE *f, const char *key, const char *const *words, int n)
+/* "key":[words...],"key_unk":[the positions of those the model reads as <unk>] */
+static void json_words(FILE *f, const char *key, const char *const *words, int n,
+                       const unsigned char *unk)
 {
     fprintf(f, "\"%s\":[", key);
     for (int k = 0; k < n; k++) {
@@ -189,6 +264,10 @@ static void json_words(FILE *f, const char *key, const char *const *words, int n
             fputc(',', f);
         json_write_string(f, words[k]);
     }
+    fprintf(f, "],\"%s_unk\":[", key);
+    for (int k = 0, listed = 0; unk && k < n; k++)
+        if (unk[k])
+            fprintf(f, "%s%d", listed++ ? "," : "", k);
     fputc(']', f);
 }
 
@@ -196,9 +275,14 @@ void explain_print_json(FILE *f, const ExplainStep *x, const ExplainWords *w)
 {
     char num[40];
     fputc('{', f);
-    json_words(f, "src", w->src, w->S);
+    json_words(f, "src", w->src, w->S, w->src_unk);
     fputc(',', f);
-    json_words(f, "tgt", w->tgt, w->tgt && !x->self_layer ? x->step : 0);
+    json_words(f, "tgt", w->tgt, w->tgt && !x->self_layer ? x->step : 0, w->tgt_unk);
+    if (w->grid) {
+        fputs(",\"picture\":", f);
+        json_write_string(f, w->picture ? w->picture : "");
+        fprintf(f, ",\"grid\":%d", w->grid);
+    }
     if (x->self_layer)
         fprintf(f, ",\"self\":%d", x->self_layer);
     fprintf(f, ",\"step\":%d,\"score\":", x->step);

@@ -11,25 +11,41 @@
 
 /* The words around the step: the source (S tokens, </s> included), the target as far
  * as the step (its first `step` tokens, the last being the word the step emits under
- * teacher forcing), and the words of out->next_word. */
+ * teacher forcing), and the words of out->next_word; the words are as typed, and
+ * src_unk / tgt_unk (NULL: none) mark the ones the model reads as <unk>. An image
+ * model's source is the G x G grid of cells over its picture (S = G * G; src names them
+ * by number, row by row from 0). */
 typedef struct {
     const char *const *src;
     int S;
     const char *const *tgt;
     const char *const *next;
     const char *score;  /* the score's name (model.attention) */
+    const unsigned char *src_unk, *tgt_unk; /* per position: 1 where the vocabulary lacks it */
+    int grid;           /* an image model's G, else 0 */
+    const char *picture; /* an image model's picture file (html draws the weights over it) */
 } ExplainWords;
 
+/* Source position j's label as the text and the page show it: the word, "<unk>(word)"
+ * for one the model reads as <unk>, or an image model's cell "j (row,column)". The same
+ * for target position i. */
+void explain_source_label(char *out, size_t cap, const ExplainWords *w, int j);
+void explain_target_label(char *out, size_t cap, const ExplainWords *w, int i);
+
 /* Text: at most max_cols columns of a matrix (or values of a vector) are printed, the
- * rest counted ("... 56 more columns"). */
+ * rest counted ("... 56 more columns"), but for an image model the values by cell, which
+ * are laid out as the grid over the picture, G rows of G, whole. A word the model reads
+ * as <unk> is shown as "<unk>(word)". */
 void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, int max_cols);
-/* {"src": [...], "tgt": [...], "step": i, "tensors": [{"name", "shape", "values"}, ...],
- * "next": [{"word", "p"}, ...]} on one line. */
+/* {"src": [...], "src_unk": [positions from 0], "tgt": [...], "tgt_unk": [...], "step":
+ * i, "tensors": [{"name", "shape", "values"}, ...], "next": [{"word", "p"}, ...]} on one
+ * line; an image model's also "picture": its file and "grid": G. */
 void explain_print_json(FILE *f, const ExplainStep *x, const ExplainWords *w);
 /* One self-contained HTML page (no network): each tensor drawn as a heatmap with its
  * values in the cells, the source words (or heads) and the columns on its axes, its
  * equation, shape and purpose beside it; at most max_cols columns a tensor, the rest
- * counted. A small script marks the page drawn (data-tensors on <body>), which a test
+ * counted. An image model's values by cell are drawn as the grid over the picture, and
+ * its weights (alpha) over the picture itself, as s2s heatmap draws them. A small script marks the page drawn (data-tensors on <body>), which a test
  * reads to know it ran. */
 void explain_print_html(FILE *f, const ExplainStep *x, const ExplainWords *w, int max_cols);
 

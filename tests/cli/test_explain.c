@@ -227,6 +227,11 @@ START_TEST(bad_input_is_refused_naming_the_option_and_its_limit)
     const char *last_position[] = {S2S, "explain", "--model", sa_model, "--self", "1", "--step",
                                    "3", "--head", "2", NULL};
     ck_assert_int_eq(run_command_with(last_position, NULL, err, &(RunOptions){.in_path = in}, NULL), 0);
+    /* --tgt says what the decoder is given; the encoder's layers have no use for it */
+    const char *self_tgt[] = {"--self", "1", "--tgt", "w1", NULL};
+    ck_assert_int_eq(explain_says("w2\n", self_tgt, line, sizeof line, 0), 2);
+    ck_assert_str_eq(line, "s2s: error: explain: --tgt has no use with --self (the encoder's "
+                           "layers read the source alone)");
     const char *which[] = {"--example", "cosine", NULL};
     ck_assert_int_eq(explain_says("w2\n", which, line, sizeof line, 0), 2);
     ck_assert_str_eq(line, "s2s: error: --example: expected dot, general or qkv, got `cosine`");
@@ -240,7 +245,7 @@ START_TEST(hostile_words_are_escaped)
     char line[1024];
     const char *text[] = {NULL};
     ck_assert_int_eq(explain_says("w2 \x1b[2J w3\n", text, line, sizeof line, 1), 0);
-    ck_assert_str_eq(line, "source: w2 \xef\xbf\xbd[2J w3 </s>");
+    ck_assert_str_eq(line, "source: w2 <unk>(\xef\xbf\xbd[2J) w3 </s>");
     char out[700];
     snprintf(out, sizeof out, "%s/out.txt", model_dir);
     char *all = read_file(out);
@@ -249,11 +254,37 @@ START_TEST(hostile_words_are_escaped)
     /* a word too long for its column is cut where the cut is seen */
     ck_assert_int_eq(explain_says("w2 abcdefghijklmno w3\n", text, line, sizeof line, 1), 0);
     all = read_file(out);
-    ck_assert_ptr_nonnull(strstr(all, "         w2 abcdefghi\xe2\x80\xa6         w3       </s>\n"));
+    ck_assert_ptr_nonnull(strstr(all, "         w2 <unk>(abc\xe2\x80\xa6         w3       </s>\n"));
     free(all);
     const char *json[] = {"--format", "json", NULL};
     ck_assert_int_eq(explain_says("w2 \x1b[2J <b>\n", json, line, sizeof line, 1), 0);
     ck_assert_ptr_nonnull(strstr(line, "\"src\":[\"w2\",\"\\u001b[2J\",\"<b>\",\"</s>\"]"));
+}
+END_TEST
+
+/* A word the vocabulary lacks is shown as what the model reads, <unk>, with the word
+ * typed beside it, wherever it appears; JSON keeps the words as typed and lists where
+ * the model reads <unk>. */
+START_TEST(unknown_words_are_shown_as_the_model_reads_them)
+{
+    char line[1024], out[700];
+    const char *tgt[] = {"--tgt", "w3 nowhere", "--step", "3", NULL};
+    ck_assert_int_eq(explain_says("w2 zorglub w3\n", tgt, line, sizeof line, 1), 0);
+    ck_assert_str_eq(line, "source: w2 <unk>(zorglub) w3 </s>");
+    snprintf(out, sizeof out, "%s/out.txt", model_dir);
+    char *all = read_file(out);
+    ck_assert_ptr_nonnull(strstr(all, "\nstep 3 of the target, the decoder emitting </s> after w3 "
+                                      "<unk>(nowhere)\n"));
+    ck_assert_ptr_nonnull(strstr(all, "\n    <unk>(zorglub) "));
+    free(all);
+    const char *json[] = {"--tgt", "w3 nowhere", "--step", "3", "--format", "json", NULL};
+    ck_assert_int_eq(explain_says("w2 zorglub w3\n", json, line, sizeof line, 1), 0);
+    ck_assert_ptr_nonnull(strstr(line, "{\"src\":[\"w2\",\"zorglub\",\"w3\",\"</s>\"],"
+                                       "\"src_unk\":[1],\"tgt\":[\"w3\",\"nowhere\",\"</s>\"],"
+                                       "\"tgt_unk\":[1],"));
+    const char *known[] = {"--format", "json", NULL};
+    ck_assert_int_eq(explain_says("w2 w3\n", known, line, sizeof line, 1), 0);
+    ck_assert_ptr_nonnull(strstr(line, "\"src_unk\":[],"));
 }
 END_TEST
 
@@ -274,7 +305,8 @@ START_TEST(the_html_page_draws_every_tensor_in_chromium)
      * alpha, alpha h, context */
     ck_assert_int_eq(count_of(html, "<svg class=\"heatmap\""), 10);
     ck_assert_ptr_null(strstr(html, "<script>alert"));
-    ck_assert_ptr_nonnull(strstr(html, "&lt;script&gt;alert ( 1 ) &lt;/script&gt;")); /* as the tokenizer split it */
+    /* as the tokenizer split it, each piece unknown to the model */
+    ck_assert_ptr_nonnull(strstr(html, "&lt;unk&gt;(&lt;script&gt;alert) &lt;unk&gt;(() "));
     free(html);
     char *dom = chromium_dom(page, model_dir);
     ck_assert_msg(strstr(dom, "data-tensors=\"10\"") != NULL, "Chromium did not run the page's script");
@@ -294,6 +326,7 @@ Suite *explain_cli_suite(void)
     tcase_add_test(tc, the_qkv_example_gives_the_tutorials_numbers);
     tcase_add_test(tc, bad_input_is_refused_naming_the_option_and_its_limit);
     tcase_add_test(tc, hostile_words_are_escaped);
+    tcase_add_test(tc, unknown_words_are_shown_as_the_model_reads_them);
     tcase_add_test(tc, the_html_page_draws_every_tensor_in_chromium);
     suite_add_tcase(s, tc);
     return s;

@@ -400,9 +400,48 @@ START_TEST(translate_captions_pictures_and_its_links_name_cells)
     ck_assert_int_eq(run_command_with(explain, explained, err, &in_shapes, NULL), 0);
     char source[200];
     first_line(explained, source, sizeof source);
-    ck_assert_str_eq(source, "source: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15");
+    ck_assert_str_eq(source, "source: the picture images/test-1.png, seen as a 4 x 4 grid of 16 "
+                             "cells (cell j: row j / 4, column j % 4, from 0)");
     text = read_file(explained);
-    ck_assert_ptr_nonnull(strstr(text, "H = h_1 .. h_S    16 x 8:"));
+    /* the rows are cells named by their place, and the weights are laid out as the grid
+     * over the picture, every cell shown (issue 41: they were "source words", cut to 8) */
+    ck_assert_ptr_nonnull(strstr(text, "H = h_1 .. h_S    16 x 8: one row per grid cell,"));
+    ck_assert_ptr_nonnull(strstr(text, "\n    6 (1,2)   "));
+    const char *alpha = strstr(text, "alpha_ij = softmax_j(e_ij)    16: one value per grid cell "
+                                     "(laid out below as the 4 x 4 grid over the picture)");
+    ck_assert_ptr_nonnull(alpha);
+    const char *grid = strstr(alpha, "          column          0          1          2          3\n"
+                                     "    row 0    ");
+    ck_assert_ptr_nonnull(grid);
+    double sum = 0;
+    const char *row = grid;
+    for (int y = 0; y < 4; y++) {
+        char want[16];
+        snprintf(want, sizeof want, "    row %d ", y);
+        row = strstr(row, want);
+        ck_assert_ptr_nonnull(row);
+        double v[4];
+        ck_assert_int_eq(sscanf(row + strlen(want), "%lf %lf %lf %lf", v, v + 1, v + 2, v + 3), 4);
+        sum += v[0] + v[1] + v[2] + v[3];
+        row++;
+    }
+    ck_assert_double_eq_tol(sum, 1, 1e-3); /* the 16 weights, all there */
+    free(text);
+    /* the page draws the weights over the picture, as the heatmaps do */
+    const char *html[] = {s2s_absolute(), "explain", "--model", model, "--step", "2", "--format",
+                          "html", NULL};
+    ck_assert_int_eq(run_command_with(html, explained, err, &in_shapes, NULL), 0);
+    text = read_file(explained);
+    ck_assert_ptr_nonnull(strstr(text, "seen as a 4 x 4 grid of 16 cells"));
+    ck_assert_ptr_nonnull(strstr(text, "(drawn as the 4 x 4 grid over the picture)"));
+    ck_assert_ptr_nonnull(strstr(text, "data:image/png;base64,"));
+    ck_assert_ptr_nonnull(strstr(text, "most attended cell"));
+    free(text);
+    const char *as_json[] = {s2s_absolute(), "explain", "--model", model, "--format", "json",
+                             NULL};
+    ck_assert_int_eq(run_command_with(as_json, explained, err, &in_shapes, NULL), 0);
+    text = read_file(explained);
+    ck_assert_ptr_nonnull(strstr(text, "\"picture\":\"images/test-1.png\",\"grid\":4,"));
     free(text);
 }
 END_TEST
