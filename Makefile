@@ -243,7 +243,11 @@ demo-image: s2s
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the program, its manual page, bash
 # completion (where Debian's bash-completion looks), and the shipped configs and
-# corpora as examples under share/s2s/. make uninstall removes exactly these.
+# corpora as examples under share/s2s/. The installed configs name the installed corpora
+# by their absolute paths, so that `s2s train PREFIX/share/s2s/configs/demo.yaml` runs
+# from any directory (writing runs/ there); the corpora a user makes or fetches
+# (shapes, Tatoeba) stay relative to the directory it runs in. make uninstall removes
+# exactly these.
 PREFIX  ?= /usr/local
 BINDIR   = $(DESTDIR)$(PREFIX)/bin
 MANDIR   = $(DESTDIR)$(PREFIX)/share/man/man1
@@ -256,7 +260,10 @@ install: $(PROG)
 	install -m 755 $(PROG) $(BINDIR)/s2s
 	install -m 644 src/cli/s2s.1 $(MANDIR)/s2s.1
 	install -m 644 src/cli/s2s.bash $(COMPDIR)/s2s
-	install -m 644 configs/*.yaml configs/README.md $(DATADIR)/configs
+	install -m 644 configs/README.md $(DATADIR)/configs
+	for f in configs/*.yaml; do \
+	    sed $(foreach c,$(CORPORA),-e 's#\([: ]\)corpora/$(c)/#\1$(PREFIX)/share/s2s/corpora/$(c)/#g') \
+	        $$f > $(DATADIR)/$$f && chmod 644 $(DATADIR)/$$f || exit 1; done
 	install -m 644 corpora/README.md $(DATADIR)/corpora
 	for c in $(CORPORA); do install -d $(DATADIR)/corpora/$$c && \
 	    install -m 644 corpora/$$c/* $(DATADIR)/corpora/$$c || exit 1; done

@@ -85,15 +85,26 @@ void fault_slow_step(void)
         continue;
 }
 
+/* Under mpirun, S2S_FAULT_RANK=K: whether this rank is the one that gets the fault. */
+static int this_rank_faults(void)
+{
+    const char *only = getenv("S2S_FAULT_RANK"), *rank = getenv("OMPI_COMM_WORLD_RANK");
+    return !only || (rank && !strcmp(only, rank));
+}
+
+int fault_batch_unreadable(long step)
+{
+    const char *spec = getenv("S2S_FAULT_BATCH");
+    return spec && this_rank_faults() && atol(spec) == step;
+}
+
 void fault_signal_at(const char *phase, long step)
 {
     const char *spec = getenv("S2S_FAULT_SIGNAL");
     char name[16];
     long at = 0;
     int sig = SIGTERM, times = 1;
-    /* under mpirun, S2S_FAULT_RANK=K: rank K alone gets it */
-    const char *only = getenv("S2S_FAULT_RANK"), *rank = getenv("OMPI_COMM_WORLD_RANK");
-    if (only && (!rank || strcmp(only, rank)))
+    if (!this_rank_faults())
         return;
     if (spec && sscanf(spec, "%15[a-z]:%ld:%d:%d", name, &at, &sig, &times) >= 2 &&
         !strcmp(name, phase) && at == step)

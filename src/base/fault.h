@@ -20,7 +20,10 @@
  *                             default SIGTERM), times times in a row (default 1), when
  *                             training reaches phase at that step: batch, gradient,
  *                             update, log, dump, validate, report, save (inside a
- *                             checkpoint save) or test (the final test translation) */
+ *                             checkpoint save) or test (the final test translation)
+ *   S2S_FAULT_BATCH=step      the batch of that step cannot be read (as a picture past
+ *                             the cache that no longer decodes)
+ * Under mpirun, S2S_FAULT_RANK=K gives the SIGNAL and BATCH faults to rank K alone. */
 #ifndef S2S_FAULT_H
 #define S2S_FAULT_H
 
@@ -44,6 +47,8 @@ int fault_alloc_fails(void);
 void fault_slow_step(void);
 /* Raises S2S_FAULT_SIGNAL's signal if it names this phase and step. */
 void fault_signal_at(const char *phase, long step);
+/* Nonzero if S2S_FAULT_BATCH names this step. */
+int fault_batch_unreadable(long step);
 #else
 static inline int fault_nan_loss(long step)
 {
@@ -79,6 +84,11 @@ static inline void fault_signal_at(const char *phase, long step)
 {
     (void)phase;
     (void)step;
+}
+static inline int fault_batch_unreadable(long step)
+{
+    (void)step;
+    return 0;
 }
 #endif
 

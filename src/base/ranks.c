@@ -49,6 +49,15 @@ void ranks_stop(void)
     started = 0;
 }
 
+void ranks_abort(int code, const char *what)
+{
+    fprintf(stderr, "s2s: error: rank %d of %d: %s\n", my_rank, n_ranks, what);
+    fflush(stderr);
+    if (started)
+        MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
 int ranks_rank(void)
 {
     return my_rank;

@@ -27,6 +27,12 @@ int ranks_start(char *msg, size_t cap);
 /* MPI_Finalize, if ranks_start began MPI. */
 void ranks_stop(void);
 
+/* Ends every process of the job at once (MPI_Abort, status code) after printing "s2s:
+ * error: rank R of N: what" on stderr: for a failure on one rank that the others cannot
+ * learn of at an exchange (they would wait in it for good). Without mpirun, the message
+ * and exit(code). */
+_Noreturn void ranks_abort(int code, const char *what);
+
 /* This process's number (0 when there is one) and the number of processes. Rank 0 is
  * the lead: the one that writes the run directory. */
 int ranks_rank(void);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "base/interrupt.h"
+#include "base/ranks.h"
 #include "cli/command.h"
 #include "text/termtext.h"
 #include "train/trainer.h"
@@ -29,8 +30,18 @@ int cmd_train(int argc, char **argv)
     Config cfg;
     const char *resume = NULL;
     int rc = cmd_load_config(&cfg, argc, argv, TRAIN_USAGE, &resume, NULL);
+    /* under mpirun every rank loads the config: one that could not (its message said
+     * why) stops the others, which would wait for it at their first exchange */
+    long failed = rc > 0 ? ranks_rank() : -1;
+    ranks_max(&failed, 1);
     if (rc)
         return rc < 0 ? EXIT_OK : rc;
+    if (failed >= 0) {
+        if (ranks_rank() == 0)
+            fprintf(stderr, "s2s: error: rank %ld could not load the config (its message "
+                    "above); nothing was trained\n", failed);
+        return EXIT_USAGE;
+    }
     interrupt_install();
     Error err;
     int outcome = train_run(&cfg, resume, &err);

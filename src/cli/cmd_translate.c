@@ -2,9 +2,11 @@
  * order, greedy or beam search, n-best lists, alignments (Marian's hard and soft
  * formats, JSONL matrices, a terminal heatmap) and <unk> replacement. A bad input line
  * never shifts the output: it gets an empty line and a warning with its number. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -480,6 +482,12 @@ int cmd_translate(int argc, char **argv)
         return cmd_usage_error("%s", "translate needs --model CKPT (see s2s translate --help)");
     Checkpoint ck;
     Error err;
+    struct stat input;
+    if (fstat(STDIN_FILENO, &input) == 0 && S_ISDIR(input.st_mode)) { /* bad input, not a failed read */
+        errno = EISDIR;
+        error_errno(&err, "cannot read input", "stdin");
+        return cmd_error(&err, EXIT_USAGE);
+    }
     if (checkpoint_load(&ck, model, 0, &err) < 0) {
         checkpoint_free(&ck);
         return cmd_error(&err, EXIT_USAGE);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <stb/stb_image.h>
 
 /* A PNG's size from its header (the signature, then IHDR's width and height, big-endian)
@@ -87,15 +88,20 @@ static int pnm_check_length(FILE *f, const char *path, int w, int h, Error *err)
 int image_size_of(const char *path, ImageSize *out, Error *err)
 {
     FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen opens one */
+        fclose(f);
+        f = NULL;
+        errno = EISDIR;
+    }
     if (!f)
         return error_errno(err, "cannot open image", path), -1;
     int w = 0, h = 0, channels = 0;
     int ok = stbi_info_from_file(f, &w, &h, &channels);
-    if (!ok && png_header_size(f, &w, &h) && (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE)) {
-        fclose(f);
-        return error_set(err, "%s: %d x %d pixels, more than %d on a side", path, w, h,
-                         IMAGE_MAX_SIDE), -1;
-    }
+    /* a PNG stb_image refuses may still say its size, and that size be why */
+    const int png_sized = !ok && png_header_size(f, &w, &h);
+    if (png_sized && (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE || w < 1 || h < 1))
+        ok = 1; /* judged by its size below */
     /* 16 bits a channel: not an input this tool takes, and the path of Debian's stb
      * (2022-09) that reads beyond a truncated 16-bit PGM's data (found by make fuzz) */
     const int deep = ok && stbi_is_16_bit_from_file(f);

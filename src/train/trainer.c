@@ -133,6 +133,9 @@ static int step(Trainer *t, Error *err)
     double t0 = now_seconds();
     if (epochs_next(&t->batcher, &t->batch, err) < 0)
         return -1;
+    if (fault_batch_unreadable(t->prog.step + 1))
+        return error_set(err, "the batch of step %ld cannot be read (S2S_FAULT_BATCH)",
+                         t->prog.step + 1), -1;
     fault_signal_at("batch", t->prog.step + 1);
     batch_sort_by_target(&t->batch); /* lets the decoder skip ended sentences */
     if (t->batch.ground) /* each word's cells, by the rule validation scores them with */
@@ -272,6 +275,13 @@ static int train_loop(Trainer *t, Error *err)
         if (reason)
             return finish(t, reason, err);
         const int bad = step(t, err);
+        if (bad < 0 && ranks_size() > 1) {
+            /* read by this rank alone: the others would wait for its shards for good */
+            char why[ERROR_MSG_MAX + 80];
+            snprintf(why, sizeof why, "%s; the job ends here (the checkpoints saved are "
+                     "whole)", err->msg);
+            ranks_abort(TRAIN_BAD_INPUT, why);
+        }
         if (bad < 0)
             return TRAIN_BAD_INPUT;
         if (bad && t->prog.bad_steps >= cfg->training.max_bad_steps)
@@ -347,6 +357,8 @@ int train_run(Config *cfg, const char *resume_dir, Error *err)
     err->msg[0] = '\0';
     t.run.lock_fd = -1;
     int rc = agree_to_start(&t, trainer_setup(&t, resume_dir, err), err);
+    if (rc == TRAIN_OK) /* nothing is written until every rank is ready */
+        rc = agree_to_start(&t, trainer_open_run(&t, err), err);
     if (rc == TRAIN_OK) {
         log_header(&t, resume_dir != NULL);
         rc = train_loop(&t, err);

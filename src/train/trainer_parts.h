@@ -45,6 +45,8 @@ typedef struct {
     Evaluator eval;
     Progress prog;
     RunDir run;
+    RunMarks resume_marks; /* a resumed run's: how much of its logs its checkpoint records */
+    int resuming;
     long last_saved;       /* step that checkpoints/last.ckpt holds (-1: none yet) */
     /* alignment dumps: the probe pairs of the validation set, and its gold links */
     GoldAlignments gold, test_gold; /* of the validation and the test pairs */
@@ -67,12 +69,18 @@ typedef struct {
 
 /* ---- trainer_setup.c: before the first step ---- */
 
-/* Builds everything training needs, as t->cfg says: with resume_dir, from the checkpoint
- * of the run saved there (its settings compared with t->cfg's); the data, the run
- * directory, the model, the optimizer, the buffers. t comes zeroed but for cfg, with
- * run.lock_fd -1. Returns TRAIN_OK when training can begin, else the outcome to return
- * (err set). Either way, trainer_free releases what was built. */
+/* Builds everything training needs but the run directory, as t->cfg says: with
+ * resume_dir, from the checkpoint of the run saved there (its settings compared with
+ * t->cfg's); the data, the model, the optimizer, the buffers. It writes nothing. t comes
+ * zeroed but for cfg, with run.lock_fd -1. Returns TRAIN_OK when training can begin,
+ * else the outcome to return (err set). Either way, trainer_free releases what was
+ * built. */
 int trainer_setup(Trainer *t, const char *resume_dir, Error *err);
+/* Then, once every rank has set up (under mpirun, a rank that could not would leave an
+ * empty run behind), the run directory: opened (the lead's: locked, its logs cut back to
+ * a resumed checkpoint's marks) and the effective config written. Returns TRAIN_OK, or
+ * the outcome with err set. */
+int trainer_open_run(Trainer *t, Error *err);
 void trainer_free(Trainer *t);
 
 /* ---- trainer.c: the loop ---- */

@@ -453,24 +453,27 @@ int trainer_setup(Trainer *t, const char *resume_dir, Error *err)
         goto done;
     }
     t->config_yaml = config_to_yaml(cfg);
-    RunMarks marks = {ck.progress.metrics_bytes, ck.progress.alignments_bytes};
-    int opened = 0;
-    if (t->lead)
-        opened = rundir_open(&t->run, cfg->run_dir, resume_dir ? &marks : NULL, err);
-    else
-        rundir_open_quiet(&t->run, cfg->run_dir);
-    if (opened < 0) {
-        rc = opened == -2 ? TRAIN_IO_ERROR : TRAIN_BAD_INPUT;
-        goto done;
-    }
-    if (rundir_write_config(&t->run, t->config_yaml, err) < 0) {
-        rc = TRAIN_IO_ERROR;
-        goto done;
-    }
+    t->resuming = resume_dir != NULL;
+    t->resume_marks = (RunMarks){ck.progress.metrics_bytes, ck.progress.alignments_bytes};
     set_threads(t);
     init_model(t, resume_dir ? &ck : NULL);
     rc = TRAIN_OK;
 done:
     checkpoint_free(&ck);
     return rc;
+}
+
+int trainer_open_run(Trainer *t, Error *err)
+{
+    const Config *cfg = t->cfg;
+    int opened = 0;
+    if (t->lead)
+        opened = rundir_open(&t->run, cfg->run_dir, t->resuming ? &t->resume_marks : NULL, err);
+    else
+        rundir_open_quiet(&t->run, cfg->run_dir);
+    if (opened < 0)
+        return opened == -2 ? TRAIN_IO_ERROR : TRAIN_BAD_INPUT;
+    if (rundir_write_config(&t->run, t->config_yaml, err) < 0)
+        return TRAIN_IO_ERROR;
+    return TRAIN_OK;
 }

@@ -611,6 +611,20 @@ START_TEST(translate_crops_a_source_over_max_source_length_and_keeps_alignment)
 }
 END_TEST
 
+/* A directory as stdin is bad input (exit 2, as the docs say), named before the model is
+ * even read, not a failed read (exit 1). */
+START_TEST(translate_refuses_a_directory_as_stdin)
+{
+    char dir[512], model[700], err[700], line[1000];
+    tiny_model(dir, sizeof dir, "tr-dir", model, sizeof model);
+    snprintf(err, sizeof err, "%s/dir.err", dir);
+    const char *argv[] = {S2S, "translate", "--model", model, NULL};
+    ck_assert_int_eq(run_command_with(argv, NULL, err, &(RunOptions){.in_path = dir}, NULL), 2);
+    first_line(err, line, sizeof line);
+    ck_assert_str_eq(line, "s2s: error: cannot read input `stdin`: Is a directory");
+}
+END_TEST
+
 /* ---- a full stdout -------------------------------------------------------------------------- */
 
 /* Whatever the command, output that cannot be written (stdout on /dev/full) exits 3
@@ -674,6 +688,7 @@ Suite *badinput_suite(void)
     tcase_add_test(tc, translate_answers_each_invalid_utf8_line_with_an_empty_line_in_its_place);
     tcase_add_test(tc, translate_skips_a_10_mb_line_with_a_warning_in_bounded_memory);
     tcase_add_test(tc, translate_crops_a_source_over_max_source_length_and_keeps_alignment);
+    tcase_add_test(tc, translate_refuses_a_directory_as_stdin);
     tcase_add_test(tc, every_command_writing_to_a_full_stdout_exits_3_with_one_message);
     suite_add_tcase(s, tc);
     return s;

@@ -334,70 +334,171 @@ START_TEST(nbest_lists_are_sorted_by_score)
 }
 END_TEST
 
-/* The n-best scores at alpha 1 are the length-normalised ones, log p(Y | X) / ((5 + |Y|) /
- * 6), |Y| counting </s> (issue 25: tested only at alpha 0, where score = log p): log p is
- * computed here by teacher forcing each printed hypothesis through the model (its
- * token-mean cross-entropy times its tokens), not taken from the beam. */
-START_TEST(nbest_scores_at_alpha_1_are_length_normalised)
+/* A hypothesis of an n-best list: its sentence, words, and the log-probability its
+ * printed score implies at the alpha it was printed at (score times the penalty). */
+typedef struct {
+    long index;
+    char words[512];
+    int cut;          /* at the length limit, without </s> */
+    double log_p;
+} Scored;
+
+/* Translates dir's valid.src with --beam 5 --n-best 5 --alpha alpha. Each line's score
+ * must be log p(Y | X) / ((5 + |Y|) / 6)^alpha, |Y| counting </s>, with log p computed
+ * here by teacher forcing the printed hypothesis through the model (its token-mean
+ * cross-entropy times its tokens), not taken from the beam; each list sorted by it.
+ * A hypothesis cut at the length limit has no </s> to force: its log p is what its score
+ * implies (|Y| its words), kept in out with the others for the caller to compare across
+ * alphas. Returns how many it kept (*forced of them checked by teacher forcing). */
+static int nbest_scores_at(const char *dir, const char *alpha_text, Scored *out, int cap,
+                           int *forced)
 {
-    char dir[512], src[700], out[700], err[700], model[700], run[600];
-    tiny_model(dir, sizeof dir, "nbestalpha", NULL);
+    const double alpha = atof(alpha_text);
+    char src[700], nbest[700], err[700], model[700], run[600];
     snprintf(src, sizeof src, "%s/valid.src", dir);
-    snprintf(out, sizeof out, "%s/nbest.txt", dir);
+    snprintf(nbest, sizeof nbest, "%s/nbest-%s.txt", dir, alpha_text);
     snprintf(err, sizeof err, "%s/err.txt", dir);
     snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
     snprintf(run, sizeof run, "%s/run", dir);
     const char *argv[] = {S2S, "translate", "--model", model, "--beam", "5", "--n-best", "5",
-                          "--alpha", "1", NULL};
-    ck_assert_int_eq(run_command_with(argv, out, err, &(RunOptions){.in_path = src}, NULL), 0);
+                          "--alpha", alpha_text, NULL};
+    ck_assert_int_eq(run_command_with(argv, nbest, err, &(RunOptions){.in_path = src}, NULL), 0);
     Checkpoint ck;
     load_checkpoint(&ck, run, "last.ckpt");
     Workspace ws;
     Batch bt;
     model_workspace_init(&ws, &ck.dims, 1, 64, 64, 0);
     batch_init(&bt, 1, 64, 64);
-    char *sources = read_file(src), *text = read_file(out);
+    char *sources = read_file(src), *text = read_file(nbest);
     char *lines[32];
-    int n_lines = 0;
+    int n_lines = 0, n = 0;
     for (char *save, *l = strtok_r(sources, "\n", &save); l && n_lines < 32;
          l = strtok_r(NULL, "\n", &save))
         lines[n_lines++] = l;
-    int checked = 0;
-    double worst = 0;
+    *forced = 0;
+    double worst = 0, prev_score = 0;
+    long prev_index = -1;
     for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         const long index = atol(line);
         char *words = strstr(line, " ||| ") + 5, *bar = strstr(words, " ||| ");
         const double score = atof(bar + 5);
         *bar = '\0';
+        if (index == prev_index) /* ranked by the score it prints */
+            ck_assert_double_le(score, prev_score + 1e-12);
+        prev_index = index;
+        prev_score = score;
         int s_ids[64], t_ids[64], sn = 0, tn = 0;
         char copy[512];
         snprintf(copy, sizeof copy, "%s", lines[index]);
         for (char *sw, *w = strtok_r(copy, " ", &sw); w; w = strtok_r(NULL, " ", &sw))
             s_ids[sn++] = vocab_id(&ck.src_vocab, w);
+        ck_assert_int_lt(n, cap);
+        Scored *h = &out[n++];
+        *h = (Scored){.index = index};
+        snprintf(h->words, sizeof h->words, "%s", words);
         for (char *sw, *w = strtok_r(words, " ", &sw); w; w = strtok_r(NULL, " ", &sw))
             t_ids[tn++] = vocab_id(&ck.tgt_vocab, w);
         const int max_out = (int)(ck.config.translate.max_output_ratio * (sn + 1)) +
                             (int)ck.config.translate.max_output_extra;
-        if (tn == max_out)
-            continue; /* cut at the limit: no </s> to score */
+        h->cut = tn == max_out;
+        const int length = h->cut ? tn : tn + 1;
+        h->log_p = score * pow((5.0 + length) / 6.0, alpha);
+        if (h->cut)
+            continue; /* no </s> to force: compared across alphas by the caller */
         const int *sp = s_ids, *tp = t_ids;
         batch_fill(&bt, 1, &sp, &sn, &tp, &tn);
-        const double logprob = -model_forward(&ws, &ck.params, &bt) * (tn + 1);
-        const double expected = logprob / ((5.0 + tn + 1) / 6.0);
+        const double log_p = -model_forward(&ws, &ck.params, &bt) * (tn + 1);
+        const double expected = log_p / pow((5.0 + tn + 1) / 6.0, alpha);
         const double off = fabs(score - expected);
         worst = fmax(worst, off);
-        ck_assert_msg(off <= 2e-6 + 1e-5 * fabs(expected), "line %ld `%s`: score %.6f, log p %.6f "
-                      "over the length penalty %.6f", index, words, score, logprob, expected);
-        checked++;
+        ck_assert_msg(off <= 2e-6 + 1e-5 * fabs(expected), "alpha %s, line %ld `%s`: score %.6f, "
+                      "log p %.6f over the length penalty %.6f", alpha_text, index, h->words,
+                      score, log_p, expected);
+        ++*forced;
     }
-    printf("n-best at alpha 1: %d scores against teacher forcing, largest difference %.2e\n",
-           checked, worst);
-    ck_assert_int_ge(checked, 80);
+    printf("n-best at alpha %s: %d scores against teacher forcing, largest difference %.2e\n",
+           alpha_text, *forced, worst);
     free(sources);
     free(text);
     batch_free(&bt);
     model_workspace_free(&ws);
     checkpoint_free(&ck);
+    return n;
+}
+
+/* The n-best scores are the length-normalised ones, log p(Y | X) / ((5 + |Y|) / 6)^alpha,
+ * at alphas other than 0 and 1 (issue 41: at alpha 1 a linear penalty, or one without
+ * its exponent, gives the same numbers), every list ranked by them; a hypothesis cut at
+ * the length limit is scored by the same penalty of its words alone: the log p its
+ * scores imply at the two alphas is one number. */
+START_TEST(nbest_scores_are_length_normalised_at_any_alpha)
+{
+    char dir[512];
+    tiny_model(dir, sizeof dir, "nbestalpha", NULL);
+    /* and a model whose translations stop at one word (translate.max_output_ratio and
+     * extra, kept in its checkpoint): most of its five best are cut there */
+    char cut_dir[512];
+    static const char *const two_words[] = {"translate.max_output_ratio=0.01",
+                                            "translate.max_output_extra=1", NULL};
+    tiny_model(cut_dir, sizeof cut_dir, "nbestcut", two_words);
+    enum { CAP = 128 };
+    Scored *a = malloc(CAP * sizeof *a), *b = malloc(CAP * sizeof *b);
+    int same = 0, cut = 0;
+    for (int model = 0; model < 2; model++) {
+        int forced_a, forced_b;
+        const char *from = model ? cut_dir : dir;
+        const int na = nbest_scores_at(from, "0.6", a, CAP, &forced_a);
+        const int nb = nbest_scores_at(from, "1.7", b, CAP, &forced_b);
+        if (model == 0) {
+            ck_assert_int_ge(forced_a, 50);
+            ck_assert_int_ge(forced_b, 50);
+        }
+        for (int i = 0; i < na; i++)
+            for (int j = 0; j < nb; j++) {
+                if (a[i].index != b[j].index || strcmp(a[i].words, b[j].words))
+                    continue;
+                ck_assert_msg(fabs(a[i].log_p - b[j].log_p) <= 4e-6 + 2e-5 * fabs(a[i].log_p),
+                              "line %ld `%s`%s: log p %.6f at alpha 0.6, %.6f at 1.7", a[i].index,
+                              a[i].words, a[i].cut ? " (cut)" : "", a[i].log_p, b[j].log_p);
+                same++;
+                cut += a[i].cut;
+            }
+    }
+    printf("n-best at alphas 0.6 and 1.7: %d hypotheses in both, %d of them cut\n", same, cut);
+    ck_assert_int_ge(same, 40);
+    ck_assert_int_ge(cut, 20);
+    free(a);
+    free(b);
+}
+END_TEST
+
+/* Without --alpha and --beam, translate searches as the checkpoint's translate.alpha and
+ * translate.beam_size say (issue 41: alpha 0 instead passed every test): the same lists
+ * as with them given, and other scores than at alpha 0. */
+START_TEST(translate_searches_as_the_checkpoint_says_unless_told)
+{
+    char dir[512], model[700], src[700], err[700], out[3][700];
+    static const char *const config[] = {"translate.alpha=1.7", "translate.beam_size=3", NULL};
+    tiny_model(dir, sizeof dir, "ckpt-defaults", config);
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(src, sizeof src, "%s/valid.src", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    const char *runs[3][12] = {
+        {S2S, "translate", "--model", model, "--n-best", "3", NULL},
+        {S2S, "translate", "--model", model, "--n-best", "3", "--beam", "3", "--alpha", "1.7", NULL},
+        {S2S, "translate", "--model", model, "--n-best", "3", "--beam", "3", "--alpha", "0", NULL}};
+    char *text[3];
+    for (int k = 0; k < 3; k++) {
+        snprintf(out[k], sizeof out[k], "%s/out%d.txt", dir, k);
+        ck_assert_int_eq(run_command_with(runs[k], out[k], err, &(RunOptions){.in_path = src},
+                                          NULL), 0);
+        text[k] = read_file(out[k]);
+    }
+    ck_assert_int_eq(count_lines(text[0]), 20 * 3);
+    ck_assert_str_eq(text[0], text[1]);
+    ck_assert_msg(strcmp(text[0], text[2]) != 0, "alpha 1.7 and alpha 0 print the same lists");
+    for (int k = 0; k < 3; k++)
+        free(text[k]);
 }
 END_TEST
 
@@ -899,7 +1000,8 @@ Suite *translate_suite(void)
     tcase_add_test(tc, beam_of_one_is_greedy_decoding);
     tcase_add_test(tc, beam_search_is_the_plain_search_it_describes);
     tcase_add_test(tc, nbest_lists_are_sorted_by_score);
-    tcase_add_test(tc, nbest_scores_at_alpha_1_are_length_normalised);
+    tcase_add_test(tc, nbest_scores_are_length_normalised_at_any_alpha);
+    tcase_add_test(tc, translate_searches_as_the_checkpoint_says_unless_told);
     tcase_add_test(tc, bad_input_lines_keep_their_place);
     tcase_add_test(tc, unknown_words_are_replaced_from_the_source);
     tcase_add_test(tc, show_attention_keeps_control_characters_off_the_terminal);

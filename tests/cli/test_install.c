@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "support/cli.h"
 #include "support/suites.h"
@@ -103,29 +104,47 @@ START_TEST(make_install_puts_a_working_s2s_under_destdir_and_uninstall_takes_it_
         snprintf(path, sizeof path, "%s/usr/local/%s", dest, files[k]);
         ck_assert_msg(path_exists(path), "make install did not write %s", path);
     }
-    /* the installed program runs, and trains on an installed example from share/s2s/ */
-    char bin[700], share[700], run_dir[700];
+    /* the installed program runs */
+    char bin[700], share[700];
     snprintf(bin, sizeof bin, "%s/usr/local/bin/s2s", dest);
     snprintf(share, sizeof share, "%s/usr/local/share/s2s", dest);
-    snprintf(run_dir, sizeof run_dir, "run_dir=%s/run", dir);
     int rc;
     const char *version[] = {bin, "--version", NULL};
     char *v = output_of(version, dir, &rc);
     ck_assert_int_eq(rc, 0);
     ck_assert_int_eq(strncmp(v, "s2s 0.1.0\nBLAS: ", 16), 0);
     free(v);
-    const char *train_argv[] = {bin, "train", "configs/copy.yaml", "--set", run_dir, "--set",
-                                "training.max_steps=3", "--set", "training.max_time=0", "--set",
-                                "training.valid_every=3", "--set", "model.embedding_size=8",
-                                "--set", "model.encoder_size=8", "--set", "model.decoder_size=16",
-                                "--set", "training.batch_size=8", "--set",
-                                "data.test_src=", "--set", "data.test_tgt=", NULL};
-    RunOptions in_share = {.cwd = share};
-    snprintf(err, sizeof err, "%s/train.err", dir);
-    ck_assert_msg(run_command_with(train_argv, NULL, err, &in_share, NULL) == 0, "%s",
+    /* the installed configs name the installed corpora where they will be (PREFIX), not
+     * relative to the directory a user trains from */
+    snprintf(path, sizeof path, "%s/configs/copy.yaml", share);
+    char *config = read_file(path);
+    ck_assert_msg(strstr(config, "\n  train_src: /usr/local/share/s2s/corpora/copy/train.src\n"),
+                  "%s", config);
+    free(config);
+    /* so an example installed at its PREFIX trains from any directory, as the README
+     * shows: `s2s train PREFIX/share/s2s/configs/copy.yaml`, runs/copy written there */
+    char prefix[600], prefix_set[700], elsewhere[700], example[800];
+    snprintf(prefix, sizeof prefix, "%s/prefix", dir);
+    snprintf(prefix_set, sizeof prefix_set, "PREFIX=%s", prefix);
+    const char *at_prefix[] = {"/usr/bin/make", "-s", "-o", S2S, "install", prog, prefix_set,
+                               NULL};
+    ck_assert_msg(run_command(at_prefix, out, err, env) == 0, "make install: %s", read_file(err));
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+    ck_assert_int_eq(mkdir(elsewhere, 0777), 0);
+    snprintf(bin, sizeof bin, "%s/bin/s2s", prefix);
+    snprintf(example, sizeof example, "%s/share/s2s/configs/copy.yaml", prefix);
+    const char *anywhere[] = {bin, "train", example, "--set", "training.max_steps=3", "--set",
+                              "training.max_time=0", "--set", "training.valid_every=3", "--set",
+                              "model.embedding_size=8", "--set", "model.encoder_size=8", "--set",
+                              "model.decoder_size=16", "--set", "training.batch_size=8", NULL};
+    RunOptions in_elsewhere = {.cwd = elsewhere};
+    ck_assert_msg(run_command_with(anywhere, NULL, err, &in_elsewhere, NULL) == 0, "%s",
                   read_file(err));
-    snprintf(path, sizeof path, "%s/run/checkpoints/last.ckpt", dir);
-    ck_assert(path_exists(path));
+    snprintf(path, sizeof path, "%s/runs/copy/checkpoints/last.ckpt", elsewhere);
+    ck_assert_msg(path_exists(path), "no %s", path);
+    snprintf(path, sizeof path, "%s/runs/copy/test.hyp", elsewhere);
+    ck_assert_msg(path_exists(path), "the installed corpus's test set was not translated: no %s",
+                  path);
     /* make uninstall leaves no file behind */
     const char *uninstall[] = {"/usr/bin/make", "-s", "uninstall", destdir, "PREFIX=/usr/local",
                                NULL};

@@ -182,11 +182,22 @@ START_TEST(bad_pictures_are_refused_by_name)
     write_file(path, "P5\n10 20000\n255\n");
     snprintf(want, sizeof want, "%s: 10 x 20000 pixels, more than 16384 on a side", path);
     ck_assert_str_eq(refused(path, 8, 1, &err), want);
-    /* zero-size */
+    /* zero-size, and a PNG whose header says 0 pixels wide (stb_image refuses it as
+     * "unknown image type": its size is read from IHDR then, as the docs promise) */
     snprintf(path, sizeof path, "%s/zero.ppm", dir);
     write_file(path, "P6\n0 4\n255\n");
     snprintf(want, sizeof want, "%s: 0 x 4 pixels (expected at least 1 x 1)", path);
     ck_assert_str_eq(refused(path, 8, 1, &err), want);
+    snprintf(path, sizeof path, "%s/zero.png", dir);
+    ihdr[16] = ihdr[17] = ihdr[18] = ihdr[19] = 0;
+    ihdr[20] = ihdr[21] = ihdr[22] = 0, ihdr[23] = 5;
+    FILE *zero = fopen(path, "wb");
+    ck_assert(zero && fwrite(ihdr, 1, sizeof ihdr, zero) == sizeof ihdr && fclose(zero) == 0);
+    snprintf(want, sizeof want, "%s: 0 x 5 pixels (expected at least 1 x 1)", path);
+    ck_assert_str_eq(refused(path, 8, 1, &err), want);
+    /* a directory: it opens as a file does, and reads as none */
+    snprintf(want, sizeof want, "cannot open image `%s`: Is a directory", dir);
+    ck_assert_str_eq(refused(dir, 8, 1, &err), want);
     /* truncated: a PNG cut in the middle of its data */
     unsigned char *rgb = pattern(8, 8);
     snprintf(path, sizeof path, "%s/cut.png", dir);

@@ -472,6 +472,107 @@ START_TEST(test_processes_that_cannot_share_the_shards_are_refused)
 }
 END_TEST
 
+/* mpirun -np 1 BINARY train dir/tiny.yaml [common] : -np 1 BINARY train ... [common]
+ * [second]: two ranks given their own command lines (a node where the config reads
+ * otherwise), stderr to dir/run.err, with the env entries extra and more (either may be
+ * NULL). Returns the status. */
+static int train_two_ways(const char *dir, const char *binary, const char *const *common,
+                          const char *const *second, const char *extra, const char *more)
+{
+    char config[600], run_dir[700];
+    snprintf(config, sizeof config, "%s/tiny.yaml", dir);
+    snprintf(run_dir, sizeof run_dir, "run_dir=%s/run", dir);
+    const char *argv[64];
+    int a = 0;
+    argv[a++] = mpirun();
+    for (int rank = 0; rank < 2; rank++) {
+        if (rank)
+            argv[a++] = ":";
+        argv[a++] = "-np";
+        argv[a++] = "1";
+        argv[a++] = binary;
+        argv[a++] = "train";
+        argv[a++] = config;
+        argv[a++] = "--set";
+        argv[a++] = run_dir;
+        for (int k = 0; common[k]; k++)
+            argv[a++] = "--set", argv[a++] = common[k];
+        for (int k = 0; rank && second[k]; k++)
+            argv[a++] = "--set", argv[a++] = second[k];
+    }
+    argv[a] = NULL;
+    const char *env[12];
+    mpi_env(env, extra, more, NULL);
+    char err[700];
+    snprintf(err, sizeof err, "%s/run.err", dir);
+    return run_command_with(argv, NULL, err, &(RunOptions){.env = env, .timeout = 120}, NULL);
+}
+
+/* A rank that cannot load the config, or reads another one than rank 0, stops every rank
+ * before anything is written (issue 41: the run directory was made, its logs empty, while
+ * the message said "nothing was trained"). */
+START_TEST(test_a_rank_that_cannot_start_stops_them_all_before_anything_is_written)
+{
+    char dir[512], path[700];
+    tiny_setup(dir, sizeof dir, "mpi-cannot-start");
+    static const char *const none[] = {NULL};
+    /* the config does not load on rank 1 */
+    static const char *const bad_key[] = {"training.learning_rat=0.1", NULL};
+    ck_assert_int_eq(train_two_ways(dir, S2S, FOUR_SHARDS, bad_key, NULL, NULL), 2);
+    snprintf(path, sizeof path, "%s/run.err", dir);
+    char *err = read_file(path);
+    ck_assert_msg(strstr(err, "s2s: error: rank 1 could not load the config (its message above); "
+                              "nothing was trained"), "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/run", dir);
+    ck_assert_msg(!path_exists(path), "a run that never started made its directory");
+    /* rank 1 reads another config: it says so, and nothing is written */
+    static const char *const other[] = {"training.log_every=7", NULL};
+    ck_assert_int_eq(train_two_ways(dir, S2S, FOUR_SHARDS, other, NULL, NULL), 2);
+    snprintf(path, sizeof path, "%s/run.err", dir);
+    err = read_file(path);
+    ck_assert_msg(strstr(err, "s2s: error: rank 1 read another config, corpus or checkpoint than "
+                              "rank 0"), "%s", err);
+    ck_assert_msg(strstr(err, "s2s: error: rank 1 could not start (its message above); nothing "
+                              "was trained"), "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/run", dir);
+    ck_assert_msg(!path_exists(path), "a run that never started made its directory");
+    /* and the same command lines on both: it trains */
+    ck_assert_int_eq(train_two_ways(dir, S2S, FOUR_SHARDS, none, NULL, NULL), 0);
+}
+END_TEST
+
+/* A batch one rank alone cannot read (a picture past the cache that no longer decodes
+ * on its node) ends the job at once, naming the rank, instead of leaving the others
+ * waiting for its shards; the checkpoints saved stay whole. */
+START_TEST(test_a_batch_one_rank_cannot_read_ends_the_job_naming_it)
+{
+    char dir[512], path[700];
+    tiny_setup(dir, sizeof dir, "mpi-batch");
+    static const char *const sets[] = {"training.shards=4", "training.threads=1",
+                                       "training.valid_every=3", "training.max_steps=40", NULL};
+    static const char *const none[] = {NULL};
+    const double t0 = now_seconds();
+    const int rc = train_two_ways(dir, S2S_FAULTS, sets, none, "S2S_FAULT_BATCH=8",
+                                  "S2S_FAULT_RANK=1");
+    ck_assert_msg(rc >= 0, "mpirun hung: the other rank waited for good");
+    snprintf(path, sizeof path, "%s/run.err", dir);
+    char *err = read_file(path);
+    ck_assert_msg(rc != 0, "%s", err);
+    ck_assert_msg(strstr(err, "s2s: error: rank 1 of 2: the batch of step 8 cannot be read "
+                              "(S2S_FAULT_BATCH); the job ends here (the checkpoints saved are "
+                              "whole)"), "%s", err);
+    free(err);
+    ck_assert_double_lt(now_seconds() - t0, 60);
+    snprintf(path, sizeof path, "%s/run", dir);
+    Checkpoint ck;
+    load_checkpoint(&ck, path, "last.ckpt");
+    ck_assert_int_le(ck.progress.step, 7);
+    checkpoint_free(&ck);
+}
+END_TEST
+
 Suite *mpi_suite(void)
 {
     Suite *s = suite_create("mpi");
@@ -489,6 +590,8 @@ Suite *mpi_suite(void)
     tcase_add_test(tc, test_a_signal_to_one_rank_stops_them_all_at_its_step);
     tcase_add_test(tc, test_a_killed_rank_ends_the_others);
     tcase_add_test(tc, test_processes_that_cannot_share_the_shards_are_refused);
+    tcase_add_test(tc, test_a_rank_that_cannot_start_stops_them_all_before_anything_is_written);
+    tcase_add_test(tc, test_a_batch_one_rank_cannot_read_ends_the_job_naming_it);
     suite_add_tcase(s, tc);
     return s;
 }
