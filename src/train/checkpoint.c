@@ -257,7 +257,7 @@ static int load_dims(Dims *d, const Config *cfg, const Section *s, const char *n
         if (v[k] < 1 || v[k] > 100000000)
             u.bad = 1;
     if (u.bad || u.at != u.len)
-        return error_set(err, "checkpoint `%s`: bad model sizes", name);
+        return error_set(err, "checkpoint `%s`: bad model sizes (section DIMS)", name);
     /* the sizes are the file's; the architecture (score, heads, cells, depth) is its
      * config's */
     *d = config_model_dims(cfg, (int)v[0], (int)v[1]);
@@ -282,17 +282,17 @@ static int check_tensors(const Params *p, const Section *s, const char *name, Er
     Unpack u = {s->data, s->len, 0, 0};
     int64_t n = take_i64(&u);
     if (u.bad || n < 0 || n > MODEL_MAX_TENSORS)
-        return error_set(err, "checkpoint `%s`: bad tensor table", name);
+        return error_set(err, "checkpoint `%s`: bad tensor table (section TNSR)", name);
     for (int t = 0; t < n && t < p->n_tensors; t++) {
         const Tensor *x = &p->tensors[t];
         const unsigned char *start = u.b + u.at;
         const unsigned char *nul = u.at < u.len ? memchr(start, '\0', u.len - u.at) : NULL;
         if (!nul)
-            return error_set(err, "checkpoint `%s`: bad tensor table", name);
+            return error_set(err, "checkpoint `%s`: bad tensor table (section TNSR)", name);
         u.at += (size_t)(nul - start) + 1;
         int64_t rows = take_i64(&u), cols = take_i64(&u);
         if (u.bad)
-            return error_set(err, "checkpoint `%s`: bad tensor table", name);
+            return error_set(err, "checkpoint `%s`: bad tensor table (section TNSR)", name);
         if (strcmp((const char *)start, x->name) || rows != x->rows || cols != x->cols)
             return error_set(err, "checkpoint `%s`: tensor %d is %.40s (%lld x %lld), this model "
                              "expects %s (%d x %d)", name, t + 1, (const char *)start,
@@ -301,6 +301,8 @@ static int check_tensors(const Params *p, const Section *s, const char *name, Er
     if (n != p->n_tensors)
         return error_set(err, "checkpoint `%s`: %lld tensors, this model has %d", name,
                          (long long)n, p->n_tensors);
+    if (u.at != u.len) /* bytes the table does not explain */
+        return error_set(err, "checkpoint `%s`: bad tensor table (section TNSR)", name);
     return 0;
 }
 
@@ -320,7 +322,7 @@ static int load_average(Checkpoint *ck, const SectionFile *f, const char *name, 
     const size_t n = ck->params.n;
     if (ring->len != (size_t)count * n * sizeof(float))
         return error_set(err, "checkpoint `%s`: %llu bytes of averaged weights, %lld snapshots "
-                         "need %zu", name, (unsigned long long)ring->len, (long long)count,
+                         "need %zu (section AVGW)", name, (unsigned long long)ring->len, (long long)count,
                          (size_t)count * n * sizeof(float));
     /* room for the snapshots the file holds; the trainer grows it to k */
     weight_average_init(&ck->average, (int)count, n);
@@ -330,7 +332,7 @@ static int load_average(Checkpoint *ck, const SectionFile *f, const char *name, 
     ck->average.oldest = (int)oldest;
     for (size_t j = 0; j < (size_t)count * n; j++)
         if (!isfinite(ck->average.ring[j]))
-            return error_set(err, "checkpoint `%s`: non-finite averaged weight", name);
+            return error_set(err, "checkpoint `%s`: non-finite averaged weight (section AVGW)", name);
     return 0;
 }
 
@@ -345,7 +347,7 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
     uint64_t n = take_u64(&u);
     if (u.bad || u.at != u.len || kind < OPTIM_ADAM || kind > OPTIM_ADADELTA || step < 0 ||
         n != ck->params.n)
-        return error_set(err, "checkpoint `%s`: bad optimizer state", name);
+        return error_set(err, "checkpoint `%s`: bad optimizer state (section OPTM)", name);
     optim_init(&ck->optim, (OptimKind)kind, ck->params.n, 0);
     ck->optim.step = step;
     ck->optim.beta1 = (float)beta1;
@@ -356,7 +358,7 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
         if (!a || !(b = need(f, "OPTB", name, err)))
             return -1;
         if (a->len != sizeof(float) * n || b->len != sizeof(float) * n)
-            return error_set(err, "checkpoint `%s`: optimizer state of the wrong size", name);
+            return error_set(err, "checkpoint `%s`: optimizer state of the wrong size (sections OPTA, OPTB)", name);
         memcpy(ck->optim.m, a->data, a->len);
         memcpy(ck->optim.v, b->data, b->len);
     }
@@ -379,7 +381,7 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
     p->train_seconds = take_f64(&v);
     if (v.bad || v.at != v.len || p->step < 0 || p->epoch < 0 || p->next_batch < 0 ||
         !isfinite(p->lr) || p->lr <= 0)
-        return error_set(err, "checkpoint `%s`: bad training progress", name);
+        return error_set(err, "checkpoint `%s`: bad training progress (section PROG)", name);
     ck->optim.lr = (float)p->lr;
     p->metrics_bytes = p->alignments_bytes = -1;
     p->validated_step = p->step;
@@ -398,14 +400,14 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
             !isfinite(p->log_loss) || p->log_steps < 0 || p->log_tokens < 0 ||
             !isfinite(p->log_seconds) || p->log_seconds < 0 || p->validated_step < 0 ||
             p->validated_step > p->step)
-            return error_set(err, "checkpoint `%s`: bad log positions", name);
+            return error_set(err, "checkpoint `%s`: bad log positions (section LOGS)", name);
     }
     const Section *dump = secfile_find(f, "DUMP");
     if (dump) {
         Unpack d = {dump->data, dump->len, 0, 0};
         p->dumped_step = take_i64(&d);
         if (d.bad || d.at != d.len || p->dumped_step < -1 || p->dumped_step > p->step)
-            return error_set(err, "checkpoint `%s`: bad step of the last dump", name);
+            return error_set(err, "checkpoint `%s`: bad step of the last dump (section DUMP)", name);
     }
     const Section *hard = secfile_find(f, "HARD");
     if (hard) {
@@ -421,7 +423,7 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
             !isfinite(p->hard_token_baseline) || !isfinite(p->log_reward) ||
             !isfinite(p->log_entropy) || p->log_sampled < 0 ||
             p->log_sampled_tokens < p->log_sampled || p->log_entropy_terms < 0)
-            return error_set(err, "checkpoint `%s`: bad hard-attention state", name);
+            return error_set(err, "checkpoint `%s`: bad hard-attention state (section HARD)", name);
     }
     if (load_average(ck, f, name, err) < 0)
         return -1;
@@ -442,7 +444,8 @@ static int load_picture_mean(Checkpoint *ck, const SectionFile *f, const char *n
         if (!isfinite(ck->picture_mean[c]) || ck->picture_mean[c] < 0 || ck->picture_mean[c] > 1)
             u.bad = 1;
     if (u.bad || u.at != u.len)
-        return error_set(err, "checkpoint `%s`: bad channel means (expected 3 numbers in [0, 1])",
+        return error_set(err, "checkpoint `%s`: bad channel means (expected 3 numbers in [0, 1]; "
+                         "section IMGM)",
                          name);
     return 0;
 }
@@ -458,7 +461,7 @@ static int load_from(Checkpoint *ck, const SectionFile *f, const char *name, int
     ck->config_yaml[conf->len] = '\0';
     config_defaults(&ck->config);
     char conf_name[600];
-    snprintf(conf_name, sizeof conf_name, "%s (stored config)", name);
+    snprintf(conf_name, sizeof conf_name, "%s (its config, section CONF)", name);
     if (config_load_buffer(&ck->config, ck->config_yaml, conf->len, conf_name, err) < 0 ||
         config_validate(&ck->config, err) < 0)
         return -1;
@@ -483,7 +486,8 @@ static int load_from(Checkpoint *ck, const SectionFile *f, const char *name, int
     if (!(s = need(f, "PARM", name, err)))
         return -1;
     if (s->len != sizeof(float) * n_weights)
-        return error_set(err, "checkpoint `%s`: %llu bytes of weights, the model needs %zu",
+        return error_set(err, "checkpoint `%s`: %llu bytes of weights, the model needs %zu (section "
+                         "PARM)",
                          name, (unsigned long long)s->len, sizeof(float) * n_weights);
     if (ck->dims.encoder == ENCODER_IMAGE && load_picture_mean(ck, f, name, err) < 0)
         return -1;

@@ -28,6 +28,7 @@ FUZZ_BINS    := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 FUZZ_RUN_FLAGS := -max_total_time=$(FUZZ_SECONDS) -malloc_limit_mb=256 -rss_limit_mb=2048 \
                   -print_final_stats=1
 FUZZ_DICT_config := -dict=tests/fuzz/yaml.dict
+FUZZ_DICT_ckpt   := -dict=tests/fuzz/ckpt.dict
 # The kept corpus holds inputs of at most 8 KiB (a merge cuts longer ones there: the
 # checkpoint seeds, 8 KiB at most, stay whole); the longest lines a reader refuses are
 # the fuzzer's to find again each run, not the repository's to carry.

@@ -418,6 +418,137 @@ START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
 }
 END_TEST
 
+/* dir/from.ckpt rewritten to path whole (CRCs and all) but for section `tag`: its first
+ * len + delta bytes (delta < 0: cut short; > 0: zero bytes after it), or with data
+ * replaced by `with` (with_len bytes) when given. */
+static void rewrite_section(const char *from, const char *path, const char *tag, long delta,
+                            const void *with, size_t with_len)
+{
+    SectionFile f;
+    Error err;
+    ck_assert_msg(secfile_read(&f, from, &err) == 0, "%s", err.msg);
+    SectionWriter w;
+    ck_assert_msg(secfile_begin(&w, path, &err) == 0, "%s", err.msg);
+    for (int k = 0; k < f.n_sections; k++) {
+        const Section *sec = &f.sections[k];
+        const void *data = sec->data;
+        size_t len = (size_t)sec->len;
+        unsigned char *changed = NULL;
+        if (!strcmp(sec->tag, tag)) {
+            if (with) {
+                data = with, len = with_len;
+            } else {
+                len = (size_t)((long)len + delta);
+                changed = calloc(len + 1, 1);
+                memcpy(changed, sec->data, delta < 0 ? len : (size_t)sec->len);
+                data = changed;
+            }
+        }
+        ck_assert_msg(secfile_section(&w, sec->tag, data, len, &err) == 0, "%s", err.msg);
+        free(changed);
+    }
+    ck_assert_msg(secfile_commit(&w, &err) == 0, "%s", err.msg);
+    secfile_close(&f);
+}
+
+/* Every section of a training checkpoint (an averaging run's, so AVGK and AVGW too), cut
+ * a byte short or given 8 bytes more, CRC-valid, is refused naming the section: never
+ * read past its end, never taken with bytes it does not explain (issue 41: an optimizer
+ * section of the wrong length passed every test, and a longer one overflowed the heap).
+ * The ring's own numbers are held to what a ring can be, and every snapshot to finite
+ * values. */
+START_TEST(every_section_of_a_damaged_checkpoint_is_refused_by_name)
+{
+    char dir[512], good[600], path[600];
+    scratch_dir(dir, sizeof dir, "sections");
+    snprintf(good, sizeof good, "%s/good.ckpt", dir);
+    snprintf(path, sizeof path, "%s/bad.ckpt", dir);
+    SmallModel m;
+    small_model_begin(&m);
+    m.cfg.training.average_last = 3;
+    small_model_finish(&m);
+    Params p = m.p;
+    Optimizer opt;
+    optim_init(&opt, OPTIM_ADAM, p.n, 0.001f);
+    Progress prog = {.step = 9, .lr = 0.001, .validated_step = 9, .dumped_step = 9};
+    WeightAverage a;
+    weight_average_init(&a, 3, p.n);
+    for (int push = 1; push <= 2; push++) { /* two of three: not yet full */
+        for (size_t k = 0; k < p.n; k++)
+            p.mem[k] = (float)(push * 100 + (int)k) / 8;
+        weight_average_push(&a, p.mem);
+    }
+    Error err;
+    ck_assert_msg(checkpoint_save(good, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, &opt, &prog, &a,
+                                  &err) == 0, "%s", err.msg);
+    Checkpoint ck;
+    ck_assert_msg(checkpoint_load(&ck, good, 1, &err) == 0, "%s", err.msg);
+    checkpoint_free(&ck);
+    SectionFile f;
+    ck_assert_msg(secfile_read(&f, good, &err) == 0, "%s", err.msg);
+    int damaged = 0;
+    for (int k = 0; k < f.n_sections; k++) {
+        const char *tag = f.sections[k].tag;
+        for (int d = 0; d < 2; d++) {
+            const long delta = d ? 8 : -1;
+            if (!strcmp(tag, "CONF") && delta < 0)
+                continue; /* YAML without its last newline is the same YAML */
+            rewrite_section(good, path, tag, delta, NULL, 0);
+            ck_assert_msg(checkpoint_load(&ck, path, 1, &err) == -1, "section %s %+ld bytes "
+                          "loaded", tag, delta);
+            checkpoint_free(&ck);
+            char named[16];
+            snprintf(named, sizeof named, "%s", tag);
+            ck_assert_msg(strstr(err.msg, named), "section %s %+ld bytes: `%s` does not name it",
+                          tag, delta, err.msg);
+            damaged++;
+        }
+    }
+    /* and the checkpoint fuzzer's dictionary knows each of them */
+    char *dict = read_file("tests/fuzz/ckpt.dict");
+    for (int k = 0; k < f.n_sections; k++) {
+        char quoted[16];
+        snprintf(quoted, sizeof quoted, "\"%s\"", f.sections[k].tag);
+        ck_assert_msg(strstr(dict, quoted), "tests/fuzz/ckpt.dict lacks section %s",
+                      f.sections[k].tag);
+    }
+    free(dict);
+    secfile_close(&f);
+    ck_assert_int_ge(damaged, 2 * 14 - 1);
+    /* the ring's numbers: k, count, oldest (AVGK) against what a ring of k can hold */
+    static const int64_t rings[][3] = {
+        {3, 4, 0},  /* more snapshots than k */
+        {3, 2, 2},  /* the oldest past the snapshots */
+        {3, 2, 1},  /* not full, yet the oldest not in slot 0 */
+        {3, 0, 0},  /* none */
+        {2, 2, 0},  /* whole, but not the config's average_last (3) */
+    };
+    for (size_t r = 0; r < sizeof rings / sizeof *rings; r++) {
+        unsigned char head[24];
+        for (int field = 0; field < 3; field++)
+            for (int b = 0; b < 8; b++) /* little-endian, as the file is */
+                head[field * 8 + b] = (unsigned char)((uint64_t)rings[r][field] >> (8 * b));
+        rewrite_section(good, path, "AVGK", 0, head, sizeof head);
+        ck_assert_msg(checkpoint_load(&ck, path, 1, &err) == -1, "ring %d: loaded", (int)r);
+        checkpoint_free(&ck);
+        ck_assert_msg(strstr(err.msg, "AVGK"), "ring %d: %s", (int)r, err.msg);
+    }
+    /* a non-finite weight in the last snapshot, not only the first */
+    float *ring = malloc(2 * p.n * sizeof(float));
+    memcpy(ring, weight_average_snapshot(&a, 0), p.n * sizeof(float));
+    memcpy(ring + p.n, weight_average_snapshot(&a, 1), p.n * sizeof(float));
+    ring[2 * p.n - 1] = NAN;
+    rewrite_section(good, path, "AVGW", 0, ring, 2 * p.n * sizeof(float));
+    ck_assert_int_eq(checkpoint_load(&ck, path, 1, &err), -1);
+    checkpoint_free(&ck);
+    ck_assert_msg(strstr(err.msg, "non-finite") && strstr(err.msg, "AVGW"), "%s", err.msg);
+    free(ring);
+    weight_average_free(&a);
+    optim_free(&opt);
+    small_model_free(&m);
+}
+END_TEST
+
 /* A tied model's config with sizes in the file that cannot be tied (readout 7, embedding
  * 3) is refused with a message, not carved (W_o would be read past E_y's end). */
 START_TEST(a_tied_config_with_untieable_sizes_is_refused)
@@ -452,6 +583,7 @@ Suite *checkpoint_suite(void)
     tcase_add_test(tc, crc32_matches_the_published_check_value);
     tcase_add_test(tc, checkpoint_round_trips_and_refuses_damage);
     tcase_add_test(tc, the_weight_average_round_trips_and_a_bad_one_is_refused);
+    tcase_add_test(tc, every_section_of_a_damaged_checkpoint_is_refused_by_name);
     tcase_add_test(tc, a_tied_config_with_untieable_sizes_is_refused);
     tcase_add_test(tc, weights_of_another_architecture_are_refused_with_both_shapes);
     tcase_add_test(tc, checkpoint_refuses_other_versions_platforms_and_impossible_sizes);
