@@ -127,6 +127,36 @@ START_TEST(self_attention_layers_match_finite_differences)
 }
 END_TEST
 
+/* Whether n values of a and b differ somewhere. */
+static int differ(const real *a, const real *b, size_t n)
+{
+    return memcmp(a, b, n * sizeof(real)) != 0;
+}
+
+/* Dropout draws its own masks at each of the four sites of each layer, one after the
+ * other from the step's generator (issue 41: two layers sharing one mask passed every
+ * test, the reference being given the C masks): layer 2's masks are not layer 1's, nor
+ * is one site's mask another's of the same shape. */
+START_TEST(each_layer_and_site_draws_its_own_dropout_masks)
+{
+    Case *c = malloc(sizeof *c);
+    case_init(c, 2, 2, 8, 0.3, 77);
+    case_loss(c);
+    const SelfAttnLayerWork *one = &c->w.layer[0], *two = &c->w.layer[1];
+    ck_assert(one->dropped && two->dropped);
+    const size_t weights = (size_t)B * 2 * S * S, rows = (size_t)S * B;
+    ck_assert_msg(differ(one->mask_p, two->mask_p, weights), "the layers share the weights' mask");
+    ck_assert_msg(differ(one->mask_a, two->mask_a, rows * WIDTH), "the layers share A's mask");
+    ck_assert_msg(differ(one->mask_r, two->mask_r, rows * 8), "the layers share the FFN's mask");
+    ck_assert_msg(differ(one->mask_o, two->mask_o, rows * WIDTH), "the layers share the output's mask");
+    for (int l = 0; l < 2; l++)
+        ck_assert_msg(differ(c->w.layer[l].mask_a, c->w.layer[l].mask_o, rows * WIDTH),
+                      "layer %d: A and the FFN's output share a mask", l + 1);
+    arena_free(&c->arena);
+    free(c);
+}
+END_TEST
+
 /* tests/fixtures/README.md, example 1, through the layer's own in-projection (in torch's
  * convention, W_in = [W_Q^T ; W_K^T ; W_V^T] of the example's x W) and attention, in a
  * batch with a shorter sentence beside it: its weights and values to 1e-14. */
@@ -298,6 +328,7 @@ Suite *self_attention_suite(void)
     TCase *tc = tcase_create("layer");
     /* the arithmetic of each OpenBLAS core type: scripts/run-checks.py runs it under each family */
     tcase_set_tags(tc, "cores");
+    tcase_add_test(tc, each_layer_and_site_draws_its_own_dropout_masks);
     tcase_add_loop_test(tc, self_attention_layers_match_finite_differences, 0,
                         sizeof CASES / sizeof *CASES);
     tcase_add_test(tc, worked_example_through_the_self_attention_layer);
