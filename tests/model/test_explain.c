@@ -58,6 +58,52 @@ static void check_step(const Dims *d, const Params *P, const Batch *whole, const
         for (int j = 0; j < whole->src_len[0]; j++)
             ck_assert_double_eq_tol(alpha->values[k * S + j], exp(e->values[k * S + j]) / z, 1e-6);
     }
+    /* the tensors shown compute each other, head by head (issue 41: --head K of the
+     * general score showed the whole decoder state, and a head's values could come from
+     * another head's columns, and every test passed): each head's scores from its slices
+     * of the query and the keys shown, and the context from its weights and values */
+    const ExplainTensor *s_prev = tensor(&x, "s_prev"), *ann = tensor(&x, "H");
+    const ExplainTensor *keys = d->score == SCORE_GENERAL    ? tensor(&x, "W_g h")
+                                : d->score == SCORE_SCALED_DOT ? tensor(&x, "W_k h")
+                                                               : ann;
+    const ExplainTensor *query = d->score == SCORE_SCALED_DOT ? tensor(&x, "W_q s") : s_prev;
+    ck_assert_ptr_nonnull(ann);
+    ck_assert_ptr_nonnull(keys);
+    ck_assert_ptr_nonnull(query);
+    ck_assert_int_eq(ann->cols, nc); /* the values: the head's columns of H */
+    double gate = -1;
+    for (int k = 0; k < nk; k++) {
+        if (d->score != SCORE_ADDITIVE) {
+            const int width = query->cols / nk; /* one head's slice of the query */
+            ck_assert_int_eq(keys->cols, query->cols);
+            const double scale = d->score == SCORE_SCALED_DOT ? 1 / sqrt((double)width) : 1;
+            for (int j = 0; j < whole->src_len[0]; j++) {
+                double dot = 0;
+                for (int u = 0; u < width; u++)
+                    dot += query->values[k * width + u] * keys->values[(size_t)j * keys->cols + k * width + u];
+                ck_assert_msg(fabs(e->values[k * S + j] - dot * scale) <= 1e-4 * (1 + fabs(dot * scale)),
+                              "step %d head %d position %d: the score %g, the slices shown give %g",
+                              step, head, j, e->values[k * S + j], dot * scale);
+            }
+        }
+        if (argmax)
+            continue;
+        const int width = nc / nk; /* one head's columns of the values */
+        for (int u = 0; u < width; u++) {
+            double sum = 0;
+            for (int j = 0; j < S; j++)
+                sum += alpha->values[k * S + j] * ann->values[(size_t)j * nc + k * width + u];
+            /* a context gate scales the whole context by the step's beta_i in (0, 1) */
+            if (d->context_gate && gate < 0 && fabs(sum) > 1e-3)
+                gate = c->values[k * width + u] / sum;
+            const double want = d->context_gate ? (gate < 0 ? c->values[k * width + u] : gate * sum)
+                                                : sum;
+            ck_assert_msg(fabs(c->values[k * width + u] - want) <= 1e-5 * (1 + fabs(want)),
+                          "step %d head %d: context %d is %g, its weights and values give %g",
+                          step, head, u, c->values[k * width + u], want);
+        }
+    }
+    ck_assert(!d->context_gate || argmax || (gate > 0 && gate < 1));
     /* the order the step computes them in, as src/cli/INTERFACE.md lists it per score
      * (argmax contexts read one annotation: no alpha h) */
     static const char *const ORDER[N_SCORES][11] = {
@@ -201,6 +247,46 @@ START_TEST(explain_self_reads_what_the_layer_computes)
                             const real want = lw->probs[((size_t)(k0 + r) * S + (pos - 1)) * S + j];
                             ck_assert(alpha->values[r * S + j] == (double)want);
                             ck_assert_double_eq_tol(want, exp(e->values[r * S + j]) / z, 1e-6);
+                        }
+                    }
+                    /* what the layer reads is the layer below's output (issue 41: q, K
+                     * and V from the layer's own output passed), and the tensors shown
+                     * compute each other head by head */
+                    const ExplainTensor *X = tensor(&x, "X"), *q = tensor(&x, "q");
+                    const ExplainTensor *K = tensor(&x, "K"), *V = tensor(&x, "V");
+                    const ExplainTensor *z = tensor(&x, "context");
+                    /* with --head, every tensor is the head's slice of the layer's width */
+                    const int W = head < 0 ? X->cols : X->cols * H, hd = W / H;
+                    const int off = head < 0 ? 0 : head * hd;
+                    if (layer > 1) {
+                        const real *below = plain.enc.sa.layer[layer - 2].out;
+                        for (int j = 0; j < S; j++)
+                            for (int u = 0; u < X->cols; u++)
+                                ck_assert(X->values[(size_t)j * X->cols + u] ==
+                                          (double)below[(size_t)j * W + off + u]);
+                    }
+                    ck_assert_int_eq(q->cols, nk * hd);
+                    ck_assert_int_eq(K->cols, nk * hd);
+                    ck_assert_int_eq(V->cols, nk * hd);
+                    ck_assert_int_eq(z->cols, nk * hd);
+                    for (int r = 0; r < nk; r++) {
+                        for (int j = 0; j < S; j++) {
+                            double dot = 0;
+                            for (int u = 0; u < hd; u++)
+                                dot += q->values[r * hd + u] * K->values[(size_t)j * K->cols + r * hd + u];
+                            dot /= sqrt((double)hd);
+                            ck_assert_msg(fabs(e->values[r * S + j] - dot) <= 1e-4 * (1 + fabs(dot)),
+                                          "layer %d position %d head %d: score %g, q and K give %g",
+                                          layer, pos, head, e->values[r * S + j], dot);
+                        }
+                        for (int u = 0; u < hd; u++) {
+                            double sum = 0;
+                            for (int j = 0; j < S; j++)
+                                sum += alpha->values[r * S + j] * V->values[(size_t)j * V->cols + r * hd + u];
+                            const double got = z->values[r * hd + u];
+                            ck_assert_msg(fabs(got - sum) <= 1e-5 * (1 + fabs(sum)),
+                                          "layer %d position %d head %d: context %g, alpha and V "
+                                          "give %g", layer, pos, k0 + r, got, sum);
                         }
                     }
                     const real *map = model_self_weights(&plain, layer - 1) + (size_t)(pos - 1) * S;
