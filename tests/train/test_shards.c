@@ -113,6 +113,45 @@ START_TEST(the_threads_the_shards_run_on_change_no_bit)
 }
 END_TEST
 
+/* Shard k of n of c's batch as a plain pass: its sentences, the whole batch's counts,
+ * the k-th of n windows of the step's draws. Fills g (model_grad_init'ed by the caller)
+ * and *stats; returns the loss. */
+static double plain_shard_pass(const ShardCase *c, int k, int n, ModelGrad *g, HardStats *stats)
+{
+    const Batch *b = &c->batch;
+    Batch one;
+    batch_init(&one, b->batch_size, b->max_src_steps, b->max_tgt_steps);
+    if (b->pixels)
+        batch_init_pictures(&one, b->picture_size);
+    if (b->ground)
+        batch_init_ground(&one, b->ground_cells);
+    batch_take_shard(&one, b, k, n);
+    if (one.batch_size == 0) { /* a shard past the batch's sentences: no pass, zeros */
+        model_grad_zero(g);
+        *stats = (HardStats){0};
+        batch_free(&one);
+        return 0;
+    }
+    Workspace ws;
+    model_workspace_init(&ws, &c->d, b->batch_size, b->max_src_steps, b->max_tgt_steps, 1);
+    const uint64_t window = ((uint64_t)1 << 32) / (uint64_t)n;
+    Regularization reg = c->reg;
+    pcg32_advance(&reg.rng, window * (uint64_t)k);
+    model_set_regularization(&ws, &reg);
+    if (c->hard.mode != CONTEXT_SOFT) {
+        HardAttention hard = c->hard;
+        pcg32_advance(&hard.rng, window * (uint64_t)k);
+        model_set_hard(&ws, &hard);
+    }
+    model_set_loss_counts(&ws, b->n_tgt_tokens, b->batch_size);
+    model_grad_zero(g);
+    const double loss = model_grad_forward_backward(g, &ws, &c->P, &one);
+    *stats = ws.hard_stats;
+    model_workspace_free(&ws);
+    batch_free(&one);
+    return loss;
+}
+
 START_TEST(each_shard_is_the_plain_pass_over_its_sentences_with_its_own_draws)
 {
     const int n = 2;
@@ -124,41 +163,21 @@ START_TEST(each_shard_is_the_plain_pass_over_its_sentences_with_its_own_draws)
         run(&s, &c);
         HardStats sum = {0};
         for (int k = 0; k < n; k++) {
-            Batch one;
-            batch_init(&one, 2, c.batch.max_src_steps, c.batch.max_tgt_steps);
-            if (c.batch.pixels)
-                batch_init_pictures(&one, c.batch.picture_size);
-            if (c.batch.ground)
-                batch_init_ground(&one, c.batch.ground_cells);
-            batch_take_shard(&one, &c.batch, k, n);
-            Workspace ws;
-            model_workspace_init(&ws, &c.d, 2, c.batch.max_src_steps, c.batch.max_tgt_steps, 1);
-            Regularization reg = c.reg; /* the k-th half of the step's window */
-            pcg32_advance(&reg.rng, (uint64_t)k << 31);
-            model_set_regularization(&ws, &reg);
-            if (c.hard.mode != CONTEXT_SOFT) {
-                HardAttention hard = c.hard;
-                pcg32_advance(&hard.rng, (uint64_t)k << 31);
-                model_set_hard(&ws, &hard);
-            }
-            model_set_loss_counts(&ws, c.batch.n_tgt_tokens, c.batch.batch_size);
             ModelGrad g;
-            model_grad_init(&g, &c.d, 2, c.batch.max_src_steps, c.batch.max_tgt_steps);
-            model_grad_zero(&g);
-            const double loss = model_grad_forward_backward(&g, &ws, &c.P, &one);
+            HardStats st;
+            model_grad_init(&g, &c.d, c.batch.batch_size, c.batch.max_src_steps,
+                            c.batch.max_tgt_steps);
+            const double loss = plain_shard_pass(&c, k, n, &g, &st);
             ck_assert_msg(loss == s.all[k].loss, "%s: shard %d's loss %.17g, its plain pass %.17g",
                           fixture_variant(v).name, k, s.all[k].loss, loss);
-            const HardStats *st = &ws.hard_stats; /* summed in shard order */
-            sum.surrogate += st->surrogate;
-            sum.nll += st->nll;
-            sum.reward_sum += st->reward_sum;
-            sum.sampled += st->sampled;
-            sum.sampled_tokens += st->sampled_tokens;
-            sum.entropy_sum += st->entropy_sum;
-            sum.entropy_terms += st->entropy_terms;
+            sum.surrogate += st.surrogate; /* summed in shard order */
+            sum.nll += st.nll;
+            sum.reward_sum += st.reward_sum;
+            sum.sampled += st.sampled;
+            sum.sampled_tokens += st.sampled_tokens;
+            sum.entropy_sum += st.entropy_sum;
+            sum.entropy_terms += st.entropy_terms;
             model_grad_free(&g);
-            model_workspace_free(&ws);
-            batch_free(&one);
         }
         if (c.hard.mode != CONTEXT_SOFT)
             ck_assert_msg(!memcmp(&sum, &s.hard_stats, sizeof sum) && sum.sampled_tokens > 0,
@@ -168,6 +187,49 @@ START_TEST(each_shard_is_the_plain_pass_over_its_sentences_with_its_own_draws)
         shards_free(&s);
         shard_case_free(&c);
     }
+}
+END_TEST
+
+/* The shards' gradients are added in shard order, ((g_0 + g_1) + g_2) + g_3 in float, bit
+ * for bit: what makes N processes equal one (issue 41: a sum in another order passed
+ * this suite, and only the MPI suite's comparison of whole runs saw it). */
+START_TEST(the_shards_gradients_are_added_in_shard_order)
+{
+    enum { N = 4 };
+    int differs = 0;
+    for (int v = 0; v < FIXTURE_N_VARIANTS; v++) {
+        ShardCase c;
+        shard_case_init(&c, v);
+        Shards s;
+        shards_for(&s, &c, N, 2);
+        run(&s, &c);
+        const Params *got = &shards_gradient(&s)->dense;
+        ModelGrad g[N];
+        for (int k = 0; k < N; k++) {
+            HardStats st;
+            model_grad_init(&g[k], &c.d, c.batch.batch_size, c.batch.max_src_steps,
+                            c.batch.max_tgt_steps);
+            plain_shard_pass(&c, k, N, &g[k], &st);
+        }
+        for (size_t x = 0; x < got->n; x++) {
+            float in_order = g[0].dense.mem[x];
+            for (int k = 1; k < N; k++)
+                in_order += g[k].dense.mem[x];
+            ck_assert_msg(got->mem[x] == in_order, "%s: gradient element %zu is %.9g, its shards "
+                          "in order give %.9g", fixture_variant(v).name, x, got->mem[x], in_order);
+            /* that the order is seen at all: another order gives other bits somewhere */
+            float reversed = g[N - 1].dense.mem[x];
+            for (int k = N - 2; k >= 0; k--)
+                reversed += g[k].dense.mem[x];
+            differs += reversed != in_order;
+        }
+        for (int k = 0; k < N; k++)
+            model_grad_free(&g[k]);
+        shards_free(&s);
+        shard_case_free(&c);
+    }
+    printf("shards: %d gradient elements whose sum in reverse shard order differs\n", differs);
+    ck_assert_int_gt(differs, 0);
 }
 END_TEST
 
@@ -203,6 +265,7 @@ Suite *shards_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, the_threads_the_shards_run_on_change_no_bit);
     tcase_add_test(tc, each_shard_is_the_plain_pass_over_its_sentences_with_its_own_draws);
+    tcase_add_test(tc, the_shards_gradients_are_added_in_shard_order);
     tcase_add_test(tc, the_shards_sum_to_the_whole_batch);
     suite_add_tcase(s, tc);
     return s;
