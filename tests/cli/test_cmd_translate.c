@@ -47,6 +47,8 @@ static int count_lines(const char *text)
 
 enum { N_SOURCES = 200, MAX_OUT = 12, MAX_BEAM = 5 };
 
+static int source_words(const Checkpoint *ck, int b, int *ids);
+
 /* The tiny model of `run` (with random weights in [-scale, scale] when scale > 0: a
  * model that ends anywhere), a batch of N_SOURCES made-up sources of 2 to 7 words, and
  * their output limits (MAX_OUT each). */
@@ -65,13 +67,42 @@ static void beam_setup(const char *run, double random_scale, Checkpoint *ck, Bat
     static int ids[N_SOURCES][7];
     int src_n[N_SOURCES];
     for (int b = 0; b < N_SOURCES; b++) {
-        src_n[b] = 2 + b % 6;
-        for (int j = 0; j < src_n[b]; j++)
-            ids[b][j] = N_SPECIAL_TOKENS + (b * 7 + j * 3 + b / 6) % (ck->src_vocab.size - N_SPECIAL_TOKENS);
+        src_n[b] = source_words(ck, b, ids[b]);
         src[b] = ids[b];
         max_out[b] = MAX_OUT;
     }
     batch_fill(bt, N_SOURCES, src, src_n, NULL, NULL);
+}
+
+/* Made-up source b of beam_setup's batch into ids (up to 7); returns its length. */
+static int source_words(const Checkpoint *ck, int b, int *ids)
+{
+    const int n = 2 + b % 6;
+    for (int j = 0; j < n; j++)
+        ids[j] = N_SPECIAL_TOKENS + (b * 7 + j * 3 + b / 6) % (ck->src_vocab.size - N_SPECIAL_TOKENS);
+    return n;
+}
+
+/* The largest difference between hypothesis h's attention rows, as the beam traced them
+ * through its parents, and the teacher-forced pass's over source b and h's words (ws a
+ * forward workspace for one pair). */
+static double forced_attention_difference(const Checkpoint *ck, Workspace *ws, int b,
+                                          const Hypothesis *h)
+{
+    int ids[7];
+    const int n = source_words(ck, b, ids), S = n + 1;
+    Batch one;
+    batch_init(&one, 1, S, MAX_OUT + 1);
+    const int *sp = ids, *tp = h->tokens;
+    batch_fill(&one, 1, &sp, &n, &tp, &h->len);
+    model_forward(ws, &ck->params, &one);
+    double worst = 0;
+    for (int i = 0; i < h->len + h->ended; i++) /* a cut hypothesis has no </s> row */
+        for (int j = 0; j < S; j++)
+            worst = fmax(worst, fabs((double)h->attention[(size_t)i * S + j] -
+                                     (double)ws->alpha[(size_t)i * one.src_steps + j]));
+    batch_free(&one);
+    return worst;
 }
 
 /* Beam search with one hypothesis is greedy decoding, token for token, whatever the
@@ -247,6 +278,9 @@ static void check_beam_against_plain(const char *run, double random_scale)
     decoder_init(&dec, &ck.dims, N_SOURCES, 8, MAX_BEAM);
     static PlainHyp fin[N_SOURCES][2 * MAX_BEAM];
     int n_fin[N_SOURCES];
+    Workspace forced;
+    model_workspace_init(&forced, &ck.dims, 1, 8, MAX_OUT + 1, 0);
+    double worst = 0;
     const int beams[] = {2, 3, MAX_BEAM};
     const double alphas[] = {0, 1};
     for (size_t k = 0; k < 2 * sizeof beams / sizeof *beams; k++)
@@ -272,10 +306,23 @@ static void check_beam_against_plain(const char *run, double random_scale)
                         ck_assert_int_eq(h->tokens[w], p->words[w]);
                     ck_assert_double_eq_tol(h->logprob, p->logprob, 1e-12);
                     ck_assert_double_eq_tol(h->score, p->score, 1e-12);
+                    /* the attention it carries is its own history's, parent by parent
+                     * (issue 41: the wrong parent's rows passed this suite): what the
+                     * model computes teacher-forced on its words */
+                    if (K == MAX_BEAM && n_best == K && alphas[a] > 0) {
+                        const double off = forced_attention_difference(&ck, &forced, b, h);
+                        worst = fmax(worst, off);
+                        ck_assert_msg(off <= 1e-5, "%s weights, source %d, hypothesis %d: its "
+                                      "attention differs from the forced pass's by %.2e", what,
+                                      b, i, off);
+                    }
                 }
                 nbest_free(&nb[b]);
             }
         }
+    printf("beam %d's hypotheses (%s weights) against teacher forcing: attention differs by at "
+           "most %.2e\n", MAX_BEAM, random_scale > 0 ? "random" : "trained", worst);
+    model_workspace_free(&forced);
     decoder_free(&dec);
     batch_free(&bt);
     checkpoint_free(&ck);
