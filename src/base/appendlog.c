@@ -86,6 +86,13 @@ void appendlog_close(AppendLog *l)
     l->fd = -1;
 }
 
+/* The file name of path, for the fault hooks' trace. */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
 int appendlog_line(AppendLog *l, const char *text, size_t len)
 {
     if (l->fd < 0) {
@@ -115,6 +122,7 @@ int appendlog_line(AppendLog *l, const char *text, size_t len)
         free(buf);
     if (!code) {
         l->size += (long long)(len + 1);
+        fault_trace("write %s %lld", base_name(l->path), l->size);
         return 0;
     }
     /* cut back what part of the line did land (if even this fails, the next open
@@ -127,5 +135,10 @@ int appendlog_line(AppendLog *l, const char *text, size_t len)
 
 int appendlog_sync(AppendLog *l)
 {
-    return l->fd >= 0 ? fsync(l->fd) : 0;
+    if (l->fd < 0)
+        return 0;
+    const int rc = fsync(l->fd);
+    if (rc == 0)
+        fault_trace("sync %s %lld", base_name(l->path), l->size);
+    return rc;
 }

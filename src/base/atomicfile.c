@@ -107,6 +107,8 @@ int atomicfile_commit(AtomicFile *a, Error *err)
         goto fail;
     }
     kill_at(a, "rename");
+    if (a->fault_hooks)
+        fault_trace("rename %s", a->path);
     if (injected_failure(a, FAULT_RENAME) || rename(a->tmp_path, a->path) != 0) {
         char what[128];
         snprintf(what, sizeof what, "%s into place", action(a, "rename", verb, sizeof verb));

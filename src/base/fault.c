@@ -4,6 +4,7 @@
 #ifdef S2S_FAULT_HOOKS
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,20 @@ static int this_rank_faults(void)
 {
     const char *only = getenv("S2S_FAULT_RANK"), *rank = getenv("OMPI_COMM_WORLD_RANK");
     return !only || (rank && !strcmp(only, rank));
+}
+
+void fault_trace(const char *fmt, ...)
+{
+    const char *path = getenv("S2S_FAULT_TRACE");
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+    fclose(f);
 }
 
 int fault_batch_unreadable(long step)

@@ -23,6 +23,11 @@
  *                             checkpoint save) or test (the final test translation)
  *   S2S_FAULT_BATCH=step      the batch of that step cannot be read (as a picture past
  *                             the cache that no longer decodes)
+ *   S2S_FAULT_TRACE=path      a line appended to path for each durable event: a log's
+ *                             line written ("write NAME SIZE"), a log synced ("sync NAME
+ *                             SIZE"), the log lengths a checkpoint records ("marks
+ *                             METRICS ALIGNMENTS"), a checkpoint renamed into place
+ *                             ("rename PATH"): what the durability test reads
  * Under mpirun, S2S_FAULT_RANK=K gives the SIGNAL and BATCH faults to rank K alone. */
 #ifndef S2S_FAULT_H
 #define S2S_FAULT_H
@@ -49,6 +54,8 @@ void fault_slow_step(void);
 void fault_signal_at(const char *phase, long step);
 /* Nonzero if S2S_FAULT_BATCH names this step. */
 int fault_batch_unreadable(long step);
+/* Appends the line fmt makes to S2S_FAULT_TRACE's file, if it is set. */
+void fault_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #else
 static inline int fault_nan_loss(long step)
 {
@@ -89,6 +96,10 @@ static inline int fault_batch_unreadable(long step)
 {
     (void)step;
     return 0;
+}
+static inline void fault_trace(const char *fmt, ...)
+{
+    (void)fmt;
 }
 #endif
 

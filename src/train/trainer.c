@@ -29,6 +29,7 @@ int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Er
     RunMarks marks = rundir_marks(&t->run); /* the logs are durable before the checkpoint */
     t->prog.metrics_bytes = marks.metrics_bytes;
     t->prog.alignments_bytes = marks.alignments_bytes;
+    fault_trace("marks %lld %lld", (long long)marks.metrics_bytes, (long long)marks.alignments_bytes);
     t->prog.log_loss = t->log_loss;
     t->prog.log_steps = t->log_steps;
     t->prog.log_tokens = t->log_tokens;

@@ -236,6 +236,62 @@ START_TEST(a_kill_at_each_stage_of_the_commit_leaves_a_whole_checkpoint)
 }
 END_TEST
 
+/* ---- durability of the logs ------------------------------------------------------------------- */
+
+/* Every byte of metrics.jsonl and alignments.jsonl that a checkpoint records (the
+ * lengths a resume cuts the logs back to) is synced before that checkpoint is renamed
+ * into place, at every save of the run: read from the trace of writes, syncs, marks and
+ * renames the fault build keeps (issue 41: a last.ckpt recording a validation line that
+ * was never synced passed every test). */
+START_TEST(every_log_byte_a_checkpoint_records_is_synced_before_its_rename)
+{
+    char dir[512], trace[700], env_trace[800];
+    scratch_dir(dir, sizeof dir, "durable-logs");
+    write_tiny_setup(dir);
+    snprintf(trace, sizeof trace, "%s/trace.txt", dir);
+    snprintf(env_trace, sizeof env_trace, "S2S_FAULT_TRACE=%s", trace);
+    const char *env[] = {env_trace, NULL};
+    const char *sets[] = {"training.max_steps=24", "training.valid_every=4", "training.log_every=3",
+                          "alignments.every=5", "training.average_last=2", NULL};
+    ck_assert_int_eq(train(S2S_FAULTS, dir, sets, env, NULL), 0);
+    char *text = read_file(trace);
+    long long written[2] = {0, 0}, synced[2] = {0, 0}, marks[2] = {-1, -1};
+    static const char *const logs[2] = {"metrics.jsonl", "alignments.jsonl"};
+    int renames = 0, recorded = 0;
+    for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char what[16], name[600];
+        long long a = 0, b = 0;
+        if (sscanf(line, "marks %lld %lld", &a, &b) == 2) {
+            marks[0] = a, marks[1] = b;
+            continue;
+        }
+        ck_assert_msg(sscanf(line, "%15s %599s %lld", what, name, &a) >= 2, "trace: %s", line);
+        for (int k = 0; k < 2; k++) {
+            if (strcmp(name, logs[k]))
+                continue;
+            if (!strcmp(what, "write"))
+                written[k] = a;
+            else if (!strcmp(what, "sync"))
+                synced[k] = a;
+        }
+        if (!strcmp(what, "rename") && strstr(name, "/checkpoints/")) {
+            renames++;
+            ck_assert_msg(marks[0] >= 0, "a checkpoint renamed without marks: %s", name);
+            for (int k = 0; k < 2; k++) {
+                ck_assert_msg(marks[k] <= synced[k], "%s records %lld bytes of %s, of which %lld "
+                              "are synced (%lld written)", name, marks[k], logs[k], synced[k],
+                              written[k]);
+                recorded += marks[k] > 0;
+            }
+        }
+    }
+    free(text);
+    ck_assert_int_ge(renames, 6);   /* best.ckpt and last.ckpt at each validation, at least */
+    ck_assert_int_ge(recorded, 2 * 6 - 2); /* and they record lines of both logs */
+    ck_assert(written[0] > 0 && written[1] > 0);
+}
+END_TEST
+
 /* ---- write errors --------------------------------------------------------------------------- */
 
 /* Resumes with S2S_FAULT_IO=spec; returns the exit code, the first stderr line in line. */
@@ -753,6 +809,7 @@ Suite *faults_suite(void)
     TCase *tc = tcase_create("faults");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, a_file_size_limit_makes_the_save_fail_with_exit_3);
+    tcase_add_test(tc, every_log_byte_a_checkpoint_records_is_synced_before_its_rename);
     tcase_add_test(tc, whole_files_go_through_exclusive_temporaries_synced_file_and_directory);
     tcase_add_test(tc, links_planted_at_temporary_names_are_never_followed);
     tcase_add_test(tc, damaged_checkpoints_are_refused_and_an_intact_one_is_offered);
