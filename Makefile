@@ -246,7 +246,8 @@ demo-image: s2s
 # corpora as examples under share/s2s/. The installed configs name the installed corpora
 # by their absolute paths, so that `s2s train PREFIX/share/s2s/configs/demo.yaml` runs
 # from any directory (writing runs/ there); the corpora a user makes or fetches
-# (shapes, Tatoeba) stay relative to the directory it runs in. make uninstall removes
+# (shapes, Tatoeba) stay relative to the directory it runs in (a PREFIX holding `#`,
+# `&` or `\` would need escaping for sed: not supported). make uninstall removes
 # exactly these.
 PREFIX  ?= /usr/local
 BINDIR   = $(DESTDIR)$(PREFIX)/bin

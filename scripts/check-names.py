@@ -35,7 +35,7 @@ EXEMPT = [
     r"^(config|resolved)\.yaml$",  # the copy of its config a run keeps
     r"(^|/|_)(NAME|RUN_DIR|OUT_DIR|OUT|DIR|FILE|CONFIG)(/|\.|_)",  # placeholders
     r"^(configs/)?(my|your|new|other)[\w-]*\.yaml$",  # a user's own config in examples
-    r"^share/s2s/",                # where make install puts the configs
+    r"^(PREFIX/)?share/s2s/",      # where make install puts the configs
     r"^/",                         # absolute paths (system files, /tmp)
     r"^build/",                    # what make builds
     r"^\.\./",                     # outside the repository, named only as provenance

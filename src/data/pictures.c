@@ -8,6 +8,7 @@
 #include "base/interrupt.h"
 #include "base/mem.h"
 #include "base/path.h"
+#include "text/termtext.h"
 
 void pictures_init(Pictures *p, int size, int resize)
 {
@@ -82,8 +83,9 @@ static void progress_show(DecodeProgress *p, const char *list_path, int done, in
     if (!p->show.to || (done < n && now_seconds() - p->last < p->show.every) ||
         (done == n && !p->drawn))
         return;
-    fprintf(p->show.to, "\rdecoding the pictures of %s: %d of %d%s", list_path, done, n,
-            done == n ? "\n" : "");
+    char safe[4 * 4096];
+    fprintf(p->show.to, "\rdecoding the pictures of %s: %d of %d%s",
+            termtext_escape(safe, sizeof safe, list_path), done, n, done == n ? "\n" : "");
     fflush(p->show.to);
     p->last = now_seconds();
     p->drawn = 1;

@@ -27,7 +27,7 @@ static void cell_colour(double v, char out[8], int *light_text)
 /* A row's label: its source word, its head, or its number. */
 static void row_label(FILE *f, const ExplainTensor *t, const ExplainWords *w, int r)
 {
-    char label[256];
+    char label[1024];
     if (t->rows_are == ROWS_SOURCE) {
         explain_source_label(label, sizeof label, w, r);
         heatmap_xml_text(f, label);
@@ -101,7 +101,7 @@ static void weights_over_picture(FILE *f, const ExplainStep *x, const ExplainTen
         if (t->rows > 1) {
             snprintf(names[r], sizeof names[r], "head %d", r + 1);
         } else if (x->self_layer) {
-            snprintf(names[r], sizeof names[r], "cell %d", x->step - 1);
+            explain_source_label(names[r], sizeof names[r], w, x->step - 1);
         } else {
             explain_target_label(names[r], sizeof names[r], w, x->step - 1);
         }
@@ -131,7 +131,7 @@ static void tensor_svg(FILE *f, const ExplainTensor *t, const ExplainWords *w, i
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">",
                 LABEL_W + c * CELL_W + CELL_W / 2, HEAD_H - 7);
         if (by_word) {
-            char label[256];
+            char label[1024];
             explain_source_label(label, sizeof label, w, c);
             heatmap_xml_text(f, label);
         } else
@@ -177,7 +177,7 @@ static void shape_words(FILE *f, const ExplainTensor *t, const ExplainWords *w)
 /* The source's (or the target's first n) labels, a space between. */
 static void words_line(FILE *f, const ExplainWords *w, int target, int n)
 {
-    char label[256];
+    char label[1024];
     for (int k = 0; k < n; k++) {
         if (k)
             fputc(' ', f);

@@ -39,22 +39,31 @@ static int by_position(const ExplainTensor *t, const ExplainWords *w)
     return !strcmp(t->cols_are, "source words") && t->cols == w->S;
 }
 
+/* word, or "<unk>(word)" when unknown, into out (cap bytes); a word too long for it is
+ * cut at a character's first byte, never inside one. */
+static void word_label(char *out, size_t cap, const char *word, int unknown)
+{
+    const size_t room = cap - (unknown ? sizeof "<unk>()" - 1 : 0) - 1;
+    size_t n = strlen(word);
+    if (n > room) {
+        n = room;
+        while (n > 0 && ((unsigned char)word[n] & 0xC0) == 0x80)
+            n--;
+    }
+    snprintf(out, cap, unknown ? "<unk>(%.*s)" : "%.*s", (int)n, word);
+}
+
 void explain_source_label(char *out, size_t cap, const ExplainWords *w, int j)
 {
     if (w->grid)
         snprintf(out, cap, "%d (%d,%d)", j, j / w->grid, j % w->grid);
-    else if (w->src_unk && w->src_unk[j])
-        snprintf(out, cap, "<unk>(%s)", w->src[j]);
     else
-        snprintf(out, cap, "%s", w->src[j]);
+        word_label(out, cap, w->src[j], w->src_unk && w->src_unk[j]);
 }
 
 void explain_target_label(char *out, size_t cap, const ExplainWords *w, int i)
 {
-    if (w->tgt_unk && w->tgt_unk[i])
-        snprintf(out, cap, "<unk>(%s)", w->tgt[i]);
-    else
-        snprintf(out, cap, "%s", w->tgt[i]);
+    word_label(out, cap, w->tgt[i], w->tgt_unk && w->tgt_unk[i]);
 }
 
 /* "5 x 10: one row per source word, attention_size (a) columns" */
@@ -89,7 +98,7 @@ static void print_row_label(FILE *f, const ExplainTensor *t, const ExplainWords 
 {
     char label[64];
     if (t->rows_are == ROWS_SOURCE) {
-        char word[256];
+        char word[1024];
         explain_source_label(word, sizeof word, w, r);
         termtext_escape(label, sizeof label, word);
     } else if (t->rows_are == ROWS_HEADS)
@@ -128,8 +137,10 @@ static void print_grid(FILE *f, const ExplainTensor *t, const ExplainWords *w)
 {
     const int G = w->grid;
     for (int r = 0; r < t->rows; r++) {
-        if (t->rows > 1)
+        if (t->rows_are == ROWS_HEADS)
             fprintf(f, "    head %d\n", r + 1);
+        else if (t->rows > 1)
+            fprintf(f, "    row %d\n", r + 1);
         fprintf(f, "    %12s", "column");
         for (int c = 0; c < G; c++)
             fprintf(f, " %10d", c);
@@ -154,7 +165,7 @@ static void print_values(FILE *f, const ExplainTensor *t, const ExplainWords *w,
     if (by_position(t, w)) {
         fprintf(f, "    %12s", "");
         for (int c = 0; c < shown; c++) {
-            char word[256];
+            char word[1024];
             explain_source_label(word, sizeof word, w, c);
             print_column_word(f, word);
         }
@@ -188,7 +199,7 @@ void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, in
             print_tensor(f, &x->tensors[k], w, max_cols);
         return;
     }
-    char label[256];
+    char label[1024];
     if (w->grid) {
         fprintf(f, "source: the picture ");
         termtext_put(f, w->picture ? w->picture : "");

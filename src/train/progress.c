@@ -31,11 +31,16 @@ void log_header(Trainer *t, int resumed)
     const long shards = cfg->training.shards;
     const int threads = workers_threads(t->shards.workers);
     const int ranks = ranks_size();
+    /* the threads a rank was given (training.threads, resolved), of which it uses no
+     * more than a shard each and the exchange's */
+    char given[64] = "training.threads";
+    if (threads != t->eval_blas_threads)
+        snprintf(given, sizeof given, "of the %d of training.threads", t->eval_blas_threads);
     if (ranks > 1)
         rundir_log(&t->run, "each batch in %ld shards (training.shards) over %d processes "
-                   "(mpirun), %d each on %d thread%s (training.threads), %d BLAS thread%s each; "
+                   "(mpirun), %d each on %d thread%s (%s), %d BLAS thread%s each; "
                    "%s; rank 0 writes the run", shards, ranks, t->shards.local, threads,
-                   plural(threads), t->step_blas_threads, plural(t->step_blas_threads),
+                   plural(threads), given, t->step_blas_threads, plural(t->step_blas_threads),
                    t->shards.overlap ? "a thread of its own sends the output layer's gradient "
                                        "during the backward pass"
                                      : "the gradients go after the passes (a thread more than "

@@ -14,6 +14,7 @@
 #include "base/ranks.h"
 #include "nn/small_gemm.h"
 #include "text/number.h"
+#include "text/termtext.h"
 #include "train/sectionfile.h"
 #include "train/trainer_parts.h"
 
@@ -277,11 +278,15 @@ static int train_loop(Trainer *t, Error *err)
             return finish(t, reason, err);
         const int bad = step(t, err);
         if (bad < 0 && ranks_size() > 1) {
-            /* read by this rank alone: the others would wait for its shards for good */
-            char why[ERROR_MSG_MAX + 80];
+            /* read by this rank alone: the others would wait for its shards for good. The
+             * lead's log says why too; the message is escaped as cmd_error escapes. */
+            char why[ERROR_MSG_MAX + 80], safe[4 * (ERROR_MSG_MAX + 80)];
             snprintf(why, sizeof why, "%s; the job ends here (the checkpoints saved are "
                      "whole)", err->msg);
-            ranks_abort(TRAIN_BAD_INPUT, why);
+            termtext_escape(safe, sizeof safe, why);
+            rundir_note(&t->run, "s2s: error: rank %d of %d: %s", ranks_rank(), ranks_size(), safe);
+            rundir_close(&t->run); /* ends a live line on the terminal */
+            ranks_abort(TRAIN_BAD_INPUT, safe);
         }
         if (bad < 0)
             return TRAIN_BAD_INPUT;
@@ -356,7 +361,8 @@ int train_run(Config *cfg, const char *resume_dir, Error *err)
 {
     Trainer t = {.cfg = cfg, .lead = ranks_rank() == 0};
     err->msg[0] = '\0';
-    t.run.lock_fd = -1;
+    t.run.lock_fd = -1; /* nothing open until trainer_open_run */
+    t.run.log.fd = t.run.metrics.fd = t.run.alignments.fd = -1;
     int rc = agree_to_start(&t, trainer_setup(&t, resume_dir, err), err);
     if (rc == TRAIN_OK) /* nothing is written until every rank is ready */
         rc = agree_to_start(&t, trainer_open_run(&t, err), err);
