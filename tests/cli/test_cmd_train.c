@@ -623,45 +623,57 @@ END_TEST
 
 /* training.warmup_steps W: update k of the first W uses k/W of the scheduled rate, which
  * the plateau rule halves meanwhile (here at every validation after the first, every 2
- * steps), and from update W on the scheduled rate itself. Every training record (one a
+ * steps), and from update W on the scheduled rate itself. The rule decides on the
+ * scheduled rate, never below learning_rate_min: with a floor of 0.004, step 4 halves
+ * 0.01 to 0.005 though its warmed-up rate (0.004) is at the floor, and step 6 takes it to
+ * the floor though the next update's rate (0.0035) is below it (issue 41: with a floor
+ * of 0 alone, a rule comparing either of those passed). Every training record (one a
  * step) says the rate its update used, a validation record the rate of the next update:
  * both are checked against the rates computed here, the way the trainer must. */
 START_TEST(the_warmup_rises_linearly_and_composes_with_the_plateau_decay)
 {
-    char dir[512], path[700], key[64], text[32];
-    scratch_dir(dir, sizeof dir, "warmup");
-    write_tiny_setup(dir);
-    const char *sets[] = {"training.valid_every=2", "training.max_steps=14",
-                          "training.early_stopping_metric=exact", "training.patience=1",
-                          "training.scheduling=plateau", "training.warmup_steps=10",
-                          "training.learning_rate_min=0", NULL};
-    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
-    snprintf(path, sizeof path, "%s/run/metrics.jsonl", dir);
-    char *m = read_file(path);
-    double scheduled = 0.01; /* halved by each validation after the first */
-    int checked = 0;
-    for (char *line = strtok(m, "\n"); line; line = strtok(NULL, "\n")) {
-        long step = atol(line + strlen("{\"step\":"));
-        const int validation = strstr(line, "\"valid_loss\"") != NULL;
-        if (!validation && !strstr(line, "\"train_loss\""))
-            continue; /* an alignment record */
-        if (validation && step > 2)
-            scheduled *= 0.5;
-        const long k = validation ? step + 1 : step; /* the update the rate is for */
-        const double expected = k < 10 ? scheduled * (double)k / 10 : scheduled;
-        snprintf(key, sizeof key, "\"lr\":%s,", number_digits(text, sizeof text, expected, 6));
-        ck_assert_msg(strstr(line, key) != NULL, "step %ld: expected %s in %s", step, key, line);
-        checked++;
+    static const double floors[] = {0, 0.004};
+    for (int f = 0; f < 2; f++) {
+        char dir[512], path[700], key[64], text[32], floor_set[64];
+        scratch_dir(dir, sizeof dir, f ? "warmup-floor" : "warmup");
+        write_tiny_setup(dir);
+        snprintf(floor_set, sizeof floor_set, "training.learning_rate_min=%g", floors[f]);
+        const char *sets[] = {"training.valid_every=2", "training.max_steps=14",
+                              "training.early_stopping_metric=exact", "training.patience=1",
+                              "training.scheduling=plateau", "training.warmup_steps=10",
+                              floor_set, NULL};
+        ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+        snprintf(path, sizeof path, "%s/run/metrics.jsonl", dir);
+        char *m = read_file(path);
+        double scheduled = 0.01; /* halved by each validation after the first, to the floor */
+        int checked = 0, decays = 0;
+        for (char *line = strtok(m, "\n"); line; line = strtok(NULL, "\n")) {
+            long step = atol(line + strlen("{\"step\":"));
+            const int validation = strstr(line, "\"valid_loss\"") != NULL;
+            if (!validation && !strstr(line, "\"train_loss\""))
+                continue; /* an alignment record */
+            if (validation && step > 2 && scheduled > floors[f]) {
+                scheduled = fmax(scheduled * 0.5, floors[f]);
+                decays++;
+            }
+            const long k = validation ? step + 1 : step; /* the update the rate is for */
+            const double expected = k < 10 ? scheduled * (double)k / 10 : scheduled;
+            snprintf(key, sizeof key, "\"lr\":%s,", number_digits(text, sizeof text, expected, 6));
+            ck_assert_msg(strstr(line, key) != NULL, "floor %g, step %ld: expected %s in %s",
+                          floors[f], step, key, line);
+            checked++;
+        }
+        ck_assert_int_eq(checked, 14 + 7);
+        ck_assert_int_eq(decays, f ? 2 : 6);
+        free(m);
+        snprintf(path, sizeof path, "%s/stderr.txt", dir);
+        char *log = read_file(path);
+        ck_assert_ptr_nonnull(strstr(log, "learning rate: rises linearly to 0.01 over the first 10 "
+                                          "updates (training.warmup_steps)\n"));
+        ck_assert_ptr_nonnull(strstr(log, "step=3 epoch=0.079 loss="));
+        ck_assert_ptr_nonnull(strstr(log, " lr=0.003 elapsed="));
+        free(log);
     }
-    ck_assert_int_eq(checked, 14 + 7);
-    free(m);
-    snprintf(path, sizeof path, "%s/stderr.txt", dir);
-    char *log = read_file(path);
-    ck_assert_ptr_nonnull(strstr(log, "learning rate: rises linearly to 0.01 over the first 10 "
-                                      "updates (training.warmup_steps)\n"));
-    ck_assert_ptr_nonnull(strstr(log, "step=3 epoch=0.079 loss="));
-    ck_assert_ptr_nonnull(strstr(log, " lr=0.003 elapsed="));
-    free(log);
 }
 END_TEST
 
