@@ -35,7 +35,7 @@ static const char EXPLAIN_USAGE[] =
     "target's words + 1 (the step that emits </s>). --head K: one head's slices (from 1).\n"
     "--self L: the encoder's self-attention layer L (from 1) at source position --step\n"
     "instead: the position's query, the keys, the values, the scores, the weights, what\n"
-    "it gathers and the layer's output there.\n"
+    "it gathers and the layer's output there (no --tgt: the layer reads the source alone).\n"
     "--format json: one object, every value the shortest text that reads back as the same\n"
     "float. --format html: one page, each tensor drawn with its values in the cells.\n"
     "--max-cols N (default 8): columns past N are counted, not printed (text, html).\n"
