@@ -546,6 +546,12 @@ START_TEST(translate_searches_as_the_checkpoint_says_unless_told)
     ck_assert_msg(strcmp(text[0], text[2]) != 0, "alpha 1.7 and alpha 0 print the same lists");
     for (int k = 0; k < 3; k++)
         free(text[k]);
+    /* the beam is the checkpoint's 3, not translate's own default: 4 best are refused */
+    const char *four[] = {S2S, "translate", "--model", model, "--n-best", "4", NULL};
+    ck_assert_int_eq(run_command_with(four, out[0], err, &(RunOptions){.in_path = src}, NULL), 2);
+    char line[1000];
+    first_line(err, line, sizeof line);
+    ck_assert_msg(strstr(line, "--n-best: at most --beam hypotheses"), "%s", line);
 }
 END_TEST
 
