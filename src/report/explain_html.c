@@ -24,6 +24,32 @@ static void cell_colour(double v, char out[8], int *light_text)
     *light_text = t > 0.6;
 }
 
+/* Opens an SVG of cols x rows cells under their labels; returns the largest magnitude of
+ * t's values, which every cell's colour is scaled by. */
+static double svg_open(FILE *f, const ExplainTensor *t, int cols, int rows)
+{
+    double most = 0;
+    for (size_t e = 0; e < (size_t)t->rows * t->cols; e++)
+        most = fmax(most, fabs(t->values[e]));
+    fprintf(f, "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+            "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
+            LABEL_W + cols * CELL_W + 4, HEAD_H + rows * CELL_H + 4);
+    return most;
+}
+
+/* The cell at column c of the row at y: its colour and its value written in it. */
+static void value_cell(FILE *f, int c, int y, double v, double most)
+{
+    char colour[8];
+    int light;
+    cell_colour(most > 0 ? v / most : 0, colour, &light);
+    const int x = LABEL_W + c * CELL_W;
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+            "stroke=\"#fff\"/><text x=\"%d\" y=\"%d\" text-anchor=\"middle\"%s>%.3g</text>\n",
+            x, y, CELL_W, CELL_H, colour, x + CELL_W / 2, y + CELL_H / 2 + 4,
+            light ? " fill=\"#fff\"" : "", v);
+}
+
 /* A row's label: its source word, its head, or its number. */
 static void row_label(FILE *f, const ExplainTensor *t, const ExplainWords *w, int r)
 {
@@ -37,23 +63,12 @@ static void row_label(FILE *f, const ExplainTensor *t, const ExplainWords *w, in
         fprintf(f, "row %d", r + 1);
 }
 
-/* Whether t's columns are the source's positions (every one of them). */
-static int by_position(const ExplainTensor *t, const ExplainWords *w)
-{
-    return !strcmp(t->cols_are, "source words") && t->cols == w->S;
-}
-
 /* An image model's values by cell: each row of t (a head, or the one row) as the G x G
  * grid over the picture, one under the other, every cell drawn. */
 static void grid_svg(FILE *f, const ExplainTensor *t, const ExplainWords *w)
 {
     const int G = w->grid, rows = t->rows * G;
-    double most = 0;
-    for (size_t e = 0; e < (size_t)t->rows * t->cols; e++)
-        most = fmax(most, fabs(t->values[e]));
-    fprintf(f, "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-            "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
-            LABEL_W + G * CELL_W + 4, HEAD_H + rows * CELL_H + 4);
+    const double most = svg_open(f, t, G, rows);
     for (int c = 0; c < G; c++)
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">column %d"
                 "</text>\n", LABEL_W + c * CELL_W + CELL_W / 2, HEAD_H - 7, c);
@@ -61,20 +76,11 @@ static void grid_svg(FILE *f, const ExplainTensor *t, const ExplainWords *w)
         const int y = HEAD_H + r * CELL_H;
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LABEL_W - 6,
                 y + CELL_H / 2 + 4);
-        if (t->rows > 1)
+        if (t->rows_are == ROWS_HEADS)
             fprintf(f, "head %d, ", r / G + 1);
         fprintf(f, "row %d</text>\n", r % G);
-        for (int c = 0; c < G; c++) {
-            const double v = t->values[(size_t)r * G + c]; /* row r / G's cell (r % G) G + c */
-            char colour[8];
-            int light;
-            cell_colour(most > 0 ? v / most : 0, colour, &light);
-            const int x = LABEL_W + c * CELL_W;
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
-                    "stroke=\"#fff\"/><text x=\"%d\" y=\"%d\" text-anchor=\"middle\"%s>%.3g</text>\n",
-                    x, y, CELL_W, CELL_H, colour, x + CELL_W / 2, y + CELL_H / 2 + 4,
-                    light ? " fill=\"#fff\"" : "", v);
-        }
+        for (int c = 0; c < G; c++) /* row r / G's cell (r % G) G + c */
+            value_cell(f, c, y, t->values[(size_t)r * G + c], most);
     }
     fputs("</svg>\n", f);
 }
@@ -120,13 +126,8 @@ static void weights_over_picture(FILE *f, const ExplainStep *x, const ExplainTen
 static void tensor_svg(FILE *f, const ExplainTensor *t, const ExplainWords *w, int max_cols)
 {
     const int cols = t->cols < max_cols ? t->cols : max_cols;
-    const int by_word = by_position(t, w);
-    double most = 0;
-    for (size_t e = 0; e < (size_t)t->rows * t->cols; e++)
-        most = fmax(most, fabs(t->values[e]));
-    fprintf(f, "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-            "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
-            LABEL_W + cols * CELL_W + 4, HEAD_H + t->rows * CELL_H + 4);
+    const int by_word = explain_by_position(t, w);
+    const double most = svg_open(f, t, cols, t->rows);
     for (int c = 0; c < cols; c++) { /* the columns: source words, or dimensions */
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">",
                 LABEL_W + c * CELL_W + CELL_W / 2, HEAD_H - 7);
@@ -143,17 +144,8 @@ static void tensor_svg(FILE *f, const ExplainTensor *t, const ExplainWords *w, i
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LABEL_W - 6, y + CELL_H / 2 + 4);
         row_label(f, t, w, r);
         fputs("</text>\n", f);
-        for (int c = 0; c < cols; c++) {
-            const double v = t->values[(size_t)r * t->cols + c];
-            char colour[8];
-            int light;
-            cell_colour(most > 0 ? v / most : 0, colour, &light);
-            const int x = LABEL_W + c * CELL_W;
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
-                    "stroke=\"#fff\"/><text x=\"%d\" y=\"%d\" text-anchor=\"middle\"%s>%.3g</text>\n",
-                    x, y, CELL_W, CELL_H, colour, x + CELL_W / 2, y + CELL_H / 2 + 4,
-                    light ? " fill=\"#fff\"" : "", v);
-        }
+        for (int c = 0; c < cols; c++)
+            value_cell(f, c, y, t->values[(size_t)r * t->cols + c], most);
     }
     fputs("</svg>\n", f);
 }
@@ -170,7 +162,7 @@ static void shape_words(FILE *f, const ExplainTensor *t, const ExplainWords *w)
         fprintf(f, ", %s %s", t->cols_are, t->rows_are == ROWS_ONE ? "wide" : "columns");
     else if (!strcmp(t->cols_are, "source words"))
         fprintf(f, ", one %s per %s", t->rows_are == ROWS_ONE ? "value" : "column", position);
-    if (w->grid && by_position(t, w))
+    if (w->grid && explain_by_position(t, w))
         fprintf(f, " (drawn as the %d x %d grid over the picture)", w->grid, w->grid);
 }
 
@@ -229,14 +221,14 @@ void explain_print_html(FILE *f, const ExplainStep *x, const ExplainWords *w, in
         fputs("</p><p class=\"about\">", f);
         heatmap_xml_text(f, t->about);
         fputs("</p>\n", f);
-        if (w->grid && by_position(t, w)) {
+        if (w->grid && explain_by_position(t, w)) {
             grid_svg(f, t, w);
             if (w->picture && (!strcmp(t->name, "alpha") || !strcmp(t->name, "alpha mean")))
                 weights_over_picture(f, x, t, w, k);
         } else {
             tensor_svg(f, t, w, max_cols);
         }
-        if (t->cols > max_cols && !(w->grid && by_position(t, w)))
+        if (t->cols > max_cols && !(w->grid && explain_by_position(t, w)))
             fprintf(f, "<p class=\"more\">... and %d more columns (--max-cols)</p>\n",
                     t->cols - max_cols);
         fputs("</section>\n", f);

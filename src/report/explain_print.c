@@ -33,8 +33,7 @@ static const char *position_name(const ExplainWords *w)
     return w->grid ? "grid cell" : "source word";
 }
 
-/* Whether t's columns are the source's positions (every one of them). */
-static int by_position(const ExplainTensor *t, const ExplainWords *w)
+int explain_by_position(const ExplainTensor *t, const ExplainWords *w)
 {
     return !strcmp(t->cols_are, "source words") && t->cols == w->S;
 }
@@ -89,7 +88,7 @@ static void print_shape(FILE *f, const ExplainTensor *t, const ExplainWords *w)
         else
             fprintf(f, "%d columns", t->cols);
     }
-    if (w->grid && by_position(t, w))
+    if (w->grid && explain_by_position(t, w))
         fprintf(f, " (laid out below as the %d x %d grid over the picture)", w->grid, w->grid);
 }
 
@@ -156,13 +155,13 @@ static void print_grid(FILE *f, const ExplainTensor *t, const ExplainWords *w)
 
 static void print_values(FILE *f, const ExplainTensor *t, const ExplainWords *w, int max_cols)
 {
-    if (w->grid && by_position(t, w)) {
+    if (w->grid && explain_by_position(t, w)) {
         print_grid(f, t, w);
         return;
     }
     const int shown = t->cols < max_cols ? t->cols : max_cols;
     /* the columns of a per-head matrix are the source words: name them */
-    if (by_position(t, w)) {
+    if (explain_by_position(t, w)) {
         fprintf(f, "    %12s", "");
         for (int c = 0; c < shown; c++) {
             char word[1024];

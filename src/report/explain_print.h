@@ -32,6 +32,10 @@ typedef struct {
 void explain_source_label(char *out, size_t cap, const ExplainWords *w, int j);
 void explain_target_label(char *out, size_t cap, const ExplainWords *w, int i);
 
+/* Whether t's columns are the source's positions (every one of them): an image model
+ * lays such a tensor out as its grid. */
+int explain_by_position(const ExplainTensor *t, const ExplainWords *w);
+
 /* Text: at most max_cols columns of a matrix (or values of a vector) are printed, the
  * rest counted ("... 56 more columns"), but for an image model the values by cell, which
  * are laid out as the grid over the picture, G rows of G, whole. A word the model reads
