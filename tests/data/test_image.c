@@ -146,6 +146,17 @@ static const char *refused(const char *path, int size, int resize, Error *err)
     return err->msg;
 }
 
+/* dir/name, holding text, is refused (resizing to 8 x 8) with "DIR/NAME: reason". */
+static void refused_as(const char *dir, const char *name, const char *text, const char *reason)
+{
+    char path[700], want[1024];
+    Error err;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    write_file(path, text);
+    snprintf(want, sizeof want, "%s: %s", path, reason);
+    ck_assert_str_eq(refused(path, 8, 1, &err), want);
+}
+
 START_TEST(bad_pictures_are_refused_by_name)
 {
     char dir[512], path[700], want[1024];
@@ -164,10 +175,8 @@ START_TEST(bad_pictures_are_refused_by_name)
     write_file(path, "");
     ck_assert_ptr_nonnull(strstr(refused(path, 8, 1, &err), ": not an image (expected PNG, JPEG"));
     /* 100000 x 100000 by its header alone: refused before any pixel is read */
-    snprintf(path, sizeof path, "%s/giant.ppm", dir);
-    write_file(path, "P6\n100000 100000\n255\n");
-    snprintf(want, sizeof want, "%s: 100000 x 100000 pixels, more than 16384 on a side", path);
-    ck_assert_str_eq(refused(path, 8, 1, &err), want);
+    refused_as(dir, "giant.ppm", "P6\n100000 100000\n255\n",
+               "100000 x 100000 pixels, more than 16384 on a side");
     /* a PNG of 100000 x 100000, its header alone (stb_image's own check of such a header
      * fails with another format's reason: the size is read from IHDR then) */
     snprintf(path, sizeof path, "%s/giant.png", dir);
@@ -178,16 +187,11 @@ START_TEST(bad_pictures_are_refused_by_name)
     snprintf(want, sizeof want, "%s: 100000 x 100000 pixels, more than 16384 on a side", path);
     ck_assert_str_eq(refused(path, 8, 1, &err), want);
     /* one side alone over the limit */
-    snprintf(path, sizeof path, "%s/tall.pgm", dir);
-    write_file(path, "P5\n10 20000\n255\n");
-    snprintf(want, sizeof want, "%s: 10 x 20000 pixels, more than 16384 on a side", path);
-    ck_assert_str_eq(refused(path, 8, 1, &err), want);
+    refused_as(dir, "tall.pgm", "P5\n10 20000\n255\n",
+               "10 x 20000 pixels, more than 16384 on a side");
     /* zero-size, and a PNG whose header says 0 pixels wide (stb_image refuses it as
      * "unknown image type": its size is read from IHDR then, as the docs promise) */
-    snprintf(path, sizeof path, "%s/zero.ppm", dir);
-    write_file(path, "P6\n0 4\n255\n");
-    snprintf(want, sizeof want, "%s: 0 x 4 pixels (expected at least 1 x 1)", path);
-    ck_assert_str_eq(refused(path, 8, 1, &err), want);
+    refused_as(dir, "zero.ppm", "P6\n0 4\n255\n", "0 x 4 pixels (expected at least 1 x 1)");
     snprintf(path, sizeof path, "%s/zero.png", dir);
     ihdr[16] = ihdr[17] = ihdr[18] = ihdr[19] = 0;
     ihdr[20] = ihdr[21] = ihdr[22] = 0, ihdr[23] = 5;
@@ -219,20 +223,14 @@ START_TEST(bad_pictures_are_refused_by_name)
     ImageSize orig;
     ck_assert_int_eq(image_load(two, path, 2, 1, &orig, &err), 0);
     ck_assert_int_eq(orig.width, 2);
-    snprintf(path, sizeof path, "%s/short.ppm", dir);
-    write_file(path, "P6\n# two pixels\n2 1\n255\n\x01\x02\x03\x04\x05");
-    snprintf(want, sizeof want, "%s: cut short: 5 bytes of pixels, where 2 x 1 takes 6", path);
-    ck_assert_str_eq(refused(path, 8, 1, &err), want);
-    snprintf(path, sizeof path, "%s/short.pgm", dir);
-    write_file(path, "P5 3 3 255");
-    snprintf(want, sizeof want, "%s: cut short: 0 bytes of pixels, where 3 x 3 takes 9", path);
-    ck_assert_str_eq(refused(path, 8, 1, &err), want);
+    refused_as(dir, "short.ppm", "P6\n# two pixels\n2 1\n255\n\x01\x02\x03\x04\x05",
+               "cut short: 5 bytes of pixels, where 2 x 1 takes 6");
+    refused_as(dir, "short.pgm", "P5 3 3 255",
+               "cut short: 0 bytes of pixels, where 3 x 3 takes 9");
     /* 16 bits a channel: refused by its header (a truncated 16-bit PGM made Debian's stb
      * read beyond its data: tests/regress/image/) */
-    snprintf(path, sizeof path, "%s/deep.pgm", dir);
-    write_file(path, "P5\n2 2\n65535\n\x01\x02\x03\x04\x05\x06\x07\x08");
-    snprintf(want, sizeof want, "%s: 16 bits a channel (expected 8-bit PNG, JPEG or PPM/PGM)", path);
-    ck_assert_str_eq(refused(path, 8, 1, &err), want);
+    refused_as(dir, "deep.pgm", "P5\n2 2\n65535\n\x01\x02\x03\x04\x05\x06\x07\x08",
+               "16 bits a channel (expected 8-bit PNG, JPEG or PPM/PGM)");
     /* the wrong size without resizing */
     snprintf(path, sizeof path, "%s/six.png", dir);
     ck_assert(stbi_write_png(path, 6, 4, 3, rgb, 18));

@@ -363,6 +363,18 @@ static void small_model_free(SmallModel *m)
     free(m->yaml);
 }
 
+/* A ring of k snapshots given `pushes` of p's weights, push n's weight j being
+ * (n * scale + j) / 8 (p holds the last). */
+static void fill_ring(WeightAverage *a, int k, Params *p, int pushes, int scale)
+{
+    weight_average_init(a, k, p->n);
+    for (int push = 1; push <= pushes; push++) {
+        for (size_t j = 0; j < p->n; j++)
+            p->mem[j] = (float)(push * scale + (int)j) / 8;
+        weight_average_push(a, p->mem);
+    }
+}
+
 /* training.average_last's snapshots (sections AVGK, AVGW) come back in their slots, the
  * oldest where it was; a ring its own numbers or its config's average_last contradict is
  * refused. */
@@ -380,12 +392,7 @@ START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
     optim_init(&opt, OPTIM_ADAM, p.n, 0.001f);
     Progress prog = {.step = 3, .lr = 0.001};
     WeightAverage a;
-    weight_average_init(&a, 2, p.n);
-    for (int push = 1; push <= 3; push++) { /* the third wraps: the oldest is in slot 1 */
-        for (size_t k = 0; k < p.n; k++)
-            p.mem[k] = (float)(push * 1000 + (int)k) / 8;
-        weight_average_push(&a, p.mem);
-    }
+    fill_ring(&a, 2, &p, 3, 1000); /* the third wraps: the oldest is in slot 1 */
     Error err;
     ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, &opt, &prog, &a,
                                   &err) == 0, "%s", err.msg);
@@ -472,12 +479,7 @@ START_TEST(every_section_of_a_damaged_checkpoint_is_refused_by_name)
     optim_init(&opt, OPTIM_ADAM, p.n, 0.001f);
     Progress prog = {.step = 9, .lr = 0.001, .validated_step = 9, .dumped_step = 9};
     WeightAverage a;
-    weight_average_init(&a, 3, p.n);
-    for (int push = 1; push <= 2; push++) { /* two of three: not yet full */
-        for (size_t k = 0; k < p.n; k++)
-            p.mem[k] = (float)(push * 100 + (int)k) / 8;
-        weight_average_push(&a, p.mem);
-    }
+    fill_ring(&a, 3, &p, 2, 100); /* two of three: not yet full */
     Error err;
     ck_assert_msg(checkpoint_save(good, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, &opt, &prog, &a,
                                   &err) == 0, "%s", err.msg);
