@@ -166,7 +166,7 @@ static void sentence_free(Sentence *s)
 static int picture_read(Sentence *s, const char *text, size_t len, const Checkpoint *ck,
                         Error *err)
 {
-    const int size = ck->dims.image_size, G = size >> ck->dims.conv_layers, S = G * G;
+    const int size = ck->dims.image_size, G = model_grid_side(&ck->dims), S = G * G;
     *s = (Sentence){0};
     char *path = xmalloc(len + 1);
     memcpy(path, text, len);
@@ -291,12 +291,6 @@ static const char **with_end(const Sentence *s, int n)
     return words;
 }
 
-/* An image model's grid side G, 0 for a text model. */
-static int grid_side(const Checkpoint *ck)
-{
-    return ck->dims.encoder == ENCODER_IMAGE ? ck->dims.image_size >> ck->dims.conv_layers : 0;
-}
-
 static void print_step(const ExplainStep *x, const ExplainWords *words, const ExplainOptions *o)
 {
     if (o->json == 1)
@@ -319,7 +313,7 @@ static void explain_self(const Checkpoint *ck, const ExplainOptions *o, const Se
     explain_self_step(&x, &ws, &ck->params, &bt, o->self, o->step, o->head);
     const char **sw = with_end(src, S);
     const ExplainWords words = {sw, S, NULL, NULL, score_names[ck->dims.score],
-                                .src_unk = src->unk, .grid = grid_side(ck),
+                                .src_unk = src->unk, .grid = model_grid_side(&ck->dims),
                                 .picture = src->picture};
     print_step(&x, &words, o);
     free(sw);
@@ -346,7 +340,7 @@ static void explain(const Checkpoint *ck, const ExplainOptions *o, const Sentenc
         next[r] = vocab_word(&ck->tgt_vocab, x.next_word[r]);
     const ExplainWords words = {sw, S, tw, next, score_names[ck->dims.score],
                                 .src_unk = src->unk, .tgt_unk = tgt->unk,
-                                .grid = grid_side(ck), .picture = src->picture};
+                                .grid = model_grid_side(&ck->dims), .picture = src->picture};
     print_step(&x, &words, o);
     free(sw);
     free(tw);

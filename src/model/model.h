@@ -57,6 +57,10 @@ int model_annotation_width(const Dims *d);
  * draw or score. */
 int model_has_alignments(const Dims *d);
 
+/* An image model's grid side G (its source positions are the G x G cells over the
+ * picture), 0 for a text model. */
+int model_grid_side(const Dims *d);
+
 /* 1 when an LSTM decoder's cell state starts from the encoder (c_0 = tanh(W_c init +
  * b_c), the attention-only encoder), 0 when it starts at 0. */
 int model_starts_cell_state(const Dims *d);

@@ -47,6 +47,11 @@ int model_has_alignments(const Dims *d)
     return attn_has_weights(&ad);
 }
 
+int model_grid_side(const Dims *d)
+{
+    return d->encoder == ENCODER_IMAGE ? d->image_size >> d->conv_layers : 0;
+}
+
 void model_describe(const Dims *d, char *out, size_t cap)
 {
     char heads[32] = "";
