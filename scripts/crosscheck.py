@@ -6,8 +6,8 @@ padded batch, its loss and every gradient (tests/crosscheck/crosscheck_dump.c). 
 script loads the weights by name into the PyTorch model of scripts/torch_reference.py
 (torch.nn's GRU, LSTM and RNN and their cells, cross_entropy) in float64, recomputes
 loss and gradients with autograd and compares; the same for each model variant: every
-attention score, other cells, deeper encoders, dropout (with the masks the C pass drew)
-and label smoothing; hard attention's surrogate J, on the sentences and positions the
+attention score, other cells, deeper encoders, dropout (with masks the reference draws
+itself from the seed, equal to the C pass's) and label smoothing; hard attention's surrogate J, on the sentences and positions the
 C pass sampled (which it writes out), with both rewards, baselines and the entropy term;
 the context gate and the doubly stochastic term, on text models (padding left out of
 the term's sum) and image models; and the image encoder on the pictures the C pass
@@ -228,7 +228,7 @@ WORST = {}  # (precision, "soft" or "hard"): the worst loss and gradient errors 
 
 
 def check_layer_form():
-    """torch_reference.self_attention_layer, which takes the C pass's dropout masks,
+    """torch_reference.self_attention_layer, which takes its dropout masks as given,
     against torch.nn.TransformerEncoderLayer itself with every mask 1: the same output
     and gradients, padding included (float64)."""
     torch.manual_seed(5)
@@ -378,9 +378,7 @@ def check(dump_binary, size, variant=None):
                        "sa%d.mask_a" % (k + 1): (S, B, d_h),
                        "sa%d.mask_r" % (k + 1): (S, B, sa_ffn),
                        "sa%d.mask_o" % (k + 1): (S, B, d_h)})
-    masks = {k: torch.tensor(dump[k], dtype=torch.float64).view(*shapes[k])
-             for k in shapes if k in dump}
-    masks_ok = check_masks(dump, shapes) if masks else True
+    masks, masks_ok, masks_line = own_masks(dump, shapes, d_h, image)
     hard, paths_ok = None, True
     if settings["hard"]:
         hard_rows = torch.tensor(dump["hard_rows"]) == 1
@@ -406,6 +404,8 @@ def check(dump_binary, size, variant=None):
              " ".join(arguments({k: settings[k] for k in SIZE_SETTINGS + ("B", "seed")})),
              S, T, dump["loss"], loss.item(), loss_err,
              "" if loss_err <= loss_tol else "  FAIL"))
+    if masks_line:
+        print(masks_line)
     if image:
         print("  image encoder: %d pictures of %d x %d pixels, conv blocks %s, a %d x %d grid "
               "of d_h = %d cells%s%s" % (B, N, N, ",".join(map(str, settings["conv_channels"])),
@@ -548,50 +548,37 @@ def in_precision(x, precision):
     return x if precision == "double" else struct.unpack("f", struct.pack("f", x))[0]
 
 
-def check_masks(dump, shapes):
-    """The reference's own view of what a dropout mask is, not the C pass's: inverted
-    dropout keeps a value with probability 1 - p and scales it by 1 / (1 - p), so every
-    entry is 0 or exactly 1 / (1 - p) in the build's precision, and the share of zeros is
-    p, within 6 standard deviations of the binomial over the entries drawn. The
-    decoder's rows past a sentence's end are padding (1, never drawn), and so are the
-    self-attention weights' entries past a source's length (0). Without this, a wrong
-    scale would be shared by both sides of the cross-check."""
+def own_masks(dump, shapes, d_h, image):
+    """The dropout masks of the pass, drawn by the reference itself (torch_reference.
+    draw_training_masks: its own PCG32 from the dump's seed, its own view of inverted
+    dropout: 0, or 1 / (1 - p) in the build's precision), and whether they are the C
+    pass's, entry for entry: a mask the C side shares between two layers, draws in
+    another order or scales otherwise is a difference here, and the PyTorch loss, which
+    reads the reference's masks, then differs too."""
     settings = dump["settings"]
-    rates = {"mask_x": settings["embedding_dropout"], "mask_y": settings["embedding_dropout"],
-             "mask_t": settings["readout_dropout"]}
-    B = dump["batch"][0]
-    ok, drawn, zeros, site_rates = True, {}, {}, {}
-    for key, values in dump.items():
-        if not (key in rates or key.split(".")[-1] in SA_MASKS):
-            continue
-        p = rates.get(key, settings["sa_dropout"])
-        keep = in_precision(1.0 / (1.0 - p), dump["precision"])
-        if key == "mask_y":  # (T, B, m): row (i, b) is drawn while tgt_out[i, b] is a word
-            m = shapes["mask_y"][2]
-            values = [v for k, v in enumerate(values) if dump["tgt_out"][k // m] != 0]
-        if key.endswith("mask_p"):  # (B, H, S, S): within each sentence's length (0 past it)
-            _, H, S, _ = shapes[key]
-            values = [v for k, v in enumerate(values)
-                      if k % S < dump["src_len"][k // (H * S * S)]
-                      and k // S % S < dump["src_len"][k // (H * S * S)]]
-        site = "self-attention" if key not in rates else key
-        bad = [v for v in values if v != 0.0 and v != keep]
-        if bad:
-            print("  dropout mask %s: %d entries neither 0 nor 1/(1-%g) = %r, e.g. %r  FAIL"
-                  % (key, len(bad), p, keep, bad[0]))
-            ok = False
-        drawn[site] = drawn.get(site, 0) + len(values)
-        zeros[site] = zeros.get(site, 0) + sum(1 for v in values if v == 0.0)
-        site_rates[site] = p
-    for site, n in sorted(drawn.items()):
-        p = site_rates[site]
-        share = zeros[site] / n
-        bound = 6 * (p * (1 - p) / n) ** 0.5 + 1.0 / n
-        fine = abs(share - p) <= bound
-        ok = ok and fine
-        print("  dropout %s: %d entries, each 0 or 1/(1-p); %.4f of them 0 at p = %g (within "
-              "%.4f: %s)" % (site, n, share, p, bound, "yes" if fine else "no  FAIL"))
-    return ok
+    B, S, T = dump["batch"]
+    rates = {"embedding": settings["embedding_dropout"], "readout": settings["readout_dropout"],
+             "self_attention": settings["sa_dropout"]}
+    sizes = {"S": S, "B": B, "T": T, "m": settings["m"], "l": settings["l"], "d_h": d_h,
+             "sa_layers": settings["sa_layers"], "sa_heads": settings["sa_heads"],
+             "sa_ffn": settings["sa_ffn"]}
+    rng = torch_reference.Pcg32(settings["seed"], torch_reference.RNG_STREAM_DROPOUT)
+    masks = torch_reference.draw_training_masks(
+        rng, sizes, torch.tensor(dump["src_len"]), torch.tensor(dump["tgt_out"]).view(T, B),
+        rates, lambda p: in_precision(1.0 / (1.0 - p), dump["precision"]), not image)
+    theirs = {k: torch.tensor(dump[k], dtype=torch.float64).view(*shapes[k])
+              for k in shapes if k in dump}
+    if not masks and not theirs:
+        return masks, True, None
+    differ = sorted(k for k in set(masks) | set(theirs)
+                    if k not in masks or k not in theirs or not torch.equal(masks[k], theirs[k]))
+    entries = sum(m.numel() for m in masks.values())
+    zeros = sum(int((m == 0).sum()) for m in masks.values())
+    line = ("  dropout: the reference drew its own %d masks (%d entries, %d of them 0) from "
+            "PCG32 seed %d; the C pass's are %s" % (len(masks), entries, zeros, settings["seed"],
+                                                    "the same, entry for entry" if not differ
+                                                    else "other in %s  FAIL" % ", ".join(differ)))
+    return masks, not differ, line
 
 
 def check_paths(hard_rows, chosen, src_len, tgt_out, expected_prob):
