@@ -57,7 +57,7 @@ CROSSCHECK_DUMPS := $(B)/crosscheck_dump $(B)/crosscheck_dump_f64
 TEST_OBJS := $(foreach t,$(patsubst tests/%.c,%,$(TEST_SRCS)),\
                $(if $(filter $(t),$(TESTS_F64)),$(B)/tests64/$(t).o,$(B)/tests/$(t).o))
 
-.PHONY: all test clean deps test-deps crosscheck demo demo-image bench bench-mpi bench-gemm asan valgrind \
+.PHONY: all test clean deps test-deps crosscheck demo demo-image demo-check bench bench-mpi bench-gemm asan valgrind \
         valgrind-full ci-build ci-full mutate install uninstall
 all: s2s
 
@@ -200,7 +200,8 @@ ci-build: test-deps
 # The whole matrix, for a release or a change to the kernels (src/README.md, "Where each
 # check runs"; hours): make test, the training outcomes under every OpenBLAS core type
 # the CPU runs, ASan, the whole suite under valgrind, every fuzzer for 10 minutes of a
-# core with what it finds merged into the kept corpus (commit it), then make mutate.
+# core with what it finds merged into the kept corpus (commit it), both demos against the
+# README's numbers, then make mutate.
 ci-full: test-deps
 	$(MAKE) --no-print-directory test
 	$(RUN_CHECKS) --build $(B) --prog ./$(PROG) --cores all --no-default outcomes
@@ -208,6 +209,7 @@ ci-full: test-deps
 	$(MAKE) --no-print-directory valgrind-full
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=600 FUZZ_JOBS=$(JOBS)
 	$(MAKE) --no-print-directory fuzz-merge
+	$(MAKE) --no-print-directory demo-check
 	$(MAKE) --no-print-directory mutate
 
 # Training speed against the PyTorch baseline, side by side (README, issue 7).
@@ -240,6 +242,14 @@ demo: s2s
 # looked over the pictures (README).
 demo-image: s2s
 	sh scripts/demo-image.sh
+
+# Both demos, then whether they still give the numbers the README quotes for them
+# (scripts/check-demo-numbers.py; 5 minutes, in make ci-full).
+demo-check: s2s
+	sh scripts/demo.sh
+	/usr/bin/python3 scripts/check-demo-numbers.py demo --strict
+	sh scripts/demo-image.sh
+	/usr/bin/python3 scripts/check-demo-numbers.py demo-image --strict
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the program, its manual page, bash
 # completion (where Debian's bash-completion looks), and the shipped configs and

@@ -25,6 +25,9 @@ echo
 echo "== where the attention looks, against the boxes of the 500 test captions' words"
 (cd corpora/shapes && ../../s2s align --model ../../runs/shapes/checkpoints/best.ckpt \
     --src test.src --tgt test.tgt --ground test.ground > /dev/null)
+if command -v python3 > /dev/null; then   # the README's numbers beside this run's
+    python3 scripts/check-demo-numbers.py demo-image
+fi
 echo
 echo "== exact match of the 500 test captions (greedy, as training wrote them)"
 ./s2s eval --hyp runs/shapes/test.hyp --ref corpora/shapes/test.tgt --metric exact

@@ -18,6 +18,9 @@ echo "== how the model attends, the first probe sentence at the end of training"
 ./s2s heatmap runs/demo/alignments.jsonl --format txt | sed -n '1,/^$/p'
 echo "== scores on the 1000 test sentences"
 ./s2s eval --hyp runs/demo/test.hyp --ref corpora/toy-fr/test.tgt --metric bleu --metric exact
+if command -v python3 > /dev/null; then   # the README's number beside this run's
+    python3 scripts/check-demo-numbers.py demo
+fi
 echo
 echo "== where things are"
 echo "  runs/demo/config.yaml          the effective config"

@@ -6,8 +6,9 @@ took: the engine of `make test`, `make asan`, `make valgrind` and `make ci-full`
 
 Groups (src/README.md, "Where each check runs"):
     static      the checks of the tree: nothing outside it named, the layers of src/,
-                every named file exists, sizes, that every mutant still applies (each
-                with its self-test)
+                every named file exists, every command line the documents show still
+                runs as written, sizes, that every mutant still applies (each with its
+                self-test)
     unit        the Check suites of the test binary, one process per suite
     outcomes    the training outcomes and the numerical core (Check tags `outcome
                 cores`) under one OpenBLAS core type per family of kernels (--cores),
@@ -87,7 +88,7 @@ def run_quiet(argv, env=None):
 
 # ---------------------------------------------------------------------------- the groups
 
-def static_checks():
+def static_checks(opts):
     steps = [
         ("standalone", ["sh", "scripts/check-standalone.sh"]),
         ("layers", ["sh", "scripts/check-layers.sh"]),
@@ -96,6 +97,9 @@ def static_checks():
         ("names-self-test", [PYTHON, "scripts/check-names.py", "--self-test"]),
         ("sizes", [PYTHON, "scripts/check-sizes.py"]),
         ("sizes-self-test", [PYTHON, "scripts/check-sizes.py", "--self-test"]),
+        ("commands", [PYTHON, "scripts/check-commands.py", "--prog", opts["prog"]]),
+        ("commands-self-test", [PYTHON, "scripts/check-commands.py", "--prog", opts["prog"],
+                                "--self-test"]),
         ("mutants-apply", [PYTHON, "scripts/mutate.py", "--check"]),
     ]
     return [Check("static", name, argv) for name, argv in steps]
@@ -354,7 +358,7 @@ def main():
 
     checks, cores = [], []
     if "static" in groups:
-        checks += static_checks()
+        checks += static_checks(opts)
     if "unit" in groups:
         checks += unit_checks(opts)
     if "outcomes" in groups:
