@@ -6,9 +6,9 @@ took: the engine of `make test`, `make asan`, `make valgrind` and `make ci-full`
 
 Groups (src/README.md, "Where each check runs"):
     static      the checks of the tree: nothing outside it named, the layers of src/,
-                every named file exists, every command line the documents show still
-                runs as written, sizes, that every mutant still applies (each with its
-                self-test)
+                calls between its files one way, every named file exists, every
+                command line the documents show still runs as written, sizes, that
+                every mutant still applies (each with its self-test)
     unit        the Check suites of the test binary, one process per suite
     outcomes    the training outcomes and the numerical core (Check tags `outcome
                 cores`) under one OpenBLAS core type per family of kernels (--cores),
@@ -93,6 +93,8 @@ def static_checks(opts):
         ("standalone", ["sh", "scripts/check-standalone.sh"]),
         ("layers", ["sh", "scripts/check-layers.sh"]),
         ("layers-self-test", ["sh", "scripts/check-layers.sh", "--self-test"]),
+        ("calls", [PYTHON, "scripts/check-calls.py"]),
+        ("calls-self-test", [PYTHON, "scripts/check-calls.py", "--self-test"]),
         ("names", [PYTHON, "scripts/check-names.py"]),
         ("names-self-test", [PYTHON, "scripts/check-names.py", "--self-test"]),
         ("sizes", [PYTHON, "scripts/check-sizes.py"]),

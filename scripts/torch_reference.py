@@ -1250,7 +1250,7 @@ def run_s2s_eval(s2s, hyp, ref):
 
 
 def validation_scores(net, valid, cfg, tgt_words, s2s, out_dir):
-    """s2s's validation (src/train/evaluate.c) of net on the pairs valid (source ids,
+    """s2s's validation (src/train/evaluator.c) of net on the pairs valid (source ids,
     target ids, target tokens): batches of training.batch_size in order of source length;
     the loss, the mean over every target token (</s> included) of -log P; and BLEU and
     exact match, by `s2s eval`, of the greedy translations against the references, both
@@ -1614,7 +1614,7 @@ def train(args):
 # ---- s2s checkpoints, and beam search against s2s's: the `beamcheck` subcommand --------
 
 def read_checkpoint(path):
-    """The sections of an s2s checkpoint (src/train/sectionfile.c): {tag: bytes}, each
+    """The sections of an s2s checkpoint (src/run/sectionfile.c): {tag: bytes}, each
     section's CRC-32 checked."""
     import struct
     import zlib

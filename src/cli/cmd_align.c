@@ -13,7 +13,7 @@
 #include "data/ground.h"
 #include "report/grounding.h"
 #include "report/links.h"
-#include "train/checkpoint.h"
+#include "run/saved_model.h"
 
 static const char ALIGN_USAGE[] =
     "usage: s2s align --model CKPT --src FILE --tgt FILE [--gold FILE | --ground FILE]\n"
@@ -122,7 +122,7 @@ static void grid_cell_names(const char **names, char *text, int S)
 /* Every pair of c through the model, ALIGN_BATCH at a time: its links on stdout (an
  * empty line for each line the corpus skipped), scored into sc, and its matrix to out
  * (if any). Returns 0, or -1 with err set (a picture that no longer decodes). */
-static int align_corpus(const Checkpoint *ck, const Corpus *c, AlignScores *sc, float threshold,
+static int align_corpus(const SavedModel *ck, const Corpus *c, AlignScores *sc, float threshold,
                         int argmax, FILE *out, Error *err)
 {
     Workspace ws;
@@ -197,7 +197,7 @@ int cmd_align(int argc, char **argv)
     int rc = parse_options(&o, argc, argv);
     if (rc >= 0)
         return rc;
-    Checkpoint ck;
+    SavedModel ck;
     Corpus c;
     GoldAlignments gold = {0};
     GroundFile ground = {0};
@@ -206,7 +206,7 @@ int cmd_align(int argc, char **argv)
     int stdout_said = 0;
     rc = EXIT_USAGE;
     memset(&c, 0, sizeof c);
-    if (checkpoint_load(&ck, o.model, 0, &err) < 0)
+    if (saved_model_load(&ck, o.model, &err) < 0)
         goto done;
     if (!model_has_alignments(&ck.dims)) {
         error_set(&err, "%s: the model has no attention (model.attention: none), so no "
@@ -272,6 +272,6 @@ done:
     gold_free(&gold);
     ground_free(&ground);
     corpus_free(&c);
-    checkpoint_free(&ck);
+    saved_model_free(&ck);
     return rc == EXIT_OK || stdout_said ? rc : cmd_error(&err, rc);
 }

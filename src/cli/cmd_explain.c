@@ -15,7 +15,7 @@
 #include "report/explain_print.h"
 #include "text/linereader.h"
 #include "text/tokenize.h"
-#include "train/checkpoint.h"
+#include "run/saved_model.h"
 
 static const char EXPLAIN_USAGE[] =
     "usage: s2s explain --model CKPT [--tgt \"TARGET\"] [--step I] [--head K] [--self L]\n"
@@ -163,7 +163,7 @@ static void sentence_free(Sentence *s)
 
 /* An image model's source: the picture named by text[0..len) (relative to the working
  * directory), as translate reads it. */
-static int picture_read(Sentence *s, const char *text, size_t len, const Checkpoint *ck,
+static int picture_read(Sentence *s, const char *text, size_t len, const SavedModel *ck,
                         Error *err)
 {
     const int size = ck->dims.image_size, G = model_grid_side(&ck->dims), S = G * G;
@@ -196,7 +196,7 @@ static int picture_read(Sentence *s, const char *text, size_t len, const Checkpo
 
 /* The batch of one source (and target, if tgt; S and T positions): its ids, and its
  * picture for an image model. */
-static void fill_batch(Batch *bt, const Checkpoint *ck, const Sentence *src, const Sentence *tgt,
+static void fill_batch(Batch *bt, const SavedModel *ck, const Sentence *src, const Sentence *tgt,
                        int S, int T)
 {
     batch_init(bt, 1, S, T);
@@ -234,7 +234,7 @@ static int sentence_read(Sentence *s, const char *text, size_t len, const Config
 }
 
 /* The first line of stdin, tokenized. */
-static int read_source(Sentence *s, const Checkpoint *ck, Error *err)
+static int read_source(Sentence *s, const SavedModel *ck, Error *err)
 {
     LineReader in;
     size_t len;
@@ -262,7 +262,7 @@ static int read_source(Sentence *s, const Checkpoint *ck, Error *err)
 }
 
 /* Without --tgt, the target is the model's greedy translation (ids into tgt). */
-static void greedy_target(Sentence *tgt, const Checkpoint *ck, const Sentence *src, int argmax)
+static void greedy_target(Sentence *tgt, const SavedModel *ck, const Sentence *src, int argmax)
 {
     Decoder dec;
     Batch bt;
@@ -302,7 +302,7 @@ static void print_step(const ExplainStep *x, const ExplainWords *words, const Ex
 }
 
 /* --self: the encoder's layer at a source position. */
-static void explain_self(const Checkpoint *ck, const ExplainOptions *o, const Sentence *src)
+static void explain_self(const SavedModel *ck, const ExplainOptions *o, const Sentence *src)
 {
     const int S = src->n + 1;
     Batch bt;
@@ -323,7 +323,7 @@ static void explain_self(const Checkpoint *ck, const ExplainOptions *o, const Se
 }
 
 /* The step through the model and onto stdout. */
-static void explain(const Checkpoint *ck, const ExplainOptions *o, const Sentence *src,
+static void explain(const SavedModel *ck, const ExplainOptions *o, const Sentence *src,
                     const Sentence *tgt, int argmax)
 {
     const int S = src->n + 1, T = tgt->n + 1, step = o->step;
@@ -350,7 +350,7 @@ static void explain(const Checkpoint *ck, const ExplainOptions *o, const Sentenc
 }
 
 /* What the model and the sentence allow of the options: exit 2 naming the limit. */
-static int check_self_limits(const Checkpoint *ck, const ExplainOptions *o, const Sentence *src,
+static int check_self_limits(const SavedModel *ck, const ExplainOptions *o, const Sentence *src,
                              Error *err)
 {
     const int L = ck->dims.sa_layers, S = src->n + 1;
@@ -370,7 +370,7 @@ static int check_self_limits(const Checkpoint *ck, const ExplainOptions *o, cons
     return 0;
 }
 
-static int check_limits(const Checkpoint *ck, const ExplainOptions *o, const Sentence *tgt,
+static int check_limits(const SavedModel *ck, const ExplainOptions *o, const Sentence *tgt,
                         Error *err)
 {
     if (!model_has_alignments(&ck->dims))
@@ -407,11 +407,11 @@ int cmd_explain(int argc, char **argv)
         return rc;
     if (o.example)
         return explain_example(&o);
-    Checkpoint ck;
+    SavedModel ck;
     Sentence src = {0}, tgt = {0};
     Error err;
     rc = EXIT_USAGE;
-    if (checkpoint_load(&ck, o.model, 0, &err) < 0)
+    if (saved_model_load(&ck, o.model, &err) < 0)
         goto done;
     const int argmax = config_decodes_argmax(&ck.config, o.attention_mode);
     if (read_source(&src, &ck, &err) < 0)
@@ -442,11 +442,11 @@ int cmd_explain(int argc, char **argv)
     rc = cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
     sentence_free(&src);
     sentence_free(&tgt);
-    checkpoint_free(&ck);
+    saved_model_free(&ck);
     return rc;
 done:
     sentence_free(&src);
     sentence_free(&tgt);
-    checkpoint_free(&ck);
+    saved_model_free(&ck);
     return cmd_error(&err, rc);
 }

@@ -21,7 +21,7 @@
 #include "report/links.h"
 #include "text/linereader.h"
 #include "text/tokenize.h"
-#include "train/checkpoint.h"
+#include "run/saved_model.h"
 
 static const char TRANSLATE_USAGE[] =
     "usage: s2s translate --model CKPT [--beam N] [--alpha A] [--n-best N]\n"
@@ -67,7 +67,7 @@ typedef struct {
     int max_src_given;  /* ... set by --max-source-length */
     float threshold;
     FILE *json;
-    const Checkpoint *ck;
+    const SavedModel *ck;
 } Options;
 
 /* One input line waiting in the batch. */
@@ -322,7 +322,7 @@ static int parse_options(Options *o, const char **model, const char **json_path,
 
 /* The options that depend on the model: their defaults from its config, and what a
  * model without attention cannot do. Returns 0, or the exit code after the message. */
-static int settle_options(Options *o, const Checkpoint *ck, const char *model,
+static int settle_options(Options *o, const SavedModel *ck, const char *model,
                           const char *json_path)
 {
     const Config *cfg = &ck->config;
@@ -480,7 +480,7 @@ int cmd_translate(int argc, char **argv)
         return rc < 0 ? EXIT_OK : rc;
     if (!model)
         return cmd_usage_error("%s", "translate needs --model CKPT (see s2s translate --help)");
-    Checkpoint ck;
+    SavedModel ck;
     Error err;
     struct stat input;
     if (fstat(STDIN_FILENO, &input) == 0 && S_ISDIR(input.st_mode)) { /* bad input, not a failed read */
@@ -488,18 +488,18 @@ int cmd_translate(int argc, char **argv)
         error_errno(&err, "cannot read input", "stdin");
         return cmd_error(&err, EXIT_USAGE);
     }
-    if (checkpoint_load(&ck, model, 0, &err) < 0) {
-        checkpoint_free(&ck);
+    if (saved_model_load(&ck, model, &err) < 0) {
+        saved_model_free(&ck);
         return cmd_error(&err, EXIT_USAGE);
     }
     o.ck = &ck;
     if ((rc = settle_options(&o, &ck, model, json_path)) != 0) {
-        checkpoint_free(&ck);
+        saved_model_free(&ck);
         return rc;
     }
     if (json_path && !(o.json = fopen(json_path, "w"))) {
         error_errno(&err, "cannot write", json_path);
-        checkpoint_free(&ck);
+        saved_model_free(&ck);
         return cmd_error(&err, EXIT_IO);
     }
     const Config *cfg = &ck.config;
@@ -543,7 +543,7 @@ int cmd_translate(int argc, char **argv)
     linereader_close(&in);
     tokens_free(&tokens);
     chunk_decoder_free(&cd);
-    checkpoint_free(&ck);
+    saved_model_free(&ck);
     rc = EXIT_OK;
     if (interrupt_pending()) {
         cmd_flush_stdout();

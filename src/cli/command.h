@@ -5,7 +5,7 @@
 #define S2S_COMMAND_H
 
 #include "base/error.h"
-#include "train/config.h"
+#include "run/config.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_DIVERGED = 4 };
 

@@ -1,5 +1,5 @@
-/* gen.c: the task table, pair building, and writing a generated corpus with its
- * splits (see gen.h). */
+/* gen.c: the task table, and writing a generated corpus with its splits (see gen.h).
+ * The generators build their pairs with gen_pair.c, below this file. */
 #include "gen/gen.h"
 
 #include <errno.h>
@@ -10,33 +10,6 @@
 
 #include "base/mem.h"
 #include "data/vocab.h"
-
-static int add_token(char (*tokens)[GEN_TOKEN_BYTES], int *n, const char *token)
-{
-    if (*n >= GEN_MAX_TOKENS)
-        abort(); /* a generator bug: sentences are bounded far below this */
-    snprintf(tokens[*n], GEN_TOKEN_BYTES, "%s", token);
-    return (*n)++;
-}
-
-int gen_src(GenPair *p, const char *token)
-{
-    return add_token(p->src, &p->n_src, token);
-}
-
-int gen_tgt(GenPair *p, const char *token)
-{
-    return add_token(p->tgt, &p->n_tgt, token);
-}
-
-void gen_link(GenPair *p, int j, int i)
-{
-    if (p->n_links >= GEN_MAX_LINKS)
-        abort();
-    p->link_src[p->n_links] = j;
-    p->link_tgt[p->n_links] = i;
-    p->n_links++;
-}
 
 static const GenTask TASKS[] = {
     {"copy", "copy a sequence of 1-25 numbers (0-50); the diagonal alignment", 20000, gen_copy},

@@ -1,6 +1,6 @@
-/* checkpoint.c: the sections of an s2s checkpoint, written and checked (see
- * checkpoint.h). Fixed-size little helpers pack the numbers; every read is bounds-
- * checked, so a damaged file gives a message, never a crash. */
+/* checkpoint.c: the trainer's sections of a checkpoint, written and checked after the
+ * model's (run/saved_model.h): the optimizer state, the progress, the logs' marks,
+ * hard attention's state and the weight averages (see checkpoint.h). */
 #include "train/checkpoint.h"
 
 #include <math.h>
@@ -8,77 +8,9 @@
 #include <string.h>
 
 #include "base/mem.h"
-#include "train/sectionfile.h"
-
-/* ---- packing ----------------------------------------------------------------------------- */
-
-typedef struct {
-    unsigned char *b;
-    size_t len, cap;
-} Pack;
-
-static void pack_bytes(Pack *p, const void *data, size_t n)
-{
-    if (p->len + n > p->cap) {
-        p->cap = (p->len + n) * 2 + 64;
-        p->b = xrealloc_array(p->b, p->cap, 1);
-    }
-    memcpy(p->b + p->len, data, n);
-    p->len += n;
-}
-
-static void pack_i64(Pack *p, int64_t v) { pack_bytes(p, &v, 8); }
-static void pack_u64(Pack *p, uint64_t v) { pack_bytes(p, &v, 8); }
-static void pack_f64(Pack *p, double v) { pack_bytes(p, &v, 8); }
-
-typedef struct {
-    const unsigned char *b;
-    size_t len, at;
-    int bad;
-} Unpack;
-
-static void take(Unpack *u, void *out, size_t n)
-{
-    if (u->bad || u->len - u->at < n) {
-        u->bad = 1;
-        memset(out, 0, n);
-        return;
-    }
-    memcpy(out, u->b + u->at, n);
-    u->at += n;
-}
-
-static int64_t take_i64(Unpack *u) { int64_t v; take(u, &v, 8); return v; }
-static uint64_t take_u64(Unpack *u) { uint64_t v; take(u, &v, 8); return v; }
-static double take_f64(Unpack *u) { double v; take(u, &v, 8); return v; }
+#include "run/section_pack.h"
 
 /* ---- saving ----------------------------------------------------------------------------------- */
-
-static void pack_vocab(Pack *p, const Vocab *v)
-{
-    pack_i64(p, v->size);
-    for (int k = 0; k < v->size; k++)
-        pack_bytes(p, v->words[k], strlen(v->words[k]) + 1);
-}
-
-static void pack_dims(Pack *p, const Dims *d)
-{
-    const int64_t v[7] = {d->src_vocab, d->tgt_vocab, d->emb, d->enc_hidden, d->dec_hidden,
-                          d->attn, d->readout};
-    for (int k = 0; k < 7; k++)
-        pack_i64(p, v[k]);
-}
-
-static void pack_tensor_table(Pack *p, const Params *params)
-{
-    pack_i64(p, params->n_tensors);
-    for (int t = 0; t < params->n_tensors; t++) {
-        const Tensor *x = &params->tensors[t];
-        pack_bytes(p, x->name, strlen(x->name) + 1);
-        pack_i64(p, x->rows);
-        pack_i64(p, x->cols);
-    }
-}
 
 static void pack_progress(Pack *p, const Progress *g)
 {
@@ -161,44 +93,33 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                     const double *picture_mean, const Optimizer *optim,
                     const Progress *progress, const WeightAverage *average, Error *err)
 {
-    Pack p[10] = {{0}};
-    for (int c = 0; picture_mean && c < 3; c++)
-        pack_f64(&p[9], picture_mean[c]);
-    pack_dims(&p[0], dims);
-    pack_vocab(&p[1], src_vocab);
-    pack_vocab(&p[2], tgt_vocab);
-    pack_tensor_table(&p[3], params);
+    Pack p[5] = {{0}};
     if (optim)
-        pack_optim(&p[4], optim);
+        pack_optim(&p[0], optim);
     if (progress) {
-        pack_progress(&p[5], progress);
-        pack_logs(&p[6], progress);
-        pack_hard(&p[7], progress);
-        pack_dump(&p[8], progress);
+        pack_progress(&p[1], progress);
+        pack_logs(&p[2], progress);
+        pack_hard(&p[3], progress);
+        pack_dump(&p[4], progress);
     }
     SectionWriter w;
     int rc = -1;
     if (secfile_begin(&w, path, err) < 0)
         goto done;
-    if (secfile_section(&w, "CONF", config_yaml, strlen(config_yaml), err) < 0 ||
-        secfile_section(&w, "DIMS", p[0].b, p[0].len, err) < 0 ||
-        secfile_section(&w, "VSRC", p[1].b, p[1].len, err) < 0 ||
-        secfile_section(&w, "VTGT", p[2].b, p[2].len, err) < 0 ||
-        secfile_section(&w, "TNSR", p[3].b, p[3].len, err) < 0 ||
-        secfile_section(&w, "PARM", params->mem, sizeof(float) * params->n, err) < 0 ||
-        (picture_mean && secfile_section(&w, "IMGM", p[9].b, p[9].len, err) < 0))
+    if (saved_model_write(&w, config_yaml, dims, src_vocab, tgt_vocab, params, picture_mean,
+                          err) < 0)
         goto fail;
     if (optim) {
         size_t state = optim->kind == OPTIM_SGD ? 0 : sizeof(float) * optim->n;
-        if (secfile_section(&w, "OPTM", p[4].b, p[4].len, err) < 0 ||
+        if (secfile_section(&w, "OPTM", p[0].b, p[0].len, err) < 0 ||
             (state && (secfile_section(&w, "OPTA", optim->m, state, err) < 0 ||
                        secfile_section(&w, "OPTB", optim->v, state, err) < 0)))
             goto fail;
     }
-    if (progress && (secfile_section(&w, "PROG", p[5].b, p[5].len, err) < 0 ||
-                     secfile_section(&w, "LOGS", p[6].b, p[6].len, err) < 0 ||
-                     secfile_section(&w, "HARD", p[7].b, p[7].len, err) < 0 ||
-                     secfile_section(&w, "DUMP", p[8].b, p[8].len, err) < 0))
+    if (progress && (secfile_section(&w, "PROG", p[1].b, p[1].len, err) < 0 ||
+                     secfile_section(&w, "LOGS", p[2].b, p[2].len, err) < 0 ||
+                     secfile_section(&w, "HARD", p[3].b, p[3].len, err) < 0 ||
+                     secfile_section(&w, "DUMP", p[4].b, p[4].len, err) < 0))
         goto fail;
     if (progress && average && average->k > 1 && pack_average(&w, average, err) < 0)
         goto fail;
@@ -207,104 +128,12 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
 fail:
     secfile_abort(&w);
 done:
-    for (int k = 0; k < 10; k++)
+    for (int k = 0; k < 5; k++)
         free(p[k].b);
     return rc;
 }
 
 /* ---- loading --------------------------------------------------------------------------------- */
-
-static const Section *need(const SectionFile *f, const char *tag, const char *name, Error *err)
-{
-    const Section *s = secfile_find(f, tag);
-    if (!s)
-        error_set(err, "checkpoint `%s` has no %s section", name, tag);
-    return s;
-}
-
-static int load_vocab(Vocab *v, const Section *s, const char *name, Error *err)
-{
-    Unpack u = {s->data, s->len, 0, 0};
-    int64_t n = take_i64(&u);
-    if (u.bad || n < N_SPECIAL_TOKENS || (uint64_t)n > s->len)
-        return error_set(err, "checkpoint `%s`: bad vocabulary in section %s", name, s->tag);
-    const char **words = xmalloc_array((size_t)n, sizeof(char *));
-    int ok = 1;
-    for (int64_t k = 0; k < n && ok; k++) {
-        const unsigned char *start = u.b + u.at;
-        const unsigned char *nul = memchr(start, '\0', u.len - u.at);
-        ok = nul != NULL;
-        if (ok) {
-            words[k] = (const char *)start;
-            u.at += (size_t)(nul - start) + 1;
-        }
-    }
-    int rc = 0;
-    if (!ok || u.at != u.len || vocab_from_list(v, words, (int)n) < 0)
-        rc = error_set(err, "checkpoint `%s`: bad vocabulary in section %s", name, s->tag);
-    free(words);
-    return rc;
-}
-
-static int load_dims(Dims *d, const Config *cfg, const Section *s, const char *name,
-                     Error *err)
-{
-    Unpack u = {s->data, s->len, 0, 0};
-    int64_t v[7];
-    for (int k = 0; k < 7; k++)
-        v[k] = take_i64(&u);
-    for (int k = 0; k < 7; k++)
-        if (v[k] < 1 || v[k] > 100000000)
-            u.bad = 1;
-    if (u.bad || u.at != u.len)
-        return error_set(err, "checkpoint `%s`: bad model sizes (section DIMS)", name);
-    /* the sizes are the file's; the architecture (score, heads, cells, depth) is its
-     * config's */
-    *d = config_model_dims(cfg, (int)v[0], (int)v[1]);
-    d->emb = (int)v[2];
-    d->enc_hidden = (int)v[3];
-    d->dec_hidden = (int)v[4];
-    d->attn = (int)v[5];
-    d->readout = (int)v[6];
-    if (cfg->model.self_attention_ffn == 0) /* 4 d_h, of the file's sizes */
-        d->sa_ffn = 4 * model_annotation_width(d);
-    if (d->tie_output && d->readout != d->emb) /* W_o is E_y: the shapes must agree */
-        return error_set(err, "checkpoint `%s`: a tied output layer with readout size %d and "
-                         "embedding size %d (they must be equal)", name, d->readout, d->emb);
-    return 0;
-}
-
-/* The stored tensor table must be the one these sizes and this architecture give. The
- * first tensor that differs is named with both shapes: that says more than the counts
- * (a config naming another cell or score than the weights were trained with). */
-static int check_tensors(const Params *p, const Section *s, const char *name, Error *err)
-{
-    Unpack u = {s->data, s->len, 0, 0};
-    int64_t n = take_i64(&u);
-    if (u.bad || n < 0 || n > MODEL_MAX_TENSORS)
-        return error_set(err, "checkpoint `%s`: bad tensor table (section TNSR)", name);
-    for (int t = 0; t < n && t < p->n_tensors; t++) {
-        const Tensor *x = &p->tensors[t];
-        const unsigned char *start = u.b + u.at;
-        const unsigned char *nul = u.at < u.len ? memchr(start, '\0', u.len - u.at) : NULL;
-        if (!nul)
-            return error_set(err, "checkpoint `%s`: bad tensor table (section TNSR)", name);
-        u.at += (size_t)(nul - start) + 1;
-        int64_t rows = take_i64(&u), cols = take_i64(&u);
-        if (u.bad)
-            return error_set(err, "checkpoint `%s`: bad tensor table (section TNSR)", name);
-        if (strcmp((const char *)start, x->name) || rows != x->rows || cols != x->cols)
-            return error_set(err, "checkpoint `%s`: tensor %d is %.40s (%lld x %lld), this model "
-                             "expects %s (%d x %d)", name, t + 1, (const char *)start,
-                             (long long)rows, (long long)cols, x->name, x->rows, x->cols);
-    }
-    if (n != p->n_tensors)
-        return error_set(err, "checkpoint `%s`: %lld tensors, this model has %d", name,
-                         (long long)n, p->n_tensors);
-    if (u.at != u.len) /* bytes the table does not explain */
-        return error_set(err, "checkpoint `%s`: bad tensor table (section TNSR)", name);
-    return 0;
-}
 
 /* AVGK and AVGW, if the run averaged (pack_average). */
 static int load_average(Checkpoint *ck, const SectionFile *f, const char *name, Error *err)
@@ -312,14 +141,14 @@ static int load_average(Checkpoint *ck, const SectionFile *f, const char *name, 
     const Section *head = secfile_find(f, "AVGK"), *ring;
     if (!head)
         return 0;
-    if (!(ring = need(f, "AVGW", name, err)))
+    if (!(ring = secfile_need(f, "AVGW", name, err)))
         return -1;
     Unpack u = {head->data, head->len, 0, 0};
     int64_t k = take_i64(&u), count = take_i64(&u), oldest = take_i64(&u);
-    if (u.bad || u.at != u.len || k != ck->config.training.average_last || count < 1 ||
+    if (u.bad || u.at != u.len || k != ck->model.config.training.average_last || count < 1 ||
         count > k || oldest < 0 || oldest >= count || (count < k && oldest != 0))
         return error_set(err, "checkpoint `%s`: bad weight average (section AVGK)", name);
-    const size_t n = ck->params.n;
+    const size_t n = ck->model.params.n;
     if (ring->len != (size_t)count * n * sizeof(float))
         return error_set(err, "checkpoint `%s`: %llu bytes of averaged weights, %lld snapshots "
                          "need %zu (section AVGW)", name, (unsigned long long)ring->len, (long long)count,
@@ -338,24 +167,24 @@ static int load_average(Checkpoint *ck, const SectionFile *f, const char *name, 
 
 static int load_training(Checkpoint *ck, const SectionFile *f, const char *name, Error *err)
 {
-    const Section *o = need(f, "OPTM", name, err), *g;
-    if (!o || !(g = need(f, "PROG", name, err)))
+    const Section *o = secfile_need(f, "OPTM", name, err), *g;
+    if (!o || !(g = secfile_need(f, "PROG", name, err)))
         return -1;
     Unpack u = {o->data, o->len, 0, 0};
     int64_t kind = take_i64(&u), step = take_i64(&u);
     double beta1 = take_f64(&u), beta2 = take_f64(&u), eps = take_f64(&u);
     uint64_t n = take_u64(&u);
     if (u.bad || u.at != u.len || kind < OPTIM_ADAM || kind > OPTIM_ADADELTA || step < 0 ||
-        n != ck->params.n)
+        n != ck->model.params.n)
         return error_set(err, "checkpoint `%s`: bad optimizer state (section OPTM)", name);
-    optim_init(&ck->optim, (OptimKind)kind, ck->params.n, 0);
+    optim_init(&ck->optim, (OptimKind)kind, ck->model.params.n, 0);
     ck->optim.step = step;
     ck->optim.beta1 = (float)beta1;
     ck->optim.beta2 = (float)beta2;
     ck->optim.eps = (float)eps;
     if (kind != OPTIM_SGD) {
-        const Section *a = need(f, "OPTA", name, err), *b;
-        if (!a || !(b = need(f, "OPTB", name, err)))
+        const Section *a = secfile_need(f, "OPTA", name, err), *b;
+        if (!a || !(b = secfile_need(f, "OPTB", name, err)))
             return -1;
         if (a->len != sizeof(float) * n || b->len != sizeof(float) * n)
             return error_set(err, "checkpoint `%s`: optimizer state of the wrong size (sections OPTA, OPTB)", name);
@@ -431,80 +260,11 @@ static int load_training(Checkpoint *ck, const SectionFile *f, const char *name,
     return 0;
 }
 
-/* An image model's channel means (IMGM): what its pictures were less in training. */
-static int load_picture_mean(Checkpoint *ck, const SectionFile *f, const char *name, Error *err)
-{
-    const Section *s = need(f, "IMGM", name, err);
-    if (!s)
-        return -1;
-    Unpack u = {s->data, s->len, 0, 0};
-    for (int c = 0; c < 3; c++)
-        ck->picture_mean[c] = take_f64(&u);
-    for (int c = 0; c < 3; c++)
-        if (!isfinite(ck->picture_mean[c]) || ck->picture_mean[c] < 0 || ck->picture_mean[c] > 1)
-            u.bad = 1;
-    if (u.bad || u.at != u.len)
-        return error_set(err, "checkpoint `%s`: bad channel means (expected 3 numbers in [0, 1]; "
-                         "section IMGM)",
-                         name);
-    return 0;
-}
-
 static int load_from(Checkpoint *ck, const SectionFile *f, const char *name, int with_training,
                      Error *err)
 {
-    const Section *conf = need(f, "CONF", name, err), *s;
-    if (!conf)
+    if (saved_model_read(&ck->model, f, name, err) < 0)
         return -1;
-    ck->config_yaml = xmalloc(conf->len + 1);
-    memcpy(ck->config_yaml, conf->data, conf->len);
-    ck->config_yaml[conf->len] = '\0';
-    config_defaults(&ck->config);
-    char conf_name[600];
-    snprintf(conf_name, sizeof conf_name, "%s (its config, section CONF)", name);
-    if (config_load_buffer(&ck->config, ck->config_yaml, conf->len, conf_name, err) < 0 ||
-        config_validate(&ck->config, err) < 0)
-        return -1;
-    config_keep_older_behaviour(&ck->config);
-    if (!(s = need(f, "DIMS", name, err)) || load_dims(&ck->dims, &ck->config, s, name, err) < 0)
-        return -1;
-    if (!(s = need(f, "VSRC", name, err)) || load_vocab(&ck->src_vocab, s, name, err) < 0)
-        return -1;
-    if (!(s = need(f, "VTGT", name, err)) || load_vocab(&ck->tgt_vocab, s, name, err) < 0)
-        return -1;
-    if (ck->src_vocab.size != ck->dims.src_vocab || ck->tgt_vocab.size != ck->dims.tgt_vocab)
-        return error_set(err, "checkpoint `%s`: vocabularies of %d and %d words for a model "
-                         "of %d and %d", name, ck->src_vocab.size, ck->tgt_vocab.size,
-                         ck->dims.src_vocab, ck->dims.tgt_vocab);
-    /* The sizes come from the file: its tensor table and weights are checked against
-     * them before anything is allocated, so a damaged size cannot ask for more memory
-     * than the file holds. */
-    Params shape;
-    size_t n_weights = params_carve(&shape, NULL, &ck->dims);
-    if (!(s = need(f, "TNSR", name, err)) || check_tensors(&shape, s, name, err) < 0)
-        return -1;
-    if (!(s = need(f, "PARM", name, err)))
-        return -1;
-    if (s->len != sizeof(float) * n_weights)
-        return error_set(err, "checkpoint `%s`: %llu bytes of weights, the model needs %zu (section "
-                         "PARM)",
-                         name, (unsigned long long)s->len, sizeof(float) * n_weights);
-    if (ck->dims.encoder == ENCODER_IMAGE && load_picture_mean(ck, f, name, err) < 0)
-        return -1;
-    params_alloc(&ck->params, &ck->dims);
-    memcpy(ck->params.mem, s->data, s->len);
-    for (int t = 0; t < ck->params.n_tensors; t++) {
-        const Tensor *x = &ck->params.tensors[t];
-        for (size_t k = 0; k < (size_t)x->rows * x->cols; k++)
-            if (!isfinite(x->data[k]))
-                return error_set(err, "checkpoint `%s`: non-finite weight in %s", name, x->name);
-    }
-    const Section *prog = secfile_find(f, "PROG");
-    if (prog && prog->len >= 8) {
-        int64_t step;
-        memcpy(&step, prog->data, 8);
-        ck->step = step >= 0 ? (long)step : 0;
-    }
     return with_training ? load_training(ck, f, name, err) : 0;
 }
 
@@ -533,10 +293,7 @@ int checkpoint_load(Checkpoint *ck, const char *path, int with_training, Error *
 
 void checkpoint_free(Checkpoint *ck)
 {
-    free(ck->config_yaml);
-    vocab_free(&ck->src_vocab);
-    vocab_free(&ck->tgt_vocab);
-    params_free(&ck->params);
+    saved_model_free(&ck->model);
     optim_free(&ck->optim);
     weight_average_free(&ck->average);
     memset(ck, 0, sizeof *ck);

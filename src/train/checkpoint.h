@@ -1,8 +1,8 @@
-/* checkpoint.h: what an s2s checkpoint holds, on top of the container of sectionfile.h:
- * the effective config, the model sizes, both vocabularies, the tensor table and the
- * weights (and an image model's channel means); for resuming also the optimizer state and the training progress (step,
- * data position, RNG state, learning rate, best score, counters). Loading checks every
- * section against the others and that every weight is finite. */
+/* checkpoint.h: what an s2s checkpoint holds for training: the model's sections
+ * (run/saved_model.h: config, sizes, vocabularies, tensor table, weights), then, for
+ * resuming, the optimizer state and the training progress (step, data position, RNG
+ * state, learning rate, best score, counters, the logs' marks) and the weight
+ * averages. Loading checks every section against the others. */
 #ifndef S2S_CHECKPOINT_H
 #define S2S_CHECKPOINT_H
 
@@ -11,7 +11,8 @@
 #include "base/error.h"
 #include "data/vocab.h"
 #include "model/model.h"
-#include "train/config.h"
+#include "run/config.h"
+#include "run/saved_model.h"
 #include "train/optim.h"
 #include "train/weight_average.h"
 
@@ -49,14 +50,8 @@ typedef struct {
 } Progress;
 
 typedef struct {
-    Config config;          /* from the stored effective config */
-    char *config_yaml;
-    Dims dims;
-    Vocab src_vocab, tgt_vocab;
-    Params params;
-    double picture_mean[3]; /* an image model's channel means (0 for text) */
+    SavedModel model;       /* config, sizes, vocabularies, weights */
     int has_training;       /* optimizer and progress were loaded */
-    long step;              /* the training step it was saved at (0 if unknown) */
     Optimizer optim;
     Progress progress;
     WeightAverage average;  /* training.average_last's snapshots (k 0: none), room for

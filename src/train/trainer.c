@@ -12,65 +12,10 @@
 #include "base/fault.h"
 #include "base/interrupt.h"
 #include "base/ranks.h"
-#include "nn/small_gemm.h"
 #include "text/number.h"
 #include "text/termtext.h"
-#include "train/sectionfile.h"
+#include "run/sectionfile.h"
 #include "train/trainer_parts.h"
-
-/* Checkpoints carry the state a resume needs, the data logs' lengths included. */
-int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Error *err)
-{
-    if (!t->lead) /* one process writes the run */
-        return 0;
-    t->prog.epoch = t->batcher.epoch;
-    t->prog.next_batch = t->batcher.next;
-    t->prog.rng_state = t->batcher.epoch_start.state;
-    t->prog.rng_inc = t->batcher.epoch_start.inc;
-    RunMarks marks = rundir_marks(&t->run); /* the logs are durable before the checkpoint */
-    t->prog.metrics_bytes = marks.metrics_bytes;
-    t->prog.alignments_bytes = marks.alignments_bytes;
-    fault_trace("marks %lld %lld", (long long)marks.metrics_bytes, (long long)marks.alignments_bytes);
-    t->prog.log_loss = t->log_loss;
-    t->prog.log_steps = t->log_steps;
-    t->prog.log_tokens = t->log_tokens;
-    t->prog.log_seconds = t->log_seconds;
-    char path[2200];
-    snprintf(path, sizeof path, "checkpoints/%s", name);
-    char full[4400];
-    rundir_path(&t->run, path, full, sizeof full);
-    interrupt_saving(1);
-    fault_signal_at("save", t->prog.step);
-    int rc = checkpoint_save(full, t->config_yaml, &t->dims, &t->src_vocab, &t->tgt_vocab,
-                             weights, t->train.pics.n ? t->train.mean : NULL, &t->opt, &t->prog,
-                             t->average.count > 0 ? &t->average : NULL, err);
-    interrupt_saving(0);
-    if (rc == 0 && !strcmp(name, "last.ckpt"))
-        t->last_saved = t->prog.step;
-    return rc;
-}
-
-int save_checkpoint(Trainer *t, const char *name, Error *err)
-{
-    return save_checkpoint_with(t, name, &t->P, err);
-}
-
-void use_blas_threads(Trainer *t, int eval)
-{
-    const int want = eval ? t->eval_blas_threads : t->step_blas_threads;
-    if (openblas_get_num_threads() != want)
-        openblas_set_num_threads(want);
-    small_gemm_enable(!eval && t->cfg->training.shards > 1);
-}
-
-/* The learning rate of update k (1-based): the scheduled rate (prog.lr, which the plateau
- * rule decays), times k / W during the W warm-up updates. A function of the step alone,
- * so a resumed run uses the rates a straight run does. */
-double learning_rate_at(const Trainer *t, long k)
-{
-    const long w = config_warmup_steps(t->cfg);
-    return k < w ? t->prog.lr * (double)k / (double)w : t->prog.lr;
-}
 
 /* Why training is over, or NULL. Each rule reads only the saved state (progress,
  * batcher), so a resumed run stops where the straight run does. */
@@ -200,6 +145,17 @@ static int step(Trainer *t, Error *err)
     return bad;
 }
 
+/* A validation (validation.c), then the report, which draws its scores beside the
+ * attention. Returns 0 or -1 (err set). */
+static int validate(Trainer *t, Error *err)
+{
+    if (validate_and_save(t, err) < 0)
+        return -1;
+    if (t->n_probes && t->cfg->alignments.every > 0)
+        update_heatmap_report(t);
+    return 0;
+}
+
 /* The end of training: the last step's dump, validation and save if it had none, then
  * the test set; the lead's work alone (under mpirun the other ranks are done). */
 static int finish(Trainer *t, const char *reason, Error *err)
@@ -210,7 +166,7 @@ static int finish(Trainer *t, const char *reason, Error *err)
      * (once: a finished run resumed has it already) */
     if (dumps_on(t) && !dumped_this_step(t) && dump_alignments(t, err) < 0)
         return TRAIN_IO_ERROR;
-    if (t->has_valid && t->prog.validated_step != t->prog.step && validate_and_save(t, err) < 0)
+    if (t->has_valid && t->prog.validated_step != t->prog.step && validate(t, err) < 0)
         return TRAIN_IO_ERROR;
     if (t->last_saved != t->prog.step && save_checkpoint(t, "last.ckpt", err) < 0)
         return TRAIN_IO_ERROR;
@@ -239,7 +195,7 @@ static int after_step(Trainer *t, Error *err)
         return TRAIN_IO_ERROR;
     if (t->prog.step % cfg->training.valid_every == 0) {
         if (t->has_valid) {
-            if (validate_and_save(t, err) < 0)
+            if (validate(t, err) < 0)
                 return TRAIN_IO_ERROR;
         } else if (save_checkpoint(t, "last.ckpt", err) < 0) {
             return TRAIN_IO_ERROR;

@@ -6,7 +6,7 @@
 #define S2S_TRAINER_H
 
 #include "base/error.h"
-#include "train/config.h"
+#include "run/config.h"
 
 /* Outcomes; main turns them into cli/INTERFACE.md's exit codes. */
 enum {

@@ -1,7 +1,11 @@
 /* trainer_parts.h: what the files of the trainer (trainer.h) share: the Trainer, and the
- * functions each file offers the others. trainer.c runs the loop; trainer_setup.c builds
- * everything before it; progress.c writes the log's lines; align_dumps.c dumps the
- * attention; evaluate.c validates and translates the test set. Internal to src/train/. */
+ * functions each file offers the loop above it. trainer.c runs the loop and calls the
+ * parts; trainer_setup.c builds everything before it; progress.c writes the log's lines;
+ * align_dumps.c dumps the attention and draws the report; validation.c validates and
+ * translates the test set (with the evaluator, evaluator.h); trainer_services.c, below
+ * them all, saves checkpoints and sets a phase's threads and learning rate. The calls
+ * run one way: the loop calls the parts, the parts call the services, never back up
+ * (make test checks it: scripts/check-calls.py). Internal to src/train/. */
 #ifndef S2S_TRAINER_PARTS_H
 #define S2S_TRAINER_PARTS_H
 
@@ -15,8 +19,8 @@
 #include "model/model.h"
 #include "report/links.h"
 #include "train/checkpoint.h"
-#include "train/config.h"
-#include "train/evaluate.h"
+#include "run/config.h"
+#include "train/evaluator.h"
 #include "train/model_grad.h"
 #include "train/shards.h"
 #include "train/optim.h"
@@ -83,7 +87,7 @@ int trainer_setup(Trainer *t, const char *resume_dir, Error *err);
 int trainer_open_run(Trainer *t, Error *err);
 void trainer_free(Trainer *t);
 
-/* ---- trainer.c: the loop ---- */
+/* ---- trainer_services.c: what the parts share ---- */
 
 /* Saves checkpoints/NAME (last.ckpt, best.ckpt) with the weights of the moment, or with
  * `weights` (best.ckpt of an averaging run holds the average). Returns 0 or -1 (err set). */
@@ -110,10 +114,11 @@ int dumps_due(const Trainer *t);
 int dumped_this_step(const Trainer *t);
 /* Returns 0 or -1 (err set: alignments.jsonl could not be written). */
 int dump_alignments(Trainer *t, Error *err);
-/* heatmaps/report.html; a failure is a warning in the log. */
+/* heatmaps/report.html; a failure is a warning in the log. The loop calls it after a
+ * validation, whose scores the report draws. */
 void update_heatmap_report(Trainer *t);
 
-/* ---- evaluate.c: validation and the test set ---- */
+/* ---- validation.c: validation and the test set ---- */
 
 /* Returns 0 or -1 (err set: a checkpoint could not be written). */
 int validate_and_save(Trainer *t, Error *err);

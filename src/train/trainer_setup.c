@@ -102,14 +102,14 @@ static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
                                   PICTURES_CACHE_BYTES);
     if (ck) {
         /* the vocabularies are the checkpoint's */
-        t->src_vocab = ck->src_vocab;
-        t->tgt_vocab = ck->tgt_vocab;
-        memset(&ck->src_vocab, 0, sizeof ck->src_vocab);
-        memset(&ck->tgt_vocab, 0, sizeof ck->tgt_vocab);
+        t->src_vocab = ck->model.src_vocab;
+        t->tgt_vocab = ck->model.tgt_vocab;
+        memset(&ck->model.src_vocab, 0, sizeof ck->model.src_vocab);
+        memset(&ck->model.tgt_vocab, 0, sizeof ck->model.tgt_vocab);
         if (corpus_read(&t->train, &spec, &t->src_vocab, &t->tgt_vocab, 0, "training", err) < 0)
             return -1;
         /* the model was trained on pictures less these means: the checkpoint's */
-        memcpy(t->train.mean, ck->picture_mean, sizeof t->train.mean);
+        memcpy(t->train.mean, ck->model.picture_mean, sizeof t->train.mean);
     } else {
         Vocab src_counts, tgt_counts;
         vocab_init(&src_counts);
@@ -216,7 +216,7 @@ static void restore_or_start(Trainer *t, Checkpoint *ck)
 {
     const Config *cfg = t->cfg;
     if (ck) {
-        memcpy(t->P.mem, ck->params.mem, sizeof(float) * t->P.n);
+        memcpy(t->P.mem, ck->model.params.mem, sizeof(float) * t->P.n);
         t->opt = ck->optim;
         memset(&ck->optim, 0, sizeof ck->optim);
         t->prog = ck->progress;
@@ -377,8 +377,8 @@ static int load_for_resume(Checkpoint *ck, Config *cfg, const char *resume_dir, 
         return -1;
     }
     if (cfg->training.shards == 0) /* "as many as threads" was resolved when the run began */
-        cfg->training.shards = ck->config.training.shards;
-    if (check_resume_config(cfg, &ck->config, path, err) < 0)
+        cfg->training.shards = ck->model.config.training.shards;
+    if (check_resume_config(cfg, &ck->model.config, path, err) < 0)
         return -1;
     snprintf(cfg->run_dir, sizeof cfg->run_dir, "%s", resume_dir);
     return 0;

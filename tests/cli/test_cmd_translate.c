@@ -59,8 +59,8 @@ static void beam_setup(const char *run, double random_scale, Checkpoint *ck, Bat
     if (random_scale > 0) {
         Pcg32 rng;
         pcg32_seed(&rng, 5, 1);
-        for (size_t k = 0; k < ck->params.n; k++)
-            ck->params.mem[k] = pcg32_uniform(&rng, (float)-random_scale, (float)random_scale);
+        for (size_t k = 0; k < ck->model.params.n; k++)
+            ck->model.params.mem[k] = pcg32_uniform(&rng, (float)-random_scale, (float)random_scale);
     }
     batch_init(bt, N_SOURCES, 8, 0);
     const int *src[N_SOURCES];
@@ -79,7 +79,7 @@ static int source_words(const Checkpoint *ck, int b, int *ids)
 {
     const int n = 2 + b % 6;
     for (int j = 0; j < n; j++)
-        ids[j] = N_SPECIAL_TOKENS + (b * 7 + j * 3 + b / 6) % (ck->src_vocab.size - N_SPECIAL_TOKENS);
+        ids[j] = N_SPECIAL_TOKENS + (b * 7 + j * 3 + b / 6) % (ck->model.src_vocab.size - N_SPECIAL_TOKENS);
     return n;
 }
 
@@ -95,7 +95,7 @@ static double forced_attention_difference(const Checkpoint *ck, Workspace *ws, i
     batch_init(&one, 1, S, MAX_OUT + 1);
     const int *sp = ids, *tp = h->tokens;
     batch_fill(&one, 1, &sp, &n, &tp, &h->len);
-    model_forward(ws, &ck->params, &one);
+    model_forward(ws, &ck->model.params, &one);
     double worst = 0;
     for (int i = 0; i < h->len + h->ended; i++) /* a cut hypothesis has no </s> row */
         for (int j = 0; j < S; j++)
@@ -117,14 +117,14 @@ static void check_beam_of_one(const char *run, double random_scale)
     int max_out[N_SOURCES];
     beam_setup(run, random_scale, &ck, &bt, max_out);
     Decoder dec;
-    decoder_init(&dec, &ck.dims, N_SOURCES, 8, 1);
+    decoder_init(&dec, &ck.model.dims, N_SOURCES, 8, 1);
     static int out[N_SOURCES * MAX_OUT];
     int out_len[N_SOURCES];
-    decode_greedy(&dec, &ck.params, &bt, MAX_OUT, out, out_len);
+    decode_greedy(&dec, &ck.model.params, &bt, MAX_OUT, out, out_len);
     const double alphas[] = {0, 0.6, 2};
     for (size_t a = 0; a < sizeof alphas / sizeof *alphas; a++) {
         NBest nb[N_SOURCES];
-        beam_search(&dec, &ck.params, &bt, 1, alphas[a], 1, max_out, nb);
+        beam_search(&dec, &ck.model.params, &bt, 1, alphas[a], 1, max_out, nb);
         for (int b = 0; b < N_SOURCES; b++) {
             ck_assert_int_eq(nb[b].n, 1);
             ck_assert_msg(nb[b].hyps[0].len == out_len[b], "weights %s, alpha %g, source %d: beam "
@@ -275,11 +275,11 @@ static void check_beam_against_plain(const char *run, double random_scale)
     int max_out[N_SOURCES];
     beam_setup(run, random_scale, &ck, &bt, max_out);
     Decoder dec;
-    decoder_init(&dec, &ck.dims, N_SOURCES, 8, MAX_BEAM);
+    decoder_init(&dec, &ck.model.dims, N_SOURCES, 8, MAX_BEAM);
     static PlainHyp fin[N_SOURCES][2 * MAX_BEAM];
     int n_fin[N_SOURCES];
     Workspace forced;
-    model_workspace_init(&forced, &ck.dims, 1, 8, MAX_OUT + 1, 0);
+    model_workspace_init(&forced, &ck.model.dims, 1, 8, MAX_OUT + 1, 0);
     double worst = 0;
     const int beams[] = {2, 3, MAX_BEAM};
     const double alphas[] = {0, 1};
@@ -287,9 +287,9 @@ static void check_beam_against_plain(const char *run, double random_scale)
         for (size_t a = 0; a < sizeof alphas / sizeof *alphas; a++) {
             /* each beam with n-best lists of its size, and of 1: its first, the same */
             const int K = beams[k / 2], n_best = k % 2 ? 1 : K;
-            plain_beam(&dec, &ck.params, &bt, K, alphas[a], fin, n_fin);
+            plain_beam(&dec, &ck.model.params, &bt, K, alphas[a], fin, n_fin);
             NBest nb[N_SOURCES];
-            beam_search(&dec, &ck.params, &bt, K, alphas[a], n_best, max_out, nb);
+            beam_search(&dec, &ck.model.params, &bt, K, alphas[a], n_best, max_out, nb);
             for (int b = 0; b < N_SOURCES; b++) {
                 const char *what = random_scale > 0 ? "random" : "trained";
                 ck_assert_msg(nb[b].n == (n_fin[b] < n_best ? n_fin[b] : n_best), "%s weights, "
@@ -414,7 +414,7 @@ static int nbest_scores_at(const char *dir, const char *alpha_text, Scored *out,
     load_checkpoint(&ck, run, "last.ckpt");
     Workspace ws;
     Batch bt;
-    model_workspace_init(&ws, &ck.dims, 1, 64, 64, 0);
+    model_workspace_init(&ws, &ck.model.dims, 1, 64, 64, 0);
     batch_init(&bt, 1, 64, 64);
     char *sources = read_file(src), *text = read_file(nbest);
     char *lines[32];
@@ -438,15 +438,15 @@ static int nbest_scores_at(const char *dir, const char *alpha_text, Scored *out,
         char copy[512];
         snprintf(copy, sizeof copy, "%s", lines[index]);
         for (char *sw, *w = strtok_r(copy, " ", &sw); w; w = strtok_r(NULL, " ", &sw))
-            s_ids[sn++] = vocab_id(&ck.src_vocab, w);
+            s_ids[sn++] = vocab_id(&ck.model.src_vocab, w);
         ck_assert_int_lt(n, cap);
         Scored *h = &out[n++];
         *h = (Scored){.index = index};
         snprintf(h->words, sizeof h->words, "%s", words);
         for (char *sw, *w = strtok_r(words, " ", &sw); w; w = strtok_r(NULL, " ", &sw))
-            t_ids[tn++] = vocab_id(&ck.tgt_vocab, w);
-        const int max_out = (int)(ck.config.translate.max_output_ratio * (sn + 1)) +
-                            (int)ck.config.translate.max_output_extra;
+            t_ids[tn++] = vocab_id(&ck.model.tgt_vocab, w);
+        const int max_out = (int)(ck.model.config.translate.max_output_ratio * (sn + 1)) +
+                            (int)ck.model.config.translate.max_output_extra;
         h->cut = tn == max_out;
         const int length = h->cut ? tn : tn + 1;
         h->log_p = score * pow((5.0 + length) / 6.0, alpha);
@@ -454,7 +454,7 @@ static int nbest_scores_at(const char *dir, const char *alpha_text, Scored *out,
             continue; /* no </s> to force: compared across alphas by the caller */
         const int *sp = s_ids, *tp = t_ids;
         batch_fill(&bt, 1, &sp, &sn, &tp, &tn);
-        const double log_p = -model_forward(&ws, &ck.params, &bt) * (tn + 1);
+        const double log_p = -model_forward(&ws, &ck.model.params, &bt) * (tn + 1);
         const double expected = log_p / pow((5.0 + tn + 1) / 6.0, alpha);
         const double off = fabs(score - expected);
         worst = fmax(worst, off);

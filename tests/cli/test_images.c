@@ -169,7 +169,7 @@ START_TEST(an_image_model_trains_scores_its_attention_and_draws_it_over_the_pict
     Checkpoint ck;
     snprintf(path, sizeof path, "%s/run", dir);
     load_checkpoint(&ck, path, "last.ckpt");
-    ck_assert(ck.picture_mean[0] > 0 && ck.picture_mean[0] < 1);
+    ck_assert(ck.model.picture_mean[0] > 0 && ck.model.picture_mean[0] < 1);
     checkpoint_free(&ck);
     /* s2s gradcheck on the config: every element of every tensor, on its first pictures */
     char config[600], out[600];
@@ -256,7 +256,7 @@ START_TEST(the_channel_means_are_the_training_pictures_and_a_resume_goes_on_bit_
     Checkpoint ck;
     load_checkpoint(&ck, straight, "last.ckpt");
     for (int c = 0; c < 3; c++)
-        ck_assert_double_eq_tol(ck.picture_mean[c], sum[c], 1e-12);
+        ck_assert_double_eq_tol(ck.model.picture_mean[c], sum[c], 1e-12);
     checkpoint_free(&ck);
     /* 10 steps, then a resume to 20: the state of the run straight through */
     ck_assert_int_eq(train_images(dir, "training.max_steps=10"), 0);

@@ -11,7 +11,7 @@
 #include "support/cli.h"
 #include "support/suites.h"
 #include "support/tinyrun.h"
-#include "train/config.h"
+#include "run/config.h"
 
 static const char *const COMMANDS[] = {"train", "gradcheck", "translate", "align", "heatmap",
                                        "explain", "eval", "corpus", "config", "tokenize", "bench"};

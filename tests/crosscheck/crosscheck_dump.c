@@ -122,7 +122,7 @@ static const Setting SETTINGS[] = {
     REAL_SETTING(expected_prob, 0, 1), REAL_SETTING(reinforce_weight, 0, 1e6),
     REAL_SETTING(entropy_weight, 0, 1e6), REAL_SETTING(baseline, -1e6, 1e6),
     REAL_SETTING(token_baseline, -1e6, 1e6),
-    /* the config's ranges (train/config_schema.c) */
+    /* the config's ranges (run/config_schema.c) */
     INT_SETTING(image_size, 2, 1024), LIST_SETTING(conv_channels, 1, 4096),
     INT_SETTING(grid_positions, 0, 1), INT_SETTING(context_gate, 0, 1),
     INT_SETTING(tie_output, 0, 1),

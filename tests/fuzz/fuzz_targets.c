@@ -25,8 +25,8 @@
 #include "report/heatmap.h"
 #include "text/tokenize.h"
 #include "train/checkpoint.h"
-#include "train/config.h"
-#include "train/sectionfile.h"
+#include "run/config.h"
+#include "run/sectionfile.h"
 
 /* A broken promise: say which and abort (a crash for libFuzzer, a failure for Check). */
 static void require(int ok, const char *promise, const char *detail)
@@ -440,12 +440,12 @@ static void ckpt_repair(uint8_t *b, size_t size)
 static void check_checkpoint(const Checkpoint *ck, int with_training)
 {
     Params p = {0};
-    size_t n = params_carve(&p, NULL, &ck->dims);
-    require(ck->params.n == n && ck->params.mem, "the weights are those of the model sizes", NULL);
-    require(ck->src_vocab.size == ck->dims.src_vocab && ck->tgt_vocab.size == ck->dims.tgt_vocab,
+    size_t n = params_carve(&p, NULL, &ck->model.dims);
+    require(ck->model.params.n == n && ck->model.params.mem, "the weights are those of the model sizes", NULL);
+    require(ck->model.src_vocab.size == ck->model.dims.src_vocab && ck->model.tgt_vocab.size == ck->model.dims.tgt_vocab,
             "the vocabularies are those of the model sizes", NULL);
-    for (size_t k = 0; k < ck->params.n; k++)
-        require(isfinite(ck->params.mem[k]), "every weight is finite", NULL);
+    for (size_t k = 0; k < ck->model.params.n; k++)
+        require(isfinite(ck->model.params.mem[k]), "every weight is finite", NULL);
     require(!with_training || ck->has_training, "the training state is loaded", NULL);
 }
 
@@ -460,7 +460,7 @@ static void ckpt_load(const uint8_t *data, size_t size, const char *what)
         char part[128], detail[128] = "";
         snprintf(part, sizeof part, "%s%s", what, with_training ? ", with its training state" : "");
         if (rc == 0)
-            snprintf(detail, sizeof detail, "(step %ld, %zu weights)", ck.step, ck.params.n);
+            snprintf(detail, sizeof detail, "(step %ld, %zu weights)", ck.model.step, ck.model.params.n);
         add_verdict(part, rc, &err, detail, NULL, NULL, 0);
         checkpoint_free(&ck);
         if (rc < 0) /* loading the training state too can only fail as well */

@@ -115,14 +115,14 @@ void assert_same_training_state(const char *run_a, const char *run_b, const char
     Checkpoint a, b;
     load_checkpoint(&a, run_a, name);
     load_checkpoint(&b, run_b, name);
-    ck_assert_uint_eq(a.params.n, b.params.n);
-    ck_assert_msg(!memcmp(a.params.mem, b.params.mem, sizeof(float) * a.params.n),
+    ck_assert_uint_eq(a.model.params.n, b.model.params.n);
+    ck_assert_msg(!memcmp(a.model.params.mem, b.model.params.mem, sizeof(float) * a.model.params.n),
                   "%s of %s and %s: the weights differ", name, run_a, run_b);
     ck_assert_int_eq(a.optim.kind, b.optim.kind);
     ck_assert_int_eq(a.optim.step, b.optim.step);
     if (a.optim.m)
-        ck_assert_msg(!memcmp(a.optim.m, b.optim.m, sizeof(float) * a.params.n) &&
-                      !memcmp(a.optim.v, b.optim.v, sizeof(float) * a.params.n),
+        ck_assert_msg(!memcmp(a.optim.m, b.optim.m, sizeof(float) * a.model.params.n) &&
+                      !memcmp(a.optim.v, b.optim.v, sizeof(float) * a.model.params.n),
                       "%s of %s and %s: the optimizer's moments differ", name, run_a, run_b);
     Progress p = a.progress, q = b.progress;
     p.train_seconds = q.train_seconds = p.log_seconds = q.log_seconds = 0;

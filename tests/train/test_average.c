@@ -107,19 +107,19 @@ START_TEST(best_ckpt_holds_the_mean_and_training_goes_on_from_the_weights)
     load_weights(dir, "plain10", "last.ckpt", &w10);
     load_weights(dir, "averaged", "last.ckpt", &last);
     load_weights(dir, "averaged", "best.ckpt", &best);
-    const size_t n = w5.params.n;
-    ck_assert_msg(!memcmp(last.params.mem, w10.params.mem, n * sizeof(float)),
+    const size_t n = w5.model.params.n;
+    ck_assert_msg(!memcmp(last.model.params.mem, w10.model.params.mem, n * sizeof(float)),
                   "averaging changed the weights training goes on from");
     ck_assert_int_eq(best.progress.best_step, 10);
     ck_assert_int_eq(last.average.count, 2);
-    ck_assert(!memcmp(weight_average_snapshot(&last.average, 0), w5.params.mem, n * sizeof(float)));
-    ck_assert(!memcmp(weight_average_snapshot(&last.average, 1), w10.params.mem, n * sizeof(float)));
+    ck_assert(!memcmp(weight_average_snapshot(&last.average, 0), w5.model.params.mem, n * sizeof(float)));
+    ck_assert(!memcmp(weight_average_snapshot(&last.average, 1), w10.model.params.mem, n * sizeof(float)));
     for (size_t j = 0; j < n; j++) {
-        const float want = (float)(((double)w5.params.mem[j] + w10.params.mem[j]) * 0.5);
-        ck_assert_msg(best.params.mem[j] == want, "best.ckpt weight %zu: %.9g, the mean is %.9g",
-                      j, best.params.mem[j], want);
+        const float want = (float)(((double)w5.model.params.mem[j] + w10.model.params.mem[j]) * 0.5);
+        ck_assert_msg(best.model.params.mem[j] == want, "best.ckpt weight %zu: %.9g, the mean is %.9g",
+                      j, best.model.params.mem[j], want);
     }
-    ck_assert_msg(memcmp(best.params.mem, w10.params.mem, n * sizeof(float)) != 0,
+    ck_assert_msg(memcmp(best.model.params.mem, w10.model.params.mem, n * sizeof(float)) != 0,
                   "best.ckpt holds the weights of step 10, not the mean");
     char plain[2][64], mean[2][64];
     for (int v = 0; v < 2; v++) {

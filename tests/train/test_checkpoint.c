@@ -13,7 +13,7 @@
 #include "support/suites.h"
 #include "support/tinyrun.h"
 #include "train/checkpoint.h"
-#include "train/sectionfile.h"
+#include "run/sectionfile.h"
 
 START_TEST(crc32_matches_the_published_check_value)
 {
@@ -65,7 +65,7 @@ static char *make_checkpoint(const char *dir, size_t *size)
     ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, NULL, &err) == 0, "%s", err.msg);
     Checkpoint ck;
     ck_assert_msg(checkpoint_load(&ck, path, 1, &err) == 0, "%s", err.msg);
-    ck_assert(memcmp(ck.params.mem, p.mem, sizeof(float) * p.n) == 0);
+    ck_assert(memcmp(ck.model.params.mem, p.mem, sizeof(float) * p.n) == 0);
     ck_assert_int_eq(ck.progress.step, 42);
     ck_assert_double_eq(ck.progress.best_score, 12.5);
     /* hard attention's baselines and the next log line's sums (section HARD) */
@@ -77,8 +77,8 @@ static char *make_checkpoint(const char *dir, size_t *size)
     ck_assert_int_eq(ck.progress.log_sampled_tokens, 41);
     ck_assert_int_eq(ck.progress.log_entropy_terms, 57);
     ck_assert_float_eq(ck.optim.m[3], 1.5f);
-    ck_assert_str_eq(vocab_word(&ck.src_vocab, 4), "hello");
-    ck_assert_str_eq(ck.config.data.train_src, "a");
+    ck_assert_str_eq(vocab_word(&ck.model.src_vocab, 4), "hello");
+    ck_assert_str_eq(ck.model.config.data.train_src, "a");
     checkpoint_free(&ck);
     optim_free(&opt);
     params_free(&p);
@@ -267,9 +267,9 @@ START_TEST(checkpoint_refuses_other_versions_platforms_and_impossible_sizes)
     Error load_err;
     ck_assert_int_eq(checkpoint_load_bytes(&loaded, good, size, "x.ckpt", 1, &load_err), 0);
     const float specials[3] = {NAN, INFINITY, -INFINITY};
-    for (int t = 0; t < loaded.params.n_tensors; t++) {
-        const Tensor *x = &loaded.params.tensors[t];
-        const size_t last = (size_t)(x->data - loaded.params.mem) + (size_t)x->rows * x->cols - 1;
+    for (int t = 0; t < loaded.model.params.n_tensors; t++) {
+        const Tensor *x = &loaded.model.params.tensors[t];
+        const size_t last = (size_t)(x->data - loaded.model.params.mem) + (size_t)x->rows * x->cols - 1;
         memcpy(bad, good, size);
         memcpy(bad + parm + 4 * last, &specials[t % 3], 4);
         u32 = crc32_update(0, bad + parm, len);
@@ -277,7 +277,7 @@ START_TEST(checkpoint_refuses_other_versions_platforms_and_impossible_sizes)
         snprintf(expected, sizeof expected, "checkpoint `x.ckpt`: non-finite weight in %s", x->name);
         ck_assert_str_eq(load_error(bad, size), expected);
     }
-    ck_assert_int_gt(loaded.params.n_tensors, 10);
+    ck_assert_int_gt(loaded.model.params.n_tensors, 10);
     checkpoint_free(&loaded);
 
     /* random garbage, with and without the magic */

@@ -20,7 +20,7 @@
 #include "support/suites.h"
 #include "support/tinyrun.h"
 #include "train/checkpoint.h"
-#include "train/sectionfile.h"
+#include "run/sectionfile.h"
 
 /* ---- a run directory with checkpoints of step 3, and its bytes ------------------------------ */
 
@@ -685,8 +685,8 @@ START_TEST(an_inf_gradient_is_skipped_like_a_nan_loss)
     Checkpoint ca, cb;
     load_checkpoint(&ca, a, "last.ckpt");
     load_checkpoint(&cb, b, "last.ckpt");
-    ck_assert(memcmp(ca.params.mem, cb.params.mem, sizeof(float) * ca.params.n) == 0);
-    ck_assert(memcmp(ca.optim.v, cb.optim.v, sizeof(float) * ca.params.n) == 0);
+    ck_assert(memcmp(ca.model.params.mem, cb.model.params.mem, sizeof(float) * ca.model.params.n) == 0);
+    ck_assert(memcmp(ca.optim.v, cb.optim.v, sizeof(float) * ca.model.params.n) == 0);
     ck_assert_int_eq(ca.progress.skipped_steps, 1);
     checkpoint_free(&ca);
     checkpoint_free(&cb);

@@ -1,7 +1,7 @@
 /* config_yaml.c: reading a config: libyaml's events walked key by key against the
  * schema, every error with its file, line and column, "did you mean" for unknown keys
  * and sections, and --set overrides. Reads files; never writes any. */
-#include "train/config.h"
+#include "run/config.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <yaml.h>
 
 #include "base/mem.h"
-#include "train/config_schema.h"
+#include "run/config_schema.h"
 
 /* ---- did you mean ---------------------------------------------------------------- */
 

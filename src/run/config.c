@@ -1,7 +1,7 @@
 /* config.c: the config after reading (see config.h): cross-key validation, the
  * effective config written back as YAML, the rows of configs/README.md, and the model's
  * dimensions. The schema is config_schema.c's, the reader config_yaml.c's. */
-#include "train/config.h"
+#include "run/config.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -11,7 +11,7 @@
 
 #include "base/mem.h"
 #include "text/number.h"
-#include "train/config_schema.h"
+#include "run/config_schema.h"
 
 /* ---- validation ---------------------------------------------------------------------- */
 

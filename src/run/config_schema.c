@@ -1,7 +1,7 @@
 /* config_schema.c: every config key, once (type, field, default, range, doc), with the
  * questions about keys that config.h answers, reading a value of a key from text, and
  * the defaults. */
-#include "train/config_schema.h"
+#include "run/config_schema.h"
 
 #include <errno.h>
 #include <math.h>

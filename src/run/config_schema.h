@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
-#include "train/config.h"
+#include "run/config.h"
 
 typedef enum { T_INT, T_REAL, T_BOOL, T_STR, T_ENUM, T_INTLIST } ValueType;
 

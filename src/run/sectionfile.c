@@ -1,6 +1,6 @@
 /* sectionfile.c: the checkpoint container format, atomic save and checked load (see
  * sectionfile.h). The only file that writes checkpoints to disk. */
-#include "train/sectionfile.h"
+#include "run/sectionfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -263,6 +263,14 @@ const Section *secfile_find(const SectionFile *f, const char *tag)
         if (!strcmp(f->sections[s].tag, tag))
             return &f->sections[s];
     return NULL;
+}
+
+const Section *secfile_need(const SectionFile *f, const char *tag, const char *name, Error *err)
+{
+    const Section *s = secfile_find(f, tag);
+    if (!s)
+        error_set(err, "checkpoint `%s` has no %s section", name, tag);
+    return s;
 }
 
 void secfile_close(SectionFile *f)

@@ -1,8 +1,10 @@
-/* evaluate.h: validation of a model on a corpus: the teacher-forced loss (token mean,
- * perplexity) and greedy translations scored with BLEU and exact match. Buffers are
- * sized once for the corpus; batches follow source length to keep padding low. */
-#ifndef S2S_EVALUATE_H
-#define S2S_EVALUATE_H
+/* evaluator.h: a model scored on a corpus: the teacher-forced loss (token mean,
+ * perplexity), greedy translations scored with BLEU and exact match, and the attention's
+ * links and boxes. Buffers are sized once for the corpus; batches follow source length
+ * to keep padding low. Nothing here knows of training (validation.c is the trainer's
+ * use of it). */
+#ifndef S2S_EVALUATOR_H
+#define S2S_EVALUATOR_H
 
 #include "data/corpus.h"
 #include "data/vocab.h"

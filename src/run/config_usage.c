@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "train/config.h"
-#include "train/config_schema.h"
+#include "run/config.h"
+#include "run/config_schema.h"
 
 /* Why the key at path is unused by cfg (a sentence without its subject), or NULL. */
 static const char *why_unused(const Config *cfg, const char *path)

@@ -61,6 +61,9 @@ int secfile_read(SectionFile *f, const char *path, Error *err);
 int secfile_parse(SectionFile *f, const void *bytes, size_t size, const char *name, Error *err);
 /* Section by tag, or NULL. Borrowed until secfile_close. */
 const Section *secfile_find(const SectionFile *f, const char *tag);
+/* The same for a section the file must have: NULL with err set ("checkpoint `name` has
+ * no TAG section") when it is missing. */
+const Section *secfile_need(const SectionFile *f, const char *tag, const char *name, Error *err);
 void secfile_close(SectionFile *f);
 
 #endif

@@ -11,8 +11,8 @@
 
 #include "support/suites.h"
 #include "text/number.h"
-#include "train/config.h"
-#include "train/config_schema.h"
+#include "run/config.h"
+#include "run/config_schema.h"
 
 /* A config with the required training data, followed by extra lines. */
 #define BASE "data:\n  train_src: a.src\n  train_tgt: a.tgt\n  valid_src: v.src\n  valid_tgt: v.tgt\n"

@@ -1,0 +1,65 @@
+/* trainer_services.c: what the parts of the trainer share (trainer_parts.h), below them
+ * all: a checkpoint of the moment, OpenBLAS's threads for a phase, and the learning
+ * rate of a step. */
+#include <cblas.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/fault.h"
+#include "base/interrupt.h"
+#include "nn/small_gemm.h"
+#include "train/trainer_parts.h"
+
+/* Checkpoints carry the state a resume needs, the data logs' lengths included. */
+int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Error *err)
+{
+    if (!t->lead) /* one process writes the run */
+        return 0;
+    t->prog.epoch = t->batcher.epoch;
+    t->prog.next_batch = t->batcher.next;
+    t->prog.rng_state = t->batcher.epoch_start.state;
+    t->prog.rng_inc = t->batcher.epoch_start.inc;
+    RunMarks marks = rundir_marks(&t->run); /* the logs are durable before the checkpoint */
+    t->prog.metrics_bytes = marks.metrics_bytes;
+    t->prog.alignments_bytes = marks.alignments_bytes;
+    fault_trace("marks %lld %lld", (long long)marks.metrics_bytes, (long long)marks.alignments_bytes);
+    t->prog.log_loss = t->log_loss;
+    t->prog.log_steps = t->log_steps;
+    t->prog.log_tokens = t->log_tokens;
+    t->prog.log_seconds = t->log_seconds;
+    char path[2200];
+    snprintf(path, sizeof path, "checkpoints/%s", name);
+    char full[4400];
+    rundir_path(&t->run, path, full, sizeof full);
+    interrupt_saving(1);
+    fault_signal_at("save", t->prog.step);
+    int rc = checkpoint_save(full, t->config_yaml, &t->dims, &t->src_vocab, &t->tgt_vocab,
+                             weights, t->train.pics.n ? t->train.mean : NULL, &t->opt, &t->prog,
+                             t->average.count > 0 ? &t->average : NULL, err);
+    interrupt_saving(0);
+    if (rc == 0 && !strcmp(name, "last.ckpt"))
+        t->last_saved = t->prog.step;
+    return rc;
+}
+
+int save_checkpoint(Trainer *t, const char *name, Error *err)
+{
+    return save_checkpoint_with(t, name, &t->P, err);
+}
+
+void use_blas_threads(Trainer *t, int eval)
+{
+    const int want = eval ? t->eval_blas_threads : t->step_blas_threads;
+    if (openblas_get_num_threads() != want)
+        openblas_set_num_threads(want);
+    small_gemm_enable(!eval && t->cfg->training.shards > 1);
+}
+
+/* The learning rate of update k (1-based): the scheduled rate (prog.lr, which the plateau
+ * rule decays), times k / W during the W warm-up updates. A function of the step alone,
+ * so a resumed run uses the rates a straight run does. */
+double learning_rate_at(const Trainer *t, long k)
+{
+    const long w = config_warmup_steps(t->cfg);
+    return k < w ? t->prog.lr * (double)k / (double)w : t->prog.lr;
+}
