@@ -114,7 +114,7 @@ typedef struct {
 static void grid_cell_names(const char **names, char *text, int S)
 {
     for (int j = 0; j < S; j++) {
-        snprintf(text + (size_t)j * 12, 12, "%d", j);
+        model_cell_name(j, text + (size_t)j * 12, 12);
         names[j] = text + (size_t)j * 12;
     }
 }
@@ -165,7 +165,7 @@ static int align_corpus(const SavedModel *ck, const Corpus *c, AlignScores *sc, 
                 int n_boxes;
                 const GroundBox *boxes = ground_line(sc->ground, c->line_no[pair], &n_boxes);
                 grounding_add(&sc->grounding, m.w, m.row_stride, m.col_stride,
-                              ck->dims.image_size >> ck->dims.conv_layers, boxes, n_boxes,
+                              model_grid_side(&ck->dims), boxes, n_boxes,
                               c->pics.orig[pair]);
             }
             if (out) {
@@ -213,14 +213,14 @@ int cmd_align(int argc, char **argv)
                   "alignments", o.model);
         goto done;
     }
-    const int picture = ck.dims.encoder == ENCODER_IMAGE;
+    const int picture = model_reads_pictures(&ck.dims);
     if ((o.gold && picture) || (o.ground && !picture)) {
         error_set(&err, "%s: the model `%s` reads %s", o.gold ? "--gold" : "--ground", o.model,
                   picture ? "pictures: score its attention with --ground" : "words: --ground is for "
                   "an image model");
         goto done;
     }
-    const int G = ck.dims.image_size >> ck.dims.conv_layers;
+    const int G = model_grid_side(&ck.dims);
     CorpusSpec spec = {.src_path = o.src, .tgt_path = o.tgt, .level = ck.config.data.level,
                        .lowercase = ck.config.data.lowercase, .max_length = 0,
                        .max_line_bytes = ck.config.data.max_line_bytes, .pictures = picture,

@@ -161,7 +161,7 @@ enum { MIN_LEN = 5, MAX_LEN = 20, IMAGE_BATCHES = 8 };
  * their channel means. */
 static void synthetic_pictures(Batch *bt, const Dims *d, int n, Pcg32 *rng)
 {
-    const int G = d->image_size >> d->conv_layers;
+    const int G = model_grid_side(d);
     batch_fill_pictures(bt, n, G * G, bt->pair_tgt, bt->pair_tgt_n);
     for (size_t x = 0; x < (size_t)n * d->image_size * d->image_size * 3; x++)
         bt->pixels[x] = pcg32_uniform(rng, -0.5f, 0.5f);
@@ -173,7 +173,7 @@ static void synthetic_pictures(Batch *bt, const Dims *d, int n, Pcg32 *rng)
  * malloc'd array. */
 static Batch *synthetic_batches(const Dims *d, long count, long batch, uint64_t seed)
 {
-    const int image = d->encoder == ENCODER_IMAGE, G = d->image_size >> d->conv_layers;
+    const int image = model_reads_pictures(d), G = model_grid_side(d);
     Batch *batches = xmalloc_array((size_t)count, sizeof(Batch));
     int (*words)[2][MAX_LEN] = xmalloc_array((size_t)batch, sizeof *words);
     Pcg32 rng;
@@ -265,11 +265,10 @@ static long train_timed(const Dims *d, const Batch *batches, long n_batches,
 static int bench_dims(const BenchOptions *o, Dims *out)
 {
     Dims d;
-    if (o->image) /* configs/shapes.yaml's model, its 17 caption words and 4 specials */
-        d = (Dims){N_SPECIAL_TOKENS, 21, 64, 0, 128, 64, 128, .enc_layers = 1,
-                   .encoder = ENCODER_IMAGE, .image_size = 64, .conv_layers = 3,
-                   .conv_channels = {16, 32, 64}, .grid_positions = 1};
-    else if (!strcmp(o->size, "S"))
+    if (o->image) { /* configs/shapes.yaml's model, its 17 caption words and 4 specials */
+        d = (Dims){N_SPECIAL_TOKENS, 21, 64, 0, 128, 64, 128, .enc_layers = 1};
+        model_use_image_encoder(&d, 64, (const int[]){16, 32, 64}, 3, 1);
+    } else if (!strcmp(o->size, "S"))
         d = (Dims){1000, 1000, 64, 64, 128, 64, 128, .enc_layers = 1};
     else if (!strcmp(o->size, "M"))
         d = (Dims){8000, 8000, 256, 256, 512, 256, 256, .enc_layers = 1};

@@ -187,7 +187,7 @@ static int picture_read(Sentence *s, const char *text, size_t len, const SavedMo
     s->words = xmalloc_array((size_t)S, sizeof(char *));
     for (int j = 0; j < S; j++) {
         char name[16];
-        snprintf(name, sizeof name, "%d", j);
+        model_cell_name(j, name, sizeof name);
         s->ids[j] = TOK_UNK;
         s->words[j] = xstrdup(name);
     }
@@ -248,7 +248,7 @@ static int read_source(Sentence *s, const SavedModel *ck, Error *err)
         error_set(err, "stdin:1: line longer than data.max_line_bytes (%ld)",
                   ck->config.data.max_line_bytes);
     int rc = got <= 0 || too_long                ? -1
-             : ck->dims.encoder == ENCODER_IMAGE ? picture_read(s, in.line, len, ck, err)
+             : model_reads_pictures(&ck->dims) ? picture_read(s, in.line, len, ck, err)
                                                  : sentence_read(s, in.line, len, &ck->config,
                                                                  &ck->src_vocab, "stdin:1", err);
     linereader_close(&in);

@@ -82,8 +82,8 @@ int cmd_gradcheck(int argc, char **argv)
         .lowercase = cfg.data.lowercase, .max_length = cfg.data.max_length,
         .max_line_bytes = cfg.data.max_line_bytes};
     const Dims arch = config_model_dims(&cfg, 1, 1);
-    if (arch.encoder == ENCODER_IMAGE) { /* the first pictures, as training reads them */
-        const int G = arch.image_size >> arch.conv_layers;
+    if (model_reads_pictures(&arch)) { /* the first pictures, as training reads them */
+        const int G = model_grid_side(&arch);
         spec.pictures = 1, spec.picture_size = arch.image_size;
         spec.picture_resize = cfg.data.image_resize, spec.picture_cells = G * G;
         spec.cache_bytes = sizeof(float) * 3 * (size_t)arch.image_size * arch.image_size *
@@ -134,7 +134,7 @@ int cmd_gradcheck(int argc, char **argv)
                           .doubly_stochastic = cfg.training.doubly_stochastic};
     int refused = 0; /* the training boxes, when the check needs them */
     if (corpus.pics.n && cfg.training.attention_supervision > 0 && model_has_alignments(&d)) {
-        refused = fill_ground(&bt, &cfg, &corpus, d.image_size >> d.conv_layers, &err) < 0;
+        refused = fill_ground(&bt, &cfg, &corpus, model_grid_side(&d), &err) < 0;
         reg.attention_supervision = cfg.training.attention_supervision;
     }
     if (refused)

@@ -99,7 +99,7 @@ static void free_pending(Pending *p)
 static void write_alignment(FILE *out, const Options *o, const Hypothesis *h)
 {
     AttnMatrix m = {h->attention, h->len + h->ended, h->src_len, h->src_len, 1,
-                    o->ck->dims.encoder == ENCODER_IMAGE};
+                    model_reads_pictures(&o->ck->dims)};
     fputs(" ||| ", out);
     if (o->align == 2) {
         for (int i = 0; i < m.rows; i++)
@@ -343,13 +343,13 @@ static int settle_options(Options *o, const SavedModel *ck, const char *model,
         return cmd_error(&err, EXIT_USAGE);
     }
     o->argmax = config_decodes_argmax(cfg, o->attention_mode);
-    if (ck->dims.encoder == ENCODER_IMAGE) { /* the source is a picture's grid */
+    if (model_reads_pictures(&ck->dims)) { /* the source is a picture's grid */
         if (o->unk_replace || o->max_src > 0) {
             error_set(&err, "%s: the model `%s` reads pictures, not words",
                       o->unk_replace ? "--unk-replace" : "--max-source-length", model);
             return cmd_error(&err, EXIT_USAGE);
         }
-        const int G = ck->dims.image_size >> ck->dims.conv_layers;
+        const int G = model_grid_side(&ck->dims);
         o->max_src = G * G - 1;
     }
     if (o->n_best > o->beam)
@@ -408,7 +408,7 @@ static void take_picture(Pending *p, const Options *o, const char *line, size_t 
     p->words = xmalloc_array((size_t)cells, sizeof(char *));
     for (int j = 0; j < cells; j++) {
         char name[16];
-        snprintf(name, sizeof name, "%d", j);
+        model_cell_name(j, name, sizeof name);
         p->src.ids[j] = TOK_UNK;
         p->words[j] = xstrdup(name);
     }
@@ -426,7 +426,7 @@ static void take_line(Pending *p, const Options *o, Tokens *tokens, const char *
     const char *skipped = o->n_best > 1 ? "no n-best entries for it" : "wrote an empty line";
     size_t bad_at, bad_len;
     p->line_no = line_no;
-    if (!too_long && o->ck->dims.encoder == ENCODER_IMAGE) {
+    if (!too_long && model_reads_pictures(&o->ck->dims)) {
         take_picture(p, o, line, len, line_no);
         return;
     }

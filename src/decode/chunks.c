@@ -55,7 +55,7 @@ static void buffers_fit(ChunkDecoder *cd, int n, int steps)
     decoder_init(&cd->dec, cd->dims, want_n, want_steps, cd->beam);
     cd->dec.argmax = cd->argmax;
     batch_init(&cd->bt, want_n, want_steps, 0);
-    if (cd->dims->encoder == ENCODER_IMAGE)
+    if (model_reads_pictures(cd->dims))
         batch_init_pictures(&cd->bt, cd->dims->image_size);
     cd->batch = want_n;
     cd->steps = want_steps;

@@ -57,9 +57,19 @@ int model_annotation_width(const Dims *d);
  * draw or score. */
 int model_has_alignments(const Dims *d);
 
+/* Whether the model reads pictures (the image encoder) rather than text: what the code
+ * around the model asks instead of naming the encoder. */
+int model_reads_pictures(const Dims *d);
+/* Makes d an image model: pictures of image_size x image_size pixels through `layers`
+ * conv blocks of channels[l] channels, with learned grid positions or not. */
+void model_use_image_encoder(Dims *d, int image_size, const int *channels, int layers,
+                             int grid_positions);
 /* An image model's grid side G (its source positions are the G x G cells over the
  * picture), 0 for a text model. */
 int model_grid_side(const Dims *d);
+/* The name of an image model's source position j, as dumps, heatmaps and explain show
+ * it: its grid cell's number, row by row from the top left ("0" to "G^2 - 1"). */
+void model_cell_name(int j, char *out, size_t cap);
 
 /* 1 when an LSTM decoder's cell state starts from the encoder (c_0 = tanh(W_c init +
  * b_c), the attention-only encoder), 0 when it starts at 0. */

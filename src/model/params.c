@@ -47,9 +47,31 @@ int model_has_alignments(const Dims *d)
     return attn_has_weights(&ad);
 }
 
+int model_reads_pictures(const Dims *d)
+{
+    return d->encoder == ENCODER_IMAGE;
+}
+
+void model_use_image_encoder(Dims *d, int image_size, const int *channels, int layers,
+                             int grid_positions)
+{
+    assert(layers >= 1 && layers <= CONV_MAX_LAYERS);
+    d->encoder = ENCODER_IMAGE;
+    d->image_size = image_size;
+    d->conv_layers = layers;
+    for (int l = 0; l < layers; l++)
+        d->conv_channels[l] = channels[l];
+    d->grid_positions = grid_positions;
+}
+
 int model_grid_side(const Dims *d)
 {
-    return d->encoder == ENCODER_IMAGE ? d->image_size >> d->conv_layers : 0;
+    return model_reads_pictures(d) ? d->image_size >> d->conv_layers : 0;
+}
+
+void model_cell_name(int j, char *out, size_t cap)
+{
+    snprintf(out, cap, "%d", j);
 }
 
 void model_describe(const Dims *d, char *out, size_t cap)

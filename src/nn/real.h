@@ -100,6 +100,9 @@ typedef double real;
 #define model_annotation_width model_annotation_width_f64
 #define model_has_alignments model_has_alignments_f64
 #define model_grid_side model_grid_side_f64
+#define model_reads_pictures model_reads_pictures_f64
+#define model_use_image_encoder model_use_image_encoder_f64
+#define model_cell_name model_cell_name_f64
 #define model_starts_cell_state model_starts_cell_state_f64
 #define model_describe model_describe_f64
 #define context_gate_forward context_gate_forward_f64

@@ -122,7 +122,7 @@ AttnMatrix align_of_pass(const Workspace *ws, int b, int rows, int cols)
 {
     /* alpha (T, S*B): step i's row of sentence b is at i * S * B + j * B + b */
     return (AttnMatrix){ws->alpha + b, rows, cols, (long)ws->S * ws->B, ws->B,
-                        ws->dims.encoder == ENCODER_IMAGE};
+                        model_reads_pictures(&ws->dims)};
 }
 
 AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols, AttnMatrix *heads,
@@ -139,11 +139,11 @@ AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols,
     /* alpha_heads (T, H, S*B): head h of step i is block i * H + h */
     for (int h = 0; h < x.n_heads; h++)
         heads[h] = (AttnMatrix){ws->alpha_heads + h * SB + b, rows, cols, x.n_heads * SB, ws->B,
-                                ws->dims.encoder == ENCODER_IMAGE};
+                                model_reads_pictures(&ws->dims)};
     /* each layer's head mean (B, S, S) */
     for (int l = 0; l < x.n_self; l++)
         self[l] = (AttnMatrix){model_self_weights(ws, l) + (size_t)b * ws->S * ws->S, cols, cols,
-                               ws->S, 1, ws->dims.encoder == ENCODER_IMAGE};
+                               ws->S, 1, model_reads_pictures(&ws->dims)};
     return x;
 }
 

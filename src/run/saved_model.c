@@ -205,7 +205,7 @@ int saved_model_read(SavedModel *m, const SectionFile *f, const char *name, Erro
         return error_set(err, "checkpoint `%s`: %llu bytes of weights, the model needs %zu (section "
                          "PARM)",
                          name, (unsigned long long)s->len, sizeof(float) * n_weights);
-    if (m->dims.encoder == ENCODER_IMAGE && load_picture_mean(m, f, name, err) < 0)
+    if (model_reads_pictures(&m->dims) && load_picture_mean(m, f, name, err) < 0)
         return -1;
     params_alloc(&m->params, &m->dims);
     memcpy(m->params.mem, s->data, s->len);

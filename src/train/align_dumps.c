@@ -32,7 +32,7 @@ static int dump_scheduled(long step, long every, long max_dumps)
 /* Whether the run dumps attention at all: it has probe pairs and alignments.every. */
 int dumps_on(const Trainer *t)
 {
-    return t->n_probes > 0 && t->cfg->alignments.every > 0;
+    return t->probes.n > 0 && t->cfg->alignments.every > 0;
 }
 
 /* Whether the schedule has a dump at this step. */
@@ -57,7 +57,7 @@ int dumped_this_step(const Trainer *t)
 static void draw_record(Trainer *t, const char *record, size_t len, long id)
 {
     char dir[2200], path[2400];
-    rundir_path(&t->run, "heatmaps", dir, sizeof dir);
+    rundir_path(&t->log.run, "heatmaps", dir, sizeof dir);
     if (t->cfg->alignments.svg == SVG_LAST)
         snprintf(path, sizeof path, "%s/heatmap-%ld.svg", dir, id);
     else
@@ -81,7 +81,7 @@ static void draw_record(Trainer *t, const char *record, size_t len, long id)
     }
     alignlog_free(&log);
     if (rc < 0)
-        rundir_log(&t->run, "s2s: warning: heatmap not drawn: %s", err.msg);
+        rundir_log(&t->log.run, "s2s: warning: heatmap not drawn: %s", err.msg);
 }
 
 /* Appends one probe's record to alignments.jsonl: formatted whole first, so that it is
@@ -96,7 +96,7 @@ static int append_record(Trainer *t, long id, double epoch, const char *const *s
     if (!f)
         return error_errno(err, "cannot format a record of", "alignments.jsonl");
     align_write_json(f, t->prog.step, epoch, id, src_words, tgt_words, m, extra);
-    int rc = fclose(f) == 0 ? rundir_alignments(&t->run, text, len - 1, err)
+    int rc = fclose(f) == 0 ? rundir_alignments(&t->log.run, text, len - 1, err)
                             : error_errno(err, "cannot format a record of", "alignments.jsonl");
     if (rc == 0 && t->cfg->alignments.svg != SVG_NONE)
         draw_record(t, text, len, id);
@@ -110,10 +110,10 @@ static void log_attention_scores(Trainer *t, double epoch)
 {
     AerCounts aer;
     double entropy;
-    evaluate_alignments(&t->eval, &t->P, t->has_gold ? &t->gold : NULL, NULL, &aer, NULL, &entropy);
+    evaluate_alignments(&t->val.eval, &t->model.P, t->data.valid_gold, NULL, &aer, NULL, &entropy);
     char json[512];
-    if (t->has_gold) {
-        rundir_log(&t->run, "alignments step=%ld aer=%.4f precision=%.4f recall=%.4f "
+    if (t->data.valid_gold) {
+        rundir_log(&t->log.run, "alignments step=%ld aer=%.4f precision=%.4f recall=%.4f "
                    "attention_entropy=%.4f", t->prog.step, aer_rate(&aer), aer_precision(&aer),
                    aer_recall(&aer), entropy);
         snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"aer\":%.6f,\"aer_precision\":%.6f,"
@@ -123,7 +123,7 @@ static void log_attention_scores(Trainer *t, double epoch)
         snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"attention_entropy\":%.6f}",
                  t->prog.step, epoch, entropy);
     }
-    rundir_metrics(&t->run, json);
+    rundir_metrics(&t->log.run, json);
 }
 
 /* Appends the probes' teacher-forced attention to alignments.jsonl (one line each,
@@ -133,25 +133,26 @@ int dump_alignments(Trainer *t, Error *err)
 {
     use_blas_threads(t, 1);
     fault_signal_at("dump", t->prog.step);
-    const Corpus *v = &t->valid;
-    int n = t->n_probes, rc = 0;
-    Batch *b = &t->probe_batch;
-    corpus_batch(v, t->probes, 0, n, 1, b, NULL);
-    model_forward(&t->probe_ws, &t->P, b);
-    double epoch = epochs_progress(&t->batcher);
+    const Corpus *v = t->data.valid;
+    int n = t->probes.n, rc = 0;
+    Batch *b = &t->probes.batch;
+    corpus_batch(v, t->probes.pairs, 0, n, 1, b, NULL);
+    model_forward(&t->probes.ws, &t->model.P, b);
+    double epoch = epochs_progress(&t->model.batcher);
     const char **src_words = xmalloc_array((size_t)b->src_steps, sizeof(char *));
     const char **tgt_words = xmalloc_array((size_t)b->tgt_steps, sizeof(char *));
     AttnMatrix heads[ATTN_MAX_HEADS], self[SA_MAX_LAYERS];
     for (int k = 0; k < n && rc == 0; k++) {
-        int pair = t->probes[k];
+        int pair = t->probes.pairs[k];
         int ns = b->src_len[k], nt = b->tgt_len[k];
         for (int j = 0; j < ns; j++) /* an image's cells by number */
-            src_words[j] = v->pics.n ? t->cell_names[j]
-                                     : vocab_word(&t->src_vocab, b->src[j * b->batch_size + k]);
+            src_words[j] = v->pics.n ? t->probes.cell_names[j]
+                                     : vocab_word(&t->data.src_vocab,
+                                                  b->src[j * b->batch_size + k]);
         for (int i = 0; i < nt; i++)
-            tgt_words[i] = vocab_word(&t->tgt_vocab, b->tgt_out[i * b->batch_size + k]);
-        const AttnMatrix m = align_of_pass(&t->probe_ws, k, nt, ns);
-        AlignExtras extra = align_extras_of_pass(&t->probe_ws, k, nt, ns, heads, self);
+            tgt_words[i] = vocab_word(&t->data.tgt_vocab, b->tgt_out[i * b->batch_size + k]);
+        const AttnMatrix m = align_of_pass(&t->probes.ws, k, nt, ns);
+        AlignExtras extra = align_extras_of_pass(&t->probes.ws, k, nt, ns, heads, self);
         extra.image = v->pics.n ? v->pics.paths[pair] : NULL;
         rc = append_record(t, v->line_no[pair], epoch, src_words, tgt_words, &m, &extra, err);
     }
@@ -169,9 +170,9 @@ int dump_alignments(Trainer *t, Error *err)
 void update_heatmap_report(Trainer *t)
 {
     char jsonl[2200], metrics[2200], dir[2200], report[2300];
-    rundir_path(&t->run, "alignments.jsonl", jsonl, sizeof jsonl);
-    rundir_path(&t->run, "metrics.jsonl", metrics, sizeof metrics);
-    rundir_path(&t->run, "heatmaps", dir, sizeof dir);
+    rundir_path(&t->log.run, "alignments.jsonl", jsonl, sizeof jsonl);
+    rundir_path(&t->log.run, "metrics.jsonl", metrics, sizeof metrics);
+    rundir_path(&t->log.run, "heatmaps", dir, sizeof dir);
     snprintf(report, sizeof report, "%s/report.html", dir);
     fault_signal_at("report", t->prog.step);
     AlignLog log;
@@ -186,5 +187,5 @@ void update_heatmap_report(Trainer *t)
     }
     alignlog_free(&log);
     if (rc < 0)
-        rundir_log(&t->run, "s2s: warning: report not updated: %s", err.msg);
+        rundir_log(&t->log.run, "s2s: warning: report not updated: %s", err.msg);
 }

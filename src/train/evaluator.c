@@ -148,7 +148,7 @@ void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *go
         for (int k = 0; k < count; k++) {
             int pair = e->order[first + k];
             AttnMatrix m = {e->ws.alpha + k, e->batch.tgt_len[k], e->batch.src_len[k], SB, count,
-                            e->ws.dims.encoder == ENCODER_IMAGE};
+                            model_reads_pictures(&e->ws.dims)};
             int n = align_hard_links(&m, 0, links, c->max_tgt_len + 1);
             if (gold)
                 aer_add(aer, links, n, gold->links + gold->start[pair], gold->count[pair]);
@@ -156,7 +156,7 @@ void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *go
                 int n_boxes;
                 const GroundBox *boxes = ground_line(ground, c->line_no[pair], &n_boxes);
                 grounding_add(grounding, m.w, m.row_stride, m.col_stride,
-                              d->image_size >> d->conv_layers, boxes, n_boxes, c->pics.orig[pair]);
+                              model_grid_side(d), boxes, n_boxes, c->pics.orig[pair]);
             }
             entropy += align_entropy_sum(&m);
             rows += m.rows;

@@ -12,60 +12,66 @@
 void log_header(Trainer *t, int resumed)
 {
     char a[256], b[256];
-    corpus_describe(&t->train, a, sizeof a);
-    rundir_log(&t->run, "training data: %s", a);
-    if (t->has_valid) {
-        corpus_describe(&t->valid, b, sizeof b);
-        rundir_log(&t->run, "validation data: %s", b);
+    corpus_describe(&t->data.train, a, sizeof a);
+    rundir_log(&t->log.run, "training data: %s", a);
+    if (t->data.valid) {
+        corpus_describe(t->data.valid, b, sizeof b);
+        rundir_log(&t->log.run, "validation data: %s", b);
     }
-    rundir_log(&t->run, "vocabularies: source %d, target %d; model: %zu parameters; run "
-               "directory: %s", t->src_vocab.size, t->tgt_vocab.size, t->P.n, t->run.dir);
+    rundir_log(&t->log.run, "vocabularies: source %d, target %d; model: %zu parameters; run "
+               "directory: %s", t->data.src_vocab.size, t->data.tgt_vocab.size, t->model.P.n,
+               t->log.run.dir);
     const Config *cfg = t->cfg;
     char model[160];
-    model_describe(&t->dims, model, sizeof model);
+    model_describe(&t->model.dims, model, sizeof model);
     char drop_e[32], drop_r[32], smooth[32];
-    rundir_log(&t->run, "model: %s; embedding dropout %s, readout dropout %s, label smoothing "
+    rundir_log(&t->log.run, "model: %s; embedding dropout %s, readout dropout %s, label smoothing "
                "%s", model, number_shortest(drop_e, sizeof drop_e, cfg->model.embedding_dropout),
                number_shortest(drop_r, sizeof drop_r, cfg->model.readout_dropout),
                number_shortest(smooth, sizeof smooth, cfg->training.label_smoothing));
     const long shards = cfg->training.shards;
-    const int threads = workers_threads(t->shards.workers);
+    const int threads = workers_threads(t->model.shards.workers);
     const int ranks = ranks_size();
     /* the threads a rank was given (training.threads, resolved), of which it uses no
      * more than a shard each and the exchange's */
     char given[64] = "training.threads";
-    if (threads != t->eval_blas_threads)
-        snprintf(given, sizeof given, "of the %d of training.threads", t->eval_blas_threads);
+    if (threads != t->model.eval_blas_threads)
+        snprintf(given, sizeof given, "of the %d of training.threads", t->model.eval_blas_threads);
     if (ranks > 1)
-        rundir_log(&t->run, "each batch in %ld shards (training.shards) over %d processes "
+        rundir_log(&t->log.run, "each batch in %ld shards (training.shards) over %d processes "
                    "(mpirun), %d each on %d thread%s (%s), %d BLAS thread%s each; "
-                   "%s; rank 0 writes the run", shards, ranks, t->shards.local, threads,
-                   plural(threads), given, t->step_blas_threads, plural(t->step_blas_threads),
-                   t->shards.overlap ? "a thread of its own sends the output layer's gradient "
-                                       "during the backward pass"
-                                     : "the gradients go after the passes (a thread more than "
-                                       "the shards would send the output layer's during them)");
+                   "%s; rank 0 writes the run", shards, ranks, t->model.shards.local, threads,
+                   plural(threads), given, t->model.step_blas_threads,
+                   plural(t->model.step_blas_threads),
+                   t->model.shards.overlap
+                       ? "a thread of its own sends the output layer's gradient during the "
+                         "backward pass"
+                       : "the gradients go after the passes (a thread more than the shards "
+                         "would send the output layer's during them)");
     else
-        rundir_log(&t->run, "each batch in %ld shard%s (training.shards) on %d thread%s, %d BLAS "
+        rundir_log(&t->log.run,
+                   "each batch in %ld shard%s (training.shards) on %d thread%s, %d BLAS "
                    "thread%s each", shards, plural(shards), threads, plural(threads),
-                   t->step_blas_threads, plural(t->step_blas_threads));
-    if (t->average.k > 1)
-        rundir_log(&t->run, "validation scores, and best.ckpt keeps, the mean of the weights at "
+                   t->model.step_blas_threads, plural(t->model.step_blas_threads));
+    if (t->val.average.k > 1)
+        rundir_log(&t->log.run,
+                   "validation scores, and best.ckpt keeps, the mean of the weights at "
                    "the last %d validations (training.average_last); the alignment dumps show "
-                   "the weights of the moment", t->average.k);
+                   "the weights of the moment", t->val.average.k);
     const long warmup = config_warmup_steps(cfg);
     if (warmup > 0) {
         char lr[32];
-        rundir_log(&t->run, "learning rate: rises linearly to %s over the first %ld update%s "
+        rundir_log(&t->log.run, "learning rate: rises linearly to %s over the first %ld update%s "
                    "(training.warmup_steps%s)", number_shortest(lr, sizeof lr,
                    cfg->training.learning_rate), warmup, plural(warmup),
                    cfg->training.warmup_steps < 0 ? " -1: the self-attention layers' default" : "");
     }
-    if (!model_has_alignments(&t->dims) && cfg->alignments.every > 0)
-        rundir_log(&t->run, "no attention (model.attention: none): no alignments to dump");
-    if (t->dims.hard) {
+    if (!model_has_alignments(&t->model.dims) && cfg->alignments.every > 0)
+        rundir_log(&t->log.run, "no attention (model.attention: none): no alignments to dump");
+    if (t->model.dims.hard) {
         char w[4][32];
-        rundir_log(&t->run, "hard attention: %s reward, reinforce weight %s, entropy weight %s, "
+        rundir_log(&t->log.run,
+                   "hard attention: %s reward, reinforce weight %s, entropy weight %s, "
                    "expected context for a sentence with probability %s after %ld warm-up steps, "
                    "baseline decay %s",
                    cfg->training.hard_reward == HARD_REWARD_TOKEN ? "token" : "sentence",
@@ -75,13 +81,14 @@ void log_header(Trainer *t, int resumed)
                    cfg->training.hard_warmup_steps,
                    number_shortest(w[3], sizeof w[3], cfg->training.hard_baseline_decay));
     }
-    if (t->dims.hard || config_decodes_argmax(cfg, -1))
-        rundir_log(&t->run, "validation loss, translations, alignment dumps and the test use %s "
+    if (t->model.dims.hard || config_decodes_argmax(cfg, -1))
+        rundir_log(&t->log.run,
+                   "validation loss, translations, alignment dumps and the test use %s "
                    "contexts (translate.attention_mode)",
                    config_decodes_argmax(cfg, -1) ? "argmax" : "soft (expected)");
     if (resumed)
-        rundir_log(&t->run, "resuming at step %ld (epoch %.3f)", t->prog.step,
-                   epochs_progress(&t->batcher));
+        rundir_log(&t->log.run, "resuming at step %ld (epoch %.3f)", t->prog.step,
+                   epochs_progress(&t->model.batcher));
 }
 
 static void format_duration(double s, char *out, size_t cap)
@@ -104,8 +111,8 @@ static double eta_seconds(const Trainer *t)
     if (cfg->training.max_steps > 0)
         eta = (double)(cfg->training.max_steps - t->prog.step) * per_step;
     if (cfg->training.epochs > 0) {
-        double left = ((double)cfg->training.epochs - epochs_progress(&t->batcher)) *
-                      t->batcher.n_batches * per_step;
+        double left = ((double)cfg->training.epochs - epochs_progress(&t->model.batcher)) *
+                      t->model.batcher.n_batches * per_step;
         eta = eta < 0 || left < eta ? left : eta;
     }
     if (cfg->training.max_time > 0) {
@@ -146,20 +153,20 @@ static void hard_log_fields(Trainer *t, char *text, size_t text_size, char *json
 
 void log_progress(Trainer *t, int line_due)
 {
-    double loss = t->log_steps ? t->log_loss / (double)t->log_steps : NAN;
-    double tok_s = t->log_seconds > 0 ? (double)t->log_tokens / t->log_seconds : 0;
+    double loss = t->prog.log_steps ? t->prog.log_loss / (double)t->prog.log_steps : NAN;
+    double tok_s = t->prog.log_seconds > 0 ? (double)t->prog.log_tokens / t->prog.log_seconds : 0;
     char eta[32] = "?";
     double e = eta_seconds(t);
     if (e >= 0)
         format_duration(e, eta, sizeof eta);
-    double epoch = epochs_progress(&t->batcher);
-    if (t->run.tty && t->prog.train_seconds - t->live_at >= 0.25) {
-        t->live_at = t->prog.train_seconds;
+    double epoch = epochs_progress(&t->model.batcher);
+    if (t->log.run.tty && t->prog.train_seconds - t->log.live_at >= 0.25) {
+        t->log.live_at = t->prog.train_seconds;
         char total[32] = "";
         if (t->cfg->training.max_steps > 0)
             snprintf(total, sizeof total, "/%ld", t->cfg->training.max_steps);
         char lr[32];
-        rundir_live(&t->run, "epoch %.2f | step %ld%s | loss %.4f | ppl %.2f | %.0f tok/s | "
+        rundir_live(&t->log.run, "epoch %.2f | step %ld%s | loss %.4f | ppl %.2f | %.0f tok/s | "
                     "lr %s | eta %s", epoch, t->prog.step, total, loss, exp(loss), tok_s,
                     number_digits(lr, sizeof lr, learning_rate_at(t, t->prog.step), 3), eta);
     }
@@ -167,15 +174,15 @@ void log_progress(Trainer *t, int line_due)
         return;
     char line[512], hard[160] = "", hard_json[256] = "", lr[32], lr_json[32];
     const double rate = learning_rate_at(t, t->prog.step);
-    if (t->dims.hard)
+    if (t->model.dims.hard)
         hard_log_fields(t, hard, sizeof hard, hard_json, sizeof hard_json);
     snprintf(line, sizeof line, "step=%ld epoch=%.3f loss=%.4f ppl=%.2f tok_per_s=%.0f lr=%s "
              "elapsed=%.1fs eta=%s%s", t->prog.step, epoch, loss, exp(loss), tok_s,
              number_digits(lr, sizeof lr, rate, 4), t->prog.train_seconds, eta, hard);
-    if (t->run.tty) { /* the live line shows it; the log keeps it */
-        rundir_note(&t->run, "%s", line);
+    if (t->log.run.tty) { /* the live line shows it; the log keeps it */
+        rundir_note(&t->log.run, "%s", line);
     } else {
-        rundir_log(&t->run, "%s", line);
+        rundir_log(&t->log.run, "%s", line);
     }
     fault_signal_at("log", t->prog.step);
     /* the loss exactly (the shortest text of its double: runs compare bit for bit), the
@@ -186,8 +193,8 @@ void log_progress(Trainer *t, int line_due)
              number_shortest(loss_text, sizeof loss_text, loss),
              number_digits(lr_json, sizeof lr_json, rate, 6), tok_s,
              t->prog.train_seconds, hard_json);
-    rundir_metrics(&t->run, json);
-    t->log_loss = 0;
-    t->log_steps = t->log_tokens = 0;
-    t->log_seconds = 0;
+    rundir_metrics(&t->log.run, json);
+    t->prog.log_loss = 0;
+    t->prog.log_steps = t->prog.log_tokens = 0;
+    t->prog.log_seconds = 0;
 }

@@ -26,7 +26,8 @@ static const char *stop_reason(const Trainer *t)
         return "early stopping";
     if (cfg->training.max_steps > 0 && t->prog.step >= cfg->training.max_steps)
         return "reached training.max_steps";
-    if (cfg->training.epochs > 0 && epochs_progress(&t->batcher) >= (double)cfg->training.epochs)
+    if (cfg->training.epochs > 0 &&
+        epochs_progress(&t->model.batcher) >= (double)cfg->training.epochs)
         return "reached training.epochs";
     if (cfg->training.max_time > 0 && t->prog.train_seconds >= cfg->training.max_time)
         return "reached training.max_time";
@@ -57,7 +58,7 @@ static HardAttention hard_step(const Trainer *t)
  * b_tok likewise from their tokens' log p (unchanged when none sampled); the log's sums. */
 static void update_baselines(Trainer *t)
 {
-    const HardStats *st = &t->shards.hard_stats;
+    const HardStats *st = &t->model.shards.hard_stats;
     const double d = t->cfg->training.hard_baseline_decay;
     Progress *g = &t->prog;
     if (st->sampled > 0) {
@@ -78,16 +79,16 @@ static int step(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
     double t0 = now_seconds();
-    if (epochs_next(&t->batcher, &t->batch, err) < 0)
+    if (epochs_next(&t->model.batcher, &t->model.batch, err) < 0)
         return -1;
     if (fault_batch_unreadable(t->prog.step + 1))
         return error_set(err, "the batch of step %ld cannot be read (S2S_FAULT_BATCH)",
                          t->prog.step + 1), -1;
     fault_signal_at("batch", t->prog.step + 1);
-    batch_sort_by_target(&t->batch); /* lets the decoder skip ended sentences */
-    if (t->batch.ground) /* each word's cells, by the rule validation scores them with */
-        grounding_fill_batch(&t->batch, t->dims.image_size >> t->dims.conv_layers,
-                             &t->train_ground, &t->train);
+    batch_sort_by_target(&t->model.batch); /* lets the decoder skip ended sentences */
+    if (t->model.batch.ground) /* each word's cells, by the rule validation scores them with */
+        grounding_fill_batch(&t->model.batch, model_grid_side(&t->model.dims),
+                             t->data.train_ground, &t->data.train);
     /* Dropout's masks come from this step's own window of 2^32 draws on the dropout
      * stream, so a resumed run draws exactly what a run straight through does. */
     Regularization reg = {.embedding_dropout = cfg->model.embedding_dropout,
@@ -96,16 +97,16 @@ static int step(Trainer *t, Error *err)
                           .label_smoothing = cfg->training.label_smoothing,
                           .doubly_stochastic = cfg->training.doubly_stochastic,
                           .attention_supervision =
-                              t->batch.ground ? cfg->training.attention_supervision : 0};
+                              t->model.batch.ground ? cfg->training.attention_supervision : 0};
     pcg32_seed(&reg.rng, (uint64_t)cfg->seed, RNG_STREAM_DROPOUT);
     pcg32_advance(&reg.rng, (uint64_t)t->prog.step << 32);
-    HardAttention hard = t->dims.hard ? hard_step(t) : (HardAttention){0};
+    HardAttention hard = t->model.dims.hard ? hard_step(t) : (HardAttention){0};
     use_blas_threads(t, 0);
-    double loss = shards_forward_backward(&t->shards, &t->P, &t->batch, &reg,
-                                          t->dims.hard ? &hard : NULL);
-    ModelGrad *G = shards_gradient(&t->shards);
-    if (t->dims.hard) /* what it returned was the surrogate J: report the cross-entropy */
-        loss = t->shards.hard_stats.nll;
+    double loss = shards_forward_backward(&t->model.shards, &t->model.P, &t->model.batch, &reg,
+                                          t->model.dims.hard ? &hard : NULL);
+    ModelGrad *G = shards_gradient(&t->model.shards);
+    if (t->model.dims.hard) /* what it returned was the surrogate J: report the cross-entropy */
+        loss = t->model.shards.hard_stats.nll;
     t->prog.step++;
     fault_signal_at("gradient", t->prog.step);
     fault_slow_step();
@@ -122,22 +123,23 @@ static int step(Trainer *t, Error *err)
     } else {
         t->prog.bad_steps = 0;
         model_grad_clip(G, cfg->training.clip_grad_norm);
-        t->opt.lr = (float)learning_rate_at(t, t->prog.step);
-        model_grad_apply(&t->opt, &t->P, G);
+        t->model.opt.lr = (float)learning_rate_at(t, t->prog.step);
+        model_grad_apply(&t->model.opt, &t->model.P, G);
         fault_signal_at("update", t->prog.step);
-        t->log_loss += loss;
-        t->log_steps++;
-        if (t->dims.hard)
+        t->prog.log_loss += loss;
+        t->prog.log_steps++;
+        if (t->model.dims.hard)
             update_baselines(t);
     }
-    t->prog.tokens += t->batch.n_tgt_tokens;
-    t->log_tokens += t->batch.n_tgt_tokens;
+    t->prog.tokens += t->model.batch.n_tgt_tokens;
+    t->prog.log_tokens += t->model.batch.n_tgt_tokens;
     double dt = now_seconds() - t0;
     t->prog.train_seconds += dt;
-    t->log_seconds += dt;
+    t->prog.log_seconds += dt;
     if (bad) {
         char loss_text[32], norm_text[32];
-        rundir_log(&t->run, "step=%ld skipped: non-finite %s (loss=%s grad_norm=%s); %ld in a row",
+        rundir_log(&t->log.run,
+                   "step=%ld skipped: non-finite %s (loss=%s grad_norm=%s); %ld in a row",
                    t->prog.step, isfinite(loss) ? "gradient" : "loss",
                    number_digits(loss_text, sizeof loss_text, loss, 6),
                    number_digits(norm_text, sizeof norm_text, norm, 6), t->prog.bad_steps);
@@ -151,7 +153,7 @@ static int validate(Trainer *t, Error *err)
 {
     if (validate_and_save(t, err) < 0)
         return -1;
-    if (t->n_probes && t->cfg->alignments.every > 0)
+    if (t->probes.n && t->cfg->alignments.every > 0)
         update_heatmap_report(t);
     return 0;
 }
@@ -166,18 +168,18 @@ static int finish(Trainer *t, const char *reason, Error *err)
      * (once: a finished run resumed has it already) */
     if (dumps_on(t) && !dumped_this_step(t) && dump_alignments(t, err) < 0)
         return TRAIN_IO_ERROR;
-    if (t->has_valid && t->prog.validated_step != t->prog.step && validate(t, err) < 0)
+    if (t->data.valid && t->prog.validated_step != t->prog.step && validate(t, err) < 0)
         return TRAIN_IO_ERROR;
-    if (t->last_saved != t->prog.step && save_checkpoint(t, "last.ckpt", err) < 0)
+    if (t->log.last_saved != t->prog.step && save_checkpoint(t, "last.ckpt", err) < 0)
         return TRAIN_IO_ERROR;
-    rundir_log(&t->run, "done: %s at step %ld, epoch %.3f, %.1fs of training%s", reason,
-               t->prog.step, epochs_progress(&t->batcher), t->prog.train_seconds,
-               t->has_valid ? "; best.ckpt is the best validation" : "");
-    int tested = t->has_test ? translate_test_set(t, err) : 0;
+    rundir_log(&t->log.run, "done: %s at step %ld, epoch %.3f, %.1fs of training%s", reason,
+               t->prog.step, epochs_progress(&t->model.batcher), t->prog.train_seconds,
+               t->data.valid ? "; best.ckpt is the best validation" : "");
+    int tested = t->data.test ? translate_test_set(t, err) : 0;
     if (tested < 0)
         return TRAIN_IO_ERROR;
     if (tested > 0) {
-        rundir_log(&t->run, "stopped by signal %d during the test translation; checkpoints/"
+        rundir_log(&t->log.run, "stopped by signal %d during the test translation; checkpoints/"
                    "last.ckpt holds step %ld: --resume translates the test set",
                    interrupt_pending(), t->prog.step);
         return TRAIN_SIGNALLED;
@@ -194,7 +196,7 @@ static int after_step(Trainer *t, Error *err)
     if (dumps_due(t) && dump_alignments(t, err) < 0)
         return TRAIN_IO_ERROR;
     if (t->prog.step % cfg->training.valid_every == 0) {
-        if (t->has_valid) {
+        if (t->data.valid) {
             if (validate(t, err) < 0)
                 return TRAIN_IO_ERROR;
         } else if (save_checkpoint(t, "last.ckpt", err) < 0) {
@@ -240,8 +242,9 @@ static int train_loop(Trainer *t, Error *err)
             snprintf(why, sizeof why, "%s; the job ends here (the checkpoints saved are "
                      "whole)", err->msg);
             termtext_escape(safe, sizeof safe, why);
-            rundir_note(&t->run, "s2s: error: rank %d of %d: %s", ranks_rank(), ranks_size(), safe);
-            rundir_close(&t->run); /* ends a live line on the terminal */
+            rundir_note(&t->log.run, "s2s: error: rank %d of %d: %s", ranks_rank(), ranks_size(),
+                        safe);
+            rundir_close(&t->log.run); /* ends a live line on the terminal */
             ranks_abort(TRAIN_BAD_INPUT, safe);
         }
         if (bad < 0)
@@ -259,9 +262,9 @@ static int train_loop(Trainer *t, Error *err)
          * is a signal acted on: the checkpoint then holds a state the straight run also
          * passes through, and the resumed run goes on exactly as it would have. */
         if (interrupt_pending()) {
-            if (t->last_saved != t->prog.step && save_checkpoint(t, "last.ckpt", err) < 0)
+            if (t->log.last_saved != t->prog.step && save_checkpoint(t, "last.ckpt", err) < 0)
                 return TRAIN_IO_ERROR;
-            rundir_log(&t->run, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt",
+            rundir_log(&t->log.run, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt",
                        interrupt_pending(), t->prog.step);
             return TRAIN_SIGNALLED;
         }
@@ -271,10 +274,11 @@ static int train_loop(Trainer *t, Error *err)
 /* What a rank read: its config, vocabularies, pairs, weights and step, as one number. */
 static uint32_t fingerprint(const Trainer *t)
 {
-    const long numbers[] = {t->src_vocab.size, t->tgt_vocab.size, t->train.n, t->prog.step};
+    const long numbers[] = {t->data.src_vocab.size, t->data.tgt_vocab.size, t->data.train.n,
+    t->prog.step};
     uint32_t crc = crc32_update(0, t->config_yaml, strlen(t->config_yaml));
     crc = crc32_update(crc, numbers, sizeof numbers);
-    return crc32_update(crc, t->P.mem, sizeof(float) * t->P.n);
+    return crc32_update(crc, t->model.P.mem, sizeof(float) * t->model.P.n);
 }
 
 /* Under mpirun, the ranks start only together: each with the model the lead has (the
@@ -317,8 +321,8 @@ int train_run(Config *cfg, const char *resume_dir, Error *err)
 {
     Trainer t = {.cfg = cfg, .lead = ranks_rank() == 0};
     err->msg[0] = '\0';
-    t.run.lock_fd = -1; /* nothing open until trainer_open_run */
-    t.run.log.fd = t.run.metrics.fd = t.run.alignments.fd = -1;
+    t.log.run.lock_fd = -1; /* nothing open until trainer_open_run */
+    t.log.run.log.fd = t.log.run.metrics.fd = t.log.run.alignments.fd = -1;
     int rc = agree_to_start(&t, trainer_setup(&t, resume_dir, err), err);
     if (rc == TRAIN_OK) /* nothing is written until every rank is ready */
         rc = agree_to_start(&t, trainer_open_run(&t, err), err);
@@ -328,7 +332,7 @@ int train_run(Config *cfg, const char *resume_dir, Error *err)
         if (!t.lead)
             err->msg[0] = '\0'; /* what ended training, the lead says */
         if (rc == TRAIN_DIVERGED || rc == TRAIN_IO_ERROR)
-            rundir_note(&t.run, "s2s: error: %s", err->msg); /* main prints it on stderr */
+            rundir_note(&t.log.run, "s2s: error: %s", err->msg); /* main prints it on stderr */
     }
     trainer_free(&t);
     return rc;

@@ -28,47 +28,69 @@
 #include "train/trainer.h"
 #include "train/weight_average.h"
 
+/* What training reads: the vocabularies and the corpora. What the config does not name
+ * is NULL: the held-out sets, their gold links and their words' boxes. */
 typedef struct {
-    Config *cfg;
-    int lead;              /* this process writes the run: rank 0 of an mpirun, or alone */
-    char *config_yaml;
     Vocab src_vocab, tgt_vocab;
-    Corpus train, valid, test;
-    int has_valid, has_test;
+    Corpus train;
+    GroundFile *train_ground;      /* training.attention_supervision: the captions' boxes */
+    Corpus *valid, *test;
+    GoldAlignments *valid_gold, *test_gold;
+    GroundFile *valid_ground, *test_ground; /* an image corpus's word boxes */
+} TrainData;
+
+/* The model being trained, and what its steps run on. */
+typedef struct {
     Dims dims;
     Params P;
+    Optimizer opt;
     Shards shards;         /* each step's pass, its batch cut into training.shards */
     int step_blas_threads, eval_blas_threads; /* OpenBLAS threads of the steps (1 when the
                             * shards share the cores) and of validation and translation */
-    Optimizer opt;
-    WeightAverage average; /* training.average_last > 1 with validation data: the last
-                            * validations' weights (else k 0) ... */
-    Params averaged;       /* ... and their mean, which validation scores */
     Epochs batcher;
     Batch batch;
+} TrainModel;
+
+/* Validation's own state (with data.valid only). */
+typedef struct {
     Evaluator eval;
-    Progress prog;
+    WeightAverage average; /* training.average_last > 1: the last validations' weights
+                            * (else k 0) ... */
+    Params averaged;       /* ... and their mean, which validation scores */
+} Validation;
+
+/* The probe pairs of the validation set whose attention is dumped while training. */
+typedef struct {
+    int n;
+    int *pairs;            /* pair index in data.valid of each */
+    char **cell_names;     /* an image model's grid cells, "0" to "S-1" (the dumps' sources) */
+    int n_cell_names;
+    Workspace ws;
+    Batch batch;
+} Probes;
+
+/* The run directory, and where its logs stand. */
+typedef struct {
     RunDir run;
     RunMarks resume_marks; /* a resumed run's: how much of its logs its checkpoint records */
     int resuming;
     long last_saved;       /* step that checkpoints/last.ckpt holds (-1: none yet) */
-    /* alignment dumps: the probe pairs of the validation set, and its gold links */
-    GoldAlignments gold, test_gold; /* of the validation and the test pairs */
-    int has_gold, has_test_gold, n_probes;
-    GroundFile ground, test_ground;  /* an image corpus's word boxes (validation, test) */
-    int has_ground, has_test_ground;
-    GroundFile train_ground; /* training.attention_supervision: the training captions' boxes */
-    int has_train_ground;
-    char **cell_names;     /* an image model's grid cells, "0" to "S-1" (the dumps' sources) */
-    int n_cell_names;
-    int *probes;           /* pair index in t->valid of each probe */
-    Workspace probe_ws;
-    Batch probe_batch;
-    /* since the last log line (saved in checkpoints: a resumed run's next line averages
-     * over the same steps as a straight run's) */
-    double log_loss;
-    long log_steps, log_tokens;
-    double log_seconds, live_at;
+    double live_at;        /* training seconds at the last live line on a terminal */
+} RunLog;
+
+/* The trainer, by role. What the next log line averages over lives in prog (log_loss,
+ * log_steps, ...), which the checkpoints save, so a resumed run's next line averages
+ * over the same steps as a straight run's. */
+typedef struct {
+    Config *cfg;
+    int lead;              /* this process writes the run: rank 0 of an mpirun, or alone */
+    char *config_yaml;
+    TrainData data;
+    TrainModel model;
+    Validation val;
+    Probes probes;
+    Progress prog;
+    RunLog log;
 } Trainer;
 
 /* ---- trainer_setup.c: before the first step ---- */

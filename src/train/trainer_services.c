@@ -15,41 +15,39 @@ int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Er
 {
     if (!t->lead) /* one process writes the run */
         return 0;
-    t->prog.epoch = t->batcher.epoch;
-    t->prog.next_batch = t->batcher.next;
-    t->prog.rng_state = t->batcher.epoch_start.state;
-    t->prog.rng_inc = t->batcher.epoch_start.inc;
-    RunMarks marks = rundir_marks(&t->run); /* the logs are durable before the checkpoint */
+    t->prog.epoch = t->model.batcher.epoch;
+    t->prog.next_batch = t->model.batcher.next;
+    t->prog.rng_state = t->model.batcher.epoch_start.state;
+    t->prog.rng_inc = t->model.batcher.epoch_start.inc;
+    RunMarks marks = rundir_marks(&t->log.run); /* the logs are durable before the checkpoint */
     t->prog.metrics_bytes = marks.metrics_bytes;
     t->prog.alignments_bytes = marks.alignments_bytes;
     fault_trace("marks %lld %lld", (long long)marks.metrics_bytes, (long long)marks.alignments_bytes);
-    t->prog.log_loss = t->log_loss;
-    t->prog.log_steps = t->log_steps;
-    t->prog.log_tokens = t->log_tokens;
-    t->prog.log_seconds = t->log_seconds;
     char path[2200];
     snprintf(path, sizeof path, "checkpoints/%s", name);
     char full[4400];
-    rundir_path(&t->run, path, full, sizeof full);
+    rundir_path(&t->log.run, path, full, sizeof full);
     interrupt_saving(1);
     fault_signal_at("save", t->prog.step);
-    int rc = checkpoint_save(full, t->config_yaml, &t->dims, &t->src_vocab, &t->tgt_vocab,
-                             weights, t->train.pics.n ? t->train.mean : NULL, &t->opt, &t->prog,
-                             t->average.count > 0 ? &t->average : NULL, err);
+    int rc = checkpoint_save(full, t->config_yaml, &t->model.dims, &t->data.src_vocab,
+                             &t->data.tgt_vocab,
+                             weights, t->data.train.pics.n ? t->data.train.mean : NULL,
+                             &t->model.opt, &t->prog,
+                             t->val.average.count > 0 ? &t->val.average : NULL, err);
     interrupt_saving(0);
     if (rc == 0 && !strcmp(name, "last.ckpt"))
-        t->last_saved = t->prog.step;
+        t->log.last_saved = t->prog.step;
     return rc;
 }
 
 int save_checkpoint(Trainer *t, const char *name, Error *err)
 {
-    return save_checkpoint_with(t, name, &t->P, err);
+    return save_checkpoint_with(t, name, &t->model.P, err);
 }
 
 void use_blas_threads(Trainer *t, int eval)
 {
-    const int want = eval ? t->eval_blas_threads : t->step_blas_threads;
+    const int want = eval ? t->model.eval_blas_threads : t->model.step_blas_threads;
     if (openblas_get_num_threads() != want)
         openblas_set_num_threads(want);
     small_gemm_enable(!eval && t->cfg->training.shards > 1);

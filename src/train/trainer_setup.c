@@ -23,15 +23,14 @@ static CorpusSpec corpus_spec(const Trainer *t, const char *src, const char *tgt
 {
     const Config *cfg = t->cfg;
     const Dims d = config_model_dims(cfg, 1, 1);
-    const int G = d.image_size >> d.conv_layers;
     return (CorpusSpec){.src_path = src[0] ? src : NULL, .tgt_path = tgt[0] ? tgt : NULL,
                         .tsv_path = tsv[0] ? tsv : NULL, .tsv_reverse = cfg->data.tsv_reverse,
                         .level = cfg->data.level,
                         .lowercase = cfg->data.lowercase, .max_length = max_length,
                         .max_line_bytes = cfg->data.max_line_bytes, .keep_refs = keep_refs,
                         .natural = cfg->translate.detokenize,
-                        .pictures = d.encoder == ENCODER_IMAGE, .picture_size = d.image_size,
-                        .picture_resize = cfg->data.image_resize, .picture_cells = G * G,
+                        .pictures = model_reads_pictures(&d), .picture_size = d.image_size,
+                        .picture_resize = cfg->data.image_resize, .picture_cells = model_grid_side(&d) * model_grid_side(&d),
                         .cache_bytes = cache_bytes,
                         .progress = t->lead && isatty(STDERR_FILENO) ? stderr : NULL};
 }
@@ -71,24 +70,24 @@ static int choose_probes(Trainer *t, Error *err)
     const Dims arch = config_model_dims(cfg, 1, 1); /* before the vocabularies are known */
     if (!model_has_alignments(&arch)) /* nothing attends: nothing to dump */
         want = 0;
-    if (want > t->valid.n)
-        want = t->valid.n;
-    t->probes = xmalloc_array((size_t)want + 1, sizeof(int));
+    if (want > t->data.valid->n)
+        want = t->data.valid->n;
+    t->probes.pairs = xmalloc_array((size_t)want + 1, sizeof(int));
     for (int k = 0; k < want; k++) {
         if (!lines->n) {
-            t->probes[k] = k;
+            t->probes.pairs[k] = k;
             continue;
         }
         int found = -1;
-        for (int pair = 0; pair < t->valid.n && found < 0; pair++)
-            if (t->valid.line_no[pair] == lines->v[k])
+        for (int pair = 0; pair < t->data.valid->n && found < 0; pair++)
+            if (t->data.valid->line_no[pair] == lines->v[k])
                 found = pair;
         if (found < 0)
             return error_set(err, "alignments.lines: line %ld of the validation set is not a "
                              "usable pair (it is empty, or past the end)", lines->v[k]);
-        t->probes[k] = found;
+        t->probes.pairs[k] = found;
     }
-    t->n_probes = want;
+    t->probes.n = want;
     return 0;
 }
 
@@ -102,25 +101,27 @@ static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
                                   PICTURES_CACHE_BYTES);
     if (ck) {
         /* the vocabularies are the checkpoint's */
-        t->src_vocab = ck->model.src_vocab;
-        t->tgt_vocab = ck->model.tgt_vocab;
+        t->data.src_vocab = ck->model.src_vocab;
+        t->data.tgt_vocab = ck->model.tgt_vocab;
         memset(&ck->model.src_vocab, 0, sizeof ck->model.src_vocab);
         memset(&ck->model.tgt_vocab, 0, sizeof ck->model.tgt_vocab);
-        if (corpus_read(&t->train, &spec, &t->src_vocab, &t->tgt_vocab, 0, "training", err) < 0)
+        if (corpus_read(&t->data.train, &spec, &t->data.src_vocab, &t->data.tgt_vocab, 0,
+                        "training", err) < 0)
             return -1;
         /* the model was trained on pictures less these means: the checkpoint's */
-        memcpy(t->train.mean, ck->model.picture_mean, sizeof t->train.mean);
+        memcpy(t->data.train.mean, ck->model.picture_mean, sizeof t->data.train.mean);
     } else {
         Vocab src_counts, tgt_counts;
         vocab_init(&src_counts);
         vocab_init(&tgt_counts);
-        int rc = corpus_read(&t->train, &spec, &src_counts, &tgt_counts, 1, "training", err);
+        int rc = corpus_read(&t->data.train, &spec, &src_counts, &tgt_counts, 1, "training", err);
         if (rc == 0) {
-            vocab_build(&t->src_vocab, &src_counts, (int)cfg->data.src_vocab_size,
+            vocab_build(&t->data.src_vocab, &src_counts, (int)cfg->data.src_vocab_size,
                         (int)cfg->data.src_min_freq);
-            vocab_build(&t->tgt_vocab, &tgt_counts, (int)cfg->data.tgt_vocab_size,
+            vocab_build(&t->data.tgt_vocab, &tgt_counts, (int)cfg->data.tgt_vocab_size,
                         (int)cfg->data.tgt_min_freq);
-            corpus_remap(&t->train, &src_counts, &t->src_vocab, &tgt_counts, &t->tgt_vocab);
+            corpus_remap(&t->data.train, &src_counts, &t->data.src_vocab, &tgt_counts,
+                         &t->data.tgt_vocab);
         }
         vocab_free(&src_counts);
         vocab_free(&tgt_counts);
@@ -136,28 +137,27 @@ typedef struct {
 } HeldOutFiles;
 
 /* A held-out set (name: "validation" or "test", for messages) in the training
- * vocabularies, and its gold alignments if it has them (*has_gold then 1). Every
- * non-empty pair counts, however long. */
+ * vocabularies, and its gold alignments and words' boxes if the config names them
+ * (*gold and *ground, else left NULL). Every non-empty pair counts, however long. */
 static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpus *pairs,
-                         GoldAlignments *gold, int *has_gold, GroundFile *ground,
-                         int *has_ground, Error *err)
+                         GoldAlignments **gold, GroundFile **ground, Error *err)
 {
     const Config *cfg = t->cfg;
     /* kept whole: evaluation never decodes a picture again (corpus_batch) */
     CorpusSpec spec = corpus_spec(t, files.src, files.tgt, files.tsv, 0, 1, SIZE_MAX);
-    if (corpus_read(pairs, &spec, &t->src_vocab, &t->tgt_vocab, 0, name, err) < 0)
+    if (corpus_read(pairs, &spec, &t->data.src_vocab, &t->data.tgt_vocab, 0, name, err) < 0)
         return -1;
-    memcpy(pairs->mean, t->train.mean, sizeof pairs->mean); /* what the model expects */
+    memcpy(pairs->mean, t->data.train.mean, sizeof pairs->mean); /* what the model expects */
     if (files.align[0]) { /* read now: a bad test file must not wait for the end */
-        if (gold_read(gold, files.align, pairs, (size_t)cfg->data.max_line_bytes, err) < 0)
+        *gold = xcalloc(1, sizeof **gold);
+        if (gold_read(*gold, files.align, pairs, (size_t)cfg->data.max_line_bytes, err) < 0)
             return -1;
-        *has_gold = 1;
     }
     if (pairs->pics.n && files.ground[0]) { /* the same for the word boxes */
-        if (ground_read(ground, files.ground, (size_t)cfg->data.max_line_bytes, err) < 0 ||
-            ground_check_corpus(ground, files.ground, pairs, err) < 0)
+        *ground = xcalloc(1, sizeof **ground);
+        if (ground_read(*ground, files.ground, (size_t)cfg->data.max_line_bytes, err) < 0 ||
+            ground_check_corpus(*ground, files.ground, pairs, err) < 0)
             return -1;
-        *has_ground = 1;
     }
     return 0;
 }
@@ -168,18 +168,18 @@ static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpu
 static int check_training_ground(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
-    if (!t->train.pics.n || !cfg->data.train_ground[0])
+    if (!t->data.train.pics.n || !cfg->data.train_ground[0])
         return 0;
-    GroundFile g;
-    int rc = ground_read(&g, cfg->data.train_ground, (size_t)cfg->data.max_line_bytes, err);
+    GroundFile *g = xcalloc(1, sizeof *g);
+    int rc = ground_read(g, cfg->data.train_ground, (size_t)cfg->data.max_line_bytes, err);
     if (rc == 0)
-        rc = ground_check_corpus(&g, cfg->data.train_ground, &t->train, err);
+        rc = ground_check_corpus(g, cfg->data.train_ground, &t->data.train, err);
     if (rc == 0 && cfg->training.attention_supervision > 0) {
-        t->train_ground = g;
-        t->has_train_ground = 1;
+        t->data.train_ground = g;
         return 0;
     }
-    ground_free(&g);
+    ground_free(g);
+    free(g);
     return rc;
 }
 
@@ -187,24 +187,24 @@ static int check_training_ground(Trainer *t, Error *err)
 static int read_data(Trainer *t, Checkpoint *ck, Error *err)
 {
     const Config *cfg = t->cfg;
+    TrainData *d = &t->data;
     if (read_training_pairs(t, ck, err) < 0 || check_training_ground(t, err) < 0)
         return -1;
-    t->has_valid = cfg->data.valid_src[0] || cfg->data.valid_tsv[0];
-    if (t->has_valid) {
+    if (cfg->data.valid_src[0] || cfg->data.valid_tsv[0]) {
         const HeldOutFiles files = {cfg->data.valid_src, cfg->data.valid_tgt,
                                     cfg->data.valid_tsv, cfg->data.valid_align,
                                     cfg->data.valid_ground};
-        if (read_held_out(t, "validation", files, &t->valid, &t->gold, &t->has_gold, &t->ground,
-                          &t->has_ground, err) < 0 ||
+        d->valid = xcalloc(1, sizeof *d->valid);
+        if (read_held_out(t, "validation", files, d->valid, &d->valid_gold, &d->valid_ground,
+                          err) < 0 ||
             choose_probes(t, err) < 0)
             return -1;
     }
-    t->has_test = cfg->data.test_src[0] || cfg->data.test_tsv[0];
-    if (t->has_test) {
+    if (cfg->data.test_src[0] || cfg->data.test_tsv[0]) {
         const HeldOutFiles files = {cfg->data.test_src, cfg->data.test_tgt, cfg->data.test_tsv,
                                     cfg->data.test_align, cfg->data.test_ground};
-        if (read_held_out(t, "test", files, &t->test, &t->test_gold, &t->has_test_gold,
-                          &t->test_ground, &t->has_test_ground, err) < 0)
+        d->test = xcalloc(1, sizeof *d->test);
+        if (read_held_out(t, "test", files, d->test, &d->test_gold, &d->test_ground, err) < 0)
             return -1;
     }
     return 0;
@@ -216,27 +216,24 @@ static void restore_or_start(Trainer *t, Checkpoint *ck)
 {
     const Config *cfg = t->cfg;
     if (ck) {
-        memcpy(t->P.mem, ck->model.params.mem, sizeof(float) * t->P.n);
-        t->opt = ck->optim;
+        memcpy(t->model.P.mem, ck->model.params.mem, sizeof(float) * t->model.P.n);
+        t->model.opt = ck->optim;
         memset(&ck->optim, 0, sizeof ck->optim);
-        t->prog = ck->progress;
-        t->log_loss = t->prog.log_loss;
-        t->log_steps = t->prog.log_steps;
-        t->log_tokens = t->prog.log_tokens;
-        t->log_seconds = t->prog.log_seconds;
+        t->prog = ck->progress; /* what the next log line averages over included */
     } else {
         Pcg32 init;
         pcg32_seed(&init, (uint64_t)cfg->seed, RNG_STREAM_INIT);
-        params_init(&t->P, &init, (float)cfg->model.init_range);
+        params_init(&t->model.P, &init, (float)cfg->model.init_range);
         const OptimKind kinds[] = {OPTIM_ADAM, OPTIM_SGD, OPTIM_ADADELTA};
-        optim_init(&t->opt, kinds[cfg->training.optimizer], t->P.n, (float)cfg->training.learning_rate);
+        optim_init(&t->model.opt, kinds[cfg->training.optimizer], t->model.P.n,
+                   (float)cfg->training.learning_rate);
         if (cfg->training.optimizer == OPTIMIZER_ADADELTA) {
-            t->opt.beta2 = (float)cfg->training.adadelta_rho;
-            t->opt.eps = (float)cfg->training.adadelta_eps;
+            t->model.opt.beta2 = (float)cfg->training.adadelta_rho;
+            t->model.opt.eps = (float)cfg->training.adadelta_eps;
         } else {
-            t->opt.beta1 = (float)cfg->training.adam_beta1;
-            t->opt.beta2 = (float)cfg->training.adam_beta2;
-            t->opt.eps = (float)cfg->training.adam_eps;
+            t->model.opt.beta1 = (float)cfg->training.adam_beta1;
+            t->model.opt.beta2 = (float)cfg->training.adam_beta2;
+            t->model.opt.eps = (float)cfg->training.adam_eps;
         }
         t->prog = (Progress){.lr = cfg->training.learning_rate, .best_score = -INFINITY};
     }
@@ -245,22 +242,24 @@ static void restore_or_start(Trainer *t, Checkpoint *ck)
 /* The workspace and batch of the alignment dumps, sized for the longest probe pair. */
 static void init_probe_buffers(Trainer *t, int argmax)
 {
+    const Corpus *v = t->data.valid;
     int max_src = 0, max_tgt = 0;
-    for (int k = 0; k < t->n_probes; k++) {
-        max_src = t->valid.src_len[t->probes[k]] > max_src ? t->valid.src_len[t->probes[k]] : max_src;
-        max_tgt = t->valid.tgt_len[t->probes[k]] > max_tgt ? t->valid.tgt_len[t->probes[k]] : max_tgt;
+    for (int k = 0; k < t->probes.n; k++) {
+        const int pair = t->probes.pairs[k];
+        max_src = v->src_len[pair] > max_src ? v->src_len[pair] : max_src;
+        max_tgt = v->tgt_len[pair] > max_tgt ? v->tgt_len[pair] : max_tgt;
     }
-    model_workspace_init(&t->probe_ws, &t->dims, t->n_probes, max_src + 1, max_tgt + 1, 0);
-    model_set_argmax(&t->probe_ws, argmax);
-    batch_init(&t->probe_batch, t->n_probes, max_src + 1, max_tgt + 1);
-    if (t->valid.pics.n) {
-        batch_init_pictures(&t->probe_batch, t->valid.pics.size);
-        t->n_cell_names = max_src + 1;
-        t->cell_names = xmalloc_array((size_t)max_src + 1, sizeof(char *));
+    model_workspace_init(&t->probes.ws, &t->model.dims, t->probes.n, max_src + 1, max_tgt + 1, 0);
+    model_set_argmax(&t->probes.ws, argmax);
+    batch_init(&t->probes.batch, t->probes.n, max_src + 1, max_tgt + 1);
+    if (t->data.valid->pics.n) {
+        batch_init_pictures(&t->probes.batch, t->data.valid->pics.size);
+        t->probes.n_cell_names = max_src + 1;
+        t->probes.cell_names = xmalloc_array((size_t)max_src + 1, sizeof(char *));
         for (int j = 0; j <= max_src; j++) {
             char name[16];
-            snprintf(name, sizeof name, "%d", j);
-            t->cell_names[j] = xstrdup(name);
+            model_cell_name(j, name, sizeof name);
+            t->probes.cell_names[j] = xstrdup(name);
         }
     }
 }
@@ -270,83 +269,108 @@ static void init_probe_buffers(Trainer *t, int argmax)
 static void init_model(Trainer *t, Checkpoint *ck)
 {
     const Config *cfg = t->cfg;
-    t->dims = config_model_dims(cfg, t->src_vocab.size, t->tgt_vocab.size);
-    params_alloc(&t->P, &t->dims);
+    t->model.dims = config_model_dims(cfg, t->data.src_vocab.size, t->data.tgt_vocab.size);
+    params_alloc(&t->model.P, &t->model.dims);
     restore_or_start(t, ck);
     int max_batch = (int)cfg->training.batch_size;
-    batch_init(&t->batch, max_batch, t->train.max_src_len + 1, t->train.max_tgt_len + 1);
-    const int picture_size = t->train.pics.n ? t->train.pics.size : 0;
+    batch_init(&t->model.batch, max_batch, t->data.train.max_src_len + 1,
+               t->data.train.max_tgt_len + 1);
+    const int picture_size = t->data.train.pics.n ? t->data.train.pics.size : 0;
     if (picture_size)
-        batch_init_pictures(&t->batch, picture_size);
+        batch_init_pictures(&t->model.batch, picture_size);
     int cells = 0;
-    if (t->has_train_ground && model_has_alignments(&t->dims)) {
-        const int G = t->dims.image_size >> t->dims.conv_layers;
+    if (t->data.train_ground && model_has_alignments(&t->model.dims)) {
+        const int G = model_grid_side(&t->model.dims);
         cells = G * G;
-        batch_init_ground(&t->batch, cells);
+        batch_init_ground(&t->model.batch, cells);
     }
-    shards_init(&t->shards, &t->dims, (int)cfg->training.shards, t->eval_blas_threads, max_batch,
-                t->train.max_src_len + 1, t->train.max_tgt_len + 1, picture_size, cells);
-    epochs_init(&t->batcher, &t->train, max_batch, (int)cfg->training.bucket_batches,
+    shards_init(&t->model.shards, &t->model.dims, (int)cfg->training.shards,
+                t->model.eval_blas_threads, max_batch,
+                t->data.train.max_src_len + 1, t->data.train.max_tgt_len + 1, picture_size, cells);
+    epochs_init(&t->model.batcher, &t->data.train, max_batch, (int)cfg->training.bucket_batches,
                  cfg->training.shuffle, (uint64_t)cfg->seed);
     if (ck)
-        epochs_restore(&t->batcher, t->prog.epoch, t->prog.next_batch, t->prog.rng_state,
+        epochs_restore(&t->model.batcher, t->prog.epoch, t->prog.next_batch, t->prog.rng_state,
                         t->prog.rng_inc);
     /* validation, dumps and the test read the contexts decoding uses (a hard model's:
      * argmax, unless translate.attention_mode says otherwise) */
     const int argmax = config_decodes_argmax(cfg, -1);
-    if (t->has_valid) {
-        evaluator_init(&t->eval, &t->dims, &t->valid, max_batch, cfg->translate.max_output_ratio,
+    if (t->data.valid) {
+        evaluator_init(&t->val.eval, &t->model.dims, t->data.valid, max_batch,
+                       cfg->translate.max_output_ratio,
                        cfg->translate.max_output_extra);
-        evaluator_set_argmax(&t->eval, argmax);
+        evaluator_set_argmax(&t->val.eval, argmax);
     }
-    if (t->n_probes)
+    if (t->probes.n)
         init_probe_buffers(t, argmax);
-    if (t->lead && t->has_valid && cfg->training.average_last > 1) { /* only the lead validates */
+    if (t->lead && t->data.valid && cfg->training.average_last > 1) { /* only the lead validates */
         if (ck && ck->average.k == cfg->training.average_last) { /* the resume's snapshots */
-            t->average = ck->average;
+            t->val.average = ck->average;
             memset(&ck->average, 0, sizeof ck->average);
-            weight_average_make_room(&t->average);
+            weight_average_make_room(&t->val.average);
         } else {
-            weight_average_init(&t->average, (int)cfg->training.average_last, t->P.n);
+            weight_average_init(&t->val.average, (int)cfg->training.average_last, t->model.P.n);
         }
-        params_alloc(&t->averaged, &t->dims);
+        params_alloc(&t->val.averaged, &t->model.dims);
     }
     if (!ck) {
         t->prog.validated_step = 0;
         t->prog.dumped_step = -1;
     }
-    t->last_saved = ck ? t->prog.step : -1;
+    t->log.last_saved = ck ? t->prog.step : -1;
+}
+
+/* A held-out set, its gold links or its boxes, freed with what they hold (NULL: none). */
+static void free_corpus(Corpus *c)
+{
+    if (c)
+        corpus_free(c);
+    free(c);
+}
+
+static void free_gold(GoldAlignments *g)
+{
+    if (g)
+        gold_free(g);
+    free(g);
+}
+
+static void free_ground(GroundFile *g)
+{
+    if (g)
+        ground_free(g);
+    free(g);
 }
 
 void trainer_free(Trainer *t)
 {
     free(t->config_yaml);
-    vocab_free(&t->src_vocab);
-    vocab_free(&t->tgt_vocab);
-    corpus_free(&t->train);
-    corpus_free(&t->valid);
-    corpus_free(&t->test);
-    params_free(&t->P);
-    shards_free(&t->shards);
-    optim_free(&t->opt);
-    weight_average_free(&t->average);
-    params_free(&t->averaged);
-    epochs_free(&t->batcher);
-    batch_free(&t->batch);
-    if (t->has_valid)
-        evaluator_free(&t->eval);
-    gold_free(&t->gold);
-    gold_free(&t->test_gold);
-    ground_free(&t->ground);
-    ground_free(&t->test_ground);
-    ground_free(&t->train_ground);
-    for (int j = 0; j < t->n_cell_names; j++)
-        free(t->cell_names[j]);
-    free(t->cell_names);
-    free(t->probes);
-    model_workspace_free(&t->probe_ws);
-    batch_free(&t->probe_batch);
-    rundir_close(&t->run);
+    vocab_free(&t->data.src_vocab);
+    vocab_free(&t->data.tgt_vocab);
+    corpus_free(&t->data.train);
+    free_ground(t->data.train_ground);
+    free_corpus(t->data.valid);
+    free_corpus(t->data.test);
+    free_gold(t->data.valid_gold);
+    free_gold(t->data.test_gold);
+    free_ground(t->data.valid_ground);
+    free_ground(t->data.test_ground);
+    params_free(&t->model.P);
+    shards_free(&t->model.shards);
+    optim_free(&t->model.opt);
+    epochs_free(&t->model.batcher);
+    batch_free(&t->model.batch);
+    if (t->data.valid)
+        evaluator_free(&t->val.eval);
+    weight_average_free(&t->val.average);
+    params_free(&t->val.averaged);
+    for (int j = 0; j < t->probes.n_cell_names; j++)
+        free(t->probes.cell_names[j]);
+    free(t->probes.cell_names);
+    free(t->probes.pairs);
+    model_workspace_free(&t->probes.ws);
+    batch_free(&t->probes.batch);
+    rundir_close(&t->log.run);
 }
 
 /* last.ckpt of resume_dir is damaged (err says how): if best.ckpt is whole, says so,
@@ -428,8 +452,8 @@ static int check_shards_share(const Config *cfg, Error *err)
 static void set_threads(Trainer *t)
 {
     const int threads = training_threads(t->cfg);
-    t->eval_blas_threads = threads;
-    t->step_blas_threads = t->cfg->training.shards > 1 ? 1 : threads;
+    t->model.eval_blas_threads = threads;
+    t->model.step_blas_threads = t->cfg->training.shards > 1 ? 1 : threads;
     openblas_set_num_threads(threads);
 }
 
@@ -453,8 +477,8 @@ int trainer_setup(Trainer *t, const char *resume_dir, Error *err)
         goto done;
     }
     t->config_yaml = config_to_yaml(cfg);
-    t->resuming = resume_dir != NULL;
-    t->resume_marks = (RunMarks){ck.progress.metrics_bytes, ck.progress.alignments_bytes};
+    t->log.resuming = resume_dir != NULL;
+    t->log.resume_marks = (RunMarks){ck.progress.metrics_bytes, ck.progress.alignments_bytes};
     set_threads(t);
     init_model(t, resume_dir ? &ck : NULL);
     rc = TRAIN_OK;
@@ -468,12 +492,13 @@ int trainer_open_run(Trainer *t, Error *err)
     const Config *cfg = t->cfg;
     int opened = 0;
     if (t->lead)
-        opened = rundir_open(&t->run, cfg->run_dir, t->resuming ? &t->resume_marks : NULL, err);
+        opened = rundir_open(&t->log.run, cfg->run_dir,
+                             t->log.resuming ? &t->log.resume_marks : NULL, err);
     else
-        rundir_open_quiet(&t->run, cfg->run_dir);
+        rundir_open_quiet(&t->log.run, cfg->run_dir);
     if (opened < 0)
         return opened == -2 ? TRAIN_IO_ERROR : TRAIN_BAD_INPUT;
-    if (rundir_write_config(&t->run, t->config_yaml, err) < 0)
+    if (rundir_write_config(&t->log.run, t->config_yaml, err) < 0)
         return TRAIN_IO_ERROR;
     return TRAIN_OK;
 }

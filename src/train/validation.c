@@ -21,7 +21,7 @@ static void decay_on_plateau(Trainer *t)
         t->prog.lr = lr > cfg->training.learning_rate_min ? lr : cfg->training.learning_rate_min;
         t->prog.plateau = 0;
         char now[32];
-        rundir_log(&t->run, "no improvement in %ld validation%s: learning rate now %s",
+        rundir_log(&t->log.run, "no improvement in %ld validation%s: learning rate now %s",
                    cfg->training.patience, plural(cfg->training.patience),
                    number_digits(now, sizeof now, t->prog.lr, 4));
     }
@@ -37,22 +37,22 @@ int validate_and_save(Trainer *t, Error *err)
     double t0 = now_seconds();
     use_blas_threads(t, 1);
     fault_signal_at("validate", t->prog.step);
-    const Params *V = &t->P; /* the weights validated: of the moment, or the average */
-    if (t->average.k > 1) {
-        weight_average_push(&t->average, t->P.mem);
-        weight_average_mean(&t->average, t->averaged.mem);
-        V = &t->averaged;
+    const Params *V = &t->model.P; /* the weights validated: of the moment, or the average */
+    if (t->val.average.k > 1) {
+        weight_average_push(&t->val.average, t->model.P.mem);
+        weight_average_mean(&t->val.average, t->val.averaged.mem);
+        V = &t->val.averaged;
     }
     /* not interrupted: a signal waits for the validation (its step's last work) */
-    evaluate(&t->eval, V, &t->tgt_vocab, level, cfg->translate.detokenize,
+    evaluate(&t->val.eval, V, &t->data.tgt_vocab, level, cfg->translate.detokenize,
              cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s, NULL);
     /* where the attention looks, against the captions' boxes */
     char ground_text[96] = "", ground_json[96] = "";
-    if (t->has_ground && model_has_alignments(&t->dims)) {
+    if (t->data.valid_ground && model_has_alignments(&t->model.dims)) {
         AerCounts aer;
         GroundingCounts g;
         double entropy, pointing, mass;
-        evaluate_alignments(&t->eval, V, NULL, &t->ground, &aer, &g, &entropy);
+        evaluate_alignments(&t->val.eval, V, NULL, t->data.valid_ground, &aer, &g, &entropy);
         grounding_scores(&g, &pointing, &mass);
         snprintf(ground_text, sizeof ground_text, " valid_pointing=%.4f valid_mass=%.4f", pointing,
                  mass);
@@ -77,7 +77,7 @@ int validate_and_save(Trainer *t, Error *err)
      * nothing below changes what best.ckpt holds when the score improved */
     if (improved && save_checkpoint_with(t, "best.ckpt", V, err) < 0)
         return -1;
-    rundir_log(&t->run, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
+    rundir_log(&t->log.run, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
                "valid_exact=%.2f%s time=%.1fs%s", t->prog.step, s.loss, s.ppl, s.bleu, s.exact,
                ground_text, seconds, improved ? " (best so far: saved best.ckpt)" : "");
     if (!improved)
@@ -85,14 +85,14 @@ int validate_and_save(Trainer *t, Error *err)
     char json[512], next_lr[32];
     snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"valid_loss\":%.6g,\"valid_ppl\":%.6g,"
              "\"valid_bleu\":%.4f,\"valid_exact\":%.4f%s,\"lr\":%s,\"best\":%s}", t->prog.step,
-             epochs_progress(&t->batcher), s.loss, s.ppl, s.bleu, s.exact, ground_json,
+             epochs_progress(&t->model.batcher), s.loss, s.ppl, s.bleu, s.exact, ground_json,
              number_digits(next_lr, sizeof next_lr, learning_rate_at(t, t->prog.step + 1), 6),
              improved ? "true" : "false");
-    rundir_metrics(&t->run, json);
+    rundir_metrics(&t->log.run, json);
     if (save_checkpoint(t, "last.ckpt", err) < 0)
         return -1;
     if (cfg->training.early_stopping > 0 && t->prog.stale >= cfg->training.early_stopping)
-        rundir_log(&t->run, "early stopping: no improvement in %ld validation%s (best at step "
+        rundir_log(&t->log.run, "early stopping: no improvement in %ld validation%s (best at step "
                    "%ld)", t->prog.stale, plural(t->prog.stale), t->prog.best_step);
     return 0;
 }
@@ -104,7 +104,7 @@ static void test_aer_fields(Trainer *t, Evaluator *e, const Params *P, char *tex
 {
     AerCounts aer;
     double entropy;
-    evaluate_alignments(e, P, &t->test_gold, NULL, &aer, NULL, &entropy);
+    evaluate_alignments(e, P, t->data.test_gold, NULL, &aer, NULL, &entropy);
     snprintf(text, text_size, " test_aer=%.4f (precision %.4f, recall %.4f)",
              aer_rate(&aer), aer_precision(&aer), aer_recall(&aer));
     snprintf(json, json_size, ",\"test_aer\":%.6f,\"test_aer_precision\":%.6f,"
@@ -119,7 +119,7 @@ static void test_grounding_fields(Trainer *t, Evaluator *e, const Params *P, cha
     AerCounts aer;
     GroundingCounts g;
     double entropy, pointing, mass;
-    evaluate_alignments(e, P, NULL, &t->test_ground, &aer, &g, &entropy);
+    evaluate_alignments(e, P, NULL, t->data.test_ground, &aer, &g, &entropy);
     grounding_scores(&g, &pointing, &mass);
     snprintf(text, text_size, " test_pointing=%.4f test_mass=%.4f", pointing, mass);
     snprintf(json, json_size, ",\"test_pointing\":%.6f,\"test_mass\":%.6f", pointing, mass);
@@ -144,12 +144,12 @@ int translate_test_set(Trainer *t, Error *err)
 {
     use_blas_threads(t, 1);
     const Config *cfg = t->cfg;
-    const Params *P = &t->P;
+    const Params *P = &t->model.P;
     SavedModel best = {0};
     char path[2200];
-    rundir_path(&t->run, "checkpoints/best.ckpt", path, sizeof path);
+    rundir_path(&t->log.run, "checkpoints/best.ckpt", path, sizeof path);
     const char *which = "last";
-    if (t->has_valid && t->prog.best_step > 0) {
+    if (t->data.valid && t->prog.best_step > 0) {
         if (saved_model_load(&best, path, err) < 0)
             return -1;
         P = &best.params;
@@ -158,11 +158,11 @@ int translate_test_set(Trainer *t, Error *err)
     Evaluator e;
     EvalScores s;
     TokenLevel level = cfg->data.level;
-    evaluator_init(&e, &t->dims, &t->test, (int)cfg->training.batch_size,
+    evaluator_init(&e, &t->model.dims, t->data.test, (int)cfg->training.batch_size,
                    cfg->translate.max_output_ratio, cfg->translate.max_output_extra);
     evaluator_set_argmax(&e, config_decodes_argmax(cfg, -1));
     fault_signal_at("test", t->prog.step);
-    if (evaluate(&e, P, &t->tgt_vocab, level, cfg->translate.detokenize,
+    if (evaluate(&e, P, &t->data.tgt_vocab, level, cfg->translate.detokenize,
                  cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s,
                  interrupt_pending) < 0) {
         evaluator_free(&e);
@@ -170,23 +170,25 @@ int translate_test_set(Trainer *t, Error *err)
         return 1;
     }
     char aer_text[160] = "", aer_json[160] = "";
-    if (t->has_test_gold && model_has_alignments(&t->dims))
+    if (t->data.test_gold && model_has_alignments(&t->model.dims))
         test_aer_fields(t, &e, P, aer_text, sizeof aer_text, aer_json, sizeof aer_json);
-    if (t->has_test_ground && model_has_alignments(&t->dims))
+    if (t->data.test_ground && model_has_alignments(&t->model.dims))
         test_grounding_fields(t, &e, P, aer_text, sizeof aer_text, aer_json, sizeof aer_json);
-    rundir_path(&t->run, "test.hyp", path, sizeof path);
-    int rc = write_lines(path, e.hyps, t->test.n, err);
+    rundir_path(&t->log.run, "test.hyp", path, sizeof path);
+    int rc = write_lines(path, e.hyps, t->data.test->n, err);
     evaluator_free(&e);
     saved_model_free(&best);
     if (rc < 0)
         return -1;
-    rundir_log(&t->run, "test (%s.ckpt, %d pair%s): test_loss=%.4f test_ppl=%.2f test_bleu=%.2f "
-               "test_exact=%.2f%s; translations in %s", which, t->test.n, plural(t->test.n),
+    rundir_log(&t->log.run,
+               "test (%s.ckpt, %d pair%s): test_loss=%.4f test_ppl=%.2f test_bleu=%.2f "
+               "test_exact=%.2f%s; translations in %s", which, t->data.test->n,
+               plural(t->data.test->n),
                s.loss, s.ppl, s.bleu, s.exact, aer_text, path);
     char json[700];
     snprintf(json, sizeof json, "{\"step\":%ld,\"test_loss\":%.6g,\"test_ppl\":%.6g,"
              "\"test_bleu\":%.4f,\"test_exact\":%.4f%s,\"checkpoint\":\"%s\"}", t->prog.step,
              s.loss, s.ppl, s.bleu, s.exact, aer_json, which);
-    rundir_metrics(&t->run, json);
+    rundir_metrics(&t->log.run, json);
     return 0;
 }

@@ -404,7 +404,7 @@ static void random_batch(Batch *bt, const Dims *d, int B, uint64_t seed, int sup
         tgt[b] = t;
     }
     if (d->encoder == ENCODER_IMAGE) {
-        const int G = d->image_size >> d->conv_layers;
+        const int G = model_grid_side(d);
         const size_t n_pixels = (size_t)B * d->image_size * d->image_size * 3;
         batch_init(bt, B, G * G, MAX_WORDS + 1);
         batch_init_pictures(bt, d->image_size);

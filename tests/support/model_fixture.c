@@ -206,7 +206,7 @@ static void fixture_ground(Batch *bt, int first, int n)
 static void fixture_pairs(Batch *bt, const Dims *d, int first, int n)
 {
     if (d->encoder == ENCODER_IMAGE) {
-        const int G = d->image_size >> d->conv_layers;
+        const int G = model_grid_side(d);
         batch_init(bt, n, 5, 5);
         batch_init_pictures(bt, d->image_size);
         batch_fill_pictures(bt, n, G * G, (const int *const *)&TGTS[first], &TGT_N[first]);
