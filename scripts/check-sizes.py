@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Sizes a reader can hold in mind: no file of src/ over 600 lines, and no function of
-the numerical core (src/nn/, src/model/) over 60, its signature and braces included.
-Functions are found as the project writes them: the body's braces at the start of a
-line. Prints each one over its limit and exits 1 if there is one.
+"""Sizes a reader can hold in mind: no file of src/ over 600 lines, no function of the
+numerical core (src/nn/, src/model/) over 60, its signature and braces included, and a
+README.md for users of at most 300 lines (measurements and tables go to scripts/, the
+developers' matters to src/README.md). Functions are found as the project writes them:
+the body's braces at the start of a line. Prints each one over its limit and exits 1 if
+there is one.
 
-  python3 scripts/check-sizes.py             check src/
-  python3 scripts/check-sizes.py --self-test plant a long function and a long file in a
-                                             copy of src/ and fail unless each is caught
+  python3 scripts/check-sizes.py             check src/ and README.md
+  python3 scripts/check-sizes.py --self-test plant a long function, a long file and a long
+                                             README in a copy and fail unless each is
+                                             caught (and the limits themselves pass)
 """
 import glob
 import os
@@ -17,6 +20,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILE_LINES = 600
 FUNCTION_LINES = 60
+README_LINES = 300
 CORE = ("nn", "model")
 
 
@@ -37,8 +41,19 @@ def functions(lines):
     return out
 
 
+def line_count(path):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    return len(lines) - (lines[-1] == "")
+
+
 def oversized(src):
+    """What is over its limit in src/ and the README.md beside it."""
     found = []
+    readme = os.path.join(os.path.dirname(src), "README.md")
+    if os.path.exists(readme) and line_count(readme) > README_LINES:
+        found.append(f"README.md: {line_count(readme)} lines (at most {README_LINES}: move "
+                     f"measurements to scripts/, developers' matters to src/README.md)")
     for path in sorted(glob.glob(os.path.join(src, "*", "*.[ch]"))):
         rel = os.path.relpath(path, os.path.dirname(src))
         with open(path, encoding="utf-8") as f:
@@ -61,7 +76,7 @@ def check(src):
     if found:
         return 1
     print(f"check-sizes: no file of src/ over {FILE_LINES} lines, no function of src/nn "
-          f"and src/model over {FUNCTION_LINES}")
+          f"and src/model over {FUNCTION_LINES}, README.md within {README_LINES}")
     return 0
 
 
@@ -92,9 +107,18 @@ def self_test():
         if set(oversized(copy)) - before:
             print("check-sizes --self-test: a function of exactly 60 lines was reported")
             failures += 1
+        # a README of the limit passes, one line more does not
+        for lines, caught in ((README_LINES, False), (README_LINES + 1, True)):
+            with open(os.path.join(tmp, "README.md"), "w", encoding="utf-8") as f:
+                f.write("a line\n" * lines)
+            found = [f for f in oversized(copy) if f.startswith("README.md")]
+            if bool(found) != caught:
+                print(f"check-sizes --self-test: a README of {lines} lines: got {found}")
+                failures += 1
     if failures:
         return 1
-    print(f"check-sizes --self-test: each of {len(plants)} planted oversizes caught, the limit itself passes")
+    print(f"check-sizes --self-test: each of {len(plants) + 1} planted oversizes caught, "
+          f"the limits themselves pass")
     return 0
 
 

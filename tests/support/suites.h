@@ -22,6 +22,7 @@ Suite *align_suite(void);
 Suite *report_suite(void);
 Suite *picture_suite(void);
 Suite *translate_suite(void);
+Suite *beam_suite(void);
 Suite *metrics_suite(void);
 Suite *grounding_suite(void);
 Suite *fdcheck_suite(void);

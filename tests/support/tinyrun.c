@@ -179,3 +179,13 @@ int train_on_data(const char *dir, const char *data, char *line, size_t cap)
         ck_assert_msg(!path_exists(run), "the failed run (exit %d: %s) created %s", rc, line, run);
     return rc;
 }
+
+void tiny_model_run(char *dir, size_t cap, const char *name, const char *const *extra)
+{
+    scratch_dir(dir, cap, name);
+    write_tiny_setup(dir);
+    const char *sets[8] = {"training.max_steps=80", "training.valid_every=40", NULL};
+    for (int k = 0; extra && extra[k]; k++)
+        sets[2 + k] = extra[k];
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+}
