@@ -114,7 +114,7 @@ $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | test-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
-# The whole suite, its checks side by side on every core (scripts/run-checks.py; src/README.md,
+# The whole suite, its checks side by side on every core (scripts/checks/run-checks.py; src/README.md,
 # "Where each check runs"): the checks of the tree (nothing outside the repository named,
 # the layering of src/, every file a comment or document names, sizes, every mutant of
 # `make mutate` still applies), the unit tests (Check, one process per suite), the
@@ -123,7 +123,7 @@ $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | test-deps
 # built first, on every core too: JOBS= sets how many.
 JOBS     ?= $(shell nproc)
 TEST_BINS = $(PROG) $(B)/s2s-faults $(B)/check_s2s
-RUN_CHECKS = /usr/bin/python3 scripts/run-checks.py --jobs $(JOBS)
+RUN_CHECKS = /usr/bin/python3 scripts/checks/run-checks.py --jobs $(JOBS)
 
 test: test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BINS) $(CROSSCHECK_DUMPS) build/blas_family
@@ -155,9 +155,9 @@ asan: test-deps
 # What ASan cannot see, under valgrind memcheck: reads of uninitialised memory in the
 # optimised build. The tour (tests/cli/test_tour.c: every command once, every model
 # variant through every command that runs a model, each run short) with every s2s it
-# starts under valgrind (scripts/under-valgrind.sh is the tests' S2S_BIN); the test
+# starts under valgrind (scripts/checks/under-valgrind.sh is the tests' S2S_BIN); the test
 # binary itself runs at full speed. Each process logs to build/valgrind-logs/; any
-# non-empty log fails the target and is shown (scripts/valgrind-verdict.sh), also when a
+# non-empty log fails the target and is shown (scripts/checks/valgrind-verdict.sh), also when a
 # test failed because valgrind made its s2s exit 99.
 VALGRIND_LOGS  = $(CURDIR)/build/valgrind-logs
 VALGRIND_SUITES = tour_text tour_image tour_commands
@@ -165,8 +165,8 @@ valgrind: test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BINS)
 	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
 	S2S_VALGRIND_PROG=$(CURDIR)/$(PROG) S2S_VALGRIND_LOGS=$(VALGRIND_LOGS) CK_TIMEOUT_MULTIPLIER=20 \
-	    $(RUN_CHECKS) --build $(B) --prog scripts/under-valgrind.sh --suites "$(VALGRIND_SUITES)" \
-	    unit; tests=$$?; sh scripts/valgrind-verdict.sh $(VALGRIND_LOGS) && exit $$tests
+	    $(RUN_CHECKS) --build $(B) --prog scripts/checks/under-valgrind.sh --suites "$(VALGRIND_SUITES)" \
+	    unit; tests=$$?; sh scripts/checks/valgrind-verdict.sh $(VALGRIND_LOGS) && exit $$tests
 
 # The whole unit suite under valgrind, as CI ran it before issue 40 (make ci-full): the
 # test binary too, following every s2s it starts, but the fault loops (tag `loop`:
@@ -188,7 +188,7 @@ valgrind-full: test-deps
 	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
 	$(VALGRIND_KERNELS) CK_TIMEOUT_MULTIPLIER=20 CK_EXCLUDE_TAGS="loop slow" $(RUN_CHECKS) --build $(B) \
 	    --prog ./$(PROG) --wrap "$(VALGRIND)" unit; tests=$$?; \
-	    sh scripts/valgrind-verdict.sh $(VALGRIND_LOGS) && exit $$tests
+	    sh scripts/checks/valgrind-verdict.sh $(VALGRIND_LOGS) && exit $$tests
 
 # Everything CI's phases run, built at once on every core (.ci/run's `build` phase).
 ci-build: test-deps
@@ -214,42 +214,42 @@ ci-full: test-deps
 
 # Training speed against the PyTorch baseline, side by side (README, issue 7).
 bench: test-deps s2s
-	/usr/bin/python3 scripts/bench.py --s2s ./s2s
+	/usr/bin/python3 scripts/bench/bench.py --s2s ./s2s
 
 # Training on two processes (mpirun -np 2, one thread each) against one process of two
 # threads, side by side, and the bytes a step moves across machines, on paper (README,
 # "Training on several processes or machines").
 bench-mpi: deps s2s
-	/usr/bin/python3 scripts/bench-mpi.py --s2s ./s2s
+	/usr/bin/python3 scripts/bench/bench-mpi.py --s2s ./s2s
 
 # The matrix products of a training step replayed on OpenBLAS, BLIS and libxsmm
-# (scripts/gemm-shapes/README.md); installs the two libraries if they are missing.
+# (scripts/bench/gemm-shapes/README.md); installs the two libraries if they are missing.
 bench-gemm: deps s2s
 	sh scripts/install-deps.sh gemm
-	sh scripts/gemm-shapes/run.sh
+	sh scripts/bench/gemm-shapes/run.sh
 
-# Mutation testing (scripts/mutate.py, scripts/mutations.txt): puts each listed bug into
+# Mutation testing (scripts/checks/mutate.py, scripts/checks/mutations.txt): puts each listed bug into
 # src/ in turn, builds in build/mutate and runs the suite; prints the survivors. Not part
 # of `make test` or CI (it takes a while: README).
 mutate:
-	/usr/bin/python3 scripts/mutate.py
+	/usr/bin/python3 scripts/checks/mutate.py
 
 # Trains the toy-fr demo for about two minutes and shows the result (README).
 demo: s2s
-	sh scripts/demo.sh
+	sh scripts/demos/demo.sh
 
 # Captioning: trains configs/shapes.yaml for about two minutes and draws where each word
 # looked over the pictures (README).
 demo-image: s2s
-	sh scripts/demo-image.sh
+	sh scripts/demos/demo-image.sh
 
 # Both demos, then whether they still give the numbers the README quotes for them
-# (scripts/check-demo-numbers.py; 5 minutes, in make ci-full).
+# (scripts/checks/check-demo-numbers.py; 5 minutes, in make ci-full).
 demo-check: s2s
-	sh scripts/demo.sh
-	/usr/bin/python3 scripts/check-demo-numbers.py demo --strict
-	sh scripts/demo-image.sh
-	/usr/bin/python3 scripts/check-demo-numbers.py demo-image --strict
+	sh scripts/demos/demo.sh
+	/usr/bin/python3 scripts/checks/check-demo-numbers.py demo --strict
+	sh scripts/demos/demo-image.sh
+	/usr/bin/python3 scripts/checks/check-demo-numbers.py demo-image --strict
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the program, its manual page, bash
 # completion (where Debian's bash-completion looks), and the shipped configs and

@@ -14,7 +14,7 @@ set -eu
 BUILD="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev libstb-dev"
 BUILD="$BUILD libopenmpi-dev openmpi-bin"
 # and on x86-64, libxsmm: JIT kernels for the small products of a training step (1.1-1.5x
-# OpenBLAS on them, scripts/gemm-shapes/README.md); elsewhere the Makefile leaves it out
+# OpenBLAS on them, scripts/bench/gemm-shapes/README.md); elsewhere the Makefile leaves it out
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
     BUILD="$BUILD libxsmm-dev"
 fi

@@ -1,5 +1,5 @@
 /* check_main.c: the one test runner. Runs every suite, or the one named by
- * CK_RUN_SUITE (scripts/run-checks.py runs each suite as its own process, as many at
+ * CK_RUN_SUITE (scripts/checks/run-checks.py runs each suite as its own process, as many at
  * once as there are cores); `check_s2s --list` prints the suites' names, one a line.
  * Pins OpenBLAS to one thread so results are reproducible, and exits non-zero if any
  * test failed. */

@@ -2,7 +2,7 @@
  * with it, S2S_XSMM). A training step is thousands of products of a few dozen rows
  * (one decoder step of one shard); libxsmm generates a kernel for each such shape once
  * and calls it directly, without the packing copies BLAS makes on every call
- * (scripts/gemm-shapes measured 1.1-1.5x OpenBLAS on one core for s2s's own products). */
+ * (scripts/bench/gemm-shapes measured 1.1-1.5x OpenBLAS on one core for s2s's own products). */
 #ifndef S2S_SMALL_GEMM_H
 #define S2S_SMALL_GEMM_H
 

@@ -5,7 +5,7 @@
  * translates the test set (with the evaluator, evaluator.h); trainer_services.c, below
  * them all, saves checkpoints and sets a phase's threads and learning rate. The calls
  * run one way: the loop calls the parts, the parts call the services, never back up
- * (make test checks it: scripts/check-calls.py). Internal to src/train/. */
+ * (make test checks it: scripts/checks/check-calls.py). Internal to src/train/. */
 #ifndef S2S_TRAINER_PARTS_H
 #define S2S_TRAINER_PARTS_H
 

@@ -13,7 +13,7 @@
  *     Haswell 9f0c3a...
  *
  * Two core types with one hash computed the same bits on every product, so a test's
- * verdict cannot tell them apart; scripts/run-checks.py runs the training outcomes once
+ * verdict cannot tell them apart; scripts/checks/run-checks.py runs the training outcomes once
  * per hash. Deterministic: fixed inputs, one thread. */
 #include <cblas.h>
 #include <stdint.h>

@@ -19,7 +19,7 @@ typedef struct {
     const char *sets[4];
 } Shipped;
 
-/* Three suites, so that scripts/run-checks.py runs them side by side: the scores and
+/* Three suites, so that scripts/checks/run-checks.py runs them side by side: the scores and
  * heads (about 35 s), the self-attention layers (26 s) and the Tatoeba model (29 s). */
 static const Shipped SCORES_AND_HEADS[] = {
     {"configs/demo.yaml", {NULL}},

@@ -62,7 +62,7 @@ enum { N_VARIANTS = sizeof VARIANTS / sizeof *VARIANTS, NO_ATTENTION = 4 };
 /* The validation loss at step 300 must be below this share of step 100's: every variant
  * is at 0.902 or below under each core type this machine runs, one variant's ratio
  * differing by up to 0.09 between core types and the others' by 0.004 at most
- * (scripts/outcome-margins.md) */
+ * (scripts/checks/outcome-margins.md) */
 #define LOSS_RATIO_BAR 0.95
 
 /* The valid_loss values of run_dir/metrics.jsonl, in order; returns how many. */
@@ -290,7 +290,7 @@ START_TEST(every_variant_trains_translates_and_decodes_as_it_trains)
     int n_valid = valid_losses(run, losses, 8);
     ck_assert_int_eq(n_valid, 3); /* steps 100, 200, 300 */
     /* a training outcome: its margin must hold under every OpenBLAS core type, whose
-     * rounding differs (scripts/run-checks.py reads this line under each; src/README.md) */
+     * rounding differs (scripts/checks/run-checks.py reads this line under each; src/README.md) */
     char what[256] = "";
     for (int k = 0; v->sets[k]; k++) /* "attention=dot heads=2", without the sections */
         snprintf(what + strlen(what), sizeof what - strlen(what), " %s", strchr(v->sets[k], '.') + 1);
@@ -384,7 +384,7 @@ START_TEST(dot_attention_needs_a_decoder_twice_the_encoder)
 }
 END_TEST
 
-/* scripts/length-experiment.sh end to end on a tiny budget (2 s of training, 300 pairs):
+/* scripts/experiments/length-experiment.sh end to end on a tiny budget (2 s of training, 300 pairs):
  * it writes the corpus, trains and translates with each model (a score, none, and issue
  * 18's attention-only encoder), and its report has a row
  * per model with a BLEU for every length group, a well-formed plot with one line per
@@ -395,7 +395,7 @@ START_TEST(length_experiment_script_reports_bleu_by_length)
     char dir[512], out[600], cmd[2400], path[700];
     scratch_dir(dir, sizeof dir, "lengthexp");
     snprintf(out, sizeof out, "%s/exp", dir);
-    snprintf(cmd, sizeof cmd, "S2S='%s' sh scripts/length-experiment.sh --seconds 2 --size 300 "
+    snprintf(cmd, sizeof cmd, "S2S='%s' sh scripts/experiments/length-experiment.sh --seconds 2 --size 300 "
              "--scores 'none additive attention-only' --out '%s' > '%s/stdout.txt' 2> "
              "'%s/stderr.txt'", S2S, out,
              dir, dir);

@@ -1,5 +1,5 @@
 /* crosscheck_dump.c: writes a model's weights, a batch, and the loss and gradients
- * the C core computes for them, as text, for scripts/crosscheck.py to recompute in
+ * the C core computes for them, as text, for scripts/checks/crosscheck.py to recompute in
  * PyTorch. Built twice: against the float core and against the double core.
  *
  * usage: crosscheck_dump [name=value ...]    e.g. crosscheck_dump score=dot heads=2 p=8

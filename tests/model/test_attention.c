@@ -229,7 +229,7 @@ Suite *attention_suite(void)
 {
     Suite *s = suite_create("attention");
     TCase *tc = tcase_create("kernel");
-    /* the arithmetic of each OpenBLAS core type: scripts/run-checks.py runs it under each family */
+    /* the arithmetic of each OpenBLAS core type: scripts/checks/run-checks.py runs it under each family */
     tcase_set_tags(tc, "cores");
     tcase_add_test(tc, additive_attention_backward_matches_finite_differences);
     tcase_add_test(tc, dot_attention_backward_matches_finite_differences);

@@ -386,7 +386,7 @@ Suite *hard_suite(void)
 {
     Suite *s = suite_create("hard");
     TCase *tc = tcase_create("estimator");
-    /* the arithmetic of each OpenBLAS core type: scripts/run-checks.py runs it under each family */
+    /* the arithmetic of each OpenBLAS core type: scripts/checks/run-checks.py runs it under each family */
     tcase_set_tags(tc, "cores");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, sampler_draws_each_position_for_its_weight);

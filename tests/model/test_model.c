@@ -387,7 +387,7 @@ Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("gradients");
-    /* the arithmetic of each OpenBLAS core type: scripts/run-checks.py runs it under each family */
+    /* the arithmetic of each OpenBLAS core type: scripts/checks/run-checks.py runs it under each family */
     tcase_set_tags(tc, "cores");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, model_backward_matches_finite_differences_for_every_parameter, 0,

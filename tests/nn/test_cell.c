@@ -175,7 +175,7 @@ Suite *cell_suite(void)
 {
     Suite *s = suite_create("cell");
     TCase *tc = tcase_create("gradients");
-    /* the arithmetic of each OpenBLAS core type: scripts/run-checks.py runs it under each family */
+    /* the arithmetic of each OpenBLAS core type: scripts/checks/run-checks.py runs it under each family */
     tcase_set_tags(tc, "cores");
     const int n = (int)(sizeof KINDS / sizeof *KINDS);
     tcase_add_loop_test(tc, cell_step_backward_matches_finite_differences, 0, n);

@@ -333,7 +333,7 @@ Suite *conv_suite(void)
 {
     Suite *s = suite_create("conv");
     TCase *tc = tcase_create("conv");
-    /* the arithmetic of each OpenBLAS core type: scripts/run-checks.py runs it under each family */
+    /* the arithmetic of each OpenBLAS core type: scripts/checks/run-checks.py runs it under each family */
     tcase_set_tags(tc, "cores");
     tcase_add_loop_test(tc, conv_forward_matches_the_direct_convolution, 0, 2);
     tcase_add_loop_test(tc, conv_backward_matches_finite_differences, 0, 2);

@@ -162,7 +162,7 @@ Suite *fdcheck_suite(void)
 {
     Suite *s = suite_create("fdcheck");
     TCase *tc = tcase_create("fdcheck");
-    /* the arithmetic of each OpenBLAS core type: scripts/run-checks.py runs it under each family */
+    /* the arithmetic of each OpenBLAS core type: scripts/checks/run-checks.py runs it under each family */
     tcase_set_tags(tc, "cores");
     tcase_add_test(tc, a_correct_gradient_passes_where_the_first_step_is_too_coarse);
     tcase_add_test(tc, a_gradient_off_by_twice_the_tolerance_fails_at_every_step);

@@ -227,7 +227,7 @@ Suite *ops_suite(void)
 {
     Suite *s = suite_create("ops");
     TCase *tc = tcase_create("gradients");
-    /* the arithmetic of each OpenBLAS core type: scripts/run-checks.py runs it under each family */
+    /* the arithmetic of each OpenBLAS core type: scripts/checks/run-checks.py runs it under each family */
     tcase_set_tags(tc, "cores");
     tcase_add_test(tc, linear_backward_matches_finite_differences);
     tcase_add_test(tc, embedding_backward_matches_finite_differences);

@@ -3,7 +3,7 @@
  * dropout with its masks held fixed); the worked example of tests/fixtures/README.md
  * through the layer's in-projection and attention; permutation equivariance of a layer;
  * what padding may and may not change; the attention-only encoder's positions. PyTorch's own TransformerEncoderLayer is
- * scripts/crosscheck.py's (make crosscheck). */
+ * scripts/checks/crosscheck.py's (make crosscheck). */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -326,7 +326,7 @@ Suite *self_attention_suite(void)
 {
     Suite *s = suite_create("self_attention");
     TCase *tc = tcase_create("layer");
-    /* the arithmetic of each OpenBLAS core type: scripts/run-checks.py runs it under each family */
+    /* the arithmetic of each OpenBLAS core type: scripts/checks/run-checks.py runs it under each family */
     tcase_set_tags(tc, "cores");
     tcase_add_test(tc, each_layer_and_site_draws_its_own_dropout_masks);
     tcase_add_loop_test(tc, self_attention_layers_match_finite_differences, 0,

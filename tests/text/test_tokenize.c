@@ -1,5 +1,5 @@
 /* test_tokenize.c: strict UTF-8 validation and the word and character tokenizers.
- * (scripts/crosscheck.py also compares whole files with scripts/torch_reference.py.) */
+ * (scripts/checks/crosscheck.py also compares whole files with scripts/torch_reference.py.) */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>

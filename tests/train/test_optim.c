@@ -214,7 +214,7 @@ START_TEST(model_overfits_eight_pairs_and_decodes_them_exactly)
         if (loss < 0.01)
             break;
     }
-    /* a training outcome: scripts/run-checks.py reads this line under each kernel family */
+    /* a training outcome: scripts/checks/run-checks.py reads this line under each kernel family */
     printf("outcome overfit: loss %.5f after %d of %d Adam steps\n", loss, step, MAX_STEPS);
     ck_assert_double_lt(loss, 0.01);
 
@@ -345,7 +345,7 @@ Suite *training_suite(void)
     tcase_add_test(tc, clipping_scales_to_the_global_norm);
     tcase_add_test(tc, embedding_gradients_by_rows_train_exactly_as_dense_ones);
     suite_add_tcase(s, tc);
-    /* a training outcome, run under each family of OpenBLAS kernels by scripts/run-checks.py */
+    /* a training outcome, run under each family of OpenBLAS kernels by scripts/checks/run-checks.py */
     TCase *outcome = tcase_create("overfit");
     tcase_set_tags(outcome, "outcome");
     tcase_set_timeout(outcome, 120);

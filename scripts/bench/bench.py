@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""make bench: training speed of s2s against the PyTorch baseline, side by side.
+
+For each size and batch, runs `s2s bench` and scripts/torch_reference.py bench on the same
+sizes and the same synthetic length distribution (uniform 5..20 words plus </s>),
+alternating the two, ROUNDS times, and prints the medians: target tokens per second,
+the ratio s2s/torch, the peak resident memory of each, and s2s's share of the sgemm
+peak measured in the same run (OpenBLAS's best 2-thread 2048^3 product, between the
+rows) at the FLOPs per target token of MODEL.md (forward + backward = 6 x forward
+multiply-adds); the nominal limit of issue 7 (190 GFLOP/s) beside it. Each row has issue
+29's targets: a ratio to torch, a share of the peak where it names one, and s2s's peak
+RSS at most half of torch's. torch runs with its fastest setting here (1 torch thread,
+2 OpenBLAS threads); s2s with its defaults (a batch of 32 in 2 shards, one per core).
+
+Then translation: sentences per second of s2s bench --translate (greedy, and beam 5)
+against the reference's greedy decoding of the same model (weights and sources from one
+formula, src/cli/bench_translate.h), at size M in batches of 32.
+
+usage: scripts/bench/bench.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/32,variants,image,translate]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEAK_FLOPS = 190e9
+FLOPS_PER_TOKEN = {"S": 2.16e6, "M": 3.25e7, "L": 1.30e8}
+# (size, batch, timed steps, warm-up steps, target: (times torch, share of the measured
+# sgemm peak), the variant's flags to both programs: heads, self-attention layers,
+# attention-only, hard attention and the image model beside the default; the FLOP count
+# is the default model's, so the variants have no share)
+CONFIGS = [
+    ("S", 1, 300, 20, (15, 0), []),
+    ("S", 32, 100, 10, (5, 0), []),
+    ("S", 64, 60, 6, (0, 0), []),
+    ("M", 32, 20, 3, (3, 0.6), []),
+    ("L", 32, 8, 2, (3, 0.6), []),
+    ("S", 32, 100, 10, (3, 0), ["--heads", "4"]),
+    ("S", 32, 60, 6, (3, 0), ["--self-attention", "2"]),
+    ("S", 32, 100, 10, (3, 0), ["--attention-only"]),
+    ("S", 32, 100, 10, (3, 0), ["--hard"]),
+    ("image", 32, 40, 4, (3, 0), ["--image"]),
+]
+# Translation: (size, batch, timed batches, warm-up batches, beam, target times torch's
+# greedy decoding of the same model and sentences)
+TRANSLATE = [("M", 32, 6, 1, 1, 5), ("M", 32, 3, 1, 5, 0)]
+
+
+def run(cmd, env=None):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    for line in out.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    raise RuntimeError("no RESULT line from %s" % " ".join(cmd))
+
+
+def avx512():
+    """Whether this CPU has the AVX-512 that OpenBLAS's SkylakeX kernels need."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return all(" %s" % flag in flags for flag in ("avx512f", "avx512bw", "avx512dq", "avx512vl"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--s2s", default=os.path.join(HERE, "..", "..", "s2s"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated SIZE/BATCH, e.g. S/32,M/32, "
+                    "and `variants` for the rows with heads and self-attention")
+    args = ap.parse_args()
+    reference = os.path.join(HERE, "..", "torch_reference.py")
+    only = set(filter(None, args.only.split(",")))
+    peaks = [run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"]]
+    rows = []
+    for size, batch, steps, warmup, target, flags in CONFIGS:
+        name = "%s/%d" % (size, batch)
+        group = "image" if size == "image" else "variants" if flags else name
+        if only and group not in only:
+            continue
+        name = "image/%d" % batch if size == "image" else (
+            name + " " + " ".join(flags) if flags else name)
+        ours, theirs = [], []
+        for r in range(args.rounds):
+            common = ["--size", "S" if size == "image" else size, "--batch", str(batch),
+                      "--steps", str(steps), "--warmup", str(warmup)] + flags
+            ours.append(run([args.s2s, "bench"] + common + ["--seed", str(r + 1)]))
+            theirs.append(run(["/usr/bin/python3", reference, "bench", "--json", "--seed", str(r + 1)]
+                              + common))
+            print("  %s round %d: s2s %.0f, torch %.0f target tokens/s" % (
+                name, r + 1, ours[-1]["tgt_tokens_per_s"], theirs[-1]["tgt_tokens_per_s"]),
+                file=sys.stderr, flush=True)
+        o = statistics.median(x["tgt_tokens_per_s"] for x in ours)
+        t = statistics.median(x["tgt_tokens_per_s"] for x in theirs)
+        o_rss = statistics.median(x["peak_rss_mib"] for x in ours)
+        t_rss = statistics.median(x["peak_rss_mib"] for x in theirs)
+        limit = None if flags else PEAK_FLOPS / FLOPS_PER_TOKEN[size]
+        rows.append((name, o, t, o_rss, t_rss, limit, target))
+        peaks.append(run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"])
+    translations = []
+    for size, batch, steps, warmup, beam, times in TRANSLATE:
+        if only and "translate" not in only:
+            continue
+        common = ["--size", size, "--batch", str(batch), "--steps", str(steps), "--warmup",
+                  str(warmup), "--translate"]
+        ours, theirs = [], []
+        for r in range(args.rounds):
+            ours.append(run([args.s2s, "bench"] + common + ["--beam", str(beam)]))
+            theirs.append(run(["/usr/bin/python3", reference, "bench", "--json"] + common))
+            print("  %s translate beam %d round %d: s2s %.1f, torch greedy %.1f sentences/s" % (
+                size, beam, r + 1, ours[-1]["sentences_per_s"], theirs[-1]["sentences_per_s"]),
+                file=sys.stderr, flush=True)
+        o = statistics.median(x["sentences_per_s"] for x in ours)
+        t = statistics.median(x["sentences_per_s"] for x in theirs)
+        # greedy on the same weights and sentences: the same number of words out (the same
+        # words, up to argmax near-ties), so the same work on both sides
+        same = beam > 1 or ours[0]["words_out"] == theirs[0]["words_out"]
+        translations.append((size, batch, beam, o, t, times, same))
+    peak = statistics.median(peaks)
+    # OpenBLAS's kernels for AVX-512, whatever core type the environment chose: on the
+    # bench machine (AMD EPYC, OPENBLAS_CORETYPE=Haswell set) they run 2048^3 at twice
+    # the speed of the AVX2 ones, so "OpenBLAS's best" is the larger of the two
+    skylake = [run([args.s2s, "bench", "--sgemm-peak"],
+                   dict(os.environ, OPENBLAS_CORETYPE="SkylakeX"))["sgemm_gflops"]
+               for _ in range(3)] if avx512() else []
+    print("sgemm peak measured in this run: %.1f GFLOP/s (median of %d, OpenBLAS's %s kernels; "
+          "issue 7's nominal: %.0f)" % (peak, len(peaks), os.environ.get("OPENBLAS_CORETYPE",
+                                                                            "own choice of"),
+                                        PEAK_FLOPS / 1e9))
+    if skylake:
+        best = statistics.median(skylake)
+        print("with OPENBLAS_CORETYPE=SkylakeX: %.1f GFLOP/s (median of 3): the shares below "
+              "would be %.2f times smaller against it" % (best, best / peak))
+    print("| size/batch | s2s tok/s | torch tok/s | s2s/torch | s2s RSS MiB | torch RSS MiB | "
+          "RSS ratio | s2s % of limit | % of measured peak | target | met |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    bounds = []
+    for name, o, t, o_rss, t_rss, limit, (times, frac) in rows:
+        goals = []
+        ok = o_rss <= t_rss / 2
+        if times:
+            goals.append("%gx torch" % times)
+            ok = ok and o >= times * t
+        shares = "- | -"
+        if limit:
+            measured = peak * 1e9 / FLOPS_PER_TOKEN[name[0]]
+            shares = "%.1f%% | %.1f%%" % (100 * o / limit, 100 * o / measured)
+        if frac:
+            goals.append("%d%% of measured peak" % (100 * frac))
+            ok = ok and o >= frac * measured
+        print("| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s | %s | %s |" % (
+            name, o, t, o / t, o_rss, t_rss, o_rss / t_rss, shares,
+            ", ".join(goals + ["RSS <= torch/2"]), "yes" if ok else "no"))
+        if limit and times and o < times * t:
+            # what bounds a missed ratio: the share of the peak it would take
+            bounds.append("%s: torch runs at %.0f%% of the measured peak, so %gx torch would "
+                          "take %.0f%% of it (s2s: %.0f%%)" % (
+                              name, 100 * t / measured, times, 100 * times * t / measured,
+                              100 * o / measured))
+    for line in bounds:
+        print("- " + line)
+    if translations:
+        print()
+        print("| translation (batches of 32) | s2s sentences/s | torch greedy sentences/s | "
+              "ratio | same words out | target | met |")
+        print("|---|---|---|---|---|---|---|")
+    notes = []
+    for size, batch, beam, o, t, times, same in translations:
+        print("| %s/%d %s | %.1f | %.1f | %.2f | %s | %s | %s |" % (
+            size, batch, "greedy" if beam == 1 else "beam %d" % beam, o, t, o / t,
+            "yes" if same else "NO", "%gx torch" % times if times else "-",
+            ("yes" if o >= times * t and same else "no") if times else "-"))
+        if times and o < times * t and same:
+            notes.append("- %s/%d greedy: both decode the same sentences to the same number of "
+                         "words, every row until its batch's last sentence ends: the same "
+                         "products, so the ratio is their speeds at them (scripts/README.md, "
+                         "\"What bounds\")" % (size, batch))
+
+    for line in notes:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""s2s's configs read as s2s reads them: the keys the reference trains with, their
+defaults and choices, and the keys it refuses or ignores."""
+from reference.model import SCORES, Seq2Seq
+
+
+# ---- training on real text: the `train` subcommand -----------------------------------
+
+# The config keys the reference implements, with s2s's defaults (`s2s config --doc`). The
+# type of each default is the type of the key.
+CONFIG_KEYS = {
+    "seed": 1,
+    "data.train_src": "", "data.train_tgt": "", "data.train_tsv": "",
+    "data.valid_src": "", "data.valid_tgt": "", "data.valid_tsv": "",
+    "data.test_src": "", "data.test_tgt": "", "data.test_tsv": "",
+    "data.tsv_reverse": False, "data.lowercase": False, "data.max_length": 50,
+    "data.max_line_bytes": 1048576, "data.src_vocab_size": 0, "data.tgt_vocab_size": 0,
+    "data.src_min_freq": 1, "data.tgt_min_freq": 1,
+    "model.embedding_size": 64, "model.encoder_size": 64, "model.decoder_size": 128,
+    "model.attention_size": 64, "model.readout_size": 128, "model.attention": "additive",
+    "model.attention_heads": 1, "model.encoder_cell": "gru", "model.decoder_cell": "gru",
+    "model.encoder_layers": 1, "model.context_gate": False, "model.embedding_dropout": 0.0,
+    "model.readout_dropout": 0.0, "model.init_range": 0.1, "model.tie_output": False,
+    "training.optimizer": "adam", "training.learning_rate": 0.001, "training.warmup_steps": -1,
+    "training.adam_beta1": 0.9, "training.adam_beta2": 0.999, "training.adam_eps": 1e-8,
+    "training.clip_grad_norm": 5.0, "training.label_smoothing": 0.0, "training.batch_size": 32,
+    "training.bucket_batches": 100, "training.shuffle": True, "training.max_steps": 0,
+    "training.epochs": 10, "training.max_time": 0.0, "training.scheduling": "plateau",
+    "training.patience": 3, "training.decrease_factor": 0.5, "training.learning_rate_min": 1e-6,
+    "training.early_stopping": 0, "training.early_stopping_metric": "bleu",
+    "training.average_last": 1, "training.valid_every": 1000, "training.log_every": 100,
+    "training.max_bad_steps": 5,
+    "translate.beam_size": 5, "translate.alpha": 0.6, "translate.max_output_ratio": 2.0,
+    "translate.max_output_extra": 10, "translate.attention_mode": "auto",
+    "translate.detokenize": True,      # read by beamcheck only: how s2s writes translations
+}
+# The values a choice key may take here (s2s has more for some: those are refused below).
+CONFIG_CHOICES = {
+    "model.attention": SCORES, "model.encoder_cell": ("gru", "lstm", "rnn"),
+    "model.decoder_cell": ("gru", "lstm", "rnn"), "training.optimizer": ("adam",),
+    "training.scheduling": ("none", "plateau"),
+    "training.early_stopping_metric": ("bleu", "loss", "exact"),
+    "translate.attention_mode": ("auto", "soft"),
+}
+# Keys of s2s the reference does not implement, with their defaults: any other value is an
+# error, since the model or its training would then not be the one s2s trains.
+CONFIG_UNSUPPORTED = {
+    "data.level": "word", "model.encoder": "text", "model.self_attention_layers": 0,
+    "model.attention_mode": "soft", "training.doubly_stochastic": 0.0,
+    "training.attention_supervision": 0.0,
+}
+# Keys that change nothing the reference computes, whatever their value: where the run
+# goes, threads and shards (s2s's numbers depend on its shards; the reference has none),
+# the attention dumps, s2s translate's source cut (sources over 250 tokens), gold alignments
+# and boxes, and the settings of parts this model does not have (pictures, self-attention
+# layers, hard attention, Adadelta).
+CONFIG_IGNORED = {
+    "name", "run_dir", "training.threads", "training.shards", "translate.max_source_length",
+    "data.valid_align", "data.test_align", "data.train_ground",
+    "data.valid_ground", "data.test_ground", "data.image_size", "data.image_resize",
+    "model.conv_channels", "model.grid_positions", "model.self_attention_heads",
+    "model.self_attention_ffn", "model.self_attention_dropout", "training.adadelta_rho",
+    "training.adadelta_eps", "training.hard_reinforce_weight", "training.hard_entropy_weight",
+    "training.hard_expected_prob", "training.hard_baseline_decay", "training.hard_warmup_steps",
+    "training.hard_reward",
+}
+CONFIG_IGNORED_SECTIONS = ("alignments.",)
+
+
+class ConfigError(Exception):
+    pass
+
+
+def _coerce(key, value, default, where):
+    """value (as YAML read it) as the type of default; ConfigError naming where if not."""
+    def bad():
+        return ConfigError("%s: %s: expected %s, got %r" % (
+            where, key, {bool: "true or false", int: "an integer", float: "a number",
+                         str: "a string"}[type(default)], value))
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value in ("true", "True", "TRUE", "false", "False", "FALSE"):
+            return value.lower() == "true"
+        raise bad()
+    if isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        try:
+            return int(str(value))
+        except ValueError:
+            raise bad() from None
+    if isinstance(default, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        try:   # PyYAML reads YAML 1.1, where 1e-8 (no dot) is a string
+            return float(str(value))
+        except ValueError:
+            raise bad() from None
+    return "" if value is None else str(value)
+
+
+def _flatten(tree, prefix=""):
+    """{section: {key: value}} -> {"section.key": value} (a dotted key may also be given
+    whole at the top)."""
+    flat = {}
+    for key, value in (tree or {}).items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, prefix + str(key) + "."))
+        else:
+            flat[prefix + str(key)] = value
+    return flat
+
+
+def _known(key):
+    return (key in CONFIG_KEYS or key in CONFIG_UNSUPPORTED or key in CONFIG_IGNORED
+            or key.startswith(CONFIG_IGNORED_SECTIONS))
+
+
+def load_config(text, where, overrides=()):
+    """An s2s config (YAML text) with --set overrides ("key=value", the value read as a
+    YAML scalar) -> {key: value} for every key of CONFIG_KEYS, defaults filled in. Raises
+    ConfigError for an unknown key, a bad value, or a key the reference does not
+    implement set to anything but its default."""
+    import yaml
+    try:
+        tree = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError("%s: not YAML: %s" % (where, e)) from None
+    if tree is not None and not isinstance(tree, dict):
+        raise ConfigError("%s: expected a mapping of sections" % where)
+    given = [(key, value, where) for key, value in _flatten(tree).items()]
+    for assignment in overrides:
+        key, eq, text_value = assignment.partition("=")
+        if not eq:
+            raise ConfigError("--set %s: expected KEY=VALUE" % assignment)
+        default = CONFIG_KEYS.get(key, CONFIG_UNSUPPORTED.get(key))
+        # a string key takes the text as it is; the others read it as YAML would
+        value = text_value if isinstance(default, str) else yaml.safe_load(text_value or "''")
+        given.append((key, value, "--set " + assignment))
+    cfg, origin = dict(CONFIG_KEYS), {}
+    for key, value, at in given:
+        if not _known(key):
+            raise ConfigError("%s: unknown key `%s`" % (at, key))
+        if key in CONFIG_KEYS:
+            cfg[key] = _coerce(key, value, CONFIG_KEYS[key], at)
+            origin[key] = at
+        elif key in CONFIG_UNSUPPORTED:
+            if _coerce(key, value, CONFIG_UNSUPPORTED[key], at) != CONFIG_UNSUPPORTED[key]:
+                raise ConfigError("%s: %s = %r: the PyTorch reference does not implement it "
+                                  "(only %r), so it would not be the same model"
+                                  % (at, key, value, CONFIG_UNSUPPORTED[key]))
+    for key, choices in CONFIG_CHOICES.items():
+        if cfg[key] not in choices:
+            raise ConfigError("%s: %s = %s: the PyTorch reference implements only %s"
+                              % (origin.get(key, where), key, cfg[key], ", ".join(choices)))
+    positive = ("model.embedding_size", "model.encoder_size", "model.decoder_size",
+                "model.attention_size", "model.readout_size", "model.attention_heads",
+                "training.batch_size", "training.bucket_batches", "training.valid_every",
+                "training.log_every", "training.average_last", "translate.beam_size",
+                "data.max_length", "training.max_bad_steps")
+    for key in positive:
+        if cfg[key] < 1:
+            raise ConfigError("%s: %s must be at least 1" % (where, key))
+    if not 1 <= cfg["model.encoder_layers"] <= 4:
+        raise ConfigError("%s: model.encoder_layers must be 1 to 4" % where)
+    heads, n, p, a = (cfg["model." + k] for k in ("attention_heads", "encoder_size",
+                                                  "decoder_size", "attention_size"))
+    if cfg["model.attention"] == "dot" and p != 2 * n:
+        raise ConfigError("%s: model.attention dot needs decoder_size = 2 encoder_size" % where)
+    if cfg["model.tie_output"] and cfg["model.readout_size"] != cfg["model.embedding_size"]:
+        raise ConfigError("%s: model.tie_output needs model.readout_size = model.embedding_size"
+                          % where)
+    widths = {"model.encoder_size (d_h = 2n)": 2 * n}
+    if cfg["model.attention"] in ("additive", "scaled_dot"):
+        widths["model.attention_size"] = a
+    if cfg["model.attention"] == "general":
+        widths["model.decoder_size"] = p
+    for name, width in widths.items():
+        if cfg["model.attention"] != "none" and width % heads:
+            raise ConfigError("%s: model.attention_heads %d does not divide %s"
+                              % (where, heads, name))
+    return cfg
+
+
+def config_model(cfg, vx, vy):
+    """The Seq2Seq the config describes, for vocabularies of vx and vy words."""
+    m, n, p, a, l = (cfg["model." + k] for k in ("embedding_size", "encoder_size",
+                                                 "decoder_size", "attention_size",
+                                                 "readout_size"))
+    return Seq2Seq(vx, vy, m, n, p, a, l, score=cfg["model.attention"],
+                   enc_cell=cfg["model.encoder_cell"], dec_cell=cfg["model.decoder_cell"],
+                   enc_layers=cfg["model.encoder_layers"], heads=cfg["model.attention_heads"],
+                   context_gate=int(cfg["model.context_gate"]),
+                   tie_output=int(cfg["model.tie_output"]))

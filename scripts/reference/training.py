@@ -1,0 +1,311 @@
+"""The `train` subcommand: trains what `s2s train CONFIG.yaml` trains, validates as it
+does, and translates the test sources with s2s's beam search."""
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import torch
+
+from reference.model import PAD, UNK, pad_batch
+from reference.tokenizer import detokenize, tokenize
+from reference.config import ConfigError, config_model, load_config
+from reference.data import Batches, build_vocab, read_pairs
+from reference.search import beam_search, greedy_batch, output_limit
+
+
+def run_s2s_eval(s2s, hyp, ref):
+    """BLEU and exact match of hyp against ref (files of tokens), by `s2s eval` (sacreBLEU's
+    numbers)."""
+    import subprocess
+    text = subprocess.run([s2s, "eval", "--hyp", hyp, "--ref", ref, "--metric", "bleu",
+                           "--metric", "exact"], check=True, capture_output=True,
+                          text=True).stdout
+    scores = {}
+    for line in text.splitlines():
+        name, eq, rest = line.partition(" = ")
+        if eq:
+            scores[name.strip().lower()] = float(rest.split()[0])
+    return scores["bleu"], scores["exact"]
+
+
+def validation_scores(net, valid, cfg, tgt_words, s2s, out_dir):
+    """s2s's validation (src/train/evaluator.c) of net on the pairs valid (source ids,
+    target ids, target tokens): batches of training.batch_size in order of source length;
+    the loss, the mean over every target token (</s> included) of -log P; and BLEU and
+    exact match, by `s2s eval`, of the greedy translations against the references, both
+    written as s2s validates them: detokenized (as s2s translate writes) unless
+    translate.detokenize is false, then the tokens joined by spaces. Writes them to
+    out_dir/valid.hyp (the last validation's) and valid.ref. Returns (loss, bleu, exact)."""
+    written = detokenize if cfg["translate.detokenize"] else " ".join
+    order = sorted(range(len(valid)), key=lambda k: (len(valid[k][0]), k))
+    loss_sum, tokens, hyps = 0.0, 0, [None] * len(valid)
+    B = cfg["training.batch_size"]
+    with torch.no_grad():
+        for first in range(0, len(order), B):
+            chunk = order[first:first + B]
+            src, src_len, tgt_in, tgt_out = pad_batch([valid[k][:2] for k in chunk])
+            n = int((tgt_out != PAD).sum())
+            loss_sum += net.loss(src, src_len, tgt_in, tgt_out).item() * n
+            tokens += n
+            out = greedy_batch(net, [valid[k][0] for k in chunk],
+                               [output_limit(len(valid[k][0]), cfg) for k in chunk])
+            for k, words in zip(chunk, out):
+                hyps[k] = written([tgt_words[w] for w in words])
+    ref_path, hyp_path = os.path.join(out_dir, "valid.ref"), os.path.join(out_dir, "valid.hyp")
+    for path, lines in ((ref_path, [written(v[2]) for v in valid]), (hyp_path, hyps)):
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(line + "\n" for line in lines)
+    bleu, exact = run_s2s_eval(s2s, hyp_path, ref_path)
+    return loss_sum / tokens, bleu, exact
+
+
+class TrainLog:
+    """DIR/train.log, each line also on stdout."""
+
+    def __init__(self, path):
+        self.f = open(path, "w", encoding="utf-8")
+
+    def __call__(self, text):
+        self.f.write(text + "\n")
+        self.f.flush()
+        print(text, flush=True)
+
+def dropout_mask(shape, rate):
+    """Inverted dropout's mask: 0 with probability rate, else 1 / (1 - rate)."""
+    keep = 1.0 - rate
+    return torch.empty(shape).bernoulli_(keep).mul_(1.0 / keep)
+
+
+def train(args):
+    """Trains the configured model as `s2s train` does, on the same data, vocabularies,
+    batches (other draws), initialisation (in distribution), loss, dropout, Adam, clipping,
+    schedule, weight averaging, validation and stopping rules; keeps the best validation's
+    weights; decodes the test sources with s2s's beam search. What differs is the random
+    draws: torch's and Python's here, PCG32's in s2s."""
+    import copy
+    try:
+        with open(args.config, encoding="utf-8") as f:
+            cfg = load_config(f.read(), args.config, args.set or [])
+        train_raw = read_pairs(cfg, "train")
+        if not train_raw:
+            raise ConfigError("%s: no training data (data.train_src or data.train_tsv)"
+                              % args.config)
+        valid_raw, test_raw = read_pairs(cfg, "valid"), read_pairs(cfg, "test")
+    except (ConfigError, OSError) as e:
+        print("torch_reference.py train: error: %s" % e, file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    log = TrainLog(os.path.join(args.out, "train.log"))
+    lower = cfg["data.lowercase"]
+    torch.manual_seed(cfg["seed"])
+    rng = random.Random(cfg["seed"])
+
+    def tok(text):
+        return tokenize(text, lower)
+    # training pairs: both sides non-empty and at most max_length tokens
+    max_len, train_tok = cfg["data.max_length"], []
+    for x, y in train_raw:
+        xs, ys = tok(x), tok(y)
+        if xs and ys and len(xs) <= max_len and len(ys) <= max_len:
+            train_tok.append((xs, ys))
+    src_words = build_vocab((x for x, _ in train_tok), cfg["data.src_vocab_size"],
+                            cfg["data.src_min_freq"])
+    tgt_words = build_vocab((y for _, y in train_tok), cfg["data.tgt_vocab_size"],
+                            cfg["data.tgt_min_freq"])
+    src_id = {w: k for k, w in enumerate(src_words)}
+    tgt_id = {w: k for k, w in enumerate(tgt_words)}
+
+    def ids(words, vocab):
+        return [vocab.get(w, UNK) for w in words]
+    train_pairs = [(ids(x, src_id), ids(y, tgt_id)) for x, y in train_tok]
+    # validation: every pair with both sides non-empty, however long
+    valid = []
+    for x, y in valid_raw or []:
+        xs, ys = tok(x), tok(y)
+        if xs and ys:
+            valid.append((ids(xs, src_id), ids(ys, tgt_id), ys))
+    log("data: %d training pairs (of %d lines), %d validation pairs, %d test sources; "
+        "vocabularies %d source, %d target words" % (len(train_pairs), len(train_raw), len(valid),
+                                                     len(test_raw or []), len(src_words),
+                                                     len(tgt_words)))
+    if not train_pairs:
+        print("torch_reference.py train: error: no usable training pairs", file=sys.stderr)
+        return 2
+
+    model = config_model(cfg, len(src_words), len(tgt_words))
+    model.init_uniform(cfg["model.init_range"])
+    params = list(model.parameters())
+    log("model: %d parameters, %s score, %s/%s cells, %d encoder layer%s, %d head%s; torch %s, "
+        "%d torch threads, OPENBLAS_NUM_THREADS=%s" % (
+            sum(w.numel() for w in params), cfg["model.attention"], cfg["model.encoder_cell"],
+            cfg["model.decoder_cell"], cfg["model.encoder_layers"],
+            "s" if cfg["model.encoder_layers"] > 1 else "", cfg["model.attention_heads"],
+            "s" if cfg["model.attention_heads"] > 1 else "", torch.__version__,
+            torch.get_num_threads(), os.environ.get("OPENBLAS_NUM_THREADS", "unset")))
+    base_lr = cfg["training.learning_rate"]
+    adam = torch.optim.Adam(params, lr=base_lr, betas=(cfg["training.adam_beta1"],
+                                                       cfg["training.adam_beta2"]),
+                            eps=cfg["training.adam_eps"])
+    warmup = max(cfg["training.warmup_steps"], 0)      # -1: 0 without self-attention layers
+    batches = Batches(train_pairs, cfg["training.batch_size"], cfg["training.bucket_batches"],
+                      cfg["training.shuffle"], rng)
+    emb_rate, ro_rate = cfg["model.embedding_dropout"], cfg["model.readout_dropout"]
+    smoothing, clip = cfg["training.label_smoothing"], cfg["training.clip_grad_norm"]
+    m = cfg["model.embedding_size"]
+    K_avg = cfg["training.average_last"]
+    snapshots = []                                      # the last K_avg validations' weights
+    evaluated = copy.deepcopy(model) if K_avg > 1 else model
+    metric = cfg["training.early_stopping_metric"]
+
+    state = {"step": 0, "lr": base_lr, "best_score": float("-inf"), "best_step": 0,
+             "best": None, "best_scores": None, "stale": 0, "plateau": 0, "validated": 0,
+             "seconds": 0.0, "bad": 0}
+    logged = {"loss": 0.0, "steps": 0, "tokens": 0, "seconds": 0.0}
+
+    def evaluate(net):
+        return validation_scores(net, valid, cfg, tgt_words, args.s2s, args.out)
+
+    def validate():
+        start = time.perf_counter()
+        state["validated"] = state["step"]
+        net = model
+        if K_avg > 1:                                   # the mean of the last K weights
+            snapshots.append([w.detach().clone() for w in params])
+            del snapshots[:-K_avg]
+            with torch.no_grad():
+                for w, *old in zip(evaluated.parameters(), *snapshots):
+                    w.copy_((sum(x.double() for x in old) * (1.0 / len(old))).float())
+            net = evaluated
+        loss, bleu, exact = evaluate(net)
+        score = {"bleu": bleu, "loss": -loss, "exact": exact}[metric]
+        improved = score > state["best_score"]
+        if improved:
+            state.update(best_score=score, best_step=state["step"], stale=0, plateau=0,
+                         best={k: v.clone() for k, v in net.state_dict().items()},
+                         best_scores=(loss, bleu, exact))
+        else:
+            state["stale"] += 1
+            state["plateau"] += 1
+        log("validation step=%d valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f valid_exact=%.2f "
+            "time=%.1fs%s" % (state["step"], loss, math.exp(min(loss, 700)), bleu, exact,
+                              time.perf_counter() - start, " (best so far)" if improved else ""))
+        if (not improved and cfg["training.scheduling"] == "plateau"
+                and state["plateau"] >= cfg["training.patience"]
+                and state["lr"] > cfg["training.learning_rate_min"]):
+            state["lr"] = max(state["lr"] * cfg["training.decrease_factor"],
+                              cfg["training.learning_rate_min"])
+            state["plateau"] = 0
+            log("no improvement in %d validation%s: learning rate now %.4g" % (
+                cfg["training.patience"], "s" if cfg["training.patience"] > 1 else "", state["lr"]))
+        if 0 < cfg["training.early_stopping"] <= state["stale"]:
+            log("early stopping: no improvement in %d validations (best at step %d)"
+                % (state["stale"], state["best_step"]))
+
+    def stop_reason():
+        if 0 < cfg["training.early_stopping"] <= state["stale"]:
+            return "early stopping"
+        if 0 < cfg["training.max_steps"] <= state["step"]:
+            return "reached training.max_steps"
+        if cfg["training.epochs"] > 0 and batches.progress() >= cfg["training.epochs"]:
+            return "reached training.epochs"
+        if 0 < cfg["training.max_time"] <= state["seconds"]:
+            return "reached training.max_time"
+        return None
+
+    model.train()
+    while True:
+        reason = stop_reason()
+        if reason:
+            break
+        start = time.perf_counter()
+        src, src_len, tgt_in, tgt_out = pad_batch(batches.next_batch())
+        masks = {}
+        if emb_rate > 0:
+            masks["mask_x"] = dropout_mask((src.size(0), src.size(1), m), emb_rate)
+            masks["mask_y"] = dropout_mask((tgt_in.size(0), tgt_in.size(1), m), emb_rate)
+        n_tokens = int((tgt_out != PAD).sum())
+        if ro_rate > 0:
+            masks["mask_t"] = dropout_mask((n_tokens, cfg["model.readout_size"]), ro_rate)
+        adam.zero_grad(set_to_none=True)
+        loss = model.loss(src, src_len, tgt_in, tgt_out, masks, smoothing)
+        loss.backward()
+        state["step"] += 1
+        grads = [w.grad for w in params if w.grad is not None]
+        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+        loss_value, norm_value = loss.item(), norm.item()
+        if math.isfinite(loss_value) and math.isfinite(norm_value):
+            state["bad"] = 0
+            if clip > 0 and norm_value > clip:          # as s2s: the factor max / norm
+                torch._foreach_mul_(grads, clip / norm_value)
+            k = state["step"]                           # update k of the warm-up's W
+            for group in adam.param_groups:
+                group["lr"] = state["lr"] * k / warmup if k < warmup else state["lr"]
+            adam.step()
+            logged["loss"] += loss_value
+            logged["steps"] += 1
+        else:
+            state["bad"] += 1
+            log("step=%d skipped: non-finite loss or gradient; %d in a row" % (state["step"],
+                                                                               state["bad"]))
+            if state["bad"] >= cfg["training.max_bad_steps"]:
+                log("training diverged at step %d" % state["step"])
+                return 4
+        seconds = time.perf_counter() - start
+        state["seconds"] += seconds
+        logged["seconds"] += seconds
+        logged["tokens"] += n_tokens
+        if state["step"] % cfg["training.log_every"] == 0:
+            mean = logged["loss"] / max(logged["steps"], 1)
+            log("step=%d epoch=%.3f loss=%.4f ppl=%.2f tok/s=%.0f steps/s=%.2f lr=%.4g "
+                "train_seconds=%.1f" % (state["step"], batches.progress(), mean,
+                                        math.exp(min(mean, 700)),
+                                        logged["tokens"] / logged["seconds"],
+                                        cfg["training.log_every"] / logged["seconds"],
+                                        adam.param_groups[0]["lr"], state["seconds"]))
+            logged.update(loss=0.0, steps=0, tokens=0, seconds=0.0)
+        if valid and state["step"] % cfg["training.valid_every"] == 0:
+            validate()
+    if valid and state["validated"] != state["step"]:
+        validate()
+    log("done: %s at step %d, epoch %.3f, %d steps, %.1f s of training (%.2f steps/s)%s" % (
+        reason, state["step"], batches.progress(), state["step"], state["seconds"],
+        state["step"] / max(state["seconds"], 1e-9),
+        "; best validation at step %d" % state["best_step"] if valid else ""))
+    if valid and state["best_step"] > 0:
+        model.load_state_dict(state["best"])
+    model.eval()
+    result = {"steps": state["step"], "train_seconds": round(state["seconds"], 3),
+              "epochs": round(batches.progress(), 4), "best_step": state["best_step"],
+              "valid_bleu": state["best_scores"][1] if state["best_scores"] else None,
+              "valid_loss": state["best_scores"][0] if state["best_scores"] else None}
+    if test_raw is not None:
+        start = time.perf_counter()
+        sources = [ids(tok(x), src_id) for x, _ in test_raw]
+        found = beam_search(model, sources, cfg["translate.beam_size"], cfg["translate.alpha"],
+                            [output_limit(len(x), cfg) for x in sources],
+                            cfg["training.batch_size"])
+        # test.hyp: the tokens, joined by spaces; test.txt: what s2s translate would write
+        # (detokenized unless translate.detokenize is false), for scripts that tokenize it
+        hyp = os.path.join(args.out, "test.hyp")
+        words = [[tgt_words[w] for w in r[0]] if r else [] for r in found]
+        with open(hyp, "w", encoding="utf-8") as f:
+            f.writelines(" ".join(w) + "\n" for w in words)
+        with open(os.path.join(args.out, "test.txt"), "w", encoding="utf-8") as f:
+            f.writelines((detokenize(w) if cfg["translate.detokenize"] else " ".join(w)) + "\n"
+                         for w in words)
+        text = "test (%s weights, %d sources, beam %d, alpha %g): %s, %.1fs" % (
+            "best" if valid and state["best_step"] > 0 else "last", len(sources),
+            cfg["translate.beam_size"], cfg["translate.alpha"], hyp, time.perf_counter() - start)
+        if any(y for _, y in test_raw):
+            ref = os.path.join(args.out, "test.ref")
+            with open(ref, "w", encoding="utf-8") as f:
+                f.writelines(" ".join(tok(y)) + "\n" for _, y in test_raw)
+            bleu, exact = run_s2s_eval(args.s2s, hyp, ref)
+            text += "; test_bleu=%.2f test_exact=%.2f against %s" % (bleu, exact, ref)
+            result.update(test_bleu=bleu, test_exact=exact)
+        log(text)
+    print("RESULT " + json.dumps(result), flush=True)
+    return 0
