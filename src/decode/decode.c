@@ -105,7 +105,7 @@ void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
         for (int k = 0; k < K; k++) {
             int r = b * K + k;
             dec->src_len_rows[r] = bt->src_len[b];
-            memcpy(dec->state + (size_t)r * p, enc->states + (size_t)b * p, sizeof(real) * p);
+            memcpy(dec->state + (size_t)r * p, enc->dec.states + (size_t)b * p, sizeof(real) * p);
             if (dec->summary_rows)
                 memcpy(dec->summary_rows + (size_t)r * d_h, enc->enc.summary + (size_t)b * d_h,
                        sizeof(real) * d_h);
@@ -113,10 +113,11 @@ void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
         }
     /* the LSTM's cell state is read from the "previous" cache: c_0 where the encoder
      * gives one (model_forward.c: init_states_forward), else 0 */
-    if (enc->cache0)
+    if (enc->dec.cache0)
         for (int b = 0; b < B; b++)
             for (int k = 0; k < K; k++)
-                memcpy(dec->cache + (size_t)(b * K + k) * C * p, enc->cache0 + (size_t)b * C * p,
+                memcpy(dec->cache + (size_t)(b * K + k) * C * p,
+                       enc->dec.cache0 + (size_t)b * C * p,
                        sizeof(real) * C * p);
     else
         memset(dec->cache, 0, sizeof(real) * (size_t)rows * C * p);

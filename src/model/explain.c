@@ -68,7 +68,7 @@ static void add_inputs(ExplainStep *out, const Pass *ps)
     if (!dot && !general)
         whole.head = -1;
     add_block(out, &whole, "s_prev", "s_{i-1}", ROWS_ONE, 1,
-              ws->states + (size_t)ws->state_row[ps->i] * ps->p, ps->p, ps->p,
+              ws->dec.states + (size_t)ws->dec.state_row[ps->i] * ps->p, ps->p, ps->p,
               "decoder_size (p)",
               "the decoder's state before this step: what it has written so far; from it the "
               "attention asks which source words matter now");
@@ -79,7 +79,7 @@ static void add_additive(ExplainStep *out, const Pass *ps)
 {
     const Workspace *ws = ps->ws;
     const int a = ps->a, S = ps->S;
-    const real *q = ws->query + (size_t)ws->state_row[ps->i] * a;
+    const real *q = ws->dec.query + (size_t)ws->dec.state_row[ps->i] * a;
     add_block(out, ps, "W_a s", "W_a s_{i-1}", ROWS_ONE, 1, q, a, a, "attention_size (a)",
               "the query: the decoder's state mapped to attention_size numbers, the width in "
               "which the additive score compares it with each source word; attention_size is "
@@ -99,10 +99,10 @@ static void add_additive(ExplainStep *out, const Pass *ps)
             sum->values[(size_t)j * sum->cols + u] =
                 (real)(q[slice_from(ps, a) + u] + ws->keys[(size_t)j * a + slice_from(ps, a) + u]);
     add_block(out, ps, "tanh", "tanh(W_a s_{i-1} + U_a h_j + b_a)", ROWS_SOURCE, S,
-              ws->kept_pre, a, a, "attention_size (a)",
+              ws->kept.pre, a, a, "attention_size (a)",
               "squashed into (-1, 1): the score's hidden layer, attention_size values per "
               "source word");
-    add_per_head(out, ps, "scores", "e_ij = v_a . tanh(...)", ws->kept_scores,
+    add_per_head(out, ps, "scores", "e_ij = v_a . tanh(...)", ws->kept.scores,
                  "the scores: v_a reads each row of the hidden layer down to one number, how "
                  "well that source word answers the decoder's question (any real number)");
 }
@@ -114,7 +114,7 @@ static void add_products(ExplainStep *out, const Pass *ps)
     const int a = ps->a, p = ps->p, S = ps->S;
     switch (ps->ad.score) {
     case SCORE_DOT:
-        add_per_head(out, ps, "scores", "e_ij = s_{i-1} . h_j", ws->kept_scores,
+        add_per_head(out, ps, "scores", "e_ij = s_{i-1} . h_j", ws->kept.scores,
                      "the scores: the decoder's state against each annotation as they are, "
                      "one dot product each (so decoder_size must equal d_h)");
         break;
@@ -122,20 +122,20 @@ static void add_products(ExplainStep *out, const Pass *ps)
         add_block(out, ps, "W_g h", "W_g h_j", ROWS_SOURCE, S, ws->keys, p, p, "decoder_size (p)",
                   "each annotation mapped into the decoder state's space, so that the two can "
                   "be compared (once per sentence)");
-        add_per_head(out, ps, "scores", "e_ij = s_{i-1} . W_g h_j", ws->kept_scores,
+        add_per_head(out, ps, "scores", "e_ij = s_{i-1} . W_g h_j", ws->kept.scores,
                      "the scores: the decoder's state against each mapped annotation, one dot "
                      "product each");
         break;
     case SCORE_SCALED_DOT:
         add_block(out, ps, "W_q s", "W_q s_{i-1}", ROWS_ONE, 1,
-                  ws->query + (size_t)ws->state_row[ps->i] * a, a, a, "attention_size (a)",
+                  ws->dec.query + (size_t)ws->dec.state_row[ps->i] * a, a, a, "attention_size (a)",
                   "the query: the decoder's state mapped to attention_size numbers");
         add_block(out, ps, "W_k h", "W_k h_j", ROWS_SOURCE, S, ws->keys, a, a,
                   "attention_size (a)",
                   "the keys: each annotation mapped to the same attention_size numbers (once "
                   "per sentence)");
         add_per_head(out, ps, "scores", "e_ij = (W_q s_{i-1}) . (W_k h_j) / sqrt(a / H)",
-                     ws->kept_scores,
+                     ws->kept.scores,
                      "the scores: query against each key, divided by the square root of the "
                      "width compared, so that wide vectors do not push the softmax to 0 and 1");
         break;
@@ -150,12 +150,12 @@ static void add_weights_and_context(ExplainStep *out, const Pass *ps, int m)
 {
     const Workspace *ws = ps->ws;
     const int S = ps->S, d_h = ps->d_h, H = ps->H, vh = d_h / H;
-    const real *alpha = ws->alpha_heads + (size_t)ps->i * H * S;
+    const real *alpha = ws->dec.alpha_heads + (size_t)ps->i * H * S;
     add_per_head(out, ps, "alpha", "alpha_ij = softmax_j(e_ij)", alpha,
                  "the weights: the scores made positive and summing to 1 over the source "
                  "words; the alignment the heatmaps draw");
     const int in_width = m + d_h;
-    const real *c = ws->dec_in + (size_t)ws->step_row[ps->i] * in_width + m;
+    const real *c = ws->dec.dec_in + (size_t)ws->dec.step_row[ps->i] * in_width + m;
     if (ws->hard.mode == CONTEXT_ARGMAX) {
         /* each head reads the one position it weighs most: no weighted sum */
         add_block(out, ps, "context", "c_i = [h_{j*(1)} ; ... ; h_{j*(H)}]", ROWS_ONE, 1, c,
@@ -188,10 +188,10 @@ static void add_weights_and_context(ExplainStep *out, const Pass *ps, int m)
 static void read_next_words(ExplainStep *out, Workspace *ws, const Params *P, int i)
 {
     const int Vy = ws->dims.tgt_vocab, l = ws->dims.readout;
-    const int target = ws->targets[i];
-    linear_forward(ws->logits, ws->ro_out + (size_t)i * l, P->W_o, P->b_o, 1, l, Vy);
-    softmax_xent_forward(ws->logits, &target, 0, NULL, 1, Vy); /* logits become p */
-    const real *prob = ws->logits;
+    const int target = ws->ro.targets[i];
+    linear_forward(ws->ro.logits, ws->ro.ro_out + (size_t)i * l, P->W_o, P->b_o, 1, l, Vy);
+    softmax_xent_forward(ws->ro.logits, &target, 0, NULL, 1, Vy); /* logits become p */
+    const real *prob = ws->ro.logits;
     out->n_next = Vy < EXPLAIN_TOP_WORDS ? Vy : EXPLAIN_TOP_WORDS;
     for (int r = 0; r < out->n_next; r++) {
         int best = -1;
@@ -233,8 +233,9 @@ void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, cons
     free(scores);
     free(pre);
     for (int k = 0; k < ad.heads; k++)
-        out->chosen[k] =
-            ws->hard.mode == CONTEXT_ARGMAX ? ws->chosen[(size_t)ps.i * ad.heads + k] : -1;
+        out->chosen[k] = ws->hard.mode == CONTEXT_ARGMAX
+                             ? ws->hard_pass.chosen[(size_t)ps.i * ad.heads + k]
+                             : -1;
     read_next_words(out, ws, P, ps.i);
 }
 

@@ -17,7 +17,7 @@ static double unit_draw(Pcg32 *rng)
 
 int hard_contexts(const Workspace *ws)
 {
-    return ws->hard.mode != CONTEXT_SOFT && ws->alpha;
+    return ws->hard.mode != CONTEXT_SOFT && ws->dec.alpha;
 }
 
 /* Whether the pass trains by the surrogate (its REINFORCE and entropy terms). */
@@ -36,12 +36,12 @@ void hard_plan(Workspace *ws)
          * expected_prob), then a draw for every step, row and head, used or not: the
          * stream's use depends only on the batch's shape */
         for (int b = 0; b < B; b++)
-            ws->hard_rows[b] = !(unit_draw(&rng) < ws->hard.expected_prob);
+            ws->hard_pass.hard_rows[b] = !(unit_draw(&rng) < ws->hard.expected_prob);
         for (size_t k = 0; k < (size_t)T * B * H; k++)
-            ws->draws[k] = unit_draw(&rng);
+            ws->hard_pass.draws[k] = unit_draw(&rng);
         break;
     case CONTEXT_ARGMAX:
-        memset(ws->hard_rows, 1, (size_t)B);
+        memset(ws->hard_pass.hard_rows, 1, (size_t)B);
         break;
     case CONTEXT_GIVEN: /* hard_rows and chosen as the last pass (or the caller) left them */
     case CONTEXT_SOFT:
@@ -49,34 +49,36 @@ void hard_plan(Workspace *ws)
     }
     for (int i = 0; i < T; i++)
         for (int b = 0; b < B; b++)
-            ws->soft_len[(size_t)i * B + b] = ws->hard_rows[b] ? 0 : ws->step_len[(size_t)i * B + b];
+            ws->hard_pass.soft_len[(size_t)i * B + b] =
+                ws->hard_pass.hard_rows[b] ? 0 : ws->dec.step_len[(size_t)i * B + b];
 }
 
 AttnChoice hard_step_choice(const Workspace *ws, int i)
 {
     const size_t B = (size_t)ws->B, H = (size_t)ws->dims.heads;
-    return (AttnChoice){ws->hard_rows, ws->soft_len + i * B,
-                        ws->hard.mode == CONTEXT_SAMPLE ? ws->draws + i * B * H : NULL,
-                        ws->hard.mode == CONTEXT_GIVEN, ws->chosen + i * B * H};
+    return (AttnChoice){ws->hard_pass.hard_rows, ws->hard_pass.soft_len + i * B,
+                        ws->hard.mode == CONTEXT_SAMPLE ? ws->hard_pass.draws + i * B * H : NULL,
+                        ws->hard.mode == CONTEXT_GIVEN, ws->hard_pass.chosen + i * B * H};
 }
 
 /* Head k's weights at step i: (S*B), row j * B + b. */
 static const real *head_weights(const Workspace *ws, int i, int k)
 {
     const size_t SB = (size_t)ws->S * ws->B;
-    return ws->alpha_heads + ((size_t)i * ws->dims.heads + k) * SB;
+    return ws->dec.alpha_heads + ((size_t)i * ws->dims.heads + k) * SB;
 }
 
 /* The surrogate's (R_s - b) or r_i for step i of sentence b. */
 static double advantage_at(const Workspace *ws, int i, int b)
 {
-    return ws->hard.token_reward ? ws->advantage[(size_t)i * ws->B + b] : ws->advantage[b];
+    const double *advantage = ws->hard_pass.advantage;
+    return ws->hard.token_reward ? advantage[(size_t)i * ws->B + b] : advantage[b];
 }
 
 /* Whether step i of sentence b is one of its real target positions. */
 static int real_step(const Workspace *ws, const Batch *bt, int i, int b)
 {
-    return b < ws->active[i] && i < bt->tgt_len[b];
+    return b < ws->dec.active[i] && i < bt->tgt_len[b];
 }
 
 /* The rewards of the sentences that chose: R_s = sum of log p(y_i) over sentence s's
@@ -86,34 +88,34 @@ static void collect_rewards(Workspace *ws, int update)
 {
     const int B = ws->B, T = ws->T, N = ws->N;
     const HardAttention *h = &ws->hard;
-    HardStats *st = &ws->hard_stats;
+    HardStats *st = &ws->hard_pass.hard_stats;
     if (update) {
         if (h->token_reward)
             for (size_t k = 0; k < (size_t)T * B; k++)
-                ws->advantage[k] = 0;
+                ws->hard_pass.advantage[k] = 0;
         else
             for (int b = 0; b < B; b++)
-                ws->advantage[b] = 0;
+                ws->hard_pass.advantage[b] = 0;
     }
     for (int k = 0; k < N; k++) {
-        const int b = ws->tok_sentence[k], i = ws->tok_step[k];
-        const double logp = -ws->tok_nll[k];
-        if (!ws->hard_rows[b])
+        const int b = ws->hard_pass.tok_sentence[k], i = ws->hard_pass.tok_step[k];
+        const double logp = -ws->hard_pass.tok_nll[k];
+        if (!ws->hard_pass.hard_rows[b])
             continue;
         st->reward_sum += logp;
         st->sampled_tokens++;
         if (update) {
             if (h->token_reward)
-                ws->advantage[(size_t)i * B + b] = logp - h->token_baseline;
+                ws->hard_pass.advantage[(size_t)i * B + b] = logp - h->token_baseline;
             else
-                ws->advantage[b] += logp;
+                ws->hard_pass.advantage[b] += logp;
         }
     }
     for (int b = 0; b < B; b++)
-        if (ws->hard_rows[b]) {
+        if (ws->hard_pass.hard_rows[b]) {
             st->sampled++;
             if (update && !h->token_reward)
-                ws->advantage[b] -= h->baseline;
+                ws->hard_pass.advantage[b] -= h->baseline;
         }
 }
 
@@ -122,7 +124,7 @@ double hard_objective(Workspace *ws, const Batch *bt, double ce_sum)
     const int B = ws->B, T = ws->T, H = ws->dims.heads;
     const double N = loss_tokens(ws); /* the loss's tokens: the whole batch's for a shard */
     const HardAttention *h = &ws->hard;
-    HardStats *st = &ws->hard_stats;
+    HardStats *st = &ws->hard_pass.hard_stats;
     const int surrogate = trains_surrogate(ws), freeze = surrogate && h->freeze_rewards;
     *st = (HardStats){.nll = ce_sum / N};
     collect_rewards(ws, !freeze && surrogate);
@@ -133,16 +135,16 @@ double hard_objective(Workspace *ws, const Batch *bt, double ce_sum)
         for (int b = 0; b < B; b++) {
             if (!real_step(ws, bt, i, b))
                 continue;
-            const int L = ws->step_len[(size_t)i * B + b];
+            const int L = ws->dec.step_len[(size_t)i * B + b];
             const double adv = advantage_at(ws, i, b);
             for (int k = 0; k < H; k++) {
                 const real *alpha = head_weights(ws, i, k);
                 const double e = attn_entropy(alpha, b, B, L);
                 st->entropy_sum += e;
                 st->entropy_terms++;
-                if (!surrogate || !ws->hard_rows[b])
+                if (!surrogate || !ws->hard_pass.hard_rows[b])
                     continue;
-                const int j = ws->chosen[((size_t)i * B + b) * H + k];
+                const int j = ws->hard_pass.chosen[((size_t)i * B + b) * H + k];
                 reinforce += adv * log((double)alpha[(size_t)j * B + b]);
                 entropy += e;
             }
@@ -159,12 +161,12 @@ void hard_step_weights(Workspace *ws, const Batch *bt, int i)
     const int surrogate = trains_surrogate(ws);
     for (int b = 0; b < B; b++) {
         real r = 0, e = 0;
-        if (surrogate && ws->hard_rows[b] && real_step(ws, bt, i, b)) {
+        if (surrogate && ws->hard_pass.hard_rows[b] && real_step(ws, bt, i, b)) {
             const double adv = advantage_at(ws, i, b);
             r = (real)(h->reinforce_weight * adv / loss_tokens(ws));
             e = (real)(h->entropy_weight / loss_tokens(ws));
         }
-        ws->step_reinforce[b] = r;
-        ws->step_entropy[b] = e;
+        ws->hard_pass.step_reinforce[b] = r;
+        ws->hard_pass.step_entropy[b] = e;
     }
 }

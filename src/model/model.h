@@ -184,30 +184,10 @@ typedef struct {
     long entropy_terms;      /* those steps times heads */
 } HardStats;
 
-/* Activations of one batch, and the scratch of its backward pass. All pointers point
- * into one arena, re-carved for each batch's (B, S, T). Position-major layouts:
- * source rows are j * B + b, target rows i * B + b. G_d, C_d: gate and cache widths of
- * the decoder's cell; K, Q, A: the attention's key, query and tanh-layer widths. */
+/* The decoder's buffers (model_forward.c's stages 2-3): the rows each step computes
+ * (see active), step after step: step i's rows start at step_row[i] of the step buffers
+ * and at state_row[i] of the state-block ones (which step i reads as s_{i-1}). */
 typedef struct {
-    Dims dims;
-    int max_batch, max_src_steps, max_tgt_steps, with_backward;
-    Regularization reg;    /* all 0 unless model_set_regularization */
-    Arena arena;
-    int B, S, T, N;        /* this batch; N = real target positions */
-    /* what the loss divides by (model_set_loss_counts): 0 for this batch's own N target
-     * tokens and B captions; a shard of a larger batch sets the whole batch's */
-    int loss_tokens, loss_captions;
-    int R;                 /* decoder rows over all steps: N when sorted by target
-                            * length, else T*B */
-
-    /* encoder */
-    EncoderWork enc;       /* the annotations enc.H (S*B, d_h) and the encoder's buffers
-                            * (a text encoder's embeddings enc.ex, their dropout enc.mask_x) */
-    real *keys;            /* (S*B, K) the source side of the scores (NULL when K = 0) */
-    /* decoder */
-    /* Decoder buffers hold the rows each step computes (see active), step after step:
-     * step i's rows start at step_row[i] of the step buffers and at state_row[i] of the
-     * state-block ones (which step i reads as s_{i-1}). */
     real *states;          /* (B + R, p): block 0 is s_0, block i+1 is s_i */
     real *dec_in;          /* (R, m + d_h) step rows: [ey_{i-1} ; c_i] */
     real *mask_y;          /* (R, m) embedding dropout of ey_{i-1} */
@@ -234,7 +214,10 @@ typedef struct {
     int *step_len;         /* (T, B) source lengths seen at step i, 0 for rows past active */
     int *step_row;         /* (T + 1) first step row of step i; step_row[T] = R */
     int *state_row;        /* (T + 1) first row of state block i */
-    /* readout over the N real target positions */
+} DecoderWork;
+
+/* The readout and the output layer over the N real target positions (stage 4). */
+typedef struct {
     int *real_rows;        /* (N) the step row of each real target position */
     int *targets;          /* (N) y_i */
     real *ro_in;           /* (N, p + d_h + m) [s_i ; c_i ; ey_{i-1}] */
@@ -245,17 +228,11 @@ typedef struct {
     int out_chunk_rows;    /* rows of one output-layer chunk in this batch */
     real *logits;          /* (out_chunk_rows, V_y) scratch: one chunk's logits, softmax,
                             * gradient */
-    /* s2s explain's copies of one step's scratch (model_keep_step): the step (from 0;
-     * -1: none), each head's scores e_ij (H, S*B) and the additive score's tanh layer
-     * (S*B, A); the workspace does not own them */
-    int kept_step;
-    real *kept_scores, *kept_pre;
+} ReadoutWork;
 
-    /* hard attention (model/MODEL.md); carved for every model with attention weights */
-    HardAttention hard;    /* mode CONTEXT_SOFT unless model_set_hard */
-    /* model_set_output_done: told when the output layer's gradient is final */
-    void (*output_done)(void *ctx);
-    void *output_done_ctx;
+/* What a hard pass keeps (model/MODEL.md, "Hard attention"); carved for every model
+ * with attention weights. */
+typedef struct {
     HardStats hard_stats;  /* of the last pass with mode other than CONTEXT_SOFT */
     unsigned char *hard_rows; /* (B) 1: sentence b's heads choose positions */
     int *soft_len;         /* (T, B) step_len with the choosing rows' set to 0 */
@@ -270,15 +247,59 @@ typedef struct {
     double *advantage;     /* sentence reward: (B) R_s - b; token reward: (T, B) r_i at
                             * i * B + b */
     real *step_reinforce, *step_entropy; /* (B) one step's surrogate weights (backward) */
+} HardPassWork;
 
-    /* backward scratch (only with_backward); d_ro_in and d_dec_xg are the memory of
-     * ro_in and dec_xg, and d_hg that of the readout's buffers, all dead by the time
-     * their gradient is written; the encoder's gradients are in enc */
+/* The backward pass's scratch (only with_backward); d_ro_in and d_dec_xg are the memory
+ * of ro_in and dec_xg, and d_hg that of the readout's buffers, all dead by the time
+ * their gradient is written; the encoder's gradients are in enc. */
+typedef struct {
     real *d_ro_out, *d_ro_in;
     real *d_states, *d_dec_in, *d_dec_xg, *d_query, *d_cell;
     real *d_hg;            /* the recurrences' scratch: the decoder's, then the encoder's */
     real *d_alpha, *d_scores;
     real *d_keys, *d_s0;
+} BackwardWork;
+
+/* Activations of one batch, and the scratch of its backward pass, by stage, then what
+ * two users ask of a pass: s2s explain's kept step and the Open MPI exchange's callback.
+ * All pointers point into one arena, re-carved for each batch's (B, S, T).
+ * Position-major layouts: source rows are j * B + b, target rows i * B + b. G_d, C_d:
+ * gate and cache widths of the decoder's cell; K, Q, A: the attention's key, query and
+ * tanh-layer widths. */
+typedef struct {
+    Dims dims;
+    int max_batch, max_src_steps, max_tgt_steps, with_backward;
+    Regularization reg;    /* all 0 unless model_set_regularization */
+    HardAttention hard;    /* mode CONTEXT_SOFT unless model_set_hard */
+    Arena arena;
+    int B, S, T, N;        /* this batch; N = real target positions */
+    /* what the loss divides by (model_set_loss_counts): 0 for this batch's own N target
+     * tokens and B captions; a shard of a larger batch sets the whole batch's */
+    int loss_tokens, loss_captions;
+    int R;                 /* decoder rows over all steps: N when sorted by target
+                            * length, else T*B */
+
+    EncoderWork enc;       /* the annotations enc.H (S*B, d_h) and the encoder's buffers
+                            * (a text encoder's embeddings enc.ex, their dropout enc.mask_x) */
+    real *keys;            /* (S*B, K) the source side of the scores (NULL when K = 0) */
+    DecoderWork dec;
+    ReadoutWork ro;
+    HardPassWork hard_pass;
+    BackwardWork grad;
+
+    /* s2s explain's copies of one step's scratch (model_keep_step): the step (from 0;
+     * -1: none), each head's scores e_ij (H, S*B) and the additive score's tanh layer
+     * (S*B, A); the workspace does not own them */
+    struct {
+        int step;
+        real *scores, *pre;
+    } kept;
+    /* model_set_output_done: told when the output layer's gradient is final (the Open
+     * MPI exchange starts sending it) */
+    struct {
+        void (*done)(void *ctx);
+        void *ctx;
+    } output_hook;
 } Workspace;
 
 /* Sizes the arena for batches of up to max_batch pairs of up to max_src_steps /

@@ -21,23 +21,23 @@ static void readout_backward(Params *G, Workspace *ws, const Params *P)
     const size_t R = (size_t)ws->R;
     /* forward: t' = t * mask (readout dropout) */
     if (ws->reg.readout_dropout > 0)
-        dropout_backward(ws->d_ro_out, readout, ws->mask_t, N, readout);
+        dropout_backward(ws->grad.d_ro_out, readout, ws->ro.mask_t, N, readout);
     /* forward: t = tanh(W_t [s; c; ey] + b_t) */
-    tanh_backward(ws->d_ro_out, ws->d_ro_out, ws->ro_out, (size_t)N * readout);
-    linear_backward(NULL, G->W_t, G->b_t, ws->d_ro_out, ws->ro_in, P->W_t, N, ro_width,
+    tanh_backward(ws->grad.d_ro_out, ws->grad.d_ro_out, ws->ro.ro_out, (size_t)N * readout);
+    linear_backward(NULL, G->W_t, G->b_t, ws->grad.d_ro_out, ws->ro.ro_in, P->W_t, N, ro_width,
                     readout);
     /* d_ro_in (N, p+d_h+m) = dt (N, l) . W_t (l, p+d_h+m), over ro_in, now read */
     matmul(CblasNoTrans, CblasNoTrans, N, ro_width, readout,
-           1, ws->d_ro_out, readout, P->W_t, ro_width, 0, ws->d_ro_in, ro_width);
+           1, ws->grad.d_ro_out, readout, P->W_t, ro_width, 0, ws->grad.d_ro_in, ro_width);
 
     /* Scatter [ds_i ; dc_i ; dey_{i-1}] back to the decoder's buffers. */
-    memset(ws->d_states, 0, sizeof(real) * (B + R) * p);
-    memset(ws->d_dec_in, 0, sizeof(real) * R * in_width);
+    memset(ws->grad.d_states, 0, sizeof(real) * (B + R) * p);
+    memset(ws->grad.d_dec_in, 0, sizeof(real) * R * in_width);
     for (int k = 0; k < N; k++) {
-        size_t row = (size_t)ws->real_rows[k];
-        const real *g = ws->d_ro_in + (size_t)k * ro_width;
-        real *ds = ws->d_states + (row + B) * p;
-        real *dx = ws->d_dec_in + row * in_width;
+        size_t row = (size_t)ws->ro.real_rows[k];
+        const real *g = ws->grad.d_ro_in + (size_t)k * ro_width;
+        real *ds = ws->grad.d_states + (row + B) * p;
+        real *dx = ws->grad.d_dec_in + row * in_width;
         for (int u = 0; u < p; u++)
             ds[u] += g[u];
         for (int u = 0; u < d_h; u++)
@@ -55,16 +55,16 @@ static const real *alignment_terms_step_backward(Workspace *ws, const Batch *bt,
 {
     const int stochastic = ws->reg.doubly_stochastic > 0;
     const int supervised = ws->reg.attention_supervision > 0;
-    if (!ws->alpha || (!stochastic && !supervised))
+    if (!ws->dec.alpha || (!stochastic && !supervised))
         return NULL;
     const int B = ws->B, S = ws->S;
     const real scale = (real)(-2 * ws->reg.doubly_stochastic / loss_captions(ws));
-    memset(ws->d_align, 0, sizeof(real) * (size_t)S * B);
+    memset(ws->dec.d_align, 0, sizeof(real) * (size_t)S * B);
     for (int b = 0; stochastic && b < B; b++)
         if (i < bt->tgt_len[b])
             for (int j = 0; j < bt->src_len[b]; j++) {
                 const size_t x = (size_t)j * B + b;
-                ws->d_align[x] = scale * (1 - ws->attn_total[x]);
+                ws->dec.d_align[x] = scale * (1 - ws->dec.attn_total[x]);
             }
     for (int b = 0; supervised && b < B; b++) {
         const double m = model_ground_mass(ws, bt, i, b);
@@ -74,9 +74,9 @@ static const real *alignment_terms_step_backward(Workspace *ws, const Batch *bt,
         const real g = (real)(-ws->reg.attention_supervision / (loss_tokens(ws) * m));
         for (int j = 0; j < S; j++)
             if (cells[j])
-                ws->d_align[(size_t)j * B + b] += g;
+                ws->dec.d_align[(size_t)j * B + b] += g;
     }
-    return ws->d_align;
+    return ws->dec.d_align;
 }
 
 /* Step i, undone: the cell's step (d_states block i+1 is complete here), then the
@@ -92,44 +92,48 @@ static void decoder_step_backward(Params *G, Workspace *ws, const Params *P, con
     const int p = d->dec_hidden, Q = attn_query_width(&ad), in_width = m + d_h;
     const int Gp = cell_gates(d->dec_cell) * p, Cp = cell_cache_width(d->dec_cell) * p;
     const size_t SB = (size_t)S * B;
-    const int Bi = ws->active[i], hard = hard_contexts(ws);
-    const size_t row = (size_t)ws->step_row[i], block = (size_t)ws->state_row[i];
-    const int block_rows = ws->state_row[i + 1] - ws->state_row[i];
-    const real *s_prev = ws->states + block * p;
-    real *ds_prev = ws->d_states + block * p;
-    real *dxg = ws->d_dec_xg + row * Gp;
-    real *dhg = ws->d_hg + block * Gp; /* laid out as s_prev, for dW_h */
-    real *dc = ws->d_dec_in + row * in_width + m;
-    const real *cache_prev = i ? ws->dec_cache + (size_t)ws->step_row[i - 1] * Cp : ws->cache0;
+    const int Bi = ws->dec.active[i], hard = hard_contexts(ws);
+    const size_t row = (size_t)ws->dec.step_row[i], block = (size_t)ws->dec.state_row[i];
+    const int block_rows = ws->dec.state_row[i + 1] - ws->dec.state_row[i];
+    const real *s_prev = ws->dec.states + block * p;
+    real *ds_prev = ws->grad.d_states + block * p;
+    real *dxg = ws->grad.d_dec_xg + row * Gp;
+    real *dhg = ws->grad.d_hg + block * Gp; /* laid out as s_prev, for dW_h */
+    real *dc = ws->grad.d_dec_in + row * in_width + m;
+    const real *cache_prev =
+        i ? ws->dec.dec_cache + (size_t)ws->dec.step_row[i - 1] * Cp : ws->dec.cache0;
     /* forward: s_i = cell(xg_i, s_{i-1}) */
-    cell_step_backward(d->dec_cell, ds_prev, ws->d_cell, dxg, Gp, dhg, NULL, NULL,
-                       ws->d_states + (size_t)ws->state_row[i + 1] * p, p,
-                       ws->dec_cache + row * Cp, s_prev, p, cache_prev, P->dec.W_h, NULL, i, Bi, p);
+    cell_step_backward(d->dec_cell, ds_prev, ws->grad.d_cell, dxg, Gp, dhg, NULL, NULL,
+                       ws->grad.d_states + (size_t)ws->dec.state_row[i + 1] * p, p,
+                       ws->dec.dec_cache + row * Cp, s_prev, p, cache_prev, P->dec.W_h, NULL, i,
+                       Bi, p);
     if (Bi < block_rows) /* rows of the block this step left out: no gradient */
         memset(dhg + (size_t)Bi * Gp, 0, sizeof(real) * (size_t)(block_rows - Bi) * Gp);
     /* forward: xg_i += c_i W_i[:, m:]^T, so dc_i (Bi, d_h) += dxg (Bi, Gp) . W_i[:, m:] */
     matmul(CblasNoTrans, CblasNoTrans, Bi, d_h, Gp, 1, dxg, Gp, P->dec.W_i + m, in_width, 1, dc,
            in_width);
     /* forward: c_i <- beta_i c_i (the context gate) */
-    if (ws->gate)
+    if (ws->dec.gate)
         context_gate_backward(dc, in_width, ds_prev, G->w_beta, G->b_beta,
-                              ws->context_raw + row * d_h, ws->gate + row, s_prev, P->w_beta, Bi,
+                              ws->dec.context_raw + row * d_h, ws->dec.gate + row, s_prev,
+                              P->w_beta, Bi,
                               p, d_h);
     const real *dalign = alignment_terms_step_backward(ws, bt, i);
     const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
-    const AttnInput in = {s_prev, enc->H, ws->keys, enc->summary, ws->step_len + (size_t)i * B,
+    const AttnInput in = {s_prev, enc->H, ws->keys, enc->summary, ws->dec.step_len + (size_t)i * B,
                           S,      B,      Bi,       hard ? &choice : NULL};
     if (hard)
         hard_step_weights(ws, bt, i);
-    const AttnStep step = {NULL, 0, ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
-                           NULL, ws->scores, ws->query ? ws->query + block * Q : NULL,
+    const AttnStep step = {NULL, 0,
+    ws->dec.alpha ? ws->dec.alpha_heads + (size_t)i * ad.heads * SB : NULL,
+                           NULL, ws->dec.scores, ws->dec.query ? ws->dec.query + block * Q : NULL,
                            model_att_pre_step(ws, i), NULL};
-    AttnGrads g = {ds_prev,         ws->d_query ? ws->d_query + block * Q : NULL,
-                   enc->d_H,        ws->d_keys,
-                   enc->d_summary,  ws->d_alpha,
-                   ws->d_scores,    hard ? ws->step_reinforce : NULL,
-                   hard ? ws->step_entropy : NULL, dalign};
-    attn_step_backward(&g, &G->att, dc, in_width, &step, ws->keep_att_pre, &P->att, &ad, &in);
+    AttnGrads g = {ds_prev,         ws->grad.d_query ? ws->grad.d_query + block * Q : NULL,
+                   enc->d_H,        ws->grad.d_keys,
+                   enc->d_summary,  ws->grad.d_alpha,
+                   ws->grad.d_scores,    hard ? ws->hard_pass.step_reinforce : NULL,
+                   hard ? ws->hard_pass.step_entropy : NULL, dalign};
+    attn_step_backward(&g, &G->att, dc, in_width, &step, ws->dec.keep_att_pre, &P->att, &ad, &in);
 }
 
 /* The decoder's steps, last to first, then the weights every step used, all steps at
@@ -141,25 +145,25 @@ static void decoder_steps_backward(Params *G, Workspace *ws, const Params *P, co
     EncoderWork *enc = &ws->enc;
     const int B = ws->B, T = ws->T, p = d->dec_hidden, Gp = cell_gates(d->dec_cell) * p;
     const size_t SB = (size_t)ws->S * B;
-    const int rows_read = ws->state_row[T]; /* rows of the blocks some step reads */
-    if (ws->d_query)
-        memset(ws->d_query, 0, sizeof(real) * (size_t)rows_read * attn_query_width(&ad));
-    if (ws->d_keys)
-        memset(ws->d_keys, 0, sizeof(real) * SB * attn_key_width(&ad));
+    const int rows_read = ws->dec.state_row[T]; /* rows of the blocks some step reads */
+    if (ws->grad.d_query)
+        memset(ws->grad.d_query, 0, sizeof(real) * (size_t)rows_read * attn_query_width(&ad));
+    if (ws->grad.d_keys)
+        memset(ws->grad.d_keys, 0, sizeof(real) * SB * attn_key_width(&ad));
     if (enc->d_summary)
         memset(enc->d_summary, 0, sizeof(real) * (size_t)B * model_annotation_width(d));
-    if (ws->d_cell) /* the LSTM's cell state after the last step reaches nothing */
-        memset(ws->d_cell, 0, sizeof(real) * (size_t)B * p);
+    if (ws->grad.d_cell) /* the LSTM's cell state after the last step reaches nothing */
+        memset(ws->grad.d_cell, 0, sizeof(real) * (size_t)B * p);
     memset(enc->d_H, 0, sizeof(real) * SB * model_annotation_width(d));
     for (int i = T - 1; i >= 0; i--)
         decoder_step_backward(G, ws, P, bt, i);
     /* forward: hg_i = s_{i-1} W_h^T + b_h, so dW_h (Gp, p) += dhg^T (Gp, rows) . s_{i-1}
      * (rows, p), all steps at once (rows left out are zero in dhg) */
-    matmul(CblasTrans, CblasNoTrans, Gp, p, rows_read, 1, ws->d_hg, Gp, ws->states, p, 1,
+    matmul(CblasTrans, CblasNoTrans, Gp, p, rows_read, 1, ws->grad.d_hg, Gp, ws->dec.states, p, 1,
            G->dec.W_h, p);
-    column_sums_add(G->dec.b_h, ws->d_hg, rows_read, Gp, Gp);
-    if (ws->d_query)
-        attn_queries_backward(&G->att, &ad, ws->d_query, ws->states, rows_read);
+    column_sums_add(G->dec.b_h, ws->grad.d_hg, rows_read, Gp, Gp);
+    if (ws->grad.d_query)
+        attn_queries_backward(&G->att, &ad, ws->grad.d_query, ws->dec.states, rows_read);
 }
 
 /* decoder_inputs_forward undone: the input projection's weights over all steps at once
@@ -173,22 +177,22 @@ static void decoder_inputs_backward(Params *G, EmbeddingGrad *dE_y, Workspace *w
     const int R = ws->R;
     /* forward: dec_xg = [ey ; c] W_i^T + b_i, so
      * dW_i (Gp, m+d_h) += dxg^T (Gp, R) . [ey ; c] (R, m+d_h) */
-    matmul(CblasTrans, CblasNoTrans, Gp, in_width, R, 1, ws->d_dec_xg, Gp, ws->dec_in,
+    matmul(CblasTrans, CblasNoTrans, Gp, in_width, R, 1, ws->grad.d_dec_xg, Gp, ws->dec.dec_in,
            in_width, 1, G->dec.W_i, in_width);
-    column_sums_add(G->dec.b_i, ws->d_dec_xg, R, Gp, Gp);
+    column_sums_add(G->dec.b_i, ws->grad.d_dec_xg, R, Gp, Gp);
     /* dey (R, m) += dxg (R, Gp) . W_i[:, :m] (Gp, m) */
-    matmul(CblasNoTrans, CblasNoTrans, R, m, Gp, 1, ws->d_dec_xg, Gp, P->dec.W_i, in_width,
-           1, ws->d_dec_in, in_width);
+    matmul(CblasNoTrans, CblasNoTrans, R, m, Gp, 1, ws->grad.d_dec_xg, Gp, P->dec.W_i, in_width,
+           1, ws->grad.d_dec_in, in_width);
     /* forward: ey' = ey * mask (embedding dropout; the decoder and the readout read ey') */
     if (ws->reg.embedding_dropout > 0)
-        dropout_backward(ws->d_dec_in, in_width, ws->mask_y, R, m);
+        dropout_backward(ws->grad.d_dec_in, in_width, ws->dec.mask_y, R, m);
     for (int i = 0; i < T; i++) {
-        const real *dey = ws->d_dec_in + (size_t)ws->step_row[i] * in_width;
+        const real *dey = ws->grad.d_dec_in + (size_t)ws->dec.step_row[i] * in_width;
         const int *ids = bt->tgt_in + (size_t)i * B;
         if (dE_y)
-            embedding_grad_add(dE_y, dey, in_width, ids, TOK_PAD, ws->active[i]);
+            embedding_grad_add(dE_y, dey, in_width, ids, TOK_PAD, ws->dec.active[i]);
         else
-            embedding_backward(G->E_y, dey, in_width, ids, TOK_PAD, ws->active[i], m);
+            embedding_backward(G->E_y, dey, in_width, ids, TOK_PAD, ws->dec.active[i], m);
     }
 }
 
@@ -201,12 +205,14 @@ static void init_states_backward(Params *G, Workspace *ws, const Params *P, int 
     EncoderWork *enc = &ws->enc;
     const int p = d->dec_hidden;
     const InitState s0 = {enc->init, enc->ld_init, P->W_s, P->b_s, ws->B, p, w0};
-    init_state_backward(G->W_s, G->b_s, enc->d_init, ws->d_s0, ws->d_states, ws->states, p, &s0);
-    if (ws->cache0) {
+    init_state_backward(G->W_s, G->b_s, enc->d_init, ws->grad.d_s0, ws->grad.d_states,
+                        ws->dec.states, p, &s0);
+    if (ws->dec.cache0) {
         const int Cp = cell_cache_width(d->dec_cell) * p, at = cell_state_offset(d->dec_cell) * p;
         InitState c0 = s0;
         c0.W = P->W_c, c0.b = P->b_c;
-        init_state_backward(G->W_c, G->b_c, enc->d_init, ws->d_cell, ws->d_cell, ws->cache0 + at,
+        init_state_backward(G->W_c, G->b_c, enc->d_init, ws->grad.d_cell, ws->grad.d_cell,
+                            ws->dec.cache0 + at,
                             Cp, &c0);
     }
 }
@@ -223,7 +229,7 @@ static void source_backward(Params *G, EmbeddingGrad *dE_x, Workspace *ws, const
     const EncoderOps *encoder = encoder_ops(&ed);
     EncoderWork *enc = &ws->enc;
     const int SB = ws->S * ws->B, w0 = encoder->init_width(&ed);
-    attn_keys_backward(enc->d_H, &G->att, ws->d_keys, enc->H, &P->att, &ad, SB);
+    attn_keys_backward(enc->d_H, &G->att, ws->grad.d_keys, enc->H, &P->att, &ad, SB);
     /* before s_0's gradient reaches what it was computed from (the same numbers may
      * meet there: the order of the sums stays the one forward implies) */
     encoder->annotations_backward(&G->enc, enc, &P->enc, &ed, bt->src_len);
@@ -231,7 +237,7 @@ static void source_backward(Params *G, EmbeddingGrad *dE_x, Workspace *ws, const
     /* back to the source: E_x's gradient by rows (dE_x) or dense (G->E_x) */
     const EncoderSource src = {bt->src, P->E_x, bt->src_len, bt->pixels};
     const EncoderSourceGrad gsrc = {G->E_x, dE_x};
-    encoder->backward(&G->enc, enc, &P->enc, &ed, &src, &gsrc, ws->d_hg);
+    encoder->backward(&G->enc, enc, &P->enc, &ed, &src, &gsrc, ws->grad.d_hg);
 }
 
 /* Backward from d_ro_out, stage by stage in the reverse of forward's order. */
@@ -264,8 +270,8 @@ double model_forward_backward(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad *dE_
     assert(ws->with_backward);
     model_forward_to_readout(ws, P, bt);
     double ce_sum = model_output_layer(G, ws, P); /* the output layer's backward with its forward */
-    if (ws->output_done)
-        ws->output_done(ws->output_done_ctx);
+    if (ws->output_hook.done)
+        ws->output_hook.done(ws->output_hook.ctx);
     double loss = model_pass_loss(ws, bt, ce_sum);
     backward_from_readout(G, dE_x, dE_y, ws, P, bt);
     return loss;

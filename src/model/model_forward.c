@@ -27,14 +27,14 @@ static void init_states_forward(Workspace *ws, const Params *P, int w0)
 {
     const Dims *d = &ws->dims;
     const InitState s0 = {ws->enc.init, ws->enc.ld_init, P->W_s, P->b_s, ws->B, d->dec_hidden, w0};
-    init_state_forward(ws->states, d->dec_hidden, &s0);
-    if (ws->cache0) {
+    init_state_forward(ws->dec.states, d->dec_hidden, &s0);
+    if (ws->dec.cache0) {
         const int Cp = cell_cache_width(d->dec_cell) * d->dec_hidden;
         const int at = cell_state_offset(d->dec_cell) * d->dec_hidden;
-        memset(ws->cache0, 0, sizeof(real) * (size_t)ws->B * Cp);
+        memset(ws->dec.cache0, 0, sizeof(real) * (size_t)ws->B * Cp);
         InitState c0 = s0;
         c0.W = P->W_c, c0.b = P->b_c;
-        init_state_forward(ws->cache0 + at, Cp, &c0);
+        init_state_forward(ws->dec.cache0 + at, Cp, &c0);
     }
 }
 
@@ -79,20 +79,20 @@ static void plan_active_rows(Workspace *ws, const Batch *bt)
 {
     const int B = ws->B, T = ws->T;
     const int sorted = batch_is_sorted_by_target(bt);
-    ws->step_row[0] = 0;
-    ws->state_row[0] = 0;
+    ws->dec.step_row[0] = 0;
+    ws->dec.state_row[0] = 0;
     for (int i = 0; i < T; i++) {
         int Bi = B;
         if (sorted)
             for (Bi = 0; Bi < B && bt->tgt_len[Bi] > i;)
                 Bi++;
-        ws->active[i] = Bi;
-        ws->step_row[i + 1] = ws->step_row[i] + Bi;
-        ws->state_row[i + 1] = B + ws->step_row[i];
+        ws->dec.active[i] = Bi;
+        ws->dec.step_row[i + 1] = ws->dec.step_row[i] + Bi;
+        ws->dec.state_row[i + 1] = B + ws->dec.step_row[i];
         for (int b = 0; b < B; b++)
-            ws->step_len[(size_t)i * B + b] = b < Bi ? bt->src_len[b] : 0;
+            ws->dec.step_len[(size_t)i * B + b] = b < Bi ? bt->src_len[b] : 0;
     }
-    assert(ws->step_row[T] == ws->R);
+    assert(ws->dec.step_row[T] == ws->R);
 }
 
 /* The rows each step computes (and a hard pass's choices), then ey_{i-1} of every
@@ -109,15 +109,16 @@ static void decoder_inputs_forward(Workspace *ws, const Params *P, const Batch *
         hard_plan(ws);
     const int R = ws->R;
     for (int i = 0; i < T; i++)
-        embedding_forward(ws->dec_in + (size_t)ws->step_row[i] * in_width, in_width, P->E_y,
-                          bt->tgt_in + (size_t)i * B, ws->active[i], m);
+        embedding_forward(ws->dec.dec_in + (size_t)ws->dec.step_row[i] * in_width, in_width, P->E_y,
+                          bt->tgt_in + (size_t)i * B, ws->dec.active[i], m);
     if (ws->reg.embedding_dropout > 0)
-        dropout_forward(ws->dec_in, in_width, ws->mask_y, R, m, ws->reg.embedding_dropout, rng);
-    matmul(CblasNoTrans, CblasTrans, R, Gp, m, 1, ws->dec_in, in_width, P->dec.W_i, in_width, 0,
-           ws->dec_xg, Gp);
+        dropout_forward(ws->dec.dec_in, in_width, ws->dec.mask_y, R, m, ws->reg.embedding_dropout,
+                        rng);
+    matmul(CblasNoTrans, CblasTrans, R, Gp, m, 1, ws->dec.dec_in, in_width, P->dec.W_i, in_width, 0,
+           ws->dec.dec_xg, Gp);
     for (size_t r = 0; r < (size_t)R; r++)
         for (int k = 0; k < Gp; k++)
-            ws->dec_xg[r * Gp + k] += P->dec.b_i[k];
+            ws->dec.dec_xg[r * Gp + k] += P->dec.b_i[k];
 }
 
 /* Step i: the attention over the annotations from s_{i-1}, the context c_i into dec_in
@@ -132,33 +133,37 @@ static void decoder_step_forward(Workspace *ws, const Params *P, int i)
     const int p = d->dec_hidden, Q = attn_query_width(&ad), in_width = m + d_h;
     const int Gp = cell_gates(d->dec_cell) * p, Cp = cell_cache_width(d->dec_cell) * p;
     const size_t SB = (size_t)S * B;
-    const int Bi = ws->active[i], hard = hard_contexts(ws);
-    const size_t row = (size_t)ws->step_row[i], block = (size_t)ws->state_row[i];
-    const int block_rows = ws->state_row[i + 1] - ws->state_row[i];
-    const real *s_prev = ws->states + block * p;
-    real *q = ws->query ? ws->query + block * Q : NULL; /* laid out as s_prev, for dW */
-    real *c = ws->dec_in + row * in_width + m;
-    real *xg = ws->dec_xg + row * Gp;
-    AttnStep step = {c, in_width, ws->alpha ? ws->alpha_heads + (size_t)i * ad.heads * SB : NULL,
-                     ws->alpha ? ws->alpha + (size_t)i * SB : NULL, ws->scores, q,
-                     model_att_pre_step(ws, i), i == ws->kept_step ? ws->kept_scores : NULL};
+    const int Bi = ws->dec.active[i], hard = hard_contexts(ws);
+    const size_t row = (size_t)ws->dec.step_row[i], block = (size_t)ws->dec.state_row[i];
+    const int block_rows = ws->dec.state_row[i + 1] - ws->dec.state_row[i];
+    const real *s_prev = ws->dec.states + block * p;
+    real *q = ws->dec.query ? ws->dec.query + block * Q : NULL; /* laid out as s_prev, for dW */
+    real *c = ws->dec.dec_in + row * in_width + m;
+    real *xg = ws->dec.dec_xg + row * Gp;
+    AttnStep step = {c, in_width,
+    ws->dec.alpha ? ws->dec.alpha_heads + (size_t)i * ad.heads * SB : NULL,
+                     ws->dec.alpha ? ws->dec.alpha + (size_t)i * SB : NULL, ws->dec.scores, q,
+                     model_att_pre_step(ws, i), i == ws->kept.step ? ws->kept.scores : NULL};
     const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
-    const AttnInput in = {s_prev, ws->enc.H,     ws->keys, ws->enc.summary, ws->step_len + (size_t)i * B,
+    const AttnInput in = {s_prev, ws->enc.H,     ws->keys, ws->enc.summary,
+    ws->dec.step_len + (size_t)i * B,
                           S,      B,             Bi,       hard ? &choice : NULL};
     attn_step_forward(&step, &P->att, &ad, &in);
-    if (i == ws->kept_step && ws->kept_pre) /* s2s explain's copy, before the next step's */
-        memcpy(ws->kept_pre, step.pre, sizeof(real) * SB * attn_pre_width(&ad));
-    if (ws->gate) /* c_i <- beta_i c_i where the decoder and the readout read it */
-        context_gate_forward(c, in_width, ws->context_raw ? ws->context_raw + row * d_h : NULL,
-                             ws->gate + row, s_prev, P->w_beta, P->b_beta, Bi, p, d_h);
+    if (i == ws->kept.step && ws->kept.pre) /* s2s explain's copy, before the next step's */
+        memcpy(ws->kept.pre, step.pre, sizeof(real) * SB * attn_pre_width(&ad));
+    if (ws->dec.gate) /* c_i <- beta_i c_i where the decoder and the readout read it */
+        context_gate_forward(c, in_width,
+                             ws->dec.context_raw ? ws->dec.context_raw + row * d_h : NULL,
+                             ws->dec.gate + row, s_prev, P->w_beta, P->b_beta, Bi, p, d_h);
     /* xg (Bi, Gp) += c_i (Bi, d_h) . W_i[:, m:]^T (d_h, Gp) */
     matmul(CblasNoTrans, CblasTrans, Bi, Gp, d_h, 1, c, in_width, P->dec.W_i + m, in_width, 1, xg,
            Gp);
     /* the LSTM's cell state comes from the previous step's cache (before step 0, cache0,
      * or 0 without it) */
-    const real *cache_prev = i ? ws->dec_cache + (size_t)ws->step_row[i - 1] * Cp : ws->cache0;
-    cell_step_forward(d->dec_cell, ws->states + (size_t)ws->state_row[i + 1] * p,
-                      ws->dec_cache + row * Cp, xg, Gp, s_prev, p, cache_prev, P->dec.W_h,
+    const real *cache_prev =
+        i ? ws->dec.dec_cache + (size_t)ws->dec.step_row[i - 1] * Cp : ws->dec.cache0;
+    cell_step_forward(d->dec_cell, ws->dec.states + (size_t)ws->dec.state_row[i + 1] * p,
+                      ws->dec.dec_cache + row * Cp, xg, Gp, s_prev, p, cache_prev, P->dec.W_h,
                       P->dec.b_h, NULL, i, Bi, p);
     /* rows of s_prev's block this step leaves out get zero queries, so that the product
      * over all blocks (dW_a, dW_q) meets only finite numbers there */
@@ -181,20 +186,20 @@ static void gather_readout_inputs(Workspace *ws, const Batch *bt)
     const int in_width = m + d_h, ro_width = p + d_h + m, hard = hard_contexts(ws);
     int k = 0;
     for (int i = 0; i < ws->T; i++)
-        for (int b = 0; b < ws->active[i]; b++) {
+        for (int b = 0; b < ws->dec.active[i]; b++) {
             if (i >= bt->tgt_len[b])
                 continue;
             /* step i's row b: s_i is row B + row of the states (state_row[i + 1]) */
-            size_t row = (size_t)ws->step_row[i] + b;
-            real *x = ws->ro_in + (size_t)k * ro_width;
-            memcpy(x, ws->states + (row + B) * p, sizeof(real) * p);
-            memcpy(x + p, ws->dec_in + row * in_width + m, sizeof(real) * d_h);
-            memcpy(x + p + d_h, ws->dec_in + row * in_width, sizeof(real) * m);
-            ws->real_rows[k] = (int)row;
-            ws->targets[k] = bt->tgt_out[(size_t)i * B + b];
+            size_t row = (size_t)ws->dec.step_row[i] + b;
+            real *x = ws->ro.ro_in + (size_t)k * ro_width;
+            memcpy(x, ws->dec.states + (row + B) * p, sizeof(real) * p);
+            memcpy(x + p, ws->dec.dec_in + row * in_width + m, sizeof(real) * d_h);
+            memcpy(x + p + d_h, ws->dec.dec_in + row * in_width, sizeof(real) * m);
+            ws->ro.real_rows[k] = (int)row;
+            ws->ro.targets[k] = bt->tgt_out[(size_t)i * B + b];
             if (hard) {
-                ws->tok_sentence[k] = b;
-                ws->tok_step[k] = i;
+                ws->hard_pass.tok_sentence[k] = b;
+                ws->hard_pass.tok_step[k] = i;
             }
             k++;
         }
@@ -207,11 +212,11 @@ static void readout_forward(Workspace *ws, const Params *P, const Batch *bt, Pcg
     const Dims *d = &ws->dims;
     const int N = ws->N, ro_width = d->dec_hidden + model_annotation_width(d) + d->emb;
     gather_readout_inputs(ws, bt);
-    linear_forward(ws->ro_out, ws->ro_in, P->W_t, P->b_t, N, ro_width, d->readout);
-    tanh_forward(ws->ro_out, ws->ro_out, (size_t)N * d->readout);
+    linear_forward(ws->ro.ro_out, ws->ro.ro_in, P->W_t, P->b_t, N, ro_width, d->readout);
+    tanh_forward(ws->ro.ro_out, ws->ro.ro_out, (size_t)N * d->readout);
     if (ws->reg.readout_dropout > 0) {
-        memcpy(ws->ro_dropped, ws->ro_out, sizeof(real) * (size_t)N * d->readout);
-        dropout_forward(ws->ro_dropped, d->readout, ws->mask_t, N, d->readout,
+        memcpy(ws->ro.ro_dropped, ws->ro.ro_out, sizeof(real) * (size_t)N * d->readout);
+        dropout_forward(ws->ro.ro_dropped, d->readout, ws->ro.mask_t, N, d->readout,
                         ws->reg.readout_dropout, rng);
     }
 }
@@ -229,7 +234,7 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
 /* What the output layer reads: t_i, after dropout if there is any. */
 static const real *readout_used(const Workspace *ws)
 {
-    return ws->reg.readout_dropout > 0 ? ws->ro_dropped : ws->ro_out;
+    return ws->reg.readout_dropout > 0 ? ws->ro.ro_dropped : ws->ro.ro_out;
 }
 
 double model_output_layer(Params *G, Workspace *ws, const Params *P)
@@ -239,20 +244,21 @@ double model_output_layer(Params *G, Workspace *ws, const Params *P)
     const real *ro = readout_used(ws);
     double loss = 0;
     if (G)
-        memset(ws->d_ro_out, 0, sizeof(real) * (size_t)N * readout);
-    for (int k0 = 0; k0 < N; k0 += ws->out_chunk_rows) {
-        const int rows = N - k0 < ws->out_chunk_rows ? N - k0 : ws->out_chunk_rows;
+        memset(ws->grad.d_ro_out, 0, sizeof(real) * (size_t)N * readout);
+    for (int k0 = 0; k0 < N; k0 += ws->ro.out_chunk_rows) {
+        const int rows = N - k0 < ws->ro.out_chunk_rows ? N - k0 : ws->ro.out_chunk_rows;
         const real *t = ro + (size_t)k0 * readout;
-        const int *y = ws->targets + k0;
+        const int *y = ws->ro.targets + k0;
         /* o (rows, V) = t W_o^T + b_o */
-        linear_forward(ws->logits, t, P->W_o, P->b_o, rows, readout, Vy);
-        loss += softmax_xent_forward(ws->logits, y, smoothing,
-                                     hard_contexts(ws) ? ws->tok_nll + k0 : NULL, rows, Vy);
+        linear_forward(ws->ro.logits, t, P->W_o, P->b_o, rows, readout, Vy);
+        loss += softmax_xent_forward(ws->ro.logits, y, smoothing,
+                                     hard_contexts(ws) ? ws->hard_pass.tok_nll + k0 : NULL, rows,
+                                     Vy);
         if (G) {
             /* loss = sum_k xent(o_k, y_k) / N; the gradient replaces the softmax */
-            softmax_xent_backward(ws->logits, ws->logits, y, smoothing,
+            softmax_xent_backward(ws->ro.logits, ws->ro.logits, y, smoothing,
                                   (real)(1 / loss_tokens(ws)), rows, Vy);
-            linear_backward(ws->d_ro_out + (size_t)k0 * readout, G->W_o, G->b_o, ws->logits,
+            linear_backward(ws->grad.d_ro_out + (size_t)k0 * readout, G->W_o, G->b_o, ws->ro.logits,
                             t, P->W_o, rows, readout, Vy);
         }
     }
@@ -265,13 +271,13 @@ static double doubly_stochastic_term(Workspace *ws, const Batch *bt)
 {
     const int B = ws->B, S = ws->S;
     const size_t SB = (size_t)S * B;
-    real *A = ws->attn_total;
+    real *A = ws->dec.attn_total;
     memset(A, 0, sizeof(real) * SB);
     for (int i = 0; i < ws->T; i++)
         for (int b = 0; b < B; b++)
             if (i < bt->tgt_len[b])
                 for (int j = 0; j < bt->src_len[b]; j++)
-                    A[(size_t)j * B + b] += ws->alpha[(size_t)i * SB + (size_t)j * B + b];
+                    A[(size_t)j * B + b] += ws->dec.alpha[(size_t)i * SB + (size_t)j * B + b];
     double sum = 0;
     for (int b = 0; b < B; b++)
         for (int j = 0; j < bt->src_len[b]; j++) {
@@ -288,7 +294,7 @@ double model_ground_mass(const Workspace *ws, const Batch *bt, int i, int b)
     if (i >= bt->tgt_len[b])
         return -1;
     const unsigned char *cells = bt->ground + ((size_t)i * B + b) * S;
-    const real *alpha = ws->alpha + (size_t)i * S * B + b;
+    const real *alpha = ws->dec.alpha + (size_t)i * S * B + b;
     double m = 0;
     int named = 0;
     for (int j = 0; j < S; j++)
@@ -316,9 +322,9 @@ static double attention_supervision_term(Workspace *ws, const Batch *bt)
 double model_pass_loss(Workspace *ws, const Batch *bt, double ce_sum)
 {
     double loss = hard_contexts(ws) ? hard_objective(ws, bt, ce_sum) : ce_sum / loss_tokens(ws);
-    if (ws->reg.doubly_stochastic > 0 && ws->alpha)
+    if (ws->reg.doubly_stochastic > 0 && ws->dec.alpha)
         loss += doubly_stochastic_term(ws, bt);
-    if (ws->reg.attention_supervision > 0 && ws->alpha)
+    if (ws->reg.attention_supervision > 0 && ws->dec.alpha)
         loss += attention_supervision_term(ws, bt);
     return loss;
 }

@@ -39,7 +39,7 @@ void init_state_forward(real *out, int ld_out, const InitState *st);
 void init_state_backward(real *dW, real *db, real *d_init, real *d_pre, const real *d_out,
                          const real *out, int ld_out, const InitState *st);
 
-/* Everything up to the readout t_i (ws->ro_out, and ws->ro_dropped with readout
+/* Everything up to the readout t_i (ws->ro.ro_out, and ws->ro.ro_dropped with readout
  * dropout) of every real target position, with the regularization's masks. */
 void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt);
 

@@ -51,30 +51,31 @@ static void carve_source(Workspace *ws, Arena *ar, const Shape *s)
  * plan of active rows, and the index of real target positions the readout gathers */
 static void carve_decoder(Workspace *ws, Arena *ar, const Shape *s)
 {
-    TAKE(states, s->state_rows * s->p);
-    TAKE(dec_in, s->rows * (s->m + s->d_h));
-    TAKE_IF(ws->with_backward, mask_y, s->rows * s->m);
-    TAKE(dec_xg, s->rows * s->Gd * s->p);
-    TAKE(dec_cache, s->rows * s->Cd * s->p);
-    TAKE_IF(model_starts_cell_state(&ws->dims), cache0, s->B * s->Cd * s->p);
-    TAKE_IF(s->Q > 0, query, s->state_rows * s->Q);
-    TAKE_IF(s->A > 0, att_pre, (ws->keep_att_pre ? s->T : 1) * att_pre_stride(s->SB * s->A));
-    TAKE(scores, s->SB);
-    TAKE_IF(s->attends, alpha, s->TB * s->S);
+    TAKE(dec.states, s->state_rows * s->p);
+    TAKE(dec.dec_in, s->rows * (s->m + s->d_h));
+    TAKE_IF(ws->with_backward, dec.mask_y, s->rows * s->m);
+    TAKE(dec.dec_xg, s->rows * s->Gd * s->p);
+    TAKE(dec.dec_cache, s->rows * s->Cd * s->p);
+    TAKE_IF(model_starts_cell_state(&ws->dims), dec.cache0, s->B * s->Cd * s->p);
+    TAKE_IF(s->Q > 0, dec.query, s->state_rows * s->Q);
+    TAKE_IF(s->A > 0, dec.att_pre,
+            (ws->dec.keep_att_pre ? s->T : 1) * att_pre_stride(s->SB * s->A));
+    TAKE(dec.scores, s->SB);
+    TAKE_IF(s->attends, dec.alpha, s->TB * s->S);
     if (s->H > 1)
-        TAKE_IF(s->attends, alpha_heads, s->TB * s->H * s->S);
+        TAKE_IF(s->attends, dec.alpha_heads, s->TB * s->H * s->S);
     else
-        ws->alpha_heads = ws->alpha;
-    TAKE_IF(ws->dims.context_gate, gate, s->rows);
-    TAKE_IF(ws->dims.context_gate && ws->with_backward, context_raw, s->rows * s->d_h);
-    TAKE_IF(s->attends && ws->with_backward, attn_total, s->SB);
-    TAKE_IF(s->attends && ws->with_backward, d_align, s->SB);
-    TAKE(active, s->T);
-    TAKE(step_row, s->T + 1);
-    TAKE(state_row, s->T + 1);
-    TAKE(step_len, s->TB);
-    TAKE(real_rows, s->N);
-    TAKE(targets, s->N);
+        ws->dec.alpha_heads = ws->dec.alpha;
+    TAKE_IF(ws->dims.context_gate, dec.gate, s->rows);
+    TAKE_IF(ws->dims.context_gate && ws->with_backward, dec.context_raw, s->rows * s->d_h);
+    TAKE_IF(s->attends && ws->with_backward, dec.attn_total, s->SB);
+    TAKE_IF(s->attends && ws->with_backward, dec.d_align, s->SB);
+    TAKE(dec.active, s->T);
+    TAKE(dec.step_row, s->T + 1);
+    TAKE(dec.state_row, s->T + 1);
+    TAKE(dec.step_len, s->TB);
+    TAKE(ro.real_rows, s->N);
+    TAKE(ro.targets, s->N);
 }
 
 /* hard attention's; a CONTEXT_GIVEN pass reads hard_rows and chosen as the last pass of
@@ -82,44 +83,45 @@ static void carve_decoder(Workspace *ws, Arena *ar, const Shape *s)
 static void carve_hard(Workspace *ws, Arena *ar, const Shape *s)
 {
     const size_t TBH = s->TB * s->H;
-    TAKE_IF(s->attends, hard_rows, s->B);
-    TAKE_IF(s->attends, soft_len, s->TB);
-    TAKE_IF(s->attends, draws, TBH);
-    TAKE_IF(s->attends, chosen, TBH);
-    TAKE_IF(s->attends, tok_sentence, s->N);
-    TAKE_IF(s->attends, tok_step, s->N);
-    TAKE_IF(s->attends, tok_nll, s->N);
-    TAKE_IF(s->attends, advantage, s->TB);
-    TAKE_IF(s->attends && ws->with_backward, step_reinforce, s->B);
-    TAKE_IF(s->attends && ws->with_backward, step_entropy, s->B);
+    TAKE_IF(s->attends, hard_pass.hard_rows, s->B);
+    TAKE_IF(s->attends, hard_pass.soft_len, s->TB);
+    TAKE_IF(s->attends, hard_pass.draws, TBH);
+    TAKE_IF(s->attends, hard_pass.chosen, TBH);
+    TAKE_IF(s->attends, hard_pass.tok_sentence, s->N);
+    TAKE_IF(s->attends, hard_pass.tok_step, s->N);
+    TAKE_IF(s->attends, hard_pass.tok_nll, s->N);
+    TAKE_IF(s->attends, hard_pass.advantage, s->TB);
+    TAKE_IF(s->attends && ws->with_backward, hard_pass.step_reinforce, s->B);
+    TAKE_IF(s->attends && ws->with_backward, hard_pass.step_entropy, s->B);
 }
 
 /* readout_forward's and the output layer's, which runs over chunks of rows: its (N, V_y)
  * logits would be the largest activation of all (41 MiB at benchmark size L, batch 32) */
 static void carve_readout(Workspace *ws, Arena *ar, const Shape *s)
 {
-    TAKE(ro_in, s->N * (s->p + s->d_h + s->m));
-    TAKE(ro_out, s->N * s->readout);
-    TAKE_IF(ws->with_backward, mask_t, s->N * s->readout);
-    TAKE_IF(ws->with_backward, ro_dropped, s->N * s->readout);
-    ws->out_chunk_rows = (int)s->N < ws->max_out_chunk_rows ? (int)s->N : ws->max_out_chunk_rows;
-    TAKE(logits, (size_t)ws->out_chunk_rows * s->Vy);
+    TAKE(ro.ro_in, s->N * (s->p + s->d_h + s->m));
+    TAKE(ro.ro_out, s->N * s->readout);
+    TAKE_IF(ws->with_backward, ro.mask_t, s->N * s->readout);
+    TAKE_IF(ws->with_backward, ro.ro_dropped, s->N * s->readout);
+    const int most = ws->ro.max_out_chunk_rows;
+    ws->ro.out_chunk_rows = (int)s->N < most ? (int)s->N : most;
+    TAKE(ro.logits, (size_t)ws->ro.out_chunk_rows * s->Vy);
 }
 
 /* backward's own buffers, after d_hg (which carve_workspace places) */
 static void carve_backward(Workspace *ws, Arena *ar, const Shape *s)
 {
-    TAKE(d_ro_out, s->N * s->readout);
-    ws->d_ro_in = ws->ro_in;
-    TAKE(d_states, s->state_rows * s->p);
-    TAKE(d_dec_in, s->rows * (s->m + s->d_h));
-    ws->d_dec_xg = ws->dec_xg;
-    TAKE_IF(s->Q > 0, d_query, s->state_rows * s->Q);
-    TAKE_IF(ws->dims.dec_cell == CELL_LSTM, d_cell, s->B * s->p);
-    TAKE_IF(s->attends, d_alpha, s->SB);
-    TAKE_IF(s->attends, d_scores, s->SB);
-    TAKE_IF(s->K > 0, d_keys, s->SB * s->K);
-    TAKE(d_s0, s->B * s->p);
+    TAKE(grad.d_ro_out, s->N * s->readout);
+    ws->grad.d_ro_in = ws->ro.ro_in;
+    TAKE(grad.d_states, s->state_rows * s->p);
+    TAKE(grad.d_dec_in, s->rows * (s->m + s->d_h));
+    ws->grad.d_dec_xg = ws->dec.dec_xg;
+    TAKE_IF(s->Q > 0, grad.d_query, s->state_rows * s->Q);
+    TAKE_IF(ws->dims.dec_cell == CELL_LSTM, grad.d_cell, s->B * s->p);
+    TAKE_IF(s->attends, grad.d_alpha, s->SB);
+    TAKE_IF(s->attends, grad.d_scores, s->SB);
+    TAKE_IF(s->K > 0, grad.d_keys, s->SB * s->K);
+    TAKE(grad.d_s0, s->B * s->p);
 }
 
 static Shape shape_of(const Workspace *ws, int B, int S, int T, int N, int R)
@@ -166,7 +168,7 @@ void model_workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
     const size_t enc_hg = encoder_ops(&ed)->backward_scratch(&ed, B, S);
     const size_t dec_hg = s.state_rows * s.Gd * s.p, readout_end = ar->used;
     ar->used = readout_start;
-    TAKE(d_hg, enc_hg > dec_hg ? enc_hg : dec_hg);
+    TAKE(grad.d_hg, enc_hg > dec_hg ? enc_hg : dec_hg);
     if (ar->used < readout_end)
         ar->used = readout_end;
     carve_backward(ws, ar, &s);
@@ -177,11 +179,11 @@ void model_workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
 
 real *model_att_pre_step(const Workspace *ws, int i)
 {
-    if (!ws->att_pre)
+    if (!ws->dec.att_pre)
         return NULL;
     const AttnDims ad = model_attn_dims(&ws->dims);
     const size_t block = att_pre_stride((size_t)ws->S * ws->B * attn_pre_width(&ad));
-    return ws->att_pre + (ws->keep_att_pre ? (size_t)i : 0) * block;
+    return ws->dec.att_pre + (ws->dec.keep_att_pre ? (size_t)i : 0) * block;
 }
 
 /* Sets ws up for these sizes and measures its buffers in a counting arena (ws->arena.used
@@ -189,7 +191,7 @@ real *model_att_pre_step(const Workspace *ws, int i)
 static void model_workspace_measure(Workspace *ws, const Dims *d, int max_batch,
                                     int max_src_steps, int max_tgt_steps, int with_backward)
 {
-    *ws = (Workspace){.kept_step = -1};
+    *ws = (Workspace){.kept.step = -1};
     ws->dims = *d;
     ws->max_batch = max_batch;
     ws->max_src_steps = max_src_steps;
@@ -197,9 +199,9 @@ static void model_workspace_measure(Workspace *ws, const Dims *d, int max_batch,
     ws->with_backward = with_backward;
     const AttnDims ad = model_attn_dims(d);
     size_t att_pre_all = (size_t)max_tgt_steps * max_src_steps * max_batch * attn_pre_width(&ad);
-    ws->keep_att_pre = with_backward && att_pre_all <= ATT_PRE_KEEP_FLOATS;
+    ws->dec.keep_att_pre = with_backward && att_pre_all <= ATT_PRE_KEEP_FLOATS;
     int rows = (int)(OUTPUT_CHUNK_FLOATS / (size_t)d->tgt_vocab);
-    ws->max_out_chunk_rows = rows > 0 ? rows : 1;
+    ws->ro.max_out_chunk_rows = rows > 0 ? rows : 1;
     /* Every buffer grows with B, S, T and N, so the largest batch bounds them all. */
     const int most = max_batch * max_tgt_steps;
     model_workspace_carve(ws, max_batch, max_src_steps, max_tgt_steps, most, most);
@@ -246,15 +248,15 @@ void model_set_hard(Workspace *ws, const HardAttention *hard)
 
 void model_set_output_done(Workspace *ws, void (*done)(void *ctx), void *ctx)
 {
-    ws->output_done = done;
-    ws->output_done_ctx = ctx;
+    ws->output_hook.done = done;
+    ws->output_hook.ctx = ctx;
 }
 
 void model_keep_step(Workspace *ws, int step, real *scores, real *pre)
 {
-    ws->kept_step = step;
-    ws->kept_scores = scores;
-    ws->kept_pre = pre;
+    ws->kept.step = step;
+    ws->kept.scores = scores;
+    ws->kept.pre = pre;
 }
 
 void model_set_argmax(Workspace *ws, int argmax)

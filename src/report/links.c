@@ -121,7 +121,7 @@ int align_write_json(FILE *f, long step, double epoch, long id, const char *cons
 AttnMatrix align_of_pass(const Workspace *ws, int b, int rows, int cols)
 {
     /* alpha (T, S*B): step i's row of sentence b is at i * S * B + j * B + b */
-    return (AttnMatrix){ws->alpha + b, rows, cols, (long)ws->S * ws->B, ws->B,
+    return (AttnMatrix){ws->dec.alpha + b, rows, cols, (long)ws->S * ws->B, ws->B,
                         model_reads_pictures(&ws->dims)};
 }
 
@@ -130,15 +130,15 @@ AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols,
 {
     const AttnDims ad = model_attn_dims(&ws->dims);
     AlignExtras x = {heads, ad.heads > 1 ? ad.heads : 0, self, ws->dims.sa_layers, NULL, 0, 0, NULL};
-    if (ws->hard.mode != CONTEXT_SOFT && ws->chosen) { /* chosen (T, B, H) */
-        x.chosen = ws->chosen + (size_t)b * ad.heads;
+    if (ws->hard.mode != CONTEXT_SOFT && ws->hard_pass.chosen) { /* chosen (T, B, H) */
+        x.chosen = ws->hard_pass.chosen + (size_t)b * ad.heads;
         x.n_chosen = ad.heads;
         x.chosen_stride = (long)ws->B * ad.heads;
     }
     const long SB = (long)ws->S * ws->B;
     /* alpha_heads (T, H, S*B): head h of step i is block i * H + h */
     for (int h = 0; h < x.n_heads; h++)
-        heads[h] = (AttnMatrix){ws->alpha_heads + h * SB + b, rows, cols, x.n_heads * SB, ws->B,
+        heads[h] = (AttnMatrix){ws->dec.alpha_heads + h * SB + b, rows, cols, x.n_heads * SB, ws->B,
                                 model_reads_pictures(&ws->dims)};
     /* each layer's head mean (B, S, S) */
     for (int l = 0; l < x.n_self; l++)

@@ -147,7 +147,8 @@ void evaluate_alignments(Evaluator *e, const Params *P, const GoldAlignments *go
         long SB = (long)e->batch.src_steps * count;
         for (int k = 0; k < count; k++) {
             int pair = e->order[first + k];
-            AttnMatrix m = {e->ws.alpha + k, e->batch.tgt_len[k], e->batch.src_len[k], SB, count,
+            AttnMatrix m = {e->ws.dec.alpha + k, e->batch.tgt_len[k], e->batch.src_len[k], SB,
+            count,
                             model_reads_pictures(&e->ws.dims)};
             int n = align_hard_links(&m, 0, links, c->max_tgt_len + 1);
             if (gold)

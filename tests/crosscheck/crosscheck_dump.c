@@ -333,8 +333,9 @@ static void print_mask_y(const Workspace *ws)
     for (size_t k = 0; k < (size_t)T * B * m; k++)
         full[k] = 1;
     for (int i = 0; i < T; i++)
-        for (int b = 0; b < ws->active[i]; b++)
-            memcpy(full + ((size_t)i * B + b) * m, ws->mask_y + ((size_t)ws->step_row[i] + b) * m,
+        for (int b = 0; b < ws->dec.active[i]; b++)
+            memcpy(full + ((size_t)i * B + b) * m,
+                   ws->dec.mask_y + ((size_t)ws->dec.step_row[i] + b) * m,
                    sizeof(real) * m);
     print_reals("mask_y", full, (size_t)T * B * m);
     free(full);
@@ -457,7 +458,7 @@ static void print_masks(const Workspace *ws, const Regularization *reg, const Ba
         print_mask_y(ws);
     }
     if (reg->readout_dropout > 0)
-        print_reals("mask_t", ws->mask_t, (size_t)ws->N * d->readout);
+        print_reals("mask_t", ws->ro.mask_t, (size_t)ws->N * d->readout);
     for (int l = 0; l < d->sa_layers && reg->self_attention_dropout > 0; l++) {
         const SelfAttnLayerWork *x = &ws->enc.sa.layer[l];
         const size_t SB = (size_t)bt->src_steps * B, d_h = model_annotation_width(d);
@@ -721,9 +722,9 @@ int main(int argc, char **argv)
     if (d.hard) {
         int *rows = malloc(sizeof(int) * (size_t)B);
         for (int b = 0; b < B; b++)
-            rows[b] = ws.hard_rows[b];
+            rows[b] = ws.hard_pass.hard_rows[b];
         print_ints("hard_rows", rows, B);
-        print_ints("chosen", ws.chosen, bt.tgt_steps * B * d.heads);
+        print_ints("chosen", ws.hard_pass.chosen, bt.tgt_steps * B * d.heads);
         free(rows);
     }
     print_tensors("param", &P);

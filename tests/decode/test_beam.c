@@ -69,7 +69,7 @@ static double forced_attention_difference(const Checkpoint *ck, Workspace *ws, i
     for (int i = 0; i < h->len + h->ended; i++) /* a cut hypothesis has no </s> row */
         for (int j = 0; j < S; j++)
             worst = fmax(worst, fabs((double)h->attention[(size_t)i * S + j] -
-                                     (double)ws->alpha[(size_t)i * one.src_steps + j]));
+                                     (double)ws->dec.alpha[(size_t)i * one.src_steps + j]));
     batch_free(&one);
     return worst;
 }

@@ -49,9 +49,9 @@ static void set_path(Enum *e, int k)
                     pick = k % S;
                     k /= S;
                 }
-                e->ws.chosen[((size_t)i * B + b) * H + h] = pick;
+                e->ws.hard_pass.chosen[((size_t)i * B + b) * H + h] = pick;
             }
-        e->ws.hard_rows[b] = 1;
+        e->ws.hard_pass.hard_rows[b] = 1;
     }
 }
 
@@ -67,13 +67,13 @@ static double path_forward(Enum *e, int k, double *prob, double *entropy)
     for (int b = 0; b < B; b++)
         for (int i = 0; i < e->steps[b]; i++)
             for (int h = 0; h < H; h++) {
-                const real *alpha = e->ws.alpha_heads + ((size_t)i * H + h) * SB;
-                const int j = e->ws.chosen[((size_t)i * B + b) * H + h];
+                const real *alpha = e->ws.dec.alpha_heads + ((size_t)i * H + h) * SB;
+                const int j = e->ws.hard_pass.chosen[((size_t)i * B + b) * H + h];
                 logp += log(alpha[(size_t)j * B + b]);
             }
     *prob = exp(logp);
-    *entropy = e->ws.hard_stats.entropy_sum;
-    return e->ws.hard_stats.reward_sum; /* sum_s R_s, R_s = log p(y_s | path) */
+    *entropy = e->ws.hard_pass.hard_stats.entropy_sum;
+    return e->ws.hard_pass.hard_stats.reward_sum; /* sum_s R_s, R_s = log p(y_s | path) */
 }
 
 /* (1/N) [L_s + lambda_e sum_paths p0(path) H(path)]: what minus the expected gradient of J

@@ -74,12 +74,12 @@ START_TEST(model_backward_matches_finite_differences_for_every_parameter)
          * the point must have sentences that sampled, and with 0 < expected_prob < 1
          * one that did not */
         const double p = variant.expected_prob;
-        printf("  %d of 3 sentences sampled their positions\n", c.ws.hard_stats.sampled);
-        ck_assert_int_ge(c.ws.hard_stats.sampled, 1);
+        printf("  %d of 3 sentences sampled their positions\n", c.ws.hard_pass.hard_stats.sampled);
+        ck_assert_int_ge(c.ws.hard_pass.hard_stats.sampled, 1);
         if (p > 0)
-            ck_assert_int_le(c.ws.hard_stats.sampled, 2);
+            ck_assert_int_le(c.ws.hard_pass.hard_stats.sampled, 2);
         else
-            ck_assert_int_eq(c.ws.hard_stats.sampled, 3);
+            ck_assert_int_eq(c.ws.hard_pass.hard_stats.sampled, 3);
         c.ws.hard.mode = CONTEXT_GIVEN;
         c.ws.hard.freeze_rewards = 1;
     }
@@ -252,7 +252,7 @@ START_TEST(sorted_batch_skips_ended_rows_with_the_same_gradients)
     double sorted = model_forward(&c.ws, &c.params, &c.batch);
     int skipped = 0;
     for (int i = 0; i < c.ws.T; i++)
-        skipped += c.ws.B - c.ws.active[i];
+        skipped += c.ws.B - c.ws.dec.active[i];
     ck_assert_int_eq(skipped, 3 * 5 - (2 + 4 + 3 + 3)); /* targets of 2, 4, 3 words + </s> */
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     ck_assert_double_le(fabs(sorted - unsorted), 1e-14 * fabs(unsorted));
@@ -287,18 +287,18 @@ START_TEST(output_layer_in_chunks_matches_one_chunk_and_the_fused_pass)
      * forward + backward. */
     ModelCase c;
     model_case_init(&c, 45);
-    const int whole = c.ws.max_out_chunk_rows;
+    const int whole = c.ws.ro.max_out_chunk_rows;
     double loss_whole = model_forward(&c.ws, &c.params, &c.batch);
-    ck_assert_int_eq(c.ws.out_chunk_rows, c.ws.N);
+    ck_assert_int_eq(c.ws.ro.out_chunk_rows, c.ws.N);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     double *expected = malloc(sizeof(double) * c.grads.n);
     memcpy(expected, c.grads.mem, sizeof(double) * c.grads.n);
     const int chunks[] = {1, 2, 5};
     for (int k = 0; k < 3; k++) {
-        c.ws.max_out_chunk_rows = chunks[k];
+        c.ws.ro.max_out_chunk_rows = chunks[k];
         memset(c.grads.mem, 0, sizeof(double) * c.grads.n);
         double loss = model_forward(&c.ws, &c.params, &c.batch);
-        ck_assert_int_eq(c.ws.out_chunk_rows, chunks[k]);
+        ck_assert_int_eq(c.ws.ro.out_chunk_rows, chunks[k]);
         ck_assert_int_gt(c.ws.N, chunks[k]);
         model_backward(&c.grads, &c.ws, &c.params, &c.batch);
         ck_assert_double_eq_tol(loss, loss_whole, 1e-14);
@@ -306,7 +306,7 @@ START_TEST(output_layer_in_chunks_matches_one_chunk_and_the_fused_pass)
             ck_assert_double_eq_tol(c.grads.mem[j], expected[j], 1e-15);
     }
     /* chunks of 2: the fused pass, bit for bit */
-    c.ws.max_out_chunk_rows = 2;
+    c.ws.ro.max_out_chunk_rows = 2;
     memset(c.grads.mem, 0, sizeof(double) * c.grads.n);
     double loss_separate = model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
@@ -324,7 +324,7 @@ START_TEST(output_layer_in_chunks_matches_one_chunk_and_the_fused_pass)
                                                    (size_t)x->rows * x->cols, model_loss, &c));
     }
     ck_assert_double_le(worst_fd, GRADCHECK_TOLERANCE);
-    c.ws.max_out_chunk_rows = whole;
+    c.ws.ro.max_out_chunk_rows = whole;
     free(expected);
     model_case_free(&c);
 }
@@ -338,12 +338,12 @@ START_TEST(attention_layer_computed_again_in_backward_gives_the_same_gradients)
      * the alignment of their input broke it once, workspace.c's att_pre_stride). */
     ModelCase c;
     model_case_init(&c, 46);
-    ck_assert_int_eq(c.ws.keep_att_pre, 1);
+    ck_assert_int_eq(c.ws.dec.keep_att_pre, 1);
     model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
     double *kept = malloc(sizeof(double) * c.grads.n);
     memcpy(kept, c.grads.mem, sizeof(double) * c.grads.n);
-    c.ws.keep_att_pre = 0;
+    c.ws.dec.keep_att_pre = 0;
     memset(c.grads.mem, 0, sizeof(double) * c.grads.n);
     model_forward(&c.ws, &c.params, &c.batch);
     model_backward(&c.grads, &c.ws, &c.params, &c.batch);
