@@ -25,7 +25,7 @@ static const struct {
     SUITE(tokenize), SUITE(number), SUITE(config), SUITE(data), SUITE(image),
     SUITE(ground), SUITE(shapes), SUITE(gen), SUITE(align), SUITE(metrics), SUITE(fdcheck),
     SUITE(ops), SUITE(conv), SUITE(cell), SUITE(attention), SUITE(self_attention),
-    SUITE(model), SUITE(hard), SUITE(explain), SUITE(training), SUITE(checkpoint),
+    SUITE(model), SUITE(hard), SUITE(explain), SUITE(training), SUITE(evaluator), SUITE(checkpoint),
     SUITE(train), SUITE(resume), SUITE(shards), SUITE(average), SUITE(mpi), SUITE(faults),
     SUITE(report), SUITE(picture), SUITE(grounding), SUITE(beam), SUITE(translate), SUITE(regress),
     SUITE(badinput), SUITE(variants), SUITE(images), SUITE(explain_cli), SUITE(gradcheck), SUITE(gradcheck_self),

@@ -7,15 +7,8 @@
 
 #include "base/error.h"
 #include "run/config.h"
+#include "train/train_outcome.h"
 
-/* Outcomes; main turns them into cli/INTERFACE.md's exit codes. */
-enum {
-    TRAIN_OK = 0,
-    TRAIN_BAD_INPUT = 2, /* config, corpus, checkpoint or run directory refused */
-    TRAIN_IO_ERROR = 3,  /* writing failed; earlier files intact */
-    TRAIN_DIVERGED = 4,  /* non-finite steps kept coming; last checkpoint untouched */
-    TRAIN_SIGNALLED = 5, /* stopped by a signal (interrupt.h) once everything was saved */
-};
 
 /* Trains as cfg (validated) says; with resume_dir, continues the run saved there
  * (its checkpoints/last.ckpt) exactly where it stopped. The signals of interrupt.h

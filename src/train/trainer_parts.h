@@ -25,7 +25,7 @@
 #include "train/shards.h"
 #include "train/optim.h"
 #include "train/rundir.h"
-#include "train/trainer.h"
+#include "train/train_outcome.h"
 #include "train/weight_average.h"
 
 /* What training reads: the vocabularies and the corpora. What the config does not name

@@ -36,6 +36,7 @@ Suite *hard_suite(void);
 Suite *explain_suite(void);
 Suite *explain_cli_suite(void);
 Suite *training_suite(void);
+Suite *evaluator_suite(void);
 Suite *train_suite(void);
 Suite *resume_suite(void);
 Suite *shards_suite(void);
