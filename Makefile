@@ -114,10 +114,11 @@ $(B)/tests64/crosscheck_dump.o: tests/crosscheck/crosscheck_dump.c | test-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DS2S_REAL_DOUBLE $(PKG_CFLAGS) -c -o $@ $<
 
-# The whole suite, its checks side by side on every core (scripts/checks/run-checks.py; src/README.md,
-# "Where each check runs"): the checks of the tree (nothing outside the repository named,
-# the layering of src/, every file a comment or document names, sizes, every mutant of
-# `make mutate` still applies), the unit tests (Check, one process per suite), the
+# The whole suite, its checks side by side on every core (scripts/checks/run-checks.py;
+# src/README.md, "Where each check runs"): the checks of the tree (nothing outside the
+# repository named, the layering of src/, calls between its files one way, every file a
+# comment or document names, every command line the documents show, sizes, every mutant
+# of `make mutate` still applies), the unit tests (Check, one process per suite), the
 # training-outcome tests again under one OpenBLAS core type per family of kernels the CPU
 # runs (their kernels round differently), and the PyTorch cross-check. The binaries are
 # built first, on every core too: JOBS= sets how many.

@@ -20,7 +20,8 @@ static const GenTask TASKS[] = {
     {"toy-de", "an English -> German-like grammar: verb-final subordinate clauses, separable "
                "verbs, verb second, compounds", 20000, gen_toy_de},
     {"toy-fr-long", "toy-fr clauses joined by and -> et, 4 to 50 words a sentence: BLEU by "
-                    "sentence length (scripts/experiments/length-experiment.sh)", 40000, gen_toy_fr_long},
+                    "sentence length (scripts/experiments/length-experiment.sh)", 40000,
+                    gen_toy_fr_long},
 };
 
 const GenTask *gen_tasks(int *n)

@@ -155,7 +155,7 @@ static void add_weights_and_context(ExplainStep *out, const Pass *ps, int m)
                  "the weights: the scores made positive and summing to 1 over the source "
                  "words; the alignment the heatmaps draw");
     const int in_width = m + d_h;
-    const real *c = ws->dec.dec_in + (size_t)ws->dec.step_row[ps->i] * in_width + m;
+    const real *c = ws->dec.in + (size_t)ws->dec.step_row[ps->i] * in_width + m;
     if (ws->hard.mode == CONTEXT_ARGMAX) {
         /* each head reads the one position it weighs most: no weighted sum */
         add_block(out, ps, "context", "c_i = [h_{j*(1)} ; ... ; h_{j*(H)}]", ROWS_ONE, 1, c,
@@ -189,7 +189,7 @@ static void read_next_words(ExplainStep *out, Workspace *ws, const Params *P, in
 {
     const int Vy = ws->dims.tgt_vocab, l = ws->dims.readout;
     const int target = ws->ro.targets[i];
-    linear_forward(ws->ro.logits, ws->ro.ro_out + (size_t)i * l, P->W_o, P->b_o, 1, l, Vy);
+    linear_forward(ws->ro.logits, ws->ro.out + (size_t)i * l, P->W_o, P->b_o, 1, l, Vy);
     softmax_xent_forward(ws->ro.logits, &target, 0, NULL, 1, Vy); /* logits become p */
     const real *prob = ws->ro.logits;
     out->n_next = Vy < EXPLAIN_TOP_WORDS ? Vy : EXPLAIN_TOP_WORDS;

@@ -87,7 +87,7 @@ double fdcheck_model_run(const Dims *d, const Batch *bt, uint64_t seed, long sam
     if (hard) { /* from here on the paths and the rewards stay as sampled */
         printf("hard attention: %d of %d sentence%s sampled their positions (the others used "
                "the expected context); paths and rewards held fixed\n",
-               c.ws.hard_pass.hard_stats.sampled,
+               c.ws.hard_pass.stats.sampled,
                bt->batch_size, plural(bt->batch_size));
         c.ws.hard.mode = CONTEXT_GIVEN;
         c.ws.hard.freeze_rewards = 1;

@@ -36,27 +36,27 @@ void hard_plan(Workspace *ws)
          * expected_prob), then a draw for every step, row and head, used or not: the
          * stream's use depends only on the batch's shape */
         for (int b = 0; b < B; b++)
-            ws->hard_pass.hard_rows[b] = !(unit_draw(&rng) < ws->hard.expected_prob);
+            ws->hard_pass.rows[b] = !(unit_draw(&rng) < ws->hard.expected_prob);
         for (size_t k = 0; k < (size_t)T * B * H; k++)
             ws->hard_pass.draws[k] = unit_draw(&rng);
         break;
     case CONTEXT_ARGMAX:
-        memset(ws->hard_pass.hard_rows, 1, (size_t)B);
+        memset(ws->hard_pass.rows, 1, (size_t)B);
         break;
-    case CONTEXT_GIVEN: /* hard_rows and chosen as the last pass (or the caller) left them */
+    case CONTEXT_GIVEN: /* hard_pass.rows and chosen as the last pass (or the caller) left them */
     case CONTEXT_SOFT:
         break;
     }
     for (int i = 0; i < T; i++)
         for (int b = 0; b < B; b++)
             ws->hard_pass.soft_len[(size_t)i * B + b] =
-                ws->hard_pass.hard_rows[b] ? 0 : ws->dec.step_len[(size_t)i * B + b];
+                ws->hard_pass.rows[b] ? 0 : ws->dec.step_len[(size_t)i * B + b];
 }
 
 AttnChoice hard_step_choice(const Workspace *ws, int i)
 {
     const size_t B = (size_t)ws->B, H = (size_t)ws->dims.heads;
-    return (AttnChoice){ws->hard_pass.hard_rows, ws->hard_pass.soft_len + i * B,
+    return (AttnChoice){ws->hard_pass.rows, ws->hard_pass.soft_len + i * B,
                         ws->hard.mode == CONTEXT_SAMPLE ? ws->hard_pass.draws + i * B * H : NULL,
                         ws->hard.mode == CONTEXT_GIVEN, ws->hard_pass.chosen + i * B * H};
 }
@@ -82,13 +82,13 @@ static int real_step(const Workspace *ws, const Batch *bt, int i, int b)
 }
 
 /* The rewards of the sentences that chose: R_s = sum of log p(y_i) over sentence s's
- * real tokens into hard_stats, and with update the advantages the surrogate weighs,
+ * real tokens into hard_pass.stats, and with update the advantages the surrogate weighs,
  * R_s - b (sentence reward) or r_i = log p(y_i) - b_tok (token reward). */
 static void collect_rewards(Workspace *ws, int update)
 {
     const int B = ws->B, T = ws->T, N = ws->N;
     const HardAttention *h = &ws->hard;
-    HardStats *st = &ws->hard_pass.hard_stats;
+    HardStats *st = &ws->hard_pass.stats;
     if (update) {
         if (h->token_reward)
             for (size_t k = 0; k < (size_t)T * B; k++)
@@ -100,7 +100,7 @@ static void collect_rewards(Workspace *ws, int update)
     for (int k = 0; k < N; k++) {
         const int b = ws->hard_pass.tok_sentence[k], i = ws->hard_pass.tok_step[k];
         const double logp = -ws->hard_pass.tok_nll[k];
-        if (!ws->hard_pass.hard_rows[b])
+        if (!ws->hard_pass.rows[b])
             continue;
         st->reward_sum += logp;
         st->sampled_tokens++;
@@ -112,7 +112,7 @@ static void collect_rewards(Workspace *ws, int update)
         }
     }
     for (int b = 0; b < B; b++)
-        if (ws->hard_pass.hard_rows[b]) {
+        if (ws->hard_pass.rows[b]) {
             st->sampled++;
             if (update && !h->token_reward)
                 ws->hard_pass.advantage[b] -= h->baseline;
@@ -124,7 +124,7 @@ double hard_objective(Workspace *ws, const Batch *bt, double ce_sum)
     const int B = ws->B, T = ws->T, H = ws->dims.heads;
     const double N = loss_tokens(ws); /* the loss's tokens: the whole batch's for a shard */
     const HardAttention *h = &ws->hard;
-    HardStats *st = &ws->hard_pass.hard_stats;
+    HardStats *st = &ws->hard_pass.stats;
     const int surrogate = trains_surrogate(ws), freeze = surrogate && h->freeze_rewards;
     *st = (HardStats){.nll = ce_sum / N};
     collect_rewards(ws, !freeze && surrogate);
@@ -142,7 +142,7 @@ double hard_objective(Workspace *ws, const Batch *bt, double ce_sum)
                 const double e = attn_entropy(alpha, b, B, L);
                 st->entropy_sum += e;
                 st->entropy_terms++;
-                if (!surrogate || !ws->hard_pass.hard_rows[b])
+                if (!surrogate || !ws->hard_pass.rows[b])
                     continue;
                 const int j = ws->hard_pass.chosen[((size_t)i * B + b) * H + k];
                 reinforce += adv * log((double)alpha[(size_t)j * B + b]);
@@ -161,7 +161,7 @@ void hard_step_weights(Workspace *ws, const Batch *bt, int i)
     const int surrogate = trains_surrogate(ws);
     for (int b = 0; b < B; b++) {
         real r = 0, e = 0;
-        if (surrogate && ws->hard_pass.hard_rows[b] && real_step(ws, bt, i, b)) {
+        if (surrogate && ws->hard_pass.rows[b] && real_step(ws, bt, i, b)) {
             const double adv = advantage_at(ws, i, b);
             r = (real)(h->reinforce_weight * adv / loss_tokens(ws));
             e = (real)(h->entropy_weight / loss_tokens(ws));

@@ -154,7 +154,7 @@ typedef enum {
     CONTEXT_SAMPLE, /* training a hard model: each head samples its position, and a
                      * sentence uses the expected context with probability expected_prob */
     CONTEXT_GIVEN   /* the positions and sentence choices the last pass left in the
-                     * workspace (chosen, hard_rows): gradient checks, enumerations */
+                     * workspace (hard_pass.chosen, .rows): gradient checks, enumerations */
 } ContextMode;
 
 /* A hard pass's settings: the surrogate's weights and baselines (model/MODEL.md). */
@@ -189,10 +189,10 @@ typedef struct {
  * and at state_row[i] of the state-block ones (which step i reads as s_{i-1}). */
 typedef struct {
     real *states;          /* (B + R, p): block 0 is s_0, block i+1 is s_i */
-    real *dec_in;          /* (R, m + d_h) step rows: [ey_{i-1} ; c_i] */
+    real *in;              /* (R, m + d_h) step rows: [ey_{i-1} ; c_i] */
     real *mask_y;          /* (R, m) embedding dropout of ey_{i-1} */
-    real *dec_xg;          /* (R, G_d p) step rows */
-    real *dec_cache;       /* (R, C_d p) step rows (the LSTM's cell state among them) */
+    real *xg;              /* (R, G_d p) step rows */
+    real *cache;           /* (R, C_d p) step rows (the LSTM's cell state among them) */
     real *cache0;          /* (B, C_d p) what step 0 reads as the previous step's cache:
                             * c_0 in an LSTM's cell-state slot, the rest 0 (NULL when the
                             * cell state starts at 0, model_starts_cell_state) */
@@ -220,10 +220,10 @@ typedef struct {
 typedef struct {
     int *real_rows;        /* (N) the step row of each real target position */
     int *targets;          /* (N) y_i */
-    real *ro_in;           /* (N, p + d_h + m) [s_i ; c_i ; ey_{i-1}] */
-    real *ro_out;          /* (N, l) t_i */
+    real *in;              /* (N, p + d_h + m) [s_i ; c_i ; ey_{i-1}] */
+    real *out;             /* (N, l) t_i */
     real *mask_t;          /* (N, l) readout dropout */
-    real *ro_dropped;      /* (N, l) t_i after dropout: what the output layer reads */
+    real *dropped;         /* (N, l) t_i after dropout: what the output layer reads */
     int max_out_chunk_rows;/* rows of the logits buffer; tests may lower it to force chunks */
     int out_chunk_rows;    /* rows of one output-layer chunk in this batch */
     real *logits;          /* (out_chunk_rows, V_y) scratch: one chunk's logits, softmax,
@@ -233,9 +233,9 @@ typedef struct {
 /* What a hard pass keeps (model/MODEL.md, "Hard attention"); carved for every model
  * with attention weights. */
 typedef struct {
-    HardStats hard_stats;  /* of the last pass with mode other than CONTEXT_SOFT */
-    unsigned char *hard_rows; /* (B) 1: sentence b's heads choose positions */
-    int *soft_len;         /* (T, B) step_len with the choosing rows' set to 0 */
+    HardStats stats;       /* of the last pass with mode other than CONTEXT_SOFT */
+    unsigned char *rows;   /* (B) 1: sentence b's heads choose positions */
+    int *soft_len;         /* (T, B) dec.step_len with the choosing rows' set to 0 */
     double *draws;         /* (T, B, H) the uniform draws of sampling */
     int *chosen;           /* (T, B, H) each head's position; -1 in rows that did not
                             * choose. In a batch not sorted by target length (gradient
@@ -250,7 +250,7 @@ typedef struct {
 } HardPassWork;
 
 /* The backward pass's scratch (only with_backward); d_ro_in and d_dec_xg are the memory
- * of ro_in and dec_xg, and d_hg that of the readout's buffers, all dead by the time
+ * of ro.in and dec.xg, and d_hg that of the readout's buffers, all dead by the time
  * their gradient is written; the encoder's gradients are in enc. */
 typedef struct {
     real *d_ro_out, *d_ro_in;
@@ -355,7 +355,7 @@ void model_encode(Workspace *ws, const Params *P, const Batch *batch);
 /* Forward pass with teacher forcing. Returns the token-mean cross-entropy over the
  * batch's real target tokens (MODEL.md; label-smoothed if the regularization says so),
  * or with hard contexts being trained (CONTEXT_SAMPLE, CONTEXT_GIVEN) the surrogate J
- * that backward differentiates (the cross-entropy is then hard_stats.nll); keeps every
+ * that backward differentiates (the cross-entropy is then hard_pass.stats.nll); keeps every
  * activation for backward but the output layer's, which model_backward computes again. */
 double model_forward(Workspace *ws, const Params *P, const Batch *batch);
 

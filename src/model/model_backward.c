@@ -23,8 +23,8 @@ static void readout_backward(Params *G, Workspace *ws, const Params *P)
     if (ws->reg.readout_dropout > 0)
         dropout_backward(ws->grad.d_ro_out, readout, ws->ro.mask_t, N, readout);
     /* forward: t = tanh(W_t [s; c; ey] + b_t) */
-    tanh_backward(ws->grad.d_ro_out, ws->grad.d_ro_out, ws->ro.ro_out, (size_t)N * readout);
-    linear_backward(NULL, G->W_t, G->b_t, ws->grad.d_ro_out, ws->ro.ro_in, P->W_t, N, ro_width,
+    tanh_backward(ws->grad.d_ro_out, ws->grad.d_ro_out, ws->ro.out, (size_t)N * readout);
+    linear_backward(NULL, G->W_t, G->b_t, ws->grad.d_ro_out, ws->ro.in, P->W_t, N, ro_width,
                     readout);
     /* d_ro_in (N, p+d_h+m) = dt (N, l) . W_t (l, p+d_h+m), over ro_in, now read */
     matmul(CblasNoTrans, CblasNoTrans, N, ro_width, readout,
@@ -101,11 +101,11 @@ static void decoder_step_backward(Params *G, Workspace *ws, const Params *P, con
     real *dhg = ws->grad.d_hg + block * Gp; /* laid out as s_prev, for dW_h */
     real *dc = ws->grad.d_dec_in + row * in_width + m;
     const real *cache_prev =
-        i ? ws->dec.dec_cache + (size_t)ws->dec.step_row[i - 1] * Cp : ws->dec.cache0;
+        i ? ws->dec.cache + (size_t)ws->dec.step_row[i - 1] * Cp : ws->dec.cache0;
     /* forward: s_i = cell(xg_i, s_{i-1}) */
     cell_step_backward(d->dec_cell, ds_prev, ws->grad.d_cell, dxg, Gp, dhg, NULL, NULL,
                        ws->grad.d_states + (size_t)ws->dec.state_row[i + 1] * p, p,
-                       ws->dec.dec_cache + row * Cp, s_prev, p, cache_prev, P->dec.W_h, NULL, i,
+                       ws->dec.cache + row * Cp, s_prev, p, cache_prev, P->dec.W_h, NULL, i,
                        Bi, p);
     if (Bi < block_rows) /* rows of the block this step left out: no gradient */
         memset(dhg + (size_t)Bi * Gp, 0, sizeof(real) * (size_t)(block_rows - Bi) * Gp);
@@ -175,9 +175,9 @@ static void decoder_inputs_backward(Params *G, EmbeddingGrad *dE_y, Workspace *w
     const int B = ws->B, T = ws->T, m = d->emb, d_h = model_annotation_width(d);
     const int p = d->dec_hidden, in_width = m + d_h, Gp = cell_gates(d->dec_cell) * p;
     const int R = ws->R;
-    /* forward: dec_xg = [ey ; c] W_i^T + b_i, so
+    /* forward: dec.xg = [ey ; c] W_i^T + b_i, so
      * dW_i (Gp, m+d_h) += dxg^T (Gp, R) . [ey ; c] (R, m+d_h) */
-    matmul(CblasTrans, CblasNoTrans, Gp, in_width, R, 1, ws->grad.d_dec_xg, Gp, ws->dec.dec_in,
+    matmul(CblasTrans, CblasNoTrans, Gp, in_width, R, 1, ws->grad.d_dec_xg, Gp, ws->dec.in,
            in_width, 1, G->dec.W_i, in_width);
     column_sums_add(G->dec.b_i, ws->grad.d_dec_xg, R, Gp, Gp);
     /* dey (R, m) += dxg (R, Gp) . W_i[:, :m] (Gp, m) */

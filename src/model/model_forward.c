@@ -96,9 +96,9 @@ static void plan_active_rows(Workspace *ws, const Batch *bt)
 }
 
 /* The rows each step computes (and a hard pass's choices), then ey_{i-1} of every
- * step's rows into the first m columns of dec_in, with target-embedding dropout from
+ * step's rows into the first m columns of dec.in, with target-embedding dropout from
  * rng, and their share of the decoder's input projection for all steps at once:
- * dec_xg (R, Gp) = ey (R, m) . W_i[:, :m]^T + b_i */
+ * dec.xg (R, Gp) = ey (R, m) . W_i[:, :m]^T + b_i */
 static void decoder_inputs_forward(Workspace *ws, const Params *P, const Batch *bt, Pcg32 *rng)
 {
     const Dims *d = &ws->dims;
@@ -109,19 +109,19 @@ static void decoder_inputs_forward(Workspace *ws, const Params *P, const Batch *
         hard_plan(ws);
     const int R = ws->R;
     for (int i = 0; i < T; i++)
-        embedding_forward(ws->dec.dec_in + (size_t)ws->dec.step_row[i] * in_width, in_width, P->E_y,
+        embedding_forward(ws->dec.in + (size_t)ws->dec.step_row[i] * in_width, in_width, P->E_y,
                           bt->tgt_in + (size_t)i * B, ws->dec.active[i], m);
     if (ws->reg.embedding_dropout > 0)
-        dropout_forward(ws->dec.dec_in, in_width, ws->dec.mask_y, R, m, ws->reg.embedding_dropout,
+        dropout_forward(ws->dec.in, in_width, ws->dec.mask_y, R, m, ws->reg.embedding_dropout,
                         rng);
-    matmul(CblasNoTrans, CblasTrans, R, Gp, m, 1, ws->dec.dec_in, in_width, P->dec.W_i, in_width, 0,
-           ws->dec.dec_xg, Gp);
+    matmul(CblasNoTrans, CblasTrans, R, Gp, m, 1, ws->dec.in, in_width, P->dec.W_i, in_width, 0,
+           ws->dec.xg, Gp);
     for (size_t r = 0; r < (size_t)R; r++)
         for (int k = 0; k < Gp; k++)
-            ws->dec.dec_xg[r * Gp + k] += P->dec.b_i[k];
+            ws->dec.xg[r * Gp + k] += P->dec.b_i[k];
 }
 
-/* Step i: the attention over the annotations from s_{i-1}, the context c_i into dec_in
+/* Step i: the attention over the annotations from s_{i-1}, the context c_i into dec.in
  * and its share of the input projection, and the cell's s_i. Only the first Bi rows:
  * with the batch sorted by target length, the others have ended, and nothing real
  * depends on their further steps. */
@@ -138,8 +138,8 @@ static void decoder_step_forward(Workspace *ws, const Params *P, int i)
     const int block_rows = ws->dec.state_row[i + 1] - ws->dec.state_row[i];
     const real *s_prev = ws->dec.states + block * p;
     real *q = ws->dec.query ? ws->dec.query + block * Q : NULL; /* laid out as s_prev, for dW */
-    real *c = ws->dec.dec_in + row * in_width + m;
-    real *xg = ws->dec.dec_xg + row * Gp;
+    real *c = ws->dec.in + row * in_width + m;
+    real *xg = ws->dec.xg + row * Gp;
     AttnStep step = {c, in_width,
     ws->dec.alpha ? ws->dec.alpha_heads + (size_t)i * ad.heads * SB : NULL,
                      ws->dec.alpha ? ws->dec.alpha + (size_t)i * SB : NULL, ws->dec.scores, q,
@@ -161,9 +161,9 @@ static void decoder_step_forward(Workspace *ws, const Params *P, int i)
     /* the LSTM's cell state comes from the previous step's cache (before step 0, cache0,
      * or 0 without it) */
     const real *cache_prev =
-        i ? ws->dec.dec_cache + (size_t)ws->dec.step_row[i - 1] * Cp : ws->dec.cache0;
+        i ? ws->dec.cache + (size_t)ws->dec.step_row[i - 1] * Cp : ws->dec.cache0;
     cell_step_forward(d->dec_cell, ws->dec.states + (size_t)ws->dec.state_row[i + 1] * p,
-                      ws->dec.dec_cache + row * Cp, xg, Gp, s_prev, p, cache_prev, P->dec.W_h,
+                      ws->dec.cache + row * Cp, xg, Gp, s_prev, p, cache_prev, P->dec.W_h,
                       P->dec.b_h, NULL, i, Bi, p);
     /* rows of s_prev's block this step leaves out get zero queries, so that the product
      * over all blocks (dW_a, dW_q) meets only finite numbers there */
@@ -177,7 +177,7 @@ static void decoder_steps_forward(Workspace *ws, const Params *P)
         decoder_step_forward(ws, P, i);
 }
 
-/* [s_i ; c_i ; ey_{i-1}] of every real target position into ro_in (N rows, in step
+/* [s_i ; c_i ; ey_{i-1}] of every real target position into ro.in (N rows, in step
  * order), with the step row, the target and (hard passes) the sentence and step of each. */
 static void gather_readout_inputs(Workspace *ws, const Batch *bt)
 {
@@ -191,10 +191,10 @@ static void gather_readout_inputs(Workspace *ws, const Batch *bt)
                 continue;
             /* step i's row b: s_i is row B + row of the states (state_row[i + 1]) */
             size_t row = (size_t)ws->dec.step_row[i] + b;
-            real *x = ws->ro.ro_in + (size_t)k * ro_width;
+            real *x = ws->ro.in + (size_t)k * ro_width;
             memcpy(x, ws->dec.states + (row + B) * p, sizeof(real) * p);
-            memcpy(x + p, ws->dec.dec_in + row * in_width + m, sizeof(real) * d_h);
-            memcpy(x + p + d_h, ws->dec.dec_in + row * in_width, sizeof(real) * m);
+            memcpy(x + p, ws->dec.in + row * in_width + m, sizeof(real) * d_h);
+            memcpy(x + p + d_h, ws->dec.in + row * in_width, sizeof(real) * m);
             ws->ro.real_rows[k] = (int)row;
             ws->ro.targets[k] = bt->tgt_out[(size_t)i * B + b];
             if (hard) {
@@ -206,17 +206,17 @@ static void gather_readout_inputs(Workspace *ws, const Batch *bt)
     assert(k == ws->N);
 }
 
-/* t_i over the real target positions only, then readout dropout from rng into ro_dropped. */
+/* t_i over the real target positions only, then readout dropout from rng into ro.dropped. */
 static void readout_forward(Workspace *ws, const Params *P, const Batch *bt, Pcg32 *rng)
 {
     const Dims *d = &ws->dims;
     const int N = ws->N, ro_width = d->dec_hidden + model_annotation_width(d) + d->emb;
     gather_readout_inputs(ws, bt);
-    linear_forward(ws->ro.ro_out, ws->ro.ro_in, P->W_t, P->b_t, N, ro_width, d->readout);
-    tanh_forward(ws->ro.ro_out, ws->ro.ro_out, (size_t)N * d->readout);
+    linear_forward(ws->ro.out, ws->ro.in, P->W_t, P->b_t, N, ro_width, d->readout);
+    tanh_forward(ws->ro.out, ws->ro.out, (size_t)N * d->readout);
     if (ws->reg.readout_dropout > 0) {
-        memcpy(ws->ro.ro_dropped, ws->ro.ro_out, sizeof(real) * (size_t)N * d->readout);
-        dropout_forward(ws->ro.ro_dropped, d->readout, ws->ro.mask_t, N, d->readout,
+        memcpy(ws->ro.dropped, ws->ro.out, sizeof(real) * (size_t)N * d->readout);
+        dropout_forward(ws->ro.dropped, d->readout, ws->ro.mask_t, N, d->readout,
                         ws->reg.readout_dropout, rng);
     }
 }
@@ -234,7 +234,7 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
 /* What the output layer reads: t_i, after dropout if there is any. */
 static const real *readout_used(const Workspace *ws)
 {
-    return ws->reg.readout_dropout > 0 ? ws->ro.ro_dropped : ws->ro.ro_out;
+    return ws->reg.readout_dropout > 0 ? ws->ro.dropped : ws->ro.out;
 }
 
 double model_output_layer(Params *G, Workspace *ws, const Params *P)

@@ -39,7 +39,7 @@ void init_state_forward(real *out, int ld_out, const InitState *st);
 void init_state_backward(real *dW, real *db, real *d_init, real *d_pre, const real *d_out,
                          const real *out, int ld_out, const InitState *st);
 
-/* Everything up to the readout t_i (ws->ro.ro_out, and ws->ro.ro_dropped with readout
+/* Everything up to the readout t_i (ws->ro.out, and ws->ro.dropped with readout
  * dropout) of every real target position, with the regularization's masks. */
 void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt);
 
@@ -65,11 +65,11 @@ real *model_att_pre_step(const Workspace *ws, int i);
 /* Hard attention (hard_attention.c). Whether this pass forms contexts other than the
  * expected ones. */
 int hard_contexts(const Workspace *ws);
-/* Before the decoder steps: which sentences choose (hard_rows), the draws, soft_len. */
+/* Before the decoder steps: which sentences choose (hard_pass.rows), the draws, soft_len. */
 void hard_plan(Workspace *ws);
 /* Step i's AttnChoice over the workspace's buffers. */
 AttnChoice hard_step_choice(const Workspace *ws, int i);
-/* After the output layer, from its summed loss ce_sum and tok_nll: hard_stats, the
+/* After the output layer, from its summed loss ce_sum and tok_nll: hard_pass.stats, the
  * advantages (unless frozen), and the returned value: J in a surrogate pass
  * (CONTEXT_SAMPLE, CONTEXT_GIVEN), else the token-mean cross-entropy. */
 double hard_objective(Workspace *ws, const Batch *bt, double ce_sum);

@@ -52,10 +52,10 @@ static void carve_source(Workspace *ws, Arena *ar, const Shape *s)
 static void carve_decoder(Workspace *ws, Arena *ar, const Shape *s)
 {
     TAKE(dec.states, s->state_rows * s->p);
-    TAKE(dec.dec_in, s->rows * (s->m + s->d_h));
+    TAKE(dec.in, s->rows * (s->m + s->d_h));
     TAKE_IF(ws->with_backward, dec.mask_y, s->rows * s->m);
-    TAKE(dec.dec_xg, s->rows * s->Gd * s->p);
-    TAKE(dec.dec_cache, s->rows * s->Cd * s->p);
+    TAKE(dec.xg, s->rows * s->Gd * s->p);
+    TAKE(dec.cache, s->rows * s->Cd * s->p);
     TAKE_IF(model_starts_cell_state(&ws->dims), dec.cache0, s->B * s->Cd * s->p);
     TAKE_IF(s->Q > 0, dec.query, s->state_rows * s->Q);
     TAKE_IF(s->A > 0, dec.att_pre,
@@ -78,12 +78,12 @@ static void carve_decoder(Workspace *ws, Arena *ar, const Shape *s)
     TAKE(ro.targets, s->N);
 }
 
-/* hard attention's; a CONTEXT_GIVEN pass reads hard_rows and chosen as the last pass of
+/* hard attention's; a CONTEXT_GIVEN pass reads hard_pass.rows and chosen as the last pass of
  * this shape left them */
 static void carve_hard(Workspace *ws, Arena *ar, const Shape *s)
 {
     const size_t TBH = s->TB * s->H;
-    TAKE_IF(s->attends, hard_pass.hard_rows, s->B);
+    TAKE_IF(s->attends, hard_pass.rows, s->B);
     TAKE_IF(s->attends, hard_pass.soft_len, s->TB);
     TAKE_IF(s->attends, hard_pass.draws, TBH);
     TAKE_IF(s->attends, hard_pass.chosen, TBH);
@@ -99,10 +99,10 @@ static void carve_hard(Workspace *ws, Arena *ar, const Shape *s)
  * logits would be the largest activation of all (41 MiB at benchmark size L, batch 32) */
 static void carve_readout(Workspace *ws, Arena *ar, const Shape *s)
 {
-    TAKE(ro.ro_in, s->N * (s->p + s->d_h + s->m));
-    TAKE(ro.ro_out, s->N * s->readout);
+    TAKE(ro.in, s->N * (s->p + s->d_h + s->m));
+    TAKE(ro.out, s->N * s->readout);
     TAKE_IF(ws->with_backward, ro.mask_t, s->N * s->readout);
-    TAKE_IF(ws->with_backward, ro.ro_dropped, s->N * s->readout);
+    TAKE_IF(ws->with_backward, ro.dropped, s->N * s->readout);
     const int most = ws->ro.max_out_chunk_rows;
     ws->ro.out_chunk_rows = (int)s->N < most ? (int)s->N : most;
     TAKE(ro.logits, (size_t)ws->ro.out_chunk_rows * s->Vy);
@@ -112,10 +112,10 @@ static void carve_readout(Workspace *ws, Arena *ar, const Shape *s)
 static void carve_backward(Workspace *ws, Arena *ar, const Shape *s)
 {
     TAKE(grad.d_ro_out, s->N * s->readout);
-    ws->grad.d_ro_in = ws->ro.ro_in;
+    ws->grad.d_ro_in = ws->ro.in;
     TAKE(grad.d_states, s->state_rows * s->p);
     TAKE(grad.d_dec_in, s->rows * (s->m + s->d_h));
-    ws->grad.d_dec_xg = ws->dec.dec_xg;
+    ws->grad.d_dec_xg = ws->dec.xg;
     TAKE_IF(s->Q > 0, grad.d_query, s->state_rows * s->Q);
     TAKE_IF(ws->dims.dec_cell == CELL_LSTM, grad.d_cell, s->B * s->p);
     TAKE_IF(s->attends, grad.d_alpha, s->SB);

@@ -142,7 +142,8 @@ int config_validate(Config *cfg, Error *err)
                            : dims.encoder == ENCODER_IMAGE ? "the last of model.conv_channels"
                                                            : "2 x model.encoder_size";
     if (problems & ATTN_DOT_WIDTHS)
-        return key_error(cfg, err, "model.attention", "model.attention: %s needs model.decoder_size "
+        return key_error(cfg, err, "model.attention",
+                         "model.attention: %s needs model.decoder_size "
                          "= %s (s_{i-1} . h_j), got %ld and %d", score_names[cfg->model.attention],
                          d_h_keys, cfg->model.decoder_size,
                          dims.encoder == ENCODER_BIRNN ? dims.enc_hidden
@@ -243,7 +244,8 @@ char *config_to_yaml(const Config *cfg)
 {
     char *buf = NULL;
     size_t len = 0, cap = 0;
-    put(&buf, &len, &cap, "# The effective config of this run: the file, its --set overrides and the\n"
+    put(&buf, &len, &cap,
+        "# The effective config of this run: the file, its --set overrides and the\n"
                           "# defaults. `s2s train` on this file trains the same way.\n");
     char section[64] = "";
     for (int k = 0; k < config_n_keys(); k++) {
@@ -283,7 +285,8 @@ char *config_key_doc_row(int k)
     snprintf(def, sizeof def, "%s", ks->def[0] ? ks->def : "\"\"");
     size_t cap = strlen(ks->path) + strlen(range) + strlen(def) + strlen(ks->doc) + 96;
     char *row = xmalloc(cap);
-    snprintf(row, cap, "| `%s` | %s | `%s` | %s | %s%s |", ks->path, config_type_name(ks), def, range,
+    snprintf(row, cap, "| `%s` | %s | `%s` | %s | %s%s |", ks->path, config_type_name(ks), def,
+             range,
              ks->doc, ks->flags & KEY_FREE_ON_RESUME ? " (may change on resume)" : "");
     return row;
 }

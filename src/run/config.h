@@ -1,8 +1,9 @@
-/* config.h: the training configuration: YAML (libyaml) -> Config of plain values, with
+/* config.h: a run's configuration, which every command reads (training from its YAML,
+ * the others from a checkpoint's copy): YAML (libyaml) -> Config of plain values, with
  * defaults, --set overrides, validation, and writing the effective config back.
  *
- * Every key is described once, in the schema of config.c (type, default, range, doc),
- * which drives parsing, validation, the written config and configs/README.md's table.
+ * Every key is described once, in the schema of config_schema.c (type, default, range,
+ * doc), which drives parsing, validation, the written config and configs/README.md's table.
  * Errors are one line, FILE:LINE:COL: ... (1-based), and nothing is written to disk
  * before everything is valid. */
 #ifndef S2S_CONFIG_H
@@ -30,7 +31,7 @@ typedef struct {
     int n;
 } ConfigIntList;
 
-/* Choices of the training section, in the order of config.c's name lists. The
+/* Choices of the training section, in the order of config_schema.c's name lists. The
  * model's choices are the model's own enums, named by its lists (score_names,
  * cell_names, token_level_names). */
 typedef enum { OPTIMIZER_ADAM, OPTIMIZER_SGD, OPTIMIZER_ADADELTA } ConfigOptimizer;
@@ -53,7 +54,8 @@ typedef struct {
         char test_src[CONFIG_STR_MAX], test_tgt[CONFIG_STR_MAX], test_tsv[CONFIG_STR_MAX];
         char valid_align[CONFIG_STR_MAX], test_align[CONFIG_STR_MAX];
         /* image corpora: each caption word's box (.ground files), the pictures' size */
-        char train_ground[CONFIG_STR_MAX], valid_ground[CONFIG_STR_MAX], test_ground[CONFIG_STR_MAX];
+        char train_ground[CONFIG_STR_MAX], valid_ground[CONFIG_STR_MAX],
+        test_ground[CONFIG_STR_MAX];
         long image_size;
         int image_resize;
         int tsv_reverse;

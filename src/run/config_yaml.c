@@ -216,7 +216,8 @@ static int take_list(Walker *w, int k)
             break;
         if (w->event.type != YAML_SCALAR_EVENT || w->event.data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
             return error_at(w->err, w->file, ev_line(w), ev_col(w), "%s: expected integers in the "
-                            "list, got %s", ks->path, w->event.type == YAML_SCALAR_EVENT ? "a string" :
+                            "list, got %s", ks->path,
+                            w->event.type == YAML_SCALAR_EVENT ? "a string" :
                             event_kind(&w->event));
         if (++n > CONFIG_MAX_LIST)
             return error_at(w->err, w->file, ev_line(w), ev_col(w), "%s: at most %d entries",
@@ -253,12 +254,14 @@ static int take_value(Walker *w, int k)
     }
     if (e->type != YAML_SCALAR_EVENT)
         return error_at(w->err, w->file, ev_line(w), ev_col(w), "%s: expected %s %s, got %s",
-                        ks->path, ks->type == T_INT ? "an" : "a", config_type_name(ks), event_kind(e));
+                        ks->path, ks->type == T_INT ? "an" : "a", config_type_name(ks),
+                        event_kind(e));
     if (reject_anchor(w, e->data.scalar.anchor) < 0)
         return -1;
     const char *text = (const char *)e->data.scalar.value;
     if (strlen(text) != e->data.scalar.length)
-        return error_at(w->err, w->file, ev_line(w), ev_col(w), "%s: NUL byte in the value", ks->path);
+        return error_at(w->err, w->file, ev_line(w), ev_col(w), "%s: NUL byte in the value",
+                        ks->path);
     int quoted = e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
     Error inner;
     if (config_parse_value(w->cfg, ks, text, quoted, &inner) < 0)

@@ -182,7 +182,8 @@ int saved_model_read(SavedModel *m, const SectionFile *f, const char *name, Erro
         config_validate(&m->config, err) < 0)
         return -1;
     config_keep_older_behaviour(&m->config);
-    if (!(s = secfile_need(f, "DIMS", name, err)) || load_dims(&m->dims, &m->config, s, name, err) < 0)
+    if (!(s = secfile_need(f, "DIMS", name, err)) || load_dims(&m->dims, &m->config, s, name,
+                                                               err) < 0)
         return -1;
     if (!(s = secfile_need(f, "VSRC", name, err)) || load_vocab(&m->src_vocab, s, name, err) < 0)
         return -1;
@@ -202,7 +203,8 @@ int saved_model_read(SavedModel *m, const SectionFile *f, const char *name, Erro
     if (!(s = secfile_need(f, "PARM", name, err)))
         return -1;
     if (s->len != sizeof(float) * n_weights)
-        return error_set(err, "checkpoint `%s`: %llu bytes of weights, the model needs %zu (section "
+        return error_set(err,
+                         "checkpoint `%s`: %llu bytes of weights, the model needs %zu (section "
                          "PARM)",
                          name, (unsigned long long)s->len, sizeof(float) * n_weights);
     if (model_reads_pictures(&m->dims) && load_picture_mean(m, f, name, err) < 0)

@@ -4,7 +4,7 @@
  * model's channel means (IMGM), in sections of the container of sectionfile.h. Loading
  * checks every section against the others and that every weight is finite. The trainer
  * writes its own state into the same file after these (train/checkpoint.h); a model
- * reader skips it. */
+ * reader skips it but for the first field of PROG, the step it was saved at. */
 #ifndef S2S_SAVED_MODEL_H
 #define S2S_SAVED_MODEL_H
 

@@ -8,12 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/atomicfile.h"
-#include "base/fault.h"
-#include "base/interrupt.h"
 #include "base/mem.h"
 #include "report/metrics.h"
-#include "text/number.h"
 
 typedef struct {
     int len, pair;
@@ -41,7 +37,8 @@ void evaluator_init(Evaluator *e, const Dims *d, const Corpus *c, int batch_size
         batch_init_pictures(&e->sources, c->pics.size);
     }
     e->max_out = decode_output_limit(c->max_src_len + 1, max_output_ratio, max_output_extra);
-    e->out = xmalloc_array((size_t)batch_size * (size_t)(e->max_out > 0 ? e->max_out : 1), sizeof(int));
+    e->out = xmalloc_array((size_t)batch_size * (size_t)(e->max_out > 0 ? e->max_out : 1),
+                           sizeof(int));
     e->out_len = xmalloc_array((size_t)batch_size, sizeof(int));
     e->hyps = xcalloc((size_t)c->n, sizeof(char *));
     e->n_hyps = c->n;

@@ -85,7 +85,7 @@ static void pass(Shards *s, int k)
     s->mine[k] = (ShardResult){.used = s->batch[k].batch_size > 0};
     if (s->mine[k].used) {
         s->mine[k].loss = model_grad_forward_backward(&s->grad[k], &s->ws[k], s->P, &s->batch[k]);
-        s->mine[k].hard_stats = s->ws[k].hard_pass.hard_stats;
+        s->mine[k].hard_stats = s->ws[k].hard_pass.stats;
     } else if (s->overlap) {
         latch_count_down(s->outputs); /* an empty shard has no output layer to wait for */
     }

@@ -3,7 +3,6 @@
  * before the first step (trainer_setup.c); a step never allocates. */
 #include "train/trainer.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -147,14 +146,17 @@ static int step(Trainer *t, Error *err)
     return bad;
 }
 
-/* A validation (validation.c), then the report, which draws its scores beside the
- * attention. Returns 0 or -1 (err set). */
+/* A validation (validation.c), the report, which draws its scores beside the attention,
+ * then last.ckpt, which records the logs both wrote. Returns 0 or -1 (err set). */
 static int validate(Trainer *t, Error *err)
 {
-    if (validate_and_save(t, err) < 0)
+    if (validate_keep_best(t, err) < 0)
         return -1;
     if (t->probes.n && t->cfg->alignments.every > 0)
         update_heatmap_report(t);
+    if (save_checkpoint(t, "last.ckpt", err) < 0)
+        return -1;
+    note_early_stopping(t);
     return 0;
 }
 

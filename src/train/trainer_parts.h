@@ -3,9 +3,9 @@
  * parts; trainer_setup.c builds everything before it; progress.c writes the log's lines;
  * align_dumps.c dumps the attention and draws the report; validation.c validates and
  * translates the test set (with the evaluator, evaluator.h); trainer_services.c, below
- * them all, saves checkpoints and sets a phase's threads and learning rate. The calls
- * run one way: the loop calls the parts, the parts call the services, never back up
- * (make test checks it: scripts/checks/check-calls.py). Internal to src/train/. */
+ * them all, saves checkpoints, sets a phase's threads and gives a step's learning rate.
+ * The calls run one way: the loop calls the parts, the parts call the services, never
+ * back up (make test checks it: scripts/checks/check-calls.py). Internal to src/train/. */
 #ifndef S2S_TRAINER_PARTS_H
 #define S2S_TRAINER_PARTS_H
 
@@ -142,8 +142,12 @@ void update_heatmap_report(Trainer *t);
 
 /* ---- validation.c: validation and the test set ---- */
 
-/* Returns 0 or -1 (err set: a checkpoint could not be written). */
-int validate_and_save(Trainer *t, Error *err);
+/* Validates (the weights of the moment, or their average), keeps best.ckpt when the
+ * score improved, logs the line and its record, and decays the learning rate on a
+ * plateau. Returns 0 or -1 (err set: best.ckpt could not be written). */
+int validate_keep_best(Trainer *t, Error *err);
+/* After the validation's last.ckpt: the log line that says early stopping is due. */
+void note_early_stopping(Trainer *t);
 /* Returns 0, -1 (err set) or 1: a signal stopped it. */
 int translate_test_set(Trainer *t, Error *err);
 

@@ -22,7 +22,8 @@ int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Er
     RunMarks marks = rundir_marks(&t->log.run); /* the logs are durable before the checkpoint */
     t->prog.metrics_bytes = marks.metrics_bytes;
     t->prog.alignments_bytes = marks.alignments_bytes;
-    fault_trace("marks %lld %lld", (long long)marks.metrics_bytes, (long long)marks.alignments_bytes);
+    fault_trace("marks %lld %lld", (long long)marks.metrics_bytes,
+                (long long)marks.alignments_bytes);
     char path[2200];
     snprintf(path, sizeof path, "checkpoints/%s", name);
     char full[4400];

@@ -30,7 +30,8 @@ static CorpusSpec corpus_spec(const Trainer *t, const char *src, const char *tgt
                         .max_line_bytes = cfg->data.max_line_bytes, .keep_refs = keep_refs,
                         .natural = cfg->translate.detokenize,
                         .pictures = model_reads_pictures(&d), .picture_size = d.image_size,
-                        .picture_resize = cfg->data.image_resize, .picture_cells = model_grid_side(&d) * model_grid_side(&d),
+                        .picture_resize = cfg->data.image_resize,
+                        .picture_cells = model_grid_side(&d) * model_grid_side(&d),
                         .cache_bytes = cache_bytes,
                         .progress = t->lead && isatty(STDERR_FILENO) ? stderr : NULL};
 }

@@ -27,9 +27,7 @@ static void decay_on_plateau(Trainer *t)
     }
 }
 
-/* Validates, keeps best.ckpt and last.ckpt, decays the learning rate on a plateau.
- * Returns 0 or -1 (a checkpoint could not be written: err set). */
-int validate_and_save(Trainer *t, Error *err)
+int validate_keep_best(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
     EvalScores s;
@@ -83,18 +81,22 @@ int validate_and_save(Trainer *t, Error *err)
     if (!improved)
         decay_on_plateau(t);
     char json[512], next_lr[32];
-    snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"valid_loss\":%.6g,\"valid_ppl\":%.6g,"
+    snprintf(json, sizeof json,
+             "{\"step\":%ld,\"epoch\":%.4f,\"valid_loss\":%.6g,\"valid_ppl\":%.6g,"
              "\"valid_bleu\":%.4f,\"valid_exact\":%.4f%s,\"lr\":%s,\"best\":%s}", t->prog.step,
              epochs_progress(&t->model.batcher), s.loss, s.ppl, s.bleu, s.exact, ground_json,
              number_digits(next_lr, sizeof next_lr, learning_rate_at(t, t->prog.step + 1), 6),
              improved ? "true" : "false");
     rundir_metrics(&t->log.run, json);
-    if (save_checkpoint(t, "last.ckpt", err) < 0)
-        return -1;
-    if (cfg->training.early_stopping > 0 && t->prog.stale >= cfg->training.early_stopping)
+    return 0;
+}
+
+void note_early_stopping(Trainer *t)
+{
+    const long patience = t->cfg->training.early_stopping;
+    if (patience > 0 && t->prog.stale >= patience)
         rundir_log(&t->log.run, "early stopping: no improvement in %ld validation%s (best at step "
                    "%ld)", t->prog.stale, plural(t->prog.stale), t->prog.best_step);
-    return 0;
 }
 
 /* The test set's AER against its gold links (P's attention), for the log line (text) and

@@ -24,7 +24,8 @@ static void assert_same_weights_at(const char *run_a, const char *run_b, int sam
     load_checkpoint(&a, run_a, "last.ckpt");
     load_checkpoint(&b, run_b, "last.ckpt");
     ck_assert_uint_eq(a.model.params.n, b.model.params.n);
-    ck_assert_msg(memcmp(a.model.params.mem, b.model.params.mem, sizeof(float) * a.model.params.n) == 0,
+    ck_assert_msg(memcmp(a.model.params.mem, b.model.params.mem,
+                         sizeof(float) * a.model.params.n) == 0,
                   "weights of %s and %s differ", run_a, run_b);
     if (a.optim.m && b.optim.m) {
         ck_assert(memcmp(a.optim.m, b.optim.m, sizeof(float) * a.model.params.n) == 0);
@@ -423,7 +424,8 @@ START_TEST(a_nonfinite_step_is_skipped_without_changing_anything)
     Checkpoint ca, cb;
     load_checkpoint(&ca, a, "last.ckpt");
     load_checkpoint(&cb, b, "last.ckpt");
-    ck_assert(memcmp(ca.model.params.mem, cb.model.params.mem, sizeof(float) * ca.model.params.n) == 0);
+    ck_assert(memcmp(ca.model.params.mem, cb.model.params.mem,
+                     sizeof(float) * ca.model.params.n) == 0);
     ck_assert(memcmp(ca.optim.m, cb.optim.m, sizeof(float) * ca.model.params.n) == 0);
     ck_assert_int_eq(ca.progress.skipped_steps, 1);
     ck_assert_int_eq(ca.optim.step, 2);

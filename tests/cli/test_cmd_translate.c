@@ -1,11 +1,12 @@
-/* test_cmd_translate.c: `s2s translate` end to end: n-best lists sorted by score, bad input lines keep their place (CRLF and a last line without a
- * newline translated as their LF forms), <unk> replacement, the output formats, the
- * drawing of --show-attention (no control character of the input reaches the
- * terminal), the options' rule and messages, a file-size limit, signals, and memory that
- * follows the input (a full stdout is test_badinput.c's, for every command). That
- * beam search's alignments equal the teacher-forced ones of `s2s align` on the same
- * output is test_variants.c's, for every variant; that beam search is the search it
- * describes, tests/decode/test_beam.c's. */
+/* test_cmd_translate.c: `s2s translate` end to end: n-best lists sorted by score and
+ * length-normalised at any alpha, the checkpoint's search settings, bad input lines
+ * keep their place (CRLF and a last line without a newline translated as their LF
+ * forms), <unk> replacement, the output formats, the drawing of --show-attention (no
+ * control character of the input reaches the terminal), the options' rule and
+ * messages, a file-size limit, signals, and memory that follows the input (a full
+ * stdout is test_badinput.c's, for every command). That beam search's alignments equal
+ * the teacher-forced ones of `s2s align` on the same output is test_variants.c's, for
+ * every variant; that beam search is the search it describes, tests/decode/test_beam.c's. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,8 +17,6 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "base/rng.h"
-#include "decode/beam.h"
 #include "report/alignlog.h"
 #include "support/cli.h"
 #include "support/suites.h"

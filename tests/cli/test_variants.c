@@ -395,7 +395,8 @@ START_TEST(length_experiment_script_reports_bleu_by_length)
     char dir[512], out[600], cmd[2400], path[700];
     scratch_dir(dir, sizeof dir, "lengthexp");
     snprintf(out, sizeof out, "%s/exp", dir);
-    snprintf(cmd, sizeof cmd, "S2S='%s' sh scripts/experiments/length-experiment.sh --seconds 2 --size 300 "
+    snprintf(cmd, sizeof cmd,
+             "S2S='%s' sh scripts/experiments/length-experiment.sh --seconds 2 --size 300 "
              "--scores 'none additive attention-only' --out '%s' > '%s/stdout.txt' 2> "
              "'%s/stderr.txt'", S2S, out,
              dir, dir);

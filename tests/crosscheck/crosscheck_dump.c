@@ -722,7 +722,7 @@ int main(int argc, char **argv)
     if (d.hard) {
         int *rows = malloc(sizeof(int) * (size_t)B);
         for (int b = 0; b < B; b++)
-            rows[b] = ws.hard_pass.hard_rows[b];
+            rows[b] = ws.hard_pass.rows[b];
         print_ints("hard_rows", rows, B);
         print_ints("chosen", ws.hard_pass.chosen, bt.tgt_steps * B * d.heads);
         free(rows);

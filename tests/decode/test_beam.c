@@ -29,7 +29,8 @@ static void beam_setup(const char *run, double random_scale, Checkpoint *ck, Bat
         Pcg32 rng;
         pcg32_seed(&rng, 5, 1);
         for (size_t k = 0; k < ck->model.params.n; k++)
-            ck->model.params.mem[k] = pcg32_uniform(&rng, (float)-random_scale, (float)random_scale);
+            ck->model.params.mem[k] = pcg32_uniform(&rng, (float)-random_scale,
+                                                    (float)random_scale);
     }
     batch_init(bt, N_SOURCES, 8, 0);
     const int *src[N_SOURCES];
@@ -298,7 +299,8 @@ static void check_beam_against_plain(const char *run, double random_scale)
 }
 
 /* Runs check on the tiny model trained, then with random weights. */
-static void trained_and_random(const char *name, void (*check)(const char *run, double random_scale))
+static void trained_and_random(const char *name, void (*check)(const char *run,
+                                                               double random_scale))
 {
     char dir[512], run[600];
     tiny_model_run(dir, sizeof dir, name, NULL);

@@ -441,7 +441,8 @@ static void check_checkpoint(const Checkpoint *ck, int with_training)
 {
     Params p = {0};
     size_t n = params_carve(&p, NULL, &ck->model.dims);
-    require(ck->model.params.n == n && ck->model.params.mem, "the weights are those of the model sizes", NULL);
+    require(ck->model.params.n == n && ck->model.params.mem,
+            "the weights are those of the model sizes", NULL);
     require(ck->model.src_vocab.size == ck->model.dims.src_vocab && ck->model.tgt_vocab.size == ck->model.dims.tgt_vocab,
             "the vocabularies are those of the model sizes", NULL);
     for (size_t k = 0; k < ck->model.params.n; k++)
@@ -460,7 +461,8 @@ static void ckpt_load(const uint8_t *data, size_t size, const char *what)
         char part[128], detail[128] = "";
         snprintf(part, sizeof part, "%s%s", what, with_training ? ", with its training state" : "");
         if (rc == 0)
-            snprintf(detail, sizeof detail, "(step %ld, %zu weights)", ck.model.step, ck.model.params.n);
+            snprintf(detail, sizeof detail, "(step %ld, %zu weights)", ck.model.step,
+                     ck.model.params.n);
         add_verdict(part, rc, &err, detail, NULL, NULL, 0);
         checkpoint_free(&ck);
         if (rc < 0) /* loading the training state too can only fail as well */

@@ -45,7 +45,7 @@ static void check_step(const Dims *d, const Params *P, const Batch *whole, const
     const real *want_alpha = full->dec.alpha_heads + ((size_t)i * H + k0) * S;
     for (int e = 0; e < nk * S; e++)
         ck_assert(alpha->values[e] == (double)want_alpha[e]);
-    const real *want_c = full->dec.dec_in + (size_t)full->dec.step_row[i] * in_width + d->emb + c0;
+    const real *want_c = full->dec.in + (size_t)full->dec.step_row[i] * in_width + d->emb + c0;
     for (int u = 0; u < nc; u++)
         ck_assert(c->values[u] == (double)want_c[u]);
     /* the scores kept are the step's: their softmax is its alpha, head by head */

@@ -51,7 +51,7 @@ static void set_path(Enum *e, int k)
                 }
                 e->ws.hard_pass.chosen[((size_t)i * B + b) * H + h] = pick;
             }
-        e->ws.hard_pass.hard_rows[b] = 1;
+        e->ws.hard_pass.rows[b] = 1;
     }
 }
 
@@ -72,8 +72,8 @@ static double path_forward(Enum *e, int k, double *prob, double *entropy)
                 logp += log(alpha[(size_t)j * B + b]);
             }
     *prob = exp(logp);
-    *entropy = e->ws.hard_pass.hard_stats.entropy_sum;
-    return e->ws.hard_pass.hard_stats.reward_sum; /* sum_s R_s, R_s = log p(y_s | path) */
+    *entropy = e->ws.hard_pass.stats.entropy_sum;
+    return e->ws.hard_pass.stats.reward_sum; /* sum_s R_s, R_s = log p(y_s | path) */
 }
 
 /* (1/N) [L_s + lambda_e sum_paths p0(path) H(path)]: what minus the expected gradient of J

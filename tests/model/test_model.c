@@ -74,12 +74,12 @@ START_TEST(model_backward_matches_finite_differences_for_every_parameter)
          * the point must have sentences that sampled, and with 0 < expected_prob < 1
          * one that did not */
         const double p = variant.expected_prob;
-        printf("  %d of 3 sentences sampled their positions\n", c.ws.hard_pass.hard_stats.sampled);
-        ck_assert_int_ge(c.ws.hard_pass.hard_stats.sampled, 1);
+        printf("  %d of 3 sentences sampled their positions\n", c.ws.hard_pass.stats.sampled);
+        ck_assert_int_ge(c.ws.hard_pass.stats.sampled, 1);
         if (p > 0)
-            ck_assert_int_le(c.ws.hard_pass.hard_stats.sampled, 2);
+            ck_assert_int_le(c.ws.hard_pass.stats.sampled, 2);
         else
-            ck_assert_int_eq(c.ws.hard_pass.hard_stats.sampled, 3);
+            ck_assert_int_eq(c.ws.hard_pass.stats.sampled, 3);
         c.ws.hard.mode = CONTEXT_GIVEN;
         c.ws.hard.freeze_rewards = 1;
     }

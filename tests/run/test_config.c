@@ -66,9 +66,12 @@ START_TEST(config_rejects_empty_and_non_mapping_documents)
     snprintf(expected, sizeof expected, "c.yaml:1:1: %s", empty);
     ck_assert_str_eq(load(""), expected);
     ck_assert_str_eq(load("# only a comment\n"), expected);
-    ck_assert_str_eq(load("- a\n- b\n"), "c.yaml:1:1: expected a mapping of sections at the top level, got a list");
-    ck_assert_str_eq(load("hello\n"), "c.yaml:1:1: expected a mapping of sections at the top level, got a scalar");
-    ck_assert_str_eq(load(BASE "---\nseed: 2\n"), "c.yaml:6:1: expected one YAML document, found a second one");
+    ck_assert_str_eq(load("- a\n- b\n"),
+                     "c.yaml:1:1: expected a mapping of sections at the top level, got a list");
+    ck_assert_str_eq(load("hello\n"),
+                     "c.yaml:1:1: expected a mapping of sections at the top level, got a scalar");
+    ck_assert_str_eq(load(BASE "---\nseed: 2\n"),
+                     "c.yaml:6:1: expected one YAML document, found a second one");
 }
 END_TEST
 
@@ -81,7 +84,8 @@ START_TEST(config_rejects_unknown_keys_with_a_suggestion)
     ck_assert_str_eq(load(BASE "modle:\n  readout_size: 8\n"),
                      "c.yaml:6:1: unknown section `modle` (did you mean `model`?)");
     ck_assert_str_eq(load(BASE "sed: 3\n"), "c.yaml:6:1: unknown key `sed` (did you mean `seed`?)");
-    ck_assert_str_eq(load(BASE "model:\n  zzzzzzzz: 1\n"), "c.yaml:7:3: unknown key `model.zzzzzzzz`");
+    ck_assert_str_eq(load(BASE "model:\n  zzzzzzzz: 1\n"),
+                     "c.yaml:7:3: unknown key `model.zzzzzzzz`");
 }
 END_TEST
 
@@ -145,7 +149,8 @@ START_TEST(config_rejects_impossible_combinations)
 {
     ck_assert_str_eq(load("model:\n  readout_size: 8\n"),
                      "c.yaml: no training data: set data.train_src and data.train_tgt, or data.train_tsv");
-    ck_assert_str_eq(load("data:\n  train_src: a\n"), "c.yaml:2:14: data.train_src: needs data.train_tgt too");
+    ck_assert_str_eq(load("data:\n  train_src: a\n"),
+                     "c.yaml:2:14: data.train_src: needs data.train_tgt too");
     ck_assert_str_eq(load(BASE "  train_tsv: x.tsv\n"),
                      "c.yaml:6:14: data.train_tsv: give either train_src and train_tgt or train_tsv, not both");
     ck_assert_str_eq(load(BASE "training:\n  epochs: 0\n"),
@@ -349,7 +354,8 @@ START_TEST(config_set_overrides_and_reports_errors)
     ck_assert_str_eq(err.msg, "--set training.batch_size=0: training.batch_size: 0 is out of range "
                               "(expected 1 to 65536)");
     ck_assert_int_eq(config_set(&cfg, "training", &err), -1);
-    ck_assert_str_eq(err.msg, "--set training: expected KEY=VALUE, e.g. --set training.batch_size=64");
+    ck_assert_str_eq(err.msg,
+                     "--set training: expected KEY=VALUE, e.g. --set training.batch_size=64");
 }
 END_TEST
 
@@ -389,10 +395,12 @@ START_TEST(config_errors_name_the_file_on_disk)
     Error err;
     config_defaults(&cfg);
     ck_assert_int_eq(config_load(&cfg, "tests/fixtures/bad_hidden.yaml", &err), -1);
-    ck_assert_str_eq(err.msg, "tests/fixtures/bad_hidden.yaml:9:17: model.encoder_size: expected an "
+    ck_assert_str_eq(err.msg,
+                     "tests/fixtures/bad_hidden.yaml:9:17: model.encoder_size: expected an "
                               "integer (1 to 8192), got \"abc\"");
     ck_assert_int_eq(config_load(&cfg, "tests/fixtures/missing.yaml", &err), -1);
-    ck_assert_str_eq(err.msg, "cannot open config `tests/fixtures/missing.yaml`: No such file or directory");
+    ck_assert_str_eq(err.msg,
+                     "cannot open config `tests/fixtures/missing.yaml`: No such file or directory");
 }
 END_TEST
 
@@ -477,7 +485,8 @@ START_TEST(config_rejects_each_malformed_yaml_of_the_fault_matrix)
         {"truncated sequence", BASE "name: r\xc3\n", 0,
          "c.yaml:6:9: invalid trailing UTF-8 octet (byte 0x0a)"},
         {"overlong", BASE "name: \xc0\x80\n", 0, "c.yaml:6:7: invalid length of a UTF-8 sequence"},
-        {"surrogate", BASE "name: \xed\xa0\x80\n", 0, "c.yaml:6:7: invalid Unicode character (U+D800)"},
+        {"surrogate", BASE "name: \xed\xa0\x80\n", 0,
+        "c.yaml:6:7: invalid Unicode character (U+D800)"},
         {"noncharacter", BASE "name: \xef\xbf\xbe\n", 0,
          "c.yaml:6:7: control characters are not allowed (U+FFFE)"},
         {"NUL byte", BASE "name: a\0b\n", sizeof BASE + 9,
@@ -526,14 +535,16 @@ START_TEST(config_rejects_nesting_ten_thousand_deep_at_its_first_level)
     for (int k = 0; k < DEPTH; k++)
         *p++ = ']';
     strcpy(p, "\n");
-    ck_assert_str_eq(parse(text), "c.yaml:2:11: alignments.lines: expected integers in the list, got a list");
+    ck_assert_str_eq(parse(text),
+                     "c.yaml:2:11: alignments.lines: expected integers in the list, got a list");
     p = text + sprintf(text, "model: ");
     for (int k = 0; k < DEPTH; k++)
         p += sprintf(p, "{a: ");
     ck_assert_str_eq(parse(text), "c.yaml:1:9: unknown key `model.a`");
     memset(text, '[', DEPTH);
     text[DEPTH] = '\0';
-    ck_assert_str_eq(parse(text), "c.yaml:1:1: expected a mapping of sections at the top level, got a list");
+    ck_assert_str_eq(parse(text),
+                     "c.yaml:1:1: expected a mapping of sections at the top level, got a list");
     free(text);
 }
 END_TEST
@@ -550,7 +561,8 @@ START_TEST(config_names_the_intended_key_for_a_typo_in_any_section)
         /* the typo: the second letter left out ("nme", "mx_length") */
         char typo[128], typo_path[160], text[256], expected[512];
         snprintf(typo, sizeof typo, "%c%s", name[0], name + 2);
-        snprintf(typo_path, sizeof typo_path, "%.*s%s", dot ? (int)(dot - path + 1) : 0, path, typo);
+        snprintf(typo_path, sizeof typo_path, "%.*s%s", dot ? (int)(dot - path + 1) : 0, path,
+                 typo);
         if (dot)
             snprintf(text, sizeof text, "%.*s:\n  %s: 1\n", (int)(dot - path), path, typo);
         else
@@ -584,7 +596,8 @@ START_TEST(config_names_the_intended_key_for_a_typo_in_any_section)
     ck_assert_str_eq(parse("optimizer:\n  name: adam\n"),
                      "c.yaml:1:1: unknown key `optimizer` (did you mean `training.optimizer`?)");
     ck_assert_str_eq(parse("lexicon:\n  size: 8\n"), "c.yaml:1:1: unknown key `lexicon`");
-    ck_assert_str_eq(parse("trainig:\n  seed: 1\n"), "c.yaml:1:1: unknown section `trainig` (did you mean `training`?)");
+    ck_assert_str_eq(parse("trainig:\n  seed: 1\n"),
+                     "c.yaml:1:1: unknown section `trainig` (did you mean `training`?)");
 }
 END_TEST
 
@@ -609,7 +622,8 @@ START_TEST(config_rejects_a_value_of_the_wrong_type_for_every_key)
             CASE("abc", "%s: expected an integer (%s), got \"abc\"", path, range);
             CASE("1.5", "%s: expected an integer (%s), got \"1.5\"", path, range);
             CASE("\"\"", "%s: expected an integer, got the string \"\"", path);
-            CASE("99999999999999999999", "%s: expected an integer (%s), got \"99999999999999999999\"",
+            CASE("99999999999999999999",
+                 "%s: expected an integer (%s), got \"99999999999999999999\"",
                  path, range);
             CASE("true", "%s: expected an integer (%s), got \"true\"", path, range);
         } else if (!strcmp(type, "number")) {
@@ -692,13 +706,15 @@ START_TEST(config_checks_every_range_at_both_ends)
             const char *path = config_key_path(k), *leaf = strchr(path, '.') + 1;
             const int section = (int)(leaf - 1 - path), col = 2 + (int)strlen(leaf) + 4;
             char text[160], expected[300], first[32];
-            snprintf(text, sizeof text, "%.*s:\n  %s: [%.0f, %.0f]\n", section, path, leaf, min, max);
+            snprintf(text, sizeof text, "%.*s:\n  %s: [%.0f, %.0f]\n", section, path, leaf, min,
+                     max);
             ck_assert_str_eq(parse(text), "");
             snprintf(text, sizeof text, "%.*s:\n  %s: [%.0f]\n", section, path, leaf, min - 1);
             snprintf(expected, sizeof expected, "c.yaml:2:%d: %s: expected an integer from %.0f to "
                      "%.0f, got \"%.0f\"", col, path, min, max, min - 1);
             ck_assert_str_eq(parse(text), expected);
-            snprintf(text, sizeof text, "%.*s:\n  %s: [%.0f, %.0f]\n", section, path, leaf, min, max + 1);
+            snprintf(text, sizeof text, "%.*s:\n  %s: [%.0f, %.0f]\n", section, path, leaf, min,
+                     max + 1);
             const int second = col + snprintf(first, sizeof first, "%.0f", min) + 2;
             snprintf(expected, sizeof expected, "c.yaml:2:%d: %s: expected an integer from %.0f to "
                      "%.0f, got \"%.0f\"", second, path, min, max, max + 1);

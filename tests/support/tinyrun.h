@@ -28,7 +28,7 @@ void write_tiny_setup(const char *dir);
 int train(const char *binary, const char *dir, const char *const *sets, const char *const *env,
           const char *err_name);
 /* A fresh scratch directory dir (test name `name`) with the tiny setup, trained 80 steps
- * (validated at 40 and 80) with the extra --set overrides (NULL-terminated, at most 6):
+ * (validated at 40 and 80) with the extra --set overrides (NULL-terminated, at most 5):
  * a few seconds. The run is dir/run. */
 void tiny_model_run(char *dir, size_t cap, const char *name, const char *const *extra);
 /* dir/c.yaml: one step of a tiny model on the given data section (YAML lines under

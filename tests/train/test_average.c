@@ -112,11 +112,14 @@ START_TEST(best_ckpt_holds_the_mean_and_training_goes_on_from_the_weights)
                   "averaging changed the weights training goes on from");
     ck_assert_int_eq(best.progress.best_step, 10);
     ck_assert_int_eq(last.average.count, 2);
-    ck_assert(!memcmp(weight_average_snapshot(&last.average, 0), w5.model.params.mem, n * sizeof(float)));
-    ck_assert(!memcmp(weight_average_snapshot(&last.average, 1), w10.model.params.mem, n * sizeof(float)));
+    ck_assert(!memcmp(weight_average_snapshot(&last.average, 0), w5.model.params.mem,
+                      n * sizeof(float)));
+    ck_assert(!memcmp(weight_average_snapshot(&last.average, 1), w10.model.params.mem,
+                      n * sizeof(float)));
     for (size_t j = 0; j < n; j++) {
         const float want = (float)(((double)w5.model.params.mem[j] + w10.model.params.mem[j]) * 0.5);
-        ck_assert_msg(best.model.params.mem[j] == want, "best.ckpt weight %zu: %.9g, the mean is %.9g",
+        ck_assert_msg(best.model.params.mem[j] == want,
+                      "best.ckpt weight %zu: %.9g, the mean is %.9g",
                       j, best.model.params.mem[j], want);
     }
     ck_assert_msg(memcmp(best.model.params.mem, w10.model.params.mem, n * sizeof(float)) != 0,

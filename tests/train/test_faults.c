@@ -685,7 +685,8 @@ START_TEST(an_inf_gradient_is_skipped_like_a_nan_loss)
     Checkpoint ca, cb;
     load_checkpoint(&ca, a, "last.ckpt");
     load_checkpoint(&cb, b, "last.ckpt");
-    ck_assert(memcmp(ca.model.params.mem, cb.model.params.mem, sizeof(float) * ca.model.params.n) == 0);
+    ck_assert(memcmp(ca.model.params.mem, cb.model.params.mem,
+                     sizeof(float) * ca.model.params.n) == 0);
     ck_assert(memcmp(ca.optim.v, cb.optim.v, sizeof(float) * ca.model.params.n) == 0);
     ck_assert_int_eq(ca.progress.skipped_steps, 1);
     checkpoint_free(&ca);

@@ -146,7 +146,7 @@ static double plain_shard_pass(const ShardCase *c, int k, int n, ModelGrad *g, H
     model_set_loss_counts(&ws, b->n_tgt_tokens, b->batch_size);
     model_grad_zero(g);
     const double loss = model_grad_forward_backward(g, &ws, &c->P, &one);
-    *stats = ws.hard_pass.hard_stats;
+    *stats = ws.hard_pass.stats;
     model_workspace_free(&ws);
     batch_free(&one);
     return loss;
