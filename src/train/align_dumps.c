@@ -57,7 +57,7 @@ int dumped_this_step(const Trainer *t)
 static void draw_record(Trainer *t, const char *record, size_t len, long id)
 {
     char dir[2200], path[2400];
-    rundir_path(&t->log.run, "heatmaps", dir, sizeof dir);
+    rundir_path(&t->run.dir, "heatmaps", dir, sizeof dir);
     if (t->cfg->alignments.svg == SVG_LAST)
         snprintf(path, sizeof path, "%s/heatmap-%ld.svg", dir, id);
     else
@@ -81,7 +81,7 @@ static void draw_record(Trainer *t, const char *record, size_t len, long id)
     }
     alignlog_free(&log);
     if (rc < 0)
-        rundir_log(&t->log.run, "s2s: warning: heatmap not drawn: %s", err.msg);
+        rundir_log(&t->run.dir, "s2s: warning: heatmap not drawn: %s", err.msg);
 }
 
 /* Appends one probe's record to alignments.jsonl: formatted whole first, so that it is
@@ -96,7 +96,7 @@ static int append_record(Trainer *t, long id, double epoch, const char *const *s
     if (!f)
         return error_errno(err, "cannot format a record of", "alignments.jsonl");
     align_write_json(f, t->prog.step, epoch, id, src_words, tgt_words, m, extra);
-    int rc = fclose(f) == 0 ? rundir_alignments(&t->log.run, text, len - 1, err)
+    int rc = fclose(f) == 0 ? rundir_alignments(&t->run.dir, text, len - 1, err)
                             : error_errno(err, "cannot format a record of", "alignments.jsonl");
     if (rc == 0 && t->cfg->alignments.svg != SVG_NONE)
         draw_record(t, text, len, id);
@@ -113,7 +113,7 @@ static void log_attention_scores(Trainer *t, double epoch)
     evaluate_alignments(&t->val.eval, &t->model.P, t->data.valid_gold, NULL, &aer, NULL, &entropy);
     char json[512];
     if (t->data.valid_gold) {
-        rundir_log(&t->log.run, "alignments step=%ld aer=%.4f precision=%.4f recall=%.4f "
+        rundir_log(&t->run.dir, "alignments step=%ld aer=%.4f precision=%.4f recall=%.4f "
                    "attention_entropy=%.4f", t->prog.step, aer_rate(&aer), aer_precision(&aer),
                    aer_recall(&aer), entropy);
         snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"aer\":%.6f,\"aer_precision\":%.6f,"
@@ -123,7 +123,7 @@ static void log_attention_scores(Trainer *t, double epoch)
         snprintf(json, sizeof json, "{\"step\":%ld,\"epoch\":%.4f,\"attention_entropy\":%.6f}",
                  t->prog.step, epoch, entropy);
     }
-    rundir_metrics(&t->log.run, json);
+    rundir_metrics(&t->run.dir, json);
 }
 
 /* Appends the probes' teacher-forced attention to alignments.jsonl (one line each,
@@ -138,7 +138,7 @@ int dump_alignments(Trainer *t, Error *err)
     Batch *b = &t->probes.batch;
     corpus_batch(v, t->probes.pairs, 0, n, 1, b, NULL);
     model_forward(&t->probes.ws, &t->model.P, b);
-    double epoch = epochs_progress(&t->model.batcher);
+    double epoch = epochs_progress(&t->data.batcher);
     const char **src_words = xmalloc_array((size_t)b->src_steps, sizeof(char *));
     const char **tgt_words = xmalloc_array((size_t)b->tgt_steps, sizeof(char *));
     AttnMatrix heads[ATTN_MAX_HEADS], self[SA_MAX_LAYERS];
@@ -170,9 +170,9 @@ int dump_alignments(Trainer *t, Error *err)
 void update_heatmap_report(Trainer *t)
 {
     char jsonl[2200], metrics[2200], dir[2200], report[2300];
-    rundir_path(&t->log.run, "alignments.jsonl", jsonl, sizeof jsonl);
-    rundir_path(&t->log.run, "metrics.jsonl", metrics, sizeof metrics);
-    rundir_path(&t->log.run, "heatmaps", dir, sizeof dir);
+    rundir_path(&t->run.dir, "alignments.jsonl", jsonl, sizeof jsonl);
+    rundir_path(&t->run.dir, "metrics.jsonl", metrics, sizeof metrics);
+    rundir_path(&t->run.dir, "heatmaps", dir, sizeof dir);
     snprintf(report, sizeof report, "%s/report.html", dir);
     fault_signal_at("report", t->prog.step);
     AlignLog log;
@@ -187,5 +187,5 @@ void update_heatmap_report(Trainer *t)
     }
     alignlog_free(&log);
     if (rc < 0)
-        rundir_log(&t->log.run, "s2s: warning: report not updated: %s", err.msg);
+        rundir_log(&t->run.dir, "s2s: warning: report not updated: %s", err.msg);
 }

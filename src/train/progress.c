@@ -13,19 +13,19 @@ void log_header(Trainer *t, int resumed)
 {
     char a[256], b[256];
     corpus_describe(&t->data.train, a, sizeof a);
-    rundir_log(&t->log.run, "training data: %s", a);
+    rundir_log(&t->run.dir, "training data: %s", a);
     if (t->data.valid) {
         corpus_describe(t->data.valid, b, sizeof b);
-        rundir_log(&t->log.run, "validation data: %s", b);
+        rundir_log(&t->run.dir, "validation data: %s", b);
     }
-    rundir_log(&t->log.run, "vocabularies: source %d, target %d; model: %zu parameters; run "
+    rundir_log(&t->run.dir, "vocabularies: source %d, target %d; model: %zu parameters; run "
                "directory: %s", t->data.src_vocab.size, t->data.tgt_vocab.size, t->model.P.n,
-               t->log.run.dir);
+               t->run.dir.dir);
     const Config *cfg = t->cfg;
     char model[160];
     model_describe(&t->model.dims, model, sizeof model);
     char drop_e[32], drop_r[32], smooth[32];
-    rundir_log(&t->log.run, "model: %s; embedding dropout %s, readout dropout %s, label smoothing "
+    rundir_log(&t->run.dir, "model: %s; embedding dropout %s, readout dropout %s, label smoothing "
                "%s", model, number_shortest(drop_e, sizeof drop_e, cfg->model.embedding_dropout),
                number_shortest(drop_r, sizeof drop_r, cfg->model.readout_dropout),
                number_shortest(smooth, sizeof smooth, cfg->training.label_smoothing));
@@ -38,7 +38,7 @@ void log_header(Trainer *t, int resumed)
     if (threads != t->model.eval_blas_threads)
         snprintf(given, sizeof given, "of the %d of training.threads", t->model.eval_blas_threads);
     if (ranks > 1)
-        rundir_log(&t->log.run, "each batch in %ld shards (training.shards) over %d processes "
+        rundir_log(&t->run.dir, "each batch in %ld shards (training.shards) over %d processes "
                    "(mpirun), %d each on %d thread%s (%s), %d BLAS thread%s each; "
                    "%s; rank 0 writes the run", shards, ranks, t->model.shards.local, threads,
                    plural(threads), given, t->model.step_blas_threads,
@@ -49,28 +49,28 @@ void log_header(Trainer *t, int resumed)
                        : "the gradients go after the passes (a thread more than the shards "
                          "would send the output layer's during them)");
     else
-        rundir_log(&t->log.run,
+        rundir_log(&t->run.dir,
                    "each batch in %ld shard%s (training.shards) on %d thread%s, %d BLAS "
                    "thread%s each", shards, plural(shards), threads, plural(threads),
                    t->model.step_blas_threads, plural(t->model.step_blas_threads));
     if (t->val.average.k > 1)
-        rundir_log(&t->log.run,
+        rundir_log(&t->run.dir,
                    "validation scores, and best.ckpt keeps, the mean of the weights at "
                    "the last %d validations (training.average_last); the alignment dumps show "
                    "the weights of the moment", t->val.average.k);
     const long warmup = config_warmup_steps(cfg);
     if (warmup > 0) {
         char lr[32];
-        rundir_log(&t->log.run, "learning rate: rises linearly to %s over the first %ld update%s "
+        rundir_log(&t->run.dir, "learning rate: rises linearly to %s over the first %ld update%s "
                    "(training.warmup_steps%s)", number_shortest(lr, sizeof lr,
                    cfg->training.learning_rate), warmup, plural(warmup),
                    cfg->training.warmup_steps < 0 ? " -1: the self-attention layers' default" : "");
     }
     if (!model_has_alignments(&t->model.dims) && cfg->alignments.every > 0)
-        rundir_log(&t->log.run, "no attention (model.attention: none): no alignments to dump");
+        rundir_log(&t->run.dir, "no attention (model.attention: none): no alignments to dump");
     if (t->model.dims.hard) {
         char w[4][32];
-        rundir_log(&t->log.run,
+        rundir_log(&t->run.dir,
                    "hard attention: %s reward, reinforce weight %s, entropy weight %s, "
                    "expected context for a sentence with probability %s after %ld warm-up steps, "
                    "baseline decay %s",
@@ -82,13 +82,13 @@ void log_header(Trainer *t, int resumed)
                    number_shortest(w[3], sizeof w[3], cfg->training.hard_baseline_decay));
     }
     if (t->model.dims.hard || config_decodes_argmax(cfg, -1))
-        rundir_log(&t->log.run,
+        rundir_log(&t->run.dir,
                    "validation loss, translations, alignment dumps and the test use %s "
                    "contexts (translate.attention_mode)",
                    config_decodes_argmax(cfg, -1) ? "argmax" : "soft (expected)");
     if (resumed)
-        rundir_log(&t->log.run, "resuming at step %ld (epoch %.3f)", t->prog.step,
-                   epochs_progress(&t->model.batcher));
+        rundir_log(&t->run.dir, "resuming at step %ld (epoch %.3f)", t->prog.step,
+                   epochs_progress(&t->data.batcher));
 }
 
 static void format_duration(double s, char *out, size_t cap)
@@ -111,8 +111,8 @@ static double eta_seconds(const Trainer *t)
     if (cfg->training.max_steps > 0)
         eta = (double)(cfg->training.max_steps - t->prog.step) * per_step;
     if (cfg->training.epochs > 0) {
-        double left = ((double)cfg->training.epochs - epochs_progress(&t->model.batcher)) *
-                      t->model.batcher.n_batches * per_step;
+        double left = ((double)cfg->training.epochs - epochs_progress(&t->data.batcher)) *
+                      t->data.batcher.n_batches * per_step;
         eta = eta < 0 || left < eta ? left : eta;
     }
     if (cfg->training.max_time > 0) {
@@ -159,14 +159,14 @@ void log_progress(Trainer *t, int line_due)
     double e = eta_seconds(t);
     if (e >= 0)
         format_duration(e, eta, sizeof eta);
-    double epoch = epochs_progress(&t->model.batcher);
-    if (t->log.run.tty && t->prog.train_seconds - t->log.live_at >= 0.25) {
-        t->log.live_at = t->prog.train_seconds;
+    double epoch = epochs_progress(&t->data.batcher);
+    if (t->run.dir.tty && t->prog.train_seconds - t->run.live_at >= 0.25) {
+        t->run.live_at = t->prog.train_seconds;
         char total[32] = "";
         if (t->cfg->training.max_steps > 0)
             snprintf(total, sizeof total, "/%ld", t->cfg->training.max_steps);
         char lr[32];
-        rundir_live(&t->log.run, "epoch %.2f | step %ld%s | loss %.4f | ppl %.2f | %.0f tok/s | "
+        rundir_live(&t->run.dir, "epoch %.2f | step %ld%s | loss %.4f | ppl %.2f | %.0f tok/s | "
                     "lr %s | eta %s", epoch, t->prog.step, total, loss, exp(loss), tok_s,
                     number_digits(lr, sizeof lr, learning_rate_at(t, t->prog.step), 3), eta);
     }
@@ -179,10 +179,10 @@ void log_progress(Trainer *t, int line_due)
     snprintf(line, sizeof line, "step=%ld epoch=%.3f loss=%.4f ppl=%.2f tok_per_s=%.0f lr=%s "
              "elapsed=%.1fs eta=%s%s", t->prog.step, epoch, loss, exp(loss), tok_s,
              number_digits(lr, sizeof lr, rate, 4), t->prog.train_seconds, eta, hard);
-    if (t->log.run.tty) { /* the live line shows it; the log keeps it */
-        rundir_note(&t->log.run, "%s", line);
+    if (t->run.dir.tty) { /* the live line shows it; the log keeps it */
+        rundir_note(&t->run.dir, "%s", line);
     } else {
-        rundir_log(&t->log.run, "%s", line);
+        rundir_log(&t->run.dir, "%s", line);
     }
     fault_signal_at("log", t->prog.step);
     /* the loss exactly (the shortest text of its double: runs compare bit for bit), the
@@ -193,7 +193,7 @@ void log_progress(Trainer *t, int line_due)
              number_shortest(loss_text, sizeof loss_text, loss),
              number_digits(lr_json, sizeof lr_json, rate, 6), tok_s,
              t->prog.train_seconds, hard_json);
-    rundir_metrics(&t->log.run, json);
+    rundir_metrics(&t->run.dir, json);
     t->prog.log_loss = 0;
     t->prog.log_steps = t->prog.log_tokens = 0;
     t->prog.log_seconds = 0;

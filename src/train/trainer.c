@@ -26,7 +26,7 @@ static const char *stop_reason(const Trainer *t)
     if (cfg->training.max_steps > 0 && t->prog.step >= cfg->training.max_steps)
         return "reached training.max_steps";
     if (cfg->training.epochs > 0 &&
-        epochs_progress(&t->model.batcher) >= (double)cfg->training.epochs)
+        epochs_progress(&t->data.batcher) >= (double)cfg->training.epochs)
         return "reached training.epochs";
     if (cfg->training.max_time > 0 && t->prog.train_seconds >= cfg->training.max_time)
         return "reached training.max_time";
@@ -78,15 +78,15 @@ static int step(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
     double t0 = now_seconds();
-    if (epochs_next(&t->model.batcher, &t->model.batch, err) < 0)
+    if (epochs_next(&t->data.batcher, &t->data.batch, err) < 0)
         return -1;
     if (fault_batch_unreadable(t->prog.step + 1))
         return error_set(err, "the batch of step %ld cannot be read (S2S_FAULT_BATCH)",
                          t->prog.step + 1), -1;
     fault_signal_at("batch", t->prog.step + 1);
-    batch_sort_by_target(&t->model.batch); /* lets the decoder skip ended sentences */
-    if (t->model.batch.ground) /* each word's cells, by the rule validation scores them with */
-        grounding_fill_batch(&t->model.batch, model_grid_side(&t->model.dims),
+    batch_sort_by_target(&t->data.batch); /* lets the decoder skip ended sentences */
+    if (t->data.batch.ground) /* each word's cells, by the rule validation scores them with */
+        grounding_fill_batch(&t->data.batch, model_grid_side(&t->model.dims),
                              t->data.train_ground, &t->data.train);
     /* Dropout's masks come from this step's own window of 2^32 draws on the dropout
      * stream, so a resumed run draws exactly what a run straight through does. */
@@ -96,12 +96,12 @@ static int step(Trainer *t, Error *err)
                           .label_smoothing = cfg->training.label_smoothing,
                           .doubly_stochastic = cfg->training.doubly_stochastic,
                           .attention_supervision =
-                              t->model.batch.ground ? cfg->training.attention_supervision : 0};
+                              t->data.batch.ground ? cfg->training.attention_supervision : 0};
     pcg32_seed(&reg.rng, (uint64_t)cfg->seed, RNG_STREAM_DROPOUT);
     pcg32_advance(&reg.rng, (uint64_t)t->prog.step << 32);
     HardAttention hard = t->model.dims.hard ? hard_step(t) : (HardAttention){0};
     use_blas_threads(t, 0);
-    double loss = shards_forward_backward(&t->model.shards, &t->model.P, &t->model.batch, &reg,
+    double loss = shards_forward_backward(&t->model.shards, &t->model.P, &t->data.batch, &reg,
                                           t->model.dims.hard ? &hard : NULL);
     ModelGrad *G = shards_gradient(&t->model.shards);
     if (t->model.dims.hard) /* what it returned was the surrogate J: report the cross-entropy */
@@ -130,14 +130,14 @@ static int step(Trainer *t, Error *err)
         if (t->model.dims.hard)
             update_baselines(t);
     }
-    t->prog.tokens += t->model.batch.n_tgt_tokens;
-    t->prog.log_tokens += t->model.batch.n_tgt_tokens;
+    t->prog.tokens += t->data.batch.n_tgt_tokens;
+    t->prog.log_tokens += t->data.batch.n_tgt_tokens;
     double dt = now_seconds() - t0;
     t->prog.train_seconds += dt;
     t->prog.log_seconds += dt;
     if (bad) {
         char loss_text[32], norm_text[32];
-        rundir_log(&t->log.run,
+        rundir_log(&t->run.dir,
                    "step=%ld skipped: non-finite %s (loss=%s grad_norm=%s); %ld in a row",
                    t->prog.step, isfinite(loss) ? "gradient" : "loss",
                    number_digits(loss_text, sizeof loss_text, loss, 6),
@@ -172,16 +172,16 @@ static int finish(Trainer *t, const char *reason, Error *err)
         return TRAIN_IO_ERROR;
     if (t->data.valid && t->prog.validated_step != t->prog.step && validate(t, err) < 0)
         return TRAIN_IO_ERROR;
-    if (t->log.last_saved != t->prog.step && save_checkpoint(t, "last.ckpt", err) < 0)
+    if (t->run.last_saved != t->prog.step && save_checkpoint(t, "last.ckpt", err) < 0)
         return TRAIN_IO_ERROR;
-    rundir_log(&t->log.run, "done: %s at step %ld, epoch %.3f, %.1fs of training%s", reason,
-               t->prog.step, epochs_progress(&t->model.batcher), t->prog.train_seconds,
+    rundir_log(&t->run.dir, "done: %s at step %ld, epoch %.3f, %.1fs of training%s", reason,
+               t->prog.step, epochs_progress(&t->data.batcher), t->prog.train_seconds,
                t->data.valid ? "; best.ckpt is the best validation" : "");
     int tested = t->data.test ? translate_test_set(t, err) : 0;
     if (tested < 0)
         return TRAIN_IO_ERROR;
     if (tested > 0) {
-        rundir_log(&t->log.run, "stopped by signal %d during the test translation; checkpoints/"
+        rundir_log(&t->run.dir, "stopped by signal %d during the test translation; checkpoints/"
                    "last.ckpt holds step %ld: --resume translates the test set",
                    interrupt_pending(), t->prog.step);
         return TRAIN_SIGNALLED;
@@ -244,9 +244,9 @@ static int train_loop(Trainer *t, Error *err)
             snprintf(why, sizeof why, "%s; the job ends here (the checkpoints saved are "
                      "whole)", err->msg);
             termtext_escape(safe, sizeof safe, why);
-            rundir_note(&t->log.run, "s2s: error: rank %d of %d: %s", ranks_rank(), ranks_size(),
+            rundir_note(&t->run.dir, "s2s: error: rank %d of %d: %s", ranks_rank(), ranks_size(),
                         safe);
-            rundir_close(&t->log.run); /* ends a live line on the terminal */
+            rundir_close(&t->run.dir); /* ends a live line on the terminal */
             ranks_abort(TRAIN_BAD_INPUT, safe);
         }
         if (bad < 0)
@@ -264,9 +264,9 @@ static int train_loop(Trainer *t, Error *err)
          * is a signal acted on: the checkpoint then holds a state the straight run also
          * passes through, and the resumed run goes on exactly as it would have. */
         if (interrupt_pending()) {
-            if (t->log.last_saved != t->prog.step && save_checkpoint(t, "last.ckpt", err) < 0)
+            if (t->run.last_saved != t->prog.step && save_checkpoint(t, "last.ckpt", err) < 0)
                 return TRAIN_IO_ERROR;
-            rundir_log(&t->log.run, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt",
+            rundir_log(&t->run.dir, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt",
                        interrupt_pending(), t->prog.step);
             return TRAIN_SIGNALLED;
         }
@@ -323,8 +323,8 @@ int train_run(Config *cfg, const char *resume_dir, Error *err)
 {
     Trainer t = {.cfg = cfg, .lead = ranks_rank() == 0};
     err->msg[0] = '\0';
-    t.log.run.lock_fd = -1; /* nothing open until trainer_open_run */
-    t.log.run.log.fd = t.log.run.metrics.fd = t.log.run.alignments.fd = -1;
+    t.run.dir.lock_fd = -1; /* nothing open until trainer_open_run */
+    t.run.dir.log.fd = t.run.dir.metrics.fd = t.run.dir.alignments.fd = -1;
     int rc = agree_to_start(&t, trainer_setup(&t, resume_dir, err), err);
     if (rc == TRAIN_OK) /* nothing is written until every rank is ready */
         rc = agree_to_start(&t, trainer_open_run(&t, err), err);
@@ -334,7 +334,7 @@ int train_run(Config *cfg, const char *resume_dir, Error *err)
         if (!t.lead)
             err->msg[0] = '\0'; /* what ended training, the lead says */
         if (rc == TRAIN_DIVERGED || rc == TRAIN_IO_ERROR)
-            rundir_note(&t.log.run, "s2s: error: %s", err->msg); /* main prints it on stderr */
+            rundir_note(&t.run.dir, "s2s: error: %s", err->msg); /* main prints it on stderr */
     }
     trainer_free(&t);
     return rc;

@@ -28,8 +28,9 @@
 #include "train/train_outcome.h"
 #include "train/weight_average.h"
 
-/* What training reads: the vocabularies and the corpora. What the config does not name
- * is NULL: the held-out sets, their gold links and their words' boxes. */
+/* What training reads: the vocabularies, the corpora and the batches drawn from the
+ * training pairs. What the config does not name is NULL: the held-out sets, their gold
+ * links and their words' boxes. */
 typedef struct {
     Vocab src_vocab, tgt_vocab;
     Corpus train;
@@ -37,6 +38,8 @@ typedef struct {
     Corpus *valid, *test;
     GoldAlignments *valid_gold, *test_gold;
     GroundFile *valid_ground, *test_ground; /* an image corpus's word boxes */
+    Epochs batcher;        /* the training pairs' shuffled epochs of batches */
+    Batch batch;           /* the step's batch */
 } TrainData;
 
 /* The model being trained, and what its steps run on. */
@@ -47,8 +50,6 @@ typedef struct {
     Shards shards;         /* each step's pass, its batch cut into training.shards */
     int step_blas_threads, eval_blas_threads; /* OpenBLAS threads of the steps (1 when the
                             * shards share the cores) and of validation and translation */
-    Epochs batcher;
-    Batch batch;
 } TrainModel;
 
 /* Validation's own state (with data.valid only). */
@@ -69,14 +70,14 @@ typedef struct {
     Batch batch;
 } Probes;
 
-/* The run directory, and where its logs stand. */
+/* The run directory, and where its logs and checkpoints stand. */
 typedef struct {
-    RunDir run;
+    RunDir dir;
     RunMarks resume_marks; /* a resumed run's: how much of its logs its checkpoint records */
     int resuming;
     long last_saved;       /* step that checkpoints/last.ckpt holds (-1: none yet) */
     double live_at;        /* training seconds at the last live line on a terminal */
-} RunLog;
+} RunState;
 
 /* The trainer, by role. What the next log line averages over lives in prog (log_loss,
  * log_steps, ...), which the checkpoints save, so a resumed run's next line averages
@@ -90,7 +91,7 @@ typedef struct {
     Validation val;
     Probes probes;
     Progress prog;
-    RunLog log;
+    RunState run;
 } Trainer;
 
 /* ---- trainer_setup.c: before the first step ---- */

@@ -15,11 +15,11 @@ int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Er
 {
     if (!t->lead) /* one process writes the run */
         return 0;
-    t->prog.epoch = t->model.batcher.epoch;
-    t->prog.next_batch = t->model.batcher.next;
-    t->prog.rng_state = t->model.batcher.epoch_start.state;
-    t->prog.rng_inc = t->model.batcher.epoch_start.inc;
-    RunMarks marks = rundir_marks(&t->log.run); /* the logs are durable before the checkpoint */
+    t->prog.epoch = t->data.batcher.epoch;
+    t->prog.next_batch = t->data.batcher.next;
+    t->prog.rng_state = t->data.batcher.epoch_start.state;
+    t->prog.rng_inc = t->data.batcher.epoch_start.inc;
+    RunMarks marks = rundir_marks(&t->run.dir); /* the logs are durable before the checkpoint */
     t->prog.metrics_bytes = marks.metrics_bytes;
     t->prog.alignments_bytes = marks.alignments_bytes;
     fault_trace("marks %lld %lld", (long long)marks.metrics_bytes,
@@ -27,7 +27,7 @@ int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Er
     char path[2200];
     snprintf(path, sizeof path, "checkpoints/%s", name);
     char full[4400];
-    rundir_path(&t->log.run, path, full, sizeof full);
+    rundir_path(&t->run.dir, path, full, sizeof full);
     interrupt_saving(1);
     fault_signal_at("save", t->prog.step);
     int rc = checkpoint_save(full, t->config_yaml, &t->model.dims, &t->data.src_vocab,
@@ -37,7 +37,7 @@ int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Er
                              t->val.average.count > 0 ? &t->val.average : NULL, err);
     interrupt_saving(0);
     if (rc == 0 && !strcmp(name, "last.ckpt"))
-        t->log.last_saved = t->prog.step;
+        t->run.last_saved = t->prog.step;
     return rc;
 }
 

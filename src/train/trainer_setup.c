@@ -274,24 +274,24 @@ static void init_model(Trainer *t, Checkpoint *ck)
     params_alloc(&t->model.P, &t->model.dims);
     restore_or_start(t, ck);
     int max_batch = (int)cfg->training.batch_size;
-    batch_init(&t->model.batch, max_batch, t->data.train.max_src_len + 1,
+    batch_init(&t->data.batch, max_batch, t->data.train.max_src_len + 1,
                t->data.train.max_tgt_len + 1);
     const int picture_size = t->data.train.pics.n ? t->data.train.pics.size : 0;
     if (picture_size)
-        batch_init_pictures(&t->model.batch, picture_size);
+        batch_init_pictures(&t->data.batch, picture_size);
     int cells = 0;
     if (t->data.train_ground && model_has_alignments(&t->model.dims)) {
         const int G = model_grid_side(&t->model.dims);
         cells = G * G;
-        batch_init_ground(&t->model.batch, cells);
+        batch_init_ground(&t->data.batch, cells);
     }
     shards_init(&t->model.shards, &t->model.dims, (int)cfg->training.shards,
                 t->model.eval_blas_threads, max_batch,
                 t->data.train.max_src_len + 1, t->data.train.max_tgt_len + 1, picture_size, cells);
-    epochs_init(&t->model.batcher, &t->data.train, max_batch, (int)cfg->training.bucket_batches,
+    epochs_init(&t->data.batcher, &t->data.train, max_batch, (int)cfg->training.bucket_batches,
                  cfg->training.shuffle, (uint64_t)cfg->seed);
     if (ck)
-        epochs_restore(&t->model.batcher, t->prog.epoch, t->prog.next_batch, t->prog.rng_state,
+        epochs_restore(&t->data.batcher, t->prog.epoch, t->prog.next_batch, t->prog.rng_state,
                         t->prog.rng_inc);
     /* validation, dumps and the test read the contexts decoding uses (a hard model's:
      * argmax, unless translate.attention_mode says otherwise) */
@@ -318,7 +318,7 @@ static void init_model(Trainer *t, Checkpoint *ck)
         t->prog.validated_step = 0;
         t->prog.dumped_step = -1;
     }
-    t->log.last_saved = ck ? t->prog.step : -1;
+    t->run.last_saved = ck ? t->prog.step : -1;
 }
 
 /* A held-out set, its gold links or its boxes, freed with what they hold (NULL: none). */
@@ -359,8 +359,8 @@ void trainer_free(Trainer *t)
     params_free(&t->model.P);
     shards_free(&t->model.shards);
     optim_free(&t->model.opt);
-    epochs_free(&t->model.batcher);
-    batch_free(&t->model.batch);
+    epochs_free(&t->data.batcher);
+    batch_free(&t->data.batch);
     if (t->data.valid)
         evaluator_free(&t->val.eval);
     weight_average_free(&t->val.average);
@@ -371,7 +371,7 @@ void trainer_free(Trainer *t)
     free(t->probes.pairs);
     model_workspace_free(&t->probes.ws);
     batch_free(&t->probes.batch);
-    rundir_close(&t->log.run);
+    rundir_close(&t->run.dir);
 }
 
 /* last.ckpt of resume_dir is damaged (err says how): if best.ckpt is whole, says so,
@@ -478,8 +478,8 @@ int trainer_setup(Trainer *t, const char *resume_dir, Error *err)
         goto done;
     }
     t->config_yaml = config_to_yaml(cfg);
-    t->log.resuming = resume_dir != NULL;
-    t->log.resume_marks = (RunMarks){ck.progress.metrics_bytes, ck.progress.alignments_bytes};
+    t->run.resuming = resume_dir != NULL;
+    t->run.resume_marks = (RunMarks){ck.progress.metrics_bytes, ck.progress.alignments_bytes};
     set_threads(t);
     init_model(t, resume_dir ? &ck : NULL);
     rc = TRAIN_OK;
@@ -493,13 +493,13 @@ int trainer_open_run(Trainer *t, Error *err)
     const Config *cfg = t->cfg;
     int opened = 0;
     if (t->lead)
-        opened = rundir_open(&t->log.run, cfg->run_dir,
-                             t->log.resuming ? &t->log.resume_marks : NULL, err);
+        opened = rundir_open(&t->run.dir, cfg->run_dir,
+                             t->run.resuming ? &t->run.resume_marks : NULL, err);
     else
-        rundir_open_quiet(&t->log.run, cfg->run_dir);
+        rundir_open_quiet(&t->run.dir, cfg->run_dir);
     if (opened < 0)
         return opened == -2 ? TRAIN_IO_ERROR : TRAIN_BAD_INPUT;
-    if (rundir_write_config(&t->log.run, t->config_yaml, err) < 0)
+    if (rundir_write_config(&t->run.dir, t->config_yaml, err) < 0)
         return TRAIN_IO_ERROR;
     return TRAIN_OK;
 }

@@ -21,7 +21,7 @@ static void decay_on_plateau(Trainer *t)
         t->prog.lr = lr > cfg->training.learning_rate_min ? lr : cfg->training.learning_rate_min;
         t->prog.plateau = 0;
         char now[32];
-        rundir_log(&t->log.run, "no improvement in %ld validation%s: learning rate now %s",
+        rundir_log(&t->run.dir, "no improvement in %ld validation%s: learning rate now %s",
                    cfg->training.patience, plural(cfg->training.patience),
                    number_digits(now, sizeof now, t->prog.lr, 4));
     }
@@ -75,7 +75,7 @@ int validate_keep_best(Trainer *t, Error *err)
      * nothing below changes what best.ckpt holds when the score improved */
     if (improved && save_checkpoint_with(t, "best.ckpt", V, err) < 0)
         return -1;
-    rundir_log(&t->log.run, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
+    rundir_log(&t->run.dir, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
                "valid_exact=%.2f%s time=%.1fs%s", t->prog.step, s.loss, s.ppl, s.bleu, s.exact,
                ground_text, seconds, improved ? " (best so far: saved best.ckpt)" : "");
     if (!improved)
@@ -84,10 +84,10 @@ int validate_keep_best(Trainer *t, Error *err)
     snprintf(json, sizeof json,
              "{\"step\":%ld,\"epoch\":%.4f,\"valid_loss\":%.6g,\"valid_ppl\":%.6g,"
              "\"valid_bleu\":%.4f,\"valid_exact\":%.4f%s,\"lr\":%s,\"best\":%s}", t->prog.step,
-             epochs_progress(&t->model.batcher), s.loss, s.ppl, s.bleu, s.exact, ground_json,
+             epochs_progress(&t->data.batcher), s.loss, s.ppl, s.bleu, s.exact, ground_json,
              number_digits(next_lr, sizeof next_lr, learning_rate_at(t, t->prog.step + 1), 6),
              improved ? "true" : "false");
-    rundir_metrics(&t->log.run, json);
+    rundir_metrics(&t->run.dir, json);
     return 0;
 }
 
@@ -95,7 +95,7 @@ void note_early_stopping(Trainer *t)
 {
     const long patience = t->cfg->training.early_stopping;
     if (patience > 0 && t->prog.stale >= patience)
-        rundir_log(&t->log.run, "early stopping: no improvement in %ld validation%s (best at step "
+        rundir_log(&t->run.dir, "early stopping: no improvement in %ld validation%s (best at step "
                    "%ld)", t->prog.stale, plural(t->prog.stale), t->prog.best_step);
 }
 
@@ -149,7 +149,7 @@ int translate_test_set(Trainer *t, Error *err)
     const Params *P = &t->model.P;
     SavedModel best = {0};
     char path[2200];
-    rundir_path(&t->log.run, "checkpoints/best.ckpt", path, sizeof path);
+    rundir_path(&t->run.dir, "checkpoints/best.ckpt", path, sizeof path);
     const char *which = "last";
     if (t->data.valid && t->prog.best_step > 0) {
         if (saved_model_load(&best, path, err) < 0)
@@ -176,13 +176,13 @@ int translate_test_set(Trainer *t, Error *err)
         test_aer_fields(t, &e, P, aer_text, sizeof aer_text, aer_json, sizeof aer_json);
     if (t->data.test_ground && model_has_alignments(&t->model.dims))
         test_grounding_fields(t, &e, P, aer_text, sizeof aer_text, aer_json, sizeof aer_json);
-    rundir_path(&t->log.run, "test.hyp", path, sizeof path);
+    rundir_path(&t->run.dir, "test.hyp", path, sizeof path);
     int rc = write_lines(path, e.hyps, t->data.test->n, err);
     evaluator_free(&e);
     saved_model_free(&best);
     if (rc < 0)
         return -1;
-    rundir_log(&t->log.run,
+    rundir_log(&t->run.dir,
                "test (%s.ckpt, %d pair%s): test_loss=%.4f test_ppl=%.2f test_bleu=%.2f "
                "test_exact=%.2f%s; translations in %s", which, t->data.test->n,
                plural(t->data.test->n),
@@ -191,6 +191,6 @@ int translate_test_set(Trainer *t, Error *err)
     snprintf(json, sizeof json, "{\"step\":%ld,\"test_loss\":%.6g,\"test_ppl\":%.6g,"
              "\"test_bleu\":%.4f,\"test_exact\":%.4f%s,\"checkpoint\":\"%s\"}", t->prog.step,
              s.loss, s.ppl, s.bleu, s.exact, aer_json, which);
-    rundir_metrics(&t->log.run, json);
+    rundir_metrics(&t->run.dir, json);
     return 0;
 }
