@@ -9,7 +9,6 @@
 #ifndef S2S_TRAINER_PARTS_H
 #define S2S_TRAINER_PARTS_H
 
-
 #include "base/clock.h"
 #include "base/error.h"
 #include "data/corpus.h"
@@ -18,8 +17,8 @@
 #include "model/batch.h"
 #include "model/model.h"
 #include "report/links.h"
-#include "train/checkpoint.h"
 #include "run/config.h"
+#include "train/checkpoint.h"
 #include "train/evaluator.h"
 #include "train/model_grad.h"
 #include "train/shards.h"
@@ -34,7 +33,7 @@
 typedef struct {
     Vocab src_vocab, tgt_vocab;
     Corpus train;
-    GroundFile *train_ground;      /* training.attention_supervision: the captions' boxes */
+    GroundFile *train_ground; /* training.attention_supervision: the captions' boxes */
     Corpus *valid, *test;
     GoldAlignments *valid_gold, *test_gold;
     GroundFile *valid_ground, *test_ground; /* an image corpus's word boxes */
