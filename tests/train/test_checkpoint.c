@@ -577,6 +577,32 @@ START_TEST(a_tied_config_with_untieable_sizes_is_refused)
 }
 END_TEST
 
+/* A file whose sections are whole but one that the model needs is missing: refused,
+ * naming the section (secfile_need), for each section a model cannot do without. */
+START_TEST(a_missing_section_is_refused_by_name)
+{
+    char dir[512], path[700];
+    scratch_dir(dir, sizeof dir, "ckpt-missing-section");
+    snprintf(path, sizeof path, "%s/few.ckpt", dir);
+    Config cfg;
+    config_defaults(&cfg);
+    snprintf(cfg.data.train_tsv, sizeof cfg.data.train_tsv, "pairs.tsv");
+    snprintf(cfg.data.valid_tsv, sizeof cfg.data.valid_tsv, "pairs.tsv");
+    char *yaml = config_to_yaml(&cfg);
+    Error err;
+    SectionWriter w;
+    ck_assert_msg(secfile_begin(&w, path, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(secfile_section(&w, "CONF", yaml, strlen(yaml), &err), 0);
+    ck_assert_msg(secfile_commit(&w, &err) == 0, "%s", err.msg);
+    free(yaml);
+    SavedModel m;
+    err.msg[0] = '\0';
+    ck_assert_int_eq(saved_model_load(&m, path, &err), -1);
+    ck_assert_msg(strstr(err.msg, "has no DIMS section") != NULL, "got: %s", err.msg);
+    saved_model_free(&m);
+}
+END_TEST
+
 Suite *checkpoint_suite(void)
 {
     Suite *s = suite_create("checkpoint");
@@ -587,6 +613,7 @@ Suite *checkpoint_suite(void)
     tcase_add_test(tc, the_weight_average_round_trips_and_a_bad_one_is_refused);
     tcase_add_test(tc, every_section_of_a_damaged_checkpoint_is_refused_by_name);
     tcase_add_test(tc, a_tied_config_with_untieable_sizes_is_refused);
+    tcase_add_test(tc, a_missing_section_is_refused_by_name);
     tcase_add_test(tc, weights_of_another_architecture_are_refused_with_both_shapes);
     tcase_add_test(tc, checkpoint_refuses_other_versions_platforms_and_impossible_sizes);
     tcase_add_test(tc, format_v1_golden_checkpoint_still_translates);
