@@ -191,12 +191,26 @@ VARIANTS = [
      "heads": 2, "attention_supervision": 0.7, "doubly_stochastic": 0.5},
     {"encoder": "image", "hard": 1, "expected_prob": 0.5, "entropy_weight": 0.2,
      "baseline": -3, "attention_supervision": 0.5},
+    # The Transformer decoder (l = m: the output layer reads its output), against
+    # torch.nn.TransformerDecoder; over the bi-RNN's and the image's annotations its
+    # cross-attention is MultiheadAttention(kdim = vdim = d_h); with the attention-only
+    # encoder it is the whole torch Transformer (without nn.Transformer's extra final
+    # norms, which post-norm layers do not need)
+    {"dec_layers": 1, "l": 16},
+    {"dec_layers": 2, "heads": 4, "l": 16, "enc_cell": "lstm", "sa_layers": 1},
+    {"encoder": "attn", "sa_layers": 2, "dec_layers": 2, "heads": 2, "l": 16},
+    {"encoder": "attn", "sa_layers": 2, "sa_heads": 2, "dec_layers": 3, "heads": 4,
+     "dec_ffn": 24, "l": 16, "embedding_dropout": 0.2, "readout_dropout": 0.3,
+     "sa_dropout": 0.3, "label_smoothing": 0.1},
+    {"dec_layers": 2, "heads": 2, "l": 16, "tie_output": 1, "embedding_dropout": 0.2,
+     "sa_dropout": 0.25},
+    {"encoder": "image", "dec_layers": 1, "heads": 2, "l": 16},
 ]
 # The settings Seq2Seq takes: its sizes, in its order, then its keywords; and HardPass's.
 SIZE_SETTINGS = ("V_x", "V_y", "m", "n", "p", "a", "l")
 MODEL_SETTINGS = ("score", "encoder", "enc_cell", "dec_cell", "enc_layers", "heads",
                   "sa_layers", "sa_heads", "sa_ffn", "image_size", "conv_channels",
-                  "grid_positions", "context_gate", "tie_output")
+                  "grid_positions", "context_gate", "tie_output", "dec_layers", "dec_ffn")
 HARD_SETTINGS = ("reinforce_weight", "entropy_weight", "token_reward", "baseline",
                  "token_baseline")
 # Arguments crosscheck_dump must refuse after a valid seed=7, each with one line that
@@ -264,6 +278,47 @@ def check_layer_form():
     print("self-attention layer written out vs torch.nn.TransformerEncoderLayer (padding, "
           "masks 1): output and every gradient within %.2e (tolerance 1e-14)%s"
           % (worst, "" if ok else "  FAIL"))
+    return check_decoder_layer_form() and ok
+
+
+def check_decoder_layer_form():
+    """ref_model.decoder_layer against torch.nn.TransformerDecoderLayer itself with every
+    mask 1, over a memory as wide as the layer (in_proj) and a wider one (kdim = vdim):
+    the same output and gradients, causal and padding masks included (float64)."""
+    torch.manual_seed(6)
+    T, S, B, d, H, F_ = 5, 6, 4, 12, 3, 20
+    ok = True
+    for d_h in (d, 8):
+        layer = torch.nn.TransformerDecoderLayer(d, H, F_, dropout=0.0).double()
+        if d_h != d:
+            layer.multihead_attn = torch.nn.MultiheadAttention(d, H, dropout=0.0, kdim=d_h,
+                                                               vdim=d_h).double()
+        with torch.no_grad():
+            for w in layer.parameters():
+                w.uniform_(-0.5, 0.5)
+        lens = torch.tensor([6, 3, 1, 5])
+        padding = torch.arange(S).unsqueeze(0) >= lens.unsqueeze(1)
+        causal = torch.nn.Transformer.generate_square_subsequent_mask(T).double()
+        x = torch.randn(T, B, d, dtype=torch.float64, requires_grad=True)
+        mem = torch.randn(S, B, d_h, dtype=torch.float64, requires_grad=True)
+        R = torch.randn(T, B, d, dtype=torch.float64)
+        ones = {name: torch.ones(*shape, dtype=torch.float64) for name, shape in (
+            ("mask_sp", (B, H, T, T)), ("mask_sa", (T, B, d)), ("mask_cp", (B, H, T, S)),
+            ("mask_ca", (T, B, d)), ("mask_r", (T, B, F_)), ("mask_o", (T, B, d)))}
+        results = []
+        for form in ("module", "written out"):
+            layer.zero_grad()
+            x.grad = mem.grad = None
+            out = (layer(x, mem, tgt_mask=causal, memory_key_padding_mask=padding)
+                   if form == "module"
+                   else ref_model.decoder_layer(layer, x, mem, causal, padding, ones))
+            (out * R).sum().backward()
+            results.append([out, x.grad, mem.grad] + [w.grad.clone() for w in layer.parameters()])
+        worst = max(rel_norm(a, b) for a, b in zip(results[1], results[0]))
+        ok = ok and worst <= 1e-14
+        print("Transformer decoder layer written out vs torch.nn.TransformerDecoderLayer (d_h "
+              "%d, causal and padding masks, dropout masks 1): output and every gradient "
+              "within %.2e (tolerance 1e-14)%s" % (d_h, worst, "" if worst <= 1e-14 else "  FAIL"))
     return ok
 
 
@@ -286,7 +341,8 @@ def parse_dump(text):
             # a list, even of one block
             dump[key]["conv_channels"] = tuple(
                 int(x) for x in str(dump[key]["conv_channels"]).split(","))
-        elif key in ("mask_x", "mask_y", "mask_t", "pixels") or key.split(".")[-1] in SA_MASKS:
+        elif key in ("mask_x", "mask_y", "mask_t", "pixels") or key.split(".")[-1] in SA_MASKS \
+                + ref_model.DECODER_MASKS:
             dump[key] = [float(x) for x in next(lines).split()]
         elif key in ("src", "src_len", "tgt_in", "tgt_out", "hard_rows", "chosen", "ground") or \
                 key.startswith("argmax"):
@@ -383,6 +439,11 @@ def check(dump_binary, size, variant=None):
                        "sa%d.mask_a" % (k + 1): (S, B, d_h),
                        "sa%d.mask_r" % (k + 1): (S, B, sa_ffn),
                        "sa%d.mask_o" % (k + 1): (S, B, d_h)})
+    for k in range(settings["dec_layers"]):
+        at, F_ = "dec%d." % (k + 1), settings["dec_ffn"]
+        shapes.update({at + "mask_sp": (B, heads, T, T), at + "mask_sa": (T, B, m),
+                       at + "mask_cp": (B, heads, T, S), at + "mask_ca": (T, B, m),
+                       at + "mask_r": (T, B, F_), at + "mask_o": (T, B, m)})
     masks, masks_ok, masks_line = own_masks(dump, shapes, d_h, image)
     hard, paths_ok = None, True
     if settings["hard"]:
@@ -566,7 +627,8 @@ def own_masks(dump, shapes, d_h, image):
              "self_attention": settings["sa_dropout"]}
     sizes = {"S": S, "B": B, "T": T, "m": settings["m"], "l": settings["l"], "d_h": d_h,
              "sa_layers": settings["sa_layers"], "sa_heads": settings["sa_heads"],
-             "sa_ffn": settings["sa_ffn"]}
+             "sa_ffn": settings["sa_ffn"], "dec_layers": settings["dec_layers"],
+             "heads": settings["heads"], "dec_ffn": settings["dec_ffn"]}
     rng = ref_dropout.Pcg32(settings["seed"], ref_dropout.RNG_STREAM_DROPOUT)
     masks = ref_dropout.draw_training_masks(
         rng, sizes, torch.tensor(dump["src_len"]), torch.tensor(dump["tgt_out"]).view(T, B),

@@ -52,8 +52,10 @@ def draw_training_masks(rng, sizes, src_len, tgt_out, rates, keep, text_source=T
     (S, B, F), saL.mask_o (S, B, d_h); the target embeddings mask_y (T, B, m) of the
     rows the decoder computes (with the batch sorted by target length, step i computes
     the sentences still running; otherwise every row) and 1 elsewhere; the readout
-    mask_t (N, l) over the real target tokens, step by step. sizes: S, B, T, m, l, the
-    layers, heads, d_h and F; rates: embedding, readout, self_attention; keep(rate):
+    mask_t (N, l) over the real target tokens, step by step. With a Transformer decoder
+    (sizes["dec_layers"] > 0) mask_y covers every row, and each decoder layer's six masks
+    (DECODER_MASKS of model.py) come between it and mask_t. sizes: S, B, T, m, l, the
+    layers, heads, d_h and F (and dec_layers, heads, dec_ffn); rates: embedding, readout, self_attention; keep(rate):
     1 / (1 - rate) as the build holds it."""
     S, B, T, m, l = (sizes[k] for k in ("S", "B", "T", "m", "l"))
     masks = {}
@@ -75,12 +77,31 @@ def draw_training_masks(rng, sizes, src_len, tgt_out, rates, keep, text_source=T
         masks[at + "mask_o"] = drawn_dropout(rng, (S, B, d_h), sa, keep(sa))
     if emb > 0:
         lengths = (tgt_out != PAD).sum(0).tolist()
-        by_length = all(a >= b for a, b in zip(lengths, lengths[1:]))
+        # the Transformer decoder computes every row, sorted or not
+        by_length = (all(a >= b for a, b in zip(lengths, lengths[1:]))
+                     and not sizes.get("dec_layers"))
         mask_y = torch.ones(T, B, m, dtype=torch.float64)
         for i in range(T):
             running = sum(1 for n in lengths if n > i) if by_length else B
             mask_y[i, :running] = drawn_dropout(rng, (running, m), emb, keep(emb))
         masks["mask_y"] = mask_y
+    for layer in range(1, sizes.get("dec_layers", 0) + 1):
+        if sa <= 0:
+            break
+        at, H, m_, F_ = "dec%d." % layer, sizes["heads"], m, sizes["dec_ffn"]
+        lengths = (tgt_out != PAD).sum(0).tolist()
+        for name, cols in (("mask_sp", T), ("mask_cp", S)):
+            weights = torch.zeros(B, H, T, cols, dtype=torch.float64)
+            for b in range(B):
+                for k in range(H):
+                    for i in range(lengths[b]):   # the keys a real query sees
+                        seen = i + 1 if name == "mask_sp" else int(src_len[b])
+                        weights[b, k, i, :seen] = drawn_dropout(rng, (seen,), sa, keep(sa))
+            masks[at + name] = weights
+            masks[at + ("mask_sa" if name == "mask_sp" else "mask_ca")] = drawn_dropout(
+                rng, (T, B, m_), sa, keep(sa))
+        masks[at + "mask_r"] = drawn_dropout(rng, (T, B, F_), sa, keep(sa))
+        masks[at + "mask_o"] = drawn_dropout(rng, (T, B, m_), sa, keep(sa))
     if ro > 0:
         masks["mask_t"] = drawn_dropout(rng, (int((tgt_out != PAD).sum()), l), ro, keep(ro))
     return masks

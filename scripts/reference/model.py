@@ -12,6 +12,8 @@ PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
 SCORES = ("additive", "dot", "general", "scaled_dot", "none")
 CELLS = {"gru": (nn.GRU, nn.GRUCell), "lstm": (nn.LSTM, nn.LSTMCell), "rnn": (nn.RNN, nn.RNNCell)}
+# The Transformer decoder's dropout masks, per layer, in the order they are drawn.
+DECODER_MASKS = ("mask_sp", "mask_sa", "mask_cp", "mask_ca", "mask_r", "mask_o")
 # The bidirectional recurrent encoder, the attention-only one and the image encoder
 # (EncoderKind's order).
 ENCODERS = ("birnn", "attn", "image")
@@ -39,6 +41,49 @@ def self_attention_layer(layer, x, padding, masks):
     return layer.norm2(y + layer.linear2(u) * masks["mask_o"])
 
 
+def decoder_layer(layer, x, memory, causal, padding, masks):
+    """What torch.nn.TransformerDecoderLayer `layer` (post-LN, relu) computes on x (T, B, m)
+    over memory (S, B, d_h) with tgt_mask `causal` (T, T; -inf above the diagonal) and
+    memory_key_padding_mask `padding` (B, S), written out so that dropout can use given
+    masks: mask_sp (B, H, T, T) and mask_cp (B, H, T, S) on the two attentions' weights,
+    mask_sa and mask_ca (T, B, m) on their outputs, mask_r (T, B, F) on the feed-forward's
+    inner layer, mask_o (T, B, m) on its output. crosscheck.py checks it against the
+    module itself."""
+    T, B, m = x.shape
+    H = layer.self_attn.num_heads
+
+    def by_head(t):                                    # (L, B, m) -> (B, H, L, m / H)
+        return t.reshape(t.size(0), B, H, m // H).permute(1, 2, 0, 3)
+
+    def attend(q, k, v, blocked, mask):
+        e = by_head(q) @ by_head(k).transpose(2, 3) / (m // H) ** 0.5
+        p = torch.softmax(e + blocked, dim=-1)
+        return ((p * mask) @ by_head(v)).permute(2, 0, 1, 3).reshape(q.size(0), B, m)
+
+    sa = layer.self_attn
+    q, k, v = F.linear(x, sa.in_proj_weight, sa.in_proj_bias).chunk(3, dim=-1)
+    y1 = layer.norm1(x + sa.out_proj(attend(q, k, v, causal, masks["mask_sp"]))
+                     * masks["mask_sa"])
+    ca = layer.multihead_attn
+    w_q, w_k, w_v = cross_weights(ca)
+    b_q, b_k, b_v = ca.in_proj_bias.chunk(3)
+    blocked = torch.zeros(B, 1, 1, memory.size(0), dtype=x.dtype).masked_fill(
+        padding[:, None, None, :], float("-inf"))
+    z = attend(F.linear(y1, w_q, b_q), F.linear(memory, w_k, b_k), F.linear(memory, w_v, b_v),
+               blocked, masks["mask_cp"])
+    y2 = layer.norm2(y1 + ca.out_proj(z) * masks["mask_ca"])
+    u = torch.relu(layer.linear1(y2)) * masks["mask_r"]
+    return layer.norm3(y2 + layer.linear2(u) * masks["mask_o"])
+
+
+def cross_weights(attn):
+    """A MultiheadAttention's W_Q, W_K, W_V: one in_proj_weight when its keys are as
+    wide as its queries, else its separate q, k and v weights (kdim = vdim = d_h)."""
+    if attn._qkv_same_embed_dim:
+        return attn.in_proj_weight.chunk(3)
+    return attn.q_proj_weight, attn.k_proj_weight, attn.v_proj_weight
+
+
 class Seq2Seq(nn.Module):
     """RNNsearch and its variants (src/model/MODEL.md): a bidirectional recurrent encoder
     (`encoder` "birnn") of `enc_layers` layers, optionally `sa_layers` self-attention
@@ -58,7 +103,7 @@ class Seq2Seq(nn.Module):
     def __init__(self, vx, vy, m, n, p, a, l, score="additive", enc_cell="gru",
                  dec_cell="gru", enc_layers=1, heads=1, sa_layers=0, sa_heads=4, sa_ffn=0,
                  encoder="birnn", image_size=8, conv_channels=(3, 4), grid_positions=1,
-                 context_gate=0, tie_output=0):
+                 context_gate=0, tie_output=0, dec_layers=0, dec_ffn=0):
         super().__init__()
         assert score in SCORES and encoder in ENCODERS and enc_cell in CELLS and dec_cell in CELLS
         self.n, self.score, self.dec_cell, self.heads = n, score, dec_cell, heads
@@ -99,6 +144,25 @@ class Seq2Seq(nn.Module):
         self.self_attention = nn.ModuleList(
             nn.TransformerEncoderLayer(d_h, sa_heads, sa_ffn or 4 * d_h, dropout=0.0)
             for _ in range(sa_layers))
+        # The Transformer decoder (model.decoder_cell none): torch's layers, m wide, their
+        # cross-attention's keys and values d_h wide; no s_0, no score, no readout layer
+        # (torch.nn.TransformerDecoder itself, without a final norm: the post-norm layers
+        # end on one)
+        self.transformer = nn.TransformerDecoder(
+            nn.TransformerDecoderLayer(m, heads, dec_ffn or 4 * m, dropout=0.0),
+            dec_layers) if dec_layers else None
+        for layer in self.transformer.layers if dec_layers else ():
+            if d_h != m:
+                layer.multihead_attn = nn.MultiheadAttention(m, heads, dropout=0.0, kdim=d_h,
+                                                             vdim=d_h)
+        if dec_layers:
+            self.W_s = self.W_c = self.gate = None
+            self.score, self.m = "transformer", m
+            self.W_o = nn.Linear(m, vy)
+            self.tied = bool(tie_output)
+            if self.tied:
+                self.W_o.weight = self.E_y.weight
+            return
         if score == "additive":
             self.W_a = nn.Linear(p, a, bias=False)
             self.U_a = nn.Linear(d_h, a)              # its bias is b_a
@@ -132,6 +196,8 @@ class Seq2Seq(nn.Module):
         return self._c_names(lambda w: torch.zeros_like(w) if w.grad is None else w.grad)
 
     def _c_names(self, of):
+        if self.transformer is not None:
+            return self._c_names_transformer(of)
         names = {"E_x": self.E_x.weight, "E_y": self.E_y.weight,
                  "W_s": self.W_s.weight, "b_s": self.W_s.bias,
                  "dec.W_i": self.decoder.weight_ih, "dec.W_h": self.decoder.weight_hh,
@@ -181,6 +247,81 @@ class Seq2Seq(nn.Module):
                               ("gamma_2", layer.norm2.weight), ("beta_2", layer.norm2.bias)):
                 names[at + c_part] = of(w)
         return names
+
+    def _c_names_transformer(self, of):
+        """c_tensors() of a Transformer decoder model: the encoder's, then decK.*."""
+        names = {"E_x": of(self.E_x.weight), "E_y": of(self.E_y.weight), "b_o": of(self.W_o.bias)}
+        if not self.tied:
+            names["W_o"] = of(self.W_o.weight)
+        if self.grid_P is not None:
+            names["grid_P"] = of(self.grid_P)
+        for layer in range(self.encoder.num_layers if self.encoder else 0):
+            suffix = "_l%d" % layer if layer else ""
+            for side, torch_side in (("fwd", ""), ("bwd", "_reverse")):
+                for c_part, torch_part in (("W_i", "weight_ih"), ("W_h", "weight_hh"),
+                                           ("b_i", "bias_ih"), ("b_h", "bias_hh")):
+                    names["enc_%s%s.%s" % (side, suffix, c_part)] = of(getattr(
+                        self.encoder, "%s_l%d%s" % (torch_part, layer, torch_side)))
+        for k, conv in enumerate(self.convs):
+            names["conv%d.W" % (k + 1)] = of(conv.weight).flatten(1)
+            names["conv%d.b" % (k + 1)] = of(conv.bias)
+        for k, layer in enumerate(self.self_attention):
+            at = "sa%d." % (k + 1)
+            for part, w in zip(("Q", "K", "V"), of(layer.self_attn.in_proj_weight).chunk(3)):
+                names[at + "W_" + part] = w
+            for part, b in zip(("Q", "K", "V"), of(layer.self_attn.in_proj_bias).chunk(3)):
+                names[at + "b_" + part] = b
+            for c_part, w in (("W_O", layer.self_attn.out_proj.weight),
+                              ("b_O", layer.self_attn.out_proj.bias),
+                              ("W_1", layer.linear1.weight), ("b_1", layer.linear1.bias),
+                              ("W_2", layer.linear2.weight), ("b_2", layer.linear2.bias),
+                              ("gamma_1", layer.norm1.weight), ("beta_1", layer.norm1.bias),
+                              ("gamma_2", layer.norm2.weight), ("beta_2", layer.norm2.bias)):
+                names[at + c_part] = of(w)
+        for k, layer in enumerate(self.transformer.layers):
+            at = "dec%d." % (k + 1)
+            sa, ca = layer.self_attn, layer.multihead_attn
+            for part, w in zip(("Q", "K", "V"), of(sa.in_proj_weight).chunk(3)):
+                names[at + "W_" + part] = w
+            for part, b in zip(("Q", "K", "V"), of(sa.in_proj_bias).chunk(3)):
+                names[at + "b_" + part] = b
+            if ca._qkv_same_embed_dim:
+                cross = of(ca.in_proj_weight).chunk(3)
+            else:
+                cross = (of(ca.q_proj_weight), of(ca.k_proj_weight), of(ca.v_proj_weight))
+            for part, w in zip(("Q", "K", "V"), cross):
+                names[at + "Wc_" + part] = w
+            for part, b in zip(("Q", "K", "V"), of(ca.in_proj_bias).chunk(3)):
+                names[at + "bc_" + part] = b
+            for c_part, w in (("W_O", sa.out_proj.weight), ("b_O", sa.out_proj.bias),
+                              ("Wc_O", ca.out_proj.weight), ("bc_O", ca.out_proj.bias),
+                              ("W_1", layer.linear1.weight), ("b_1", layer.linear1.bias),
+                              ("W_2", layer.linear2.weight), ("b_2", layer.linear2.bias),
+                              ("gamma_1", layer.norm1.weight), ("beta_1", layer.norm1.bias),
+                              ("gamma_2", layer.norm2.weight), ("beta_2", layer.norm2.bias),
+                              ("gamma_3", layer.norm3.weight), ("beta_3", layer.norm3.bias)):
+                names[at + c_part] = of(w)
+        return names
+
+    def decode_transformer(self, H, src_len, tgt_in, masks):
+        """The Transformer decoder (MODEL.md, "Transformer decoder") over the annotations
+        H (S, B, d_h): X = sqrt(m) ey' + PE, then the layers, torch's own modules (as one
+        torch.nn.TransformerDecoder's) or with given dropout masks their written-out form;
+        returns the last layer's output (T, B, m)."""
+        T, m = tgt_in.size(0), self.m
+        ey = self.E_y(tgt_in)
+        if "mask_y" in masks:
+            ey = ey * masks["mask_y"]
+        x = ey * m ** 0.5 + positions(T, m).to(ey.dtype).unsqueeze(1)
+        causal = nn.Transformer.generate_square_subsequent_mask(T).to(x.dtype)
+        padding = torch.arange(H.size(0)).unsqueeze(0) >= src_len.unsqueeze(1)   # (B, S)
+        if "dec1.mask_sp" not in masks:
+            return self.transformer(x, H, tgt_mask=causal, memory_key_padding_mask=padding)
+        for k, layer in enumerate(self.transformer.layers):
+            at = "dec%d." % (k + 1)
+            x = decoder_layer(layer, x, H, causal, padding,
+                              {n: masks[at + n] for n in DECODER_MASKS})
+        return x
 
     def init_uniform(self, scale=0.1):
         """MODEL.md's initialisation in distribution (not in values: s2s draws from
@@ -378,6 +519,12 @@ class Seq2Seq(nn.Module):
         (see attention_supervision_term), added likewise."""
         masks = masks or {}
         real = tgt_out != PAD                          # the loss's positions, (T, B)
+        if self.transformer is not None:
+            _, H = self.encode(src, src_len, masks, pixels)
+            t = self.decode_transformer(H, src_len, tgt_in, masks)[real]
+            if "mask_t" in masks:
+                t = t * masks["mask_t"]
+            return F.cross_entropy(self.W_o(t), tgt_out[real], label_smoothing=smoothing)
         if hard is not None:
             assert self.score != "none", "hard attention chooses by the weights"
             choosing = real & hard.rows.unsqueeze(0)   # (T, B): the steps that choose

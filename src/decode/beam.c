@@ -298,11 +298,12 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
     const int B = bt->batch_size, S = bt->src_steps, K = beam, rows = B * K;
     assert(rows <= dec->max_rows && n_best >= 1 && n_best <= K);
     model_encode(&dec->enc, P, bt);
-    /* every hypothesis row attends over its sentence's annotations */
-    decoder_start(dec, bt, K);
     int T = 1;
     for (int b = 0; b < B; b++)
         T = max_out[b] + 1 > T ? max_out[b] + 1 : T;
+    decoder_reserve_steps(dec, T);
+    /* every hypothesis row attends over its sentence's annotations */
+    decoder_start(dec, bt, K);
     Search s;
     const AttnDims ad = model_attn_dims(&dec->dims);
     search_init(&s, B, K, S, T, dec->dims.tgt_vocab, alpha, ad.heads,

@@ -3,6 +3,7 @@
 #include "decode/decode.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn/ops.h"
@@ -42,7 +43,17 @@ static void carve(Decoder *dec, Arena *ar)
     TAKE(no_len, attn_has_weights(&ad) ? B : 0);
     TAKE(chosen, attn_has_weights(&ad) ? B * ad.heads : 0);
     TAKE(gate, d->context_gate ? B : 0);
+    TAKE(x, model_is_transformer(d) ? B * m : 0);
 #undef TAKE
+}
+
+/* The Transformer's cache for `cap` positions of max_rows rows. */
+static size_t tcache_bytes(const Dims *d, int max_rows, int max_src_steps, int cap)
+{
+    const TdecDims td = model_tdec_dims(d);
+    return model_is_transformer(d) ? sizeof(real) * tdec_cache_floats(&td, max_rows, cap,
+                                                                      max_src_steps)
+                                   : 0;
 }
 
 size_t decoder_bytes(const Dims *d, int max_batch, int max_src_steps, int max_beam)
@@ -51,7 +62,8 @@ size_t decoder_bytes(const Dims *d, int max_batch, int max_src_steps, int max_be
                    .max_rows = max_batch * max_beam};
     Arena counting = {0};
     carve(&dec, &counting);
-    return counting.used + model_workspace_bytes(d, max_batch, max_src_steps, 0, 0);
+    return counting.used + model_workspace_bytes(d, max_batch, max_src_steps, 0, 0) +
+           tcache_bytes(d, dec.max_rows, max_src_steps, decode_output_limit(max_src_steps, 2, 10) + 1);
 }
 
 void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps, int max_beam)
@@ -75,10 +87,23 @@ void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps,
         memset(dec->every_row, 1, B);
         memset(dec->no_len, 0, sizeof(int) * B);
     }
+    /* the default output limit's room (translate.max_output_ratio 2, max_output_extra 10) */
+    decoder_reserve_steps(dec, decode_output_limit(max_src_steps, 2, 10) + 1);
+}
+
+void decoder_reserve_steps(Decoder *dec, int steps)
+{
+    if (!model_is_transformer(&dec->dims) || steps <= dec->tcache.cap)
+        return;
+    const TdecDims td = model_tdec_dims(&dec->dims);
+    free(dec->tcache_mem);
+    dec->tcache_mem = xmalloc(tcache_bytes(&dec->dims, dec->max_rows, dec->max_src_steps, steps));
+    tdec_cache_carve(&dec->tcache, dec->tcache_mem, &td, dec->max_rows, steps, dec->max_src_steps);
 }
 
 void decoder_free(Decoder *dec)
 {
+    free(dec->tcache_mem);
     model_workspace_free(&dec->enc);
     arena_free(&dec->arena);
     *dec = (Decoder){0};
@@ -105,12 +130,15 @@ void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
         for (int k = 0; k < K; k++) {
             int r = b * K + k;
             dec->src_len_rows[r] = bt->src_len[b];
-            memcpy(dec->state + (size_t)r * p, enc->dec.states + (size_t)b * p, sizeof(real) * p);
+            if (enc->dec.states)
+                memcpy(dec->state + (size_t)r * p, enc->dec.states + (size_t)b * p,
+                       sizeof(real) * p);
             if (dec->summary_rows)
                 memcpy(dec->summary_rows + (size_t)r * d_h, enc->enc.summary + (size_t)b * d_h,
                        sizeof(real) * d_h);
             dec->prev[r] = TOK_BOS;
         }
+    dec->step = 0;
     /* the LSTM's cell state is read from the "previous" cache: c_0 where the encoder
      * gives one (model_forward.c: init_states_forward), else 0 */
     if (enc->dec.cache0)
@@ -123,9 +151,48 @@ void decoder_start(Decoder *dec, const Batch *bt, int per_sentence)
         memset(dec->cache, 0, sizeof(real) * (size_t)rows * C * p);
 }
 
+/* The heads' weights of the last layer's cross-attention, (rows, H, S) in the cache, into
+ * the alignment buffers: alpha (S*rows) their mean, alpha_heads (H, S*rows). */
+static void transformer_alignments(Decoder *dec, int S, int rows)
+{
+    const TdecDims td = model_tdec_dims(&dec->dims);
+    const int H = td.heads;
+    const real *w = dec->tcache.cross_probs[td.layers - 1];
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < S; j++) {
+            real mean = 0;
+            for (int k = 0; k < H; k++) {
+                const real a = w[((size_t)r * H + k) * S + j];
+                mean += a / H;
+                if (H > 1)
+                    dec->alpha_heads[(size_t)k * S * rows + (size_t)j * rows + r] = a;
+            }
+            dec->alpha[(size_t)j * rows + r] = mean;
+        }
+}
+
+/* A Transformer step: y_{i-1}'s input at position step, the layers over the cached
+ * prefix, the logits from the last layer's output. */
+static void transformer_step(Decoder *dec, const Params *P, int S, int rows)
+{
+    const Dims *d = &dec->dims;
+    const TdecDims td = model_tdec_dims(d);
+    assert(dec->step < dec->tcache.cap);
+    if (dec->step == 0) /* the cross-attention's keys and values, once per batch */
+        tdec_cache_start(&dec->tcache, P->tdec, &td, dec->H_rows, S, rows);
+    transformer_embed_step(dec->x, P->E_y, dec->prev, dec->step, rows, d->emb);
+    tdec_step(&dec->tcache, P->tdec, &td, dec->x, dec->step, dec->src_len_rows, S, rows);
+    transformer_alignments(dec, S, rows);
+    linear_forward(dec->logits, dec->tcache.out, P->W_o, P->b_o, rows, d->emb, d->tgt_vocab);
+}
+
 void decoder_step(Decoder *dec, const Params *P, int S, int rows)
 {
     const Dims *d = &dec->dims;
+    if (model_is_transformer(d)) {
+        transformer_step(dec, P, S, rows);
+        return;
+    }
     const AttnDims ad = model_attn_dims(d);
     const int B = rows;
     const int m = d->emb, d_h = model_annotation_width(d), p = d->dec_hidden;
@@ -161,6 +228,13 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows)
 
 void decoder_advance(Decoder *dec, const int *from, int rows)
 {
+    if (model_is_transformer(&dec->dims)) {
+        const TdecDims td = model_tdec_dims(&dec->dims);
+        if (from)
+            tdec_cache_reorder(&dec->tcache, &td, from, dec->step, rows);
+        dec->step++;
+        return;
+    }
     const size_t p = dec->dims.dec_hidden, Cp = (size_t)cell_cache_width(dec->dims.dec_cell) * p;
     if (!from) {
         real *swap = dec->state;
@@ -191,6 +265,7 @@ void decode_greedy(Decoder *dec, const Params *P, const Batch *bt, int max_out, 
     const int B = bt->batch_size, V = dec->dims.tgt_vocab;
     assert(B <= dec->max_batch && bt->src_steps <= dec->max_src_steps);
     model_encode(&dec->enc, P, bt);
+    decoder_reserve_steps(dec, max_out + 1);
     decoder_start(dec, bt, 1);
     int n_done = 0;
     for (int b = 0; b < B; b++) {

@@ -42,6 +42,13 @@ typedef struct {
     int *no_len;        /* (rows) all 0: no row reads the weighted sum */
     int *chosen;        /* (rows, H) each head's position at the current step (argmax only) */
     real *gate;         /* (rows) the context gate's beta_i (NULL without the gate) */
+    /* the Transformer decoder's: each layer's keys and values so far (positions 0 to
+     * step - 1 of every row) and one step's buffers, in tcache_mem of its own (it grows
+     * with the longest output asked for, decoder_reserve_steps); its input x (rows, m) */
+    int step;
+    TdecCache tcache;
+    real *tcache_mem;
+    real *x;
 } Decoder;
 
 /* Sizes a decoder for up to max_batch sentences of up to max_src_steps positions
@@ -52,6 +59,11 @@ void decoder_free(Decoder *dec);
 /* The bytes decoder_init would allocate for these sizes (its encoder's workspace
  * included), without allocating them. */
 size_t decoder_bytes(const Dims *d, int max_batch, int max_src_steps, int max_beam);
+
+/* Room for outputs of up to `steps` words (a Transformer decoder caches every position's
+ * keys and values; a recurrent one needs no room). Outside the step loop: it may
+ * allocate. decode_greedy and beam search call it with their limits. */
+void decoder_reserve_steps(Decoder *dec, int steps);
 
 /* Row r of the decoder's rows gets the encoder's output of sentence r / per_sentence
  * of the batch last encoded (dec->enc): annotations, keys, fixed context, source

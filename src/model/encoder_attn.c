@@ -49,14 +49,6 @@ static void attn_only_carve_work(EncoderWork *w, Arena *ar, const EncoderDims *d
     }
 }
 
-/* PE_{j, 2t} = sin(j / 10000^(2t/m)), PE_{j, 2t+1} = cos(the same), j from 0; m is even
- * (the config says so). Computed in double, as torch's reference does before casting. */
-static double position(int j, int u, int m)
-{
-    const double angle = j / pow(10000.0, (double)(u - u % 2) / m);
-    return u % 2 ? cos(angle) : sin(angle);
-}
-
 static void attn_only_forward(EncoderWork *w, const EncoderParams *P, const EncoderDims *d,
                               const EncoderSource *src)
 {
@@ -67,7 +59,7 @@ static void attn_only_forward(EncoderWork *w, const EncoderParams *P, const Enco
     const real scale = (real)sqrt((double)m);
     for (int j = 0; j < S; j++)
         for (int u = 0; u < m; u++) {
-            const real pe = (real)position(j, u, m);
+            const real pe = (real)sinusoid_position(j, u, m);
             for (int b = 0; b < B; b++) {
                 const size_t at = ((size_t)j * B + b) * m + u;
                 w->x[at] = scale * ex[at] + pe;

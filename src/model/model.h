@@ -20,6 +20,13 @@
 #include "model/encoder.h"
 #include "nn/real.h"
 #include "nn/tensor.h"
+#include "nn/transformer_decoder.h"
+
+/* What computes the target side: a recurrent cell with the attention of attention.h
+ * (s_i = cell([ey_{i-1} ; c_i], s_{i-1}), the readout t_i), or Transformer decoder
+ * layers (model.decoder_cell none: masked self-attention, cross-attention, FFN), whose
+ * last layer's output the output layer reads. */
+typedef enum { DECODER_RNN, DECODER_TRANSFORMER } DecoderKind;
 
 typedef struct {
     int src_vocab;  /* V_x */
@@ -32,7 +39,12 @@ typedef struct {
     ScoreKind score;
     int heads;      /* H: attention heads (1: the single-head model) */
     EncoderKind encoder; /* the bi-RNN (0, the default), attention-only or image */
+    DecoderKind decoder; /* the recurrent cell (0, the default) or Transformer layers */
     CellKind enc_cell, dec_cell;
+    int dec_layers; /* the Transformer decoder's layers, 1 to DEC_MAX_LAYERS (its width is
+                     * emb, its heads `heads`, its FFN's inner width dec_ffn; readout = emb:
+                     * the output layer reads the last layer's output) */
+    int dec_ffn;
     int enc_layers; /* bidirectional encoder layers, 1 to MODEL_MAX_LAYERS; layer k > 0
                      * reads [fwd_h ; bwd_h] of layer k - 1, as torch.nn.GRU does */
     int sa_layers;  /* self-attention layers on the encoder, 0 to SA_MAX_LAYERS */
@@ -52,6 +64,10 @@ typedef struct {
 EncoderDims model_encoder_dims(const Dims *d);
 AttnDims model_attn_dims(const Dims *d);
 int model_annotation_width(const Dims *d);
+/* The Transformer decoder's sizes (meaningful for DECODER_TRANSFORMER only). */
+TdecDims model_tdec_dims(const Dims *d);
+/* Whether the target side is the Transformer decoder. */
+int model_is_transformer(const Dims *d);
 
 /* 0 for a model without attention weights (score none): it has no alignments to dump,
  * draw or score. */
@@ -86,10 +102,15 @@ void context_gate_backward(real *dc, int ld_dc, real *ds_prev, real *dw, real *d
                            const real *c_raw, const real *beta, const real *s_prev,
                            const real *w, int rows, int p, int d_h);
 
+/* A Transformer decoder's input at position pos (from 0) for `rows` rows:
+ * x (rows, m) = sqrt(m) E_y[prev[r]] + PE_pos, as training computes it. */
+void transformer_embed_step(real *x, const real *E_y, const int *prev, int pos, int rows, int m);
+
 /* "gru encoder (2 layers), lstm decoder, attention additive": the model in words. */
 void model_describe(const Dims *d, char *out, size_t cap);
 
-#define MODEL_MAX_TENSORS (21 + 8 * MODEL_MAX_LAYERS + 16 * SA_MAX_LAYERS + 2 * CONV_MAX_LAYERS)
+#define MODEL_MAX_TENSORS                                                                   \
+    (21 + 8 * MODEL_MAX_LAYERS + 16 * SA_MAX_LAYERS + 2 * CONV_MAX_LAYERS + 26 * DEC_MAX_LAYERS)
 
 /* Every tensor of model/MODEL.md, named as there; G = cell_gates of the decoder's cell.
  * The encoder's and the attention's are theirs (encoder.h, attention.h). */
@@ -103,6 +124,8 @@ typedef struct {
     CellParams dec;           /* W_i (Gp, m + d_h) on [ey; c], W_h (Gp, p), b_i, b_h (Gp) */
     real *w_beta, *b_beta;    /* (p), (1): the context gate (NULL without it) */
     real *W_t, *b_t;          /* (l, p + d_h + m) on [s; c; ey], (l) */
+    TdecParams tdec[DEC_MAX_LAYERS]; /* the Transformer decoder's layers, instead of W_s
+                               * (and W_c), the attention's, the cell's and the readout's */
     real *W_o, *b_o;          /* (V_y, l), (V_y); with tie_output W_o is E_y (l = m) */
     real *mem;                /* the flat buffer, owned when allocated by params_alloc */
     size_t n;                 /* floats in mem */
@@ -214,6 +237,9 @@ typedef struct {
     int *step_len;         /* (T, B) source lengths seen at step i, 0 for rows past active */
     int *step_row;         /* (T + 1) first step row of step i; step_row[T] = R */
     int *state_row;        /* (T + 1) first row of state block i */
+    /* the Transformer decoder (R = T*B rows, i * B + b): in holds its input
+     * X_i = sqrt(m) ey'_{i-1} + PE_i (R, m), mask_y ey's dropout */
+    TdecWork tdec;
 } DecoderWork;
 
 /* The readout and the output layer over the N real target positions (stage 4). */
@@ -258,6 +284,7 @@ typedef struct {
     real *d_hg;            /* the recurrences' scratch: the decoder's, then the encoder's */
     real *d_alpha, *d_scores;
     real *d_keys, *d_s0;
+    real *d_tdec_out;      /* (T*B, m) the Transformer decoder's output's gradient */
 } BackwardWork;
 
 /* Activations of one batch, and the scratch of its backward pass, by stage, then what

@@ -204,6 +204,8 @@ static void init_states_backward(Params *G, Workspace *ws, const Params *P, int 
     const Dims *d = &ws->dims;
     EncoderWork *enc = &ws->enc;
     const int p = d->dec_hidden;
+    if (!P->W_s) /* the Transformer decoder has no initial state */
+        return;
     const InitState s0 = {enc->init, enc->ld_init, P->W_s, P->b_s, ws->B, p, w0};
     init_state_backward(G->W_s, G->b_s, enc->d_init, ws->grad.d_s0, ws->grad.d_states,
                         ws->dec.states, p, &s0);
@@ -245,9 +247,13 @@ static void backward_from_readout(Params *G, EmbeddingGrad *dE_x, EmbeddingGrad 
                                   const Params *P, const Batch *bt)
 {
     assert(ws->with_backward);
-    readout_backward(G, ws, P);
-    decoder_steps_backward(G, ws, P, bt);
-    decoder_inputs_backward(G, dE_y, ws, P, bt);
+    if (model_is_transformer(&ws->dims)) {
+        transformer_backward_from_readout(G, dE_y, ws, P, bt);
+    } else {
+        readout_backward(G, ws, P);
+        decoder_steps_backward(G, ws, P, bt);
+        decoder_inputs_backward(G, dE_y, ws, P, bt);
+    }
     source_backward(G, dE_x, ws, P, bt);
 }
 

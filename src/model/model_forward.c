@@ -26,6 +26,8 @@
 static void init_states_forward(Workspace *ws, const Params *P, int w0)
 {
     const Dims *d = &ws->dims;
+    if (!P->W_s) /* the Transformer decoder has no initial state */
+        return;
     const InitState s0 = {ws->enc.init, ws->enc.ld_init, P->W_s, P->b_s, ws->B, d->dec_hidden, w0};
     init_state_forward(ws->dec.states, d->dec_hidden, &s0);
     if (ws->dec.cache0) {
@@ -49,9 +51,10 @@ static void source_forward(Workspace *ws, const Params *P, const Batch *bt, Pcg3
     const EncoderOps *encoder = encoder_ops(&ed);
     const int B = bt->batch_size, S = bt->src_steps, T = bt->tgt_steps;
     assert(B <= ws->max_batch && S <= ws->max_src_steps && T <= ws->max_tgt_steps);
-    /* Sorted by target length, the decoder computes only the real target positions. */
-    model_workspace_carve(ws, B, S, T, bt->n_tgt_tokens,
-                          batch_is_sorted_by_target(bt) ? bt->n_tgt_tokens : T * B);
+    /* Sorted by target length, the recurrent decoder computes only the real target
+     * positions; the Transformer's, every row. */
+    const int only_real = batch_is_sorted_by_target(bt) && !model_is_transformer(d);
+    model_workspace_carve(ws, B, S, T, bt->n_tgt_tokens, only_real ? bt->n_tgt_tokens : T * B);
     const int SB = S * B;
 
     ws->enc.rng = rng;
@@ -226,6 +229,10 @@ void model_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt)
     Pcg32 rng = ws->reg.rng; /* the masks of this pass, the same every time it runs */
     source_forward(ws, P, bt, &rng);
     assert(ws->T > 0 && ws->N > 0);
+    if (model_is_transformer(&ws->dims)) {
+        transformer_forward_to_readout(ws, P, bt, &rng);
+        return;
+    }
     decoder_inputs_forward(ws, P, bt, &rng);
     decoder_steps_forward(ws, P);
     readout_forward(ws, P, bt, &rng);

@@ -62,6 +62,14 @@ double model_ground_mass(const Workspace *ws, const Batch *bt, int i, int b);
  * kept for backward, else the one block that backward fills again. */
 real *model_att_pre_step(const Workspace *ws, int i);
 
+/* The Transformer decoder (decoder_transformer.c) in place of the recurrent decoder's
+ * stages: from the annotations to the readout ro.out (and ro.dropped) of every real target
+ * position, the alignment in dec.alpha; and back from d_ro_out to the decoder's weights,
+ * the annotations' gradient enc.d_H (overwritten) and the target embeddings'. */
+void transformer_forward_to_readout(Workspace *ws, const Params *P, const Batch *bt, Pcg32 *rng);
+void transformer_backward_from_readout(Params *G, EmbeddingGrad *dE_y, Workspace *ws,
+                                       const Params *P, const Batch *bt);
+
 /* Hard attention (hard_attention.c). Whether this pass forms contexts other than the
  * expected ones. */
 int hard_contexts(const Workspace *ws);

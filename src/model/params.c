@@ -28,8 +28,27 @@ int model_annotation_width(const Dims *d)
     return encoder_ops(&e)->width(&e);
 }
 
+int model_is_transformer(const Dims *d)
+{
+    return d->decoder == DECODER_TRANSFORMER;
+}
+
+TdecDims model_tdec_dims(const Dims *d)
+{
+    return (TdecDims){.width = d->emb, .memory = model_annotation_width(d),
+                      .heads = d->heads > 0 ? d->heads : 1, .ffn = d->dec_ffn,
+                      .layers = d->dec_layers};
+}
+
 AttnDims model_attn_dims(const Dims *d)
 {
+    /* The Transformer decoder's attention is inside its layers: to the rest of the
+     * model it is a parameter-free score over the annotations whose weights fill the
+     * alignment buffers (the dot score's slots: no keys, no query layer). */
+    if (model_is_transformer(d))
+        return (AttnDims){.score = SCORE_DOT, .query_width = model_annotation_width(d),
+                          .value_width = model_annotation_width(d), .attn = d->attn,
+                          .heads = d->heads > 0 ? d->heads : 1};
     return (AttnDims){.score = d->score, .query_width = d->dec_hidden,
                       .value_width = model_annotation_width(d), .attn = d->attn,
                       .heads = d->heads > 0 ? d->heads : 1};
@@ -38,7 +57,7 @@ AttnDims model_attn_dims(const Dims *d)
 int model_starts_cell_state(const Dims *d)
 {
     const EncoderDims e = model_encoder_dims(d);
-    return d->dec_cell == CELL_LSTM && encoder_ops(&e)->init_cell_state;
+    return !model_is_transformer(d) && d->dec_cell == CELL_LSTM && encoder_ops(&e)->init_cell_state;
 }
 
 int model_has_alignments(const Dims *d)
@@ -92,6 +111,12 @@ void model_describe(const Dims *d, char *out, size_t cap)
     else
         snprintf(encoder, sizeof encoder, "%s encoder (%d layer%s)", cell_name(d->enc_cell),
                  d->enc_layers, d->enc_layers > 1 ? "s" : "");
+    if (model_is_transformer(d)) {
+        snprintf(out, cap, "%s%s, Transformer decoder (%d layer%s, %d head%s, ffn %d)%s", encoder,
+                 sa, d->dec_layers, d->dec_layers > 1 ? "s" : "", d->heads,
+                 d->heads > 1 ? "s" : "", d->dec_ffn, d->tie_output ? ", output tied to E_y" : "");
+        return;
+    }
     snprintf(out, cap, "%s%s, %s decoder, %sattention %s%s%s%s", encoder, sa,
              cell_name(d->dec_cell), d->hard ? "hard " : "", score_names[d->score], heads,
              d->context_gate ? ", context gate" : "", d->tie_output ? ", output tied to E_y" : "");
@@ -116,25 +141,32 @@ static size_t carve(Params *p, real *base, const Dims *d, int with_embeddings)
     if (with_embeddings || d->tie_output)
         p->E_y = tensor_carve(&c, d->tgt_vocab, m, 0, "E_y");
     encoder->carve_params(&p->enc, &c, &ed);
-    p->W_s = tensor_carve(&c, dp, encoder->init_width(&ed), 0, "W_s");
-    p->b_s = tensor_carve(&c, dp, 1, 1, "b_s");
-    p->W_c = p->b_c = NULL;
-    if (model_starts_cell_state(d)) {
-        p->W_c = tensor_carve(&c, dp, encoder->init_width(&ed), 0, "W_c");
-        p->b_c = tensor_carve(&c, dp, 1, 1, "b_c");
+    p->W_s = p->b_s = p->W_c = p->b_c = p->w_beta = p->b_beta = p->W_t = p->b_t = NULL;
+    p->att = (AttnParams){0};
+    p->dec = (CellParams){0};
+    memset(p->tdec, 0, sizeof p->tdec);
+    if (model_is_transformer(d)) {
+        const TdecDims td = model_tdec_dims(d);
+        tdec_carve(p->tdec, &c, &td);
+    } else {
+        p->W_s = tensor_carve(&c, dp, encoder->init_width(&ed), 0, "W_s");
+        p->b_s = tensor_carve(&c, dp, 1, 1, "b_s");
+        if (model_starts_cell_state(d)) {
+            p->W_c = tensor_carve(&c, dp, encoder->init_width(&ed), 0, "W_c");
+            p->b_c = tensor_carve(&c, dp, 1, 1, "b_c");
+        }
+        attn_carve(&p->att, &c, &ad);
+        if (d->context_gate) {
+            p->w_beta = tensor_carve(&c, 1, dp, 0, "w_beta");
+            p->b_beta = tensor_carve(&c, 1, 1, 1, "b_beta");
+        }
+        p->dec.W_i = tensor_carve(&c, Gd * dp, m + d_h, 0, "dec.W_i");
+        p->dec.W_h = tensor_carve(&c, Gd * dp, dp, 0, "dec.W_h");
+        p->dec.b_i = tensor_carve(&c, Gd * dp, 1, 1, "dec.b_i");
+        p->dec.b_h = tensor_carve(&c, Gd * dp, 1, 1, "dec.b_h");
+        p->W_t = tensor_carve(&c, readout, dp + d_h + m, 0, "W_t");
+        p->b_t = tensor_carve(&c, readout, 1, 1, "b_t");
     }
-    attn_carve(&p->att, &c, &ad);
-    p->w_beta = p->b_beta = NULL;
-    if (d->context_gate) {
-        p->w_beta = tensor_carve(&c, 1, dp, 0, "w_beta");
-        p->b_beta = tensor_carve(&c, 1, 1, 1, "b_beta");
-    }
-    p->dec.W_i = tensor_carve(&c, Gd * dp, m + d_h, 0, "dec.W_i");
-    p->dec.W_h = tensor_carve(&c, Gd * dp, dp, 0, "dec.W_h");
-    p->dec.b_i = tensor_carve(&c, Gd * dp, 1, 1, "dec.b_i");
-    p->dec.b_h = tensor_carve(&c, Gd * dp, 1, 1, "dec.b_h");
-    p->W_t = tensor_carve(&c, readout, dp + d_h + m, 0, "W_t");
-    p->b_t = tensor_carve(&c, readout, 1, 1, "b_t");
     assert(!d->tie_output || readout == m);
     p->W_o = d->tie_output ? p->E_y : tensor_carve(&c, d->tgt_vocab, readout, 0, "W_o");
     p->b_o = tensor_carve(&c, d->tgt_vocab, 1, 1, "b_o");

@@ -2,6 +2,7 @@
  * arena sized once for the largest batch (model.h's Workspace). Carved stage by stage in
  * forward's order; model_forward.c and model_backward.c only read the layout. */
 #include <assert.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "model/model_pass.h"
@@ -31,7 +32,7 @@ typedef struct {
     size_t B, S, T, N, SB, TB;
     size_t rows, state_rows; /* decoder rows by step (R), and by state block (B + R) */
     size_t m, p, d_h, readout, Vy, K, Q, A, H, Gd, Cd;
-    int attends;
+    int attends, transformer;
 } Shape;
 
 #define TAKE(field, count) (ws->field = arena_alloc(ar, (count), sizeof(*ws->field)))
@@ -47,10 +48,37 @@ static void carve_source(Workspace *ws, Arena *ar, const Shape *s)
     TAKE_IF(s->K > 0, keys, s->SB * s->K);
 }
 
+/* The Transformer decoder's (R = T*B): its input rows and their dropout, its layers',
+ * the alignment it leaves (the last layer's cross-attention) and the readout's index. */
+static void carve_transformer(Workspace *ws, Arena *ar, const Shape *s)
+{
+    const TdecDims td = model_tdec_dims(&ws->dims);
+    memset(&ws->dec, 0, offsetof(DecoderWork, tdec));
+    ws->dec.keep_att_pre = 0;
+    TAKE(dec.in, s->TB * s->m);
+    TAKE_IF(ws->with_backward, dec.mask_y, s->TB * s->m);
+    tdec_carve_work(&ws->dec.tdec, ar, &td, (int)s->B, (int)s->T, (int)s->S, ws->with_backward);
+    TAKE(dec.alpha, s->TB * s->S);
+    if (s->H > 1)
+        TAKE(dec.alpha_heads, s->TB * s->H * s->S);
+    else
+        ws->dec.alpha_heads = ws->dec.alpha;
+    TAKE(dec.active, s->T);
+    TAKE(dec.step_row, s->T + 1);
+    TAKE(dec.state_row, s->T + 1);
+    TAKE(dec.step_len, s->TB);
+    TAKE(ro.real_rows, s->N);
+    TAKE(ro.targets, s->N);
+}
+
 /* the decoder's stages': states and step rows, the attention's per-step buffers, the
  * plan of active rows, and the index of real target positions the readout gathers */
 static void carve_decoder(Workspace *ws, Arena *ar, const Shape *s)
 {
+    if (s->transformer) {
+        carve_transformer(ws, ar, s);
+        return;
+    }
     TAKE(dec.states, s->state_rows * s->p);
     TAKE(dec.in, s->rows * (s->m + s->d_h));
     TAKE_IF(ws->with_backward, dec.mask_y, s->rows * s->m);
@@ -99,7 +127,7 @@ static void carve_hard(Workspace *ws, Arena *ar, const Shape *s)
  * logits would be the largest activation of all (41 MiB at benchmark size L, batch 32) */
 static void carve_readout(Workspace *ws, Arena *ar, const Shape *s)
 {
-    TAKE(ro.in, s->N * (s->p + s->d_h + s->m));
+    TAKE_IF(!s->transformer, ro.in, s->N * (s->p + s->d_h + s->m));
     TAKE(ro.out, s->N * s->readout);
     TAKE_IF(ws->with_backward, ro.mask_t, s->N * s->readout);
     TAKE_IF(ws->with_backward, ro.dropped, s->N * s->readout);
@@ -112,6 +140,13 @@ static void carve_readout(Workspace *ws, Arena *ar, const Shape *s)
 static void carve_backward(Workspace *ws, Arena *ar, const Shape *s)
 {
     TAKE(grad.d_ro_out, s->N * s->readout);
+    if (s->transformer) { /* none of the recurrent decoder's */
+        const BackwardWork kept = ws->grad;
+        ws->grad = (BackwardWork){.d_hg = kept.d_hg, .d_ro_out = kept.d_ro_out};
+        TAKE(grad.d_tdec_out, s->TB * s->m);
+        return;
+    }
+    ws->grad.d_tdec_out = NULL;
     ws->grad.d_ro_in = ws->ro.in;
     TAKE(grad.d_states, s->state_rows * s->p);
     TAKE(grad.d_dec_in, s->rows * (s->m + s->d_h));
@@ -136,7 +171,7 @@ static Shape shape_of(const Workspace *ws, int B, int S, int T, int N, int R)
                    .Vy = (size_t)d->tgt_vocab, .K = attn_key_width(&ad),
                    .Q = attn_query_width(&ad), .A = attn_pre_width(&ad), .H = (size_t)ad.heads,
                    .Gd = cell_gates(d->dec_cell), .Cd = cell_cache_width(d->dec_cell),
-                   .attends = attn_has_weights(&ad)};
+                   .attends = attn_has_weights(&ad), .transformer = model_is_transformer(d)};
 }
 
 /* Points every buffer into the arena for a batch of (B, S, T, N) whose decoder computes
@@ -166,7 +201,7 @@ void model_workspace_carve(Workspace *ws, int B, int S, int T, int N, int R)
         return;
     const EncoderDims ed = model_encoder_dims(&ws->dims);
     const size_t enc_hg = encoder_ops(&ed)->backward_scratch(&ed, B, S);
-    const size_t dec_hg = s.state_rows * s.Gd * s.p, readout_end = ar->used;
+    const size_t dec_hg = s.transformer ? 0 : s.state_rows * s.Gd * s.p, readout_end = ar->used;
     ar->used = readout_start;
     TAKE(grad.d_hg, enc_hg > dec_hg ? enc_hg : dec_hg);
     if (ar->used < readout_end)

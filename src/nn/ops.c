@@ -316,3 +316,9 @@ SIMD_CLONES void softmax_xent_backward(real *dlogits, const real *probs, const i
         d[targets[r]] -= target;
     }
 }
+
+double sinusoid_position(int j, int u, int m)
+{
+    const double angle = j / pow(10000.0, (double)(u - u % 2) / m);
+    return u % 2 ? cos(angle) : sin(angle);
+}

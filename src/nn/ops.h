@@ -45,6 +45,11 @@ void embedding_forward(real *out, int ld_out, const real *E, const int *ids, int
 void embedding_backward(real *dE, const real *dout, int ld_dout, const int *ids, int skip_id,
                         int n, int dim);
 
+/* The sinusoidal positions of Vaswani et al. (2017): PE_{j, 2t} = sin(j / 10000^(2t/m)),
+ * PE_{j, 2t+1} = cos(the same), j from 0; entry u of position j for an even width m.
+ * Computed in double, as torch's reference does before casting. */
+double sinusoid_position(int j, int u, int m);
+
 /* y = tanh(x) for n values; y may alias x. */
 void tanh_forward(real *y, const real *x, size_t n);
 /* dx = dy * (1 - y^2) for n values, given y = tanh(x). Overwrites dx (which may alias

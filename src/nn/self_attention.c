@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "nn/heads.h"
 #include "nn/ops.h"
 
 void sa_carve(SelfAttnParams *p, TensorCarver *c, const SelfAttnDims *d)
@@ -84,55 +85,28 @@ void sa_carve_work(SelfAttnWork *w, Arena *ar, const SelfAttnDims *d, int B, int
 
 /* ---- the attention of one layer -------------------------------------------------- */
 
-/* p (rows of n, row stride ld) = softmax of each row over its first n entries. */
-static void softmax_rows(real *p, int rows, int n, int ld)
+/* Sentence b's queries, keys and values in qkv (S*B, 3d): its positions lie B rows apart. */
+static HeadsInput sentence_heads(const real *qkv, const int *len, int b, int S, int B, int H,
+                                 int d)
 {
-    for (int i = 0; i < rows; i++) {
-        real *row = p + (size_t)i * ld, max = row[0], sum = 0;
-        for (int j = 1; j < n; j++)
-            max = row[j] > max ? row[j] : max;
-        for (int j = 0; j < n; j++)
-            sum += row[j] = r_exp(row[j] - max);
-        const real inv = 1 / sum;
-        for (int j = 0; j < n; j++)
-            row[j] *= inv;
-    }
+    const real *Q = qkv + (size_t)b * 3 * d;
+    const int ld = 3 * d * B;
+    return (HeadsInput){Q, Q + d, Q + 2 * d, ld, ld, ld, len[b], len[b], 0, H, d, S,
+                        (long)S * S};
 }
 
 void sa_attend_forward(real *z, real *probs, real *mean, const real *mask_p, real *scratch,
                        const real *qkv, const int *len, int S, int B, int H, int d)
 {
-    const int hd = d / H, ld = 3 * d * B; /* a sentence's positions lie B rows apart */
     const size_t SS = (size_t)S * S;
-    const real scale = (real)(1 / sqrt((double)hd));
     if (mean)
         memset(mean, 0, sizeof(real) * B * SS);
+    memset(probs, 0, sizeof(real) * B * H * SS); /* 0 outside each sentence */
     for (int b = 0; b < B; b++) {
-        const int n = len[b];
-        for (int k = 0; k < H; k++) {
-            const real *Q = qkv + (size_t)b * 3 * d + k * hd, *K = Q + d, *V = Q + 2 * d;
-            real *P = probs + ((size_t)b * H + k) * SS, *zk = z + (size_t)b * d + k * hd;
-            /* P (n, n) = scale Q^k (n, hd) . K^k^T (hd, n), then the softmax of each row */
-            memset(P, 0, sizeof(real) * SS);
-            matmul(CblasNoTrans, CblasTrans, n, n, hd, scale, Q, ld, K, ld, 0, P, S);
-            softmax_rows(P, n, n, S);
-            if (mean)
-                for (int i = 0; i < n; i++)
-                    for (int j = 0; j < n; j++)
-                        mean[(size_t)b * SS + (size_t)i * S + j] += P[(size_t)i * S + j] / H;
-            const real *used = P;
-            if (mask_p) { /* dropout on the weights: they no longer sum to 1 */
-                const real *M = mask_p + ((size_t)b * H + k) * SS;
-                for (int i = 0; i < n; i++)
-                    for (int j = 0; j < n; j++)
-                        scratch[(size_t)i * S + j] = P[(size_t)i * S + j] * M[(size_t)i * S + j];
-                used = scratch;
-            }
-            /* z^k (n, hd; row stride B d) = P' (n, n) . V^k (n, hd) */
-            matmul(CblasNoTrans, CblasNoTrans, n, hd, n, 1, used, S, V, ld, 0, zk, B * d);
-            for (int i = n; i < S; i++)
-                memset(zk + (size_t)i * B * d, 0, sizeof(real) * hd);
-        }
+        const HeadsInput in = sentence_heads(qkv, len, b, S, B, H, d);
+        const size_t at = (size_t)b * H * SS;
+        heads_forward(z + (size_t)b * d, B * d, S, probs + at, mean ? mean + b * SS : NULL,
+                      mask_p ? mask_p + at : NULL, scratch, &in);
     }
 }
 
@@ -140,51 +114,14 @@ void sa_attend_backward(real *dqkv, const real *dz, const real *probs, const rea
                         real *scratch, const real *qkv, const int *len, int S, int B, int H,
                         int d)
 {
-    const int hd = d / H, ld = 3 * d * B;
     const size_t SS = (size_t)S * S;
-    const real scale = (real)(1 / sqrt((double)hd));
-    real *dropped = scratch, *dP = scratch + SS;
     memset(dqkv, 0, sizeof(real) * (size_t)S * B * 3 * d);
     for (int b = 0; b < B; b++) {
-        const int n = len[b];
-        for (int k = 0; k < H; k++) {
-            const size_t at = (size_t)b * 3 * d + k * hd;
-            const real *Q = qkv + at, *K = Q + d, *V = Q + 2 * d;
-            real *dQ = dqkv + at, *dK = dQ + d, *dV = dQ + 2 * d;
-            const real *P = probs + ((size_t)b * H + k) * SS;
-            const real *M = mask_p ? mask_p + ((size_t)b * H + k) * SS : NULL;
-            const real *dzk = dz + (size_t)b * d + k * hd;
-            const real *used = P;
-            if (M) {
-                for (int i = 0; i < n; i++)
-                    for (int j = 0; j < n; j++)
-                        dropped[(size_t)i * S + j] = P[(size_t)i * S + j] * M[(size_t)i * S + j];
-                used = dropped;
-            }
-            /* forward: z^k = P' V^k, so dP' (n, n) = dz^k (n, hd) . V^k^T and
-             * dV^k (n, hd) += P'^T (n, n) . dz^k */
-            matmul(CblasNoTrans, CblasTrans, n, n, hd, 1, dzk, B * d, V, ld, 0, dP, S);
-            matmul(CblasTrans, CblasNoTrans, n, hd, n, 1, used, S, dzk, B * d, 1, dV, ld);
-            /* forward: P' = P * M and P = softmax(E) by rows, so
-             * dE_ij = P_ij (dP_ij - sum_j' P_ij' dP_ij'), with dP = dP' * M; E = scale Q K^T
-             * takes the scale */
-            for (int i = 0; i < n; i++) {
-                const real *Pi = P + (size_t)i * S;
-                real *dPi = dP + (size_t)i * S;
-                if (M)
-                    for (int j = 0; j < n; j++)
-                        dPi[j] *= M[(size_t)i * S + j];
-                real dot = 0;
-                for (int j = 0; j < n; j++)
-                    dot += Pi[j] * dPi[j];
-                for (int j = 0; j < n; j++)
-                    dPi[j] = scale * Pi[j] * (dPi[j] - dot);
-            }
-            /* forward: E = scale Q^k K^k^T, so dQ^k (n, hd) += dE . K^k, dK^k += dE^T . Q^k
-             * (the scale is in dE already) */
-            matmul(CblasNoTrans, CblasNoTrans, n, hd, n, 1, dP, S, K, ld, 1, dQ, ld);
-            matmul(CblasTrans, CblasNoTrans, n, hd, n, 1, dP, S, Q, ld, 1, dK, ld);
-        }
+        const HeadsInput in = sentence_heads(qkv, len, b, S, B, H, d);
+        const size_t at = (size_t)b * H * SS;
+        real *dQ = dqkv + (size_t)b * 3 * d;
+        heads_backward(dQ, dQ + d, dQ + 2 * d, dz + (size_t)b * d, B * d, probs + at,
+                       mask_p ? mask_p + at : NULL, scratch, &in);
     }
 }
 

@@ -62,6 +62,37 @@ static int check_pair(const Config *cfg, Error *err, const char *what, const cha
 
 /* An image model's own rules: 1 to CONV_MAX_LAYERS conv blocks, each halving the
  * picture, and its corpora given as .src/.tgt files (the .src lines are paths). */
+/* The Transformer decoder's own conditions: heads that split the embedding width, sine and
+ * cosine positions in pairs, and none of what only a recurrent decoder's attention has. */
+static int check_transformer_decoder(Config *cfg, Error *err)
+{
+    const long m = cfg->model.embedding_size, H = cfg->model.attention_heads;
+    if (m % H != 0)
+        return key_error(cfg, err, "model.attention_heads", "model.attention_heads: %ld heads "
+                         "split the Transformer decoder's width model.embedding_size = %ld in "
+                         "equal slices, and %ld is not divisible by %ld", H, m, m, H);
+    if (m % 2 != 0)
+        return key_error(cfg, err, "model.embedding_size", "model.embedding_size: %ld, but "
+                         "model.decoder_cell none adds sine and cosine positions in pairs: it "
+                         "must be even", m);
+    if (cfg->model.attention_mode == ATTENTION_HARD)
+        return key_error(cfg, err, "model.attention_mode", "model.attention_mode: hard samples "
+                         "a recurrent decoder's attention; the Transformer decoder's "
+                         "(model.decoder_cell none) is soft");
+    if (cfg->model.context_gate)
+        return key_error(cfg, err, "model.context_gate", "model.context_gate: the gate scales "
+                         "a recurrent decoder's context; the Transformer decoder "
+                         "(model.decoder_cell none) has none");
+    if (cfg->training.doubly_stochastic > 0)
+        return key_error(cfg, err, "training.doubly_stochastic", "training.doubly_stochastic: "
+                         "not available with the Transformer decoder (model.decoder_cell none)");
+    if (cfg->training.attention_supervision > 0)
+        return key_error(cfg, err, "training.attention_supervision",
+                         "training.attention_supervision: not available with the Transformer "
+                         "decoder (model.decoder_cell none)");
+    return 0;
+}
+
 static int check_image_model(Config *cfg, Error *err)
 {
     const ConfigIntList *ch = &cfg->model.conv_channels;
@@ -132,11 +163,13 @@ int config_validate(Config *cfg, Error *err)
     }
     if (cfg->model.encoder == CONFIG_ENCODER_IMAGE && check_image_model(cfg, err) < 0)
         return -1;
+    if (cfg->model.decoder_cell == DECODER_CELL_NONE && check_transformer_decoder(cfg, err) < 0)
+        return -1;
     /* the dot score, s_{i-1} . h_j, needs p = d_h = 2n; heads split vectors evenly
      * (model/MODEL.md) */
     const Dims dims = config_model_dims(cfg, 1, 1);
     const AttnDims attn = model_attn_dims(&dims);
-    const int problems = attn_size_problems(&attn);
+    const int problems = model_is_transformer(&dims) ? 0 : attn_size_problems(&attn);
     /* d_h, the annotations' width, in the keys that set it */
     const char *d_h_keys = dims.encoder == ENCODER_ATTN    ? "model.embedding_size"
                            : dims.encoder == ENCODER_IMAGE ? "the last of model.conv_channels"
@@ -298,7 +331,8 @@ long config_warmup_steps(const Config *cfg)
     /* post-LN layers at Adam's usual rates start learning late, later on some CPUs than
      * others (issue 25: the demo with 2 layers at 66% exact after 120 s where it reaches
      * 98%); a linear warm-up is the standard cure (Xiong et al. 2020) */
-    return config_model_dims(cfg, 1, 1).sa_layers > 0 ? CONFIG_SELF_ATTENTION_WARMUP : 0;
+    const Dims d = config_model_dims(cfg, 1, 1);
+    return d.sa_layers > 0 || model_is_transformer(&d) ? CONFIG_SELF_ATTENTION_WARMUP : 0;
 }
 
 void config_keep_older_behaviour(Config *cfg)
@@ -344,7 +378,8 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
               .encoder = cfg->model.encoder_cell == ENCODER_CELL_NONE ? ENCODER_ATTN : ENCODER_BIRNN,
               .enc_cell = cfg->model.encoder_cell == ENCODER_CELL_NONE ? CELL_GRU
                                                                        : (CellKind)cfg->model.encoder_cell,
-              .dec_cell = cfg->model.decoder_cell,
+              .dec_cell = cfg->model.decoder_cell == DECODER_CELL_NONE ? CELL_GRU
+                                                                       : (CellKind)cfg->model.decoder_cell,
               .enc_layers = (int)cfg->model.encoder_layers,
               .sa_layers = (int)cfg->model.self_attention_layers,
               .sa_heads = (int)cfg->model.self_attention_heads,
@@ -361,6 +396,17 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
         for (int l = 0; l < d.conv_layers; l++)
             d.conv_channels[l] = (int)cfg->model.conv_channels.v[l];
         d.grid_positions = cfg->model.grid_positions;
+    }
+    if (cfg->model.decoder_cell == DECODER_CELL_NONE) {
+        /* its widths: embedding_size through every layer, the output layer reading the
+         * last one's; its attention is its own (no score, no gate, soft) */
+        d.decoder = DECODER_TRANSFORMER;
+        d.dec_layers = (int)cfg->model.decoder_layers;
+        d.dec_ffn = cfg->model.self_attention_ffn ? (int)cfg->model.self_attention_ffn : 4 * d.emb;
+        d.readout = d.emb;
+        d.score = SCORE_DOT; /* unused: model_attn_dims speaks for the cross-attention */
+        d.hard = 0;
+        d.context_gate = 0;
     }
     /* what the configured model has no use for (config_usage.c) takes no part in it */
     if (d.score == SCORE_NONE) {

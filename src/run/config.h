@@ -18,8 +18,9 @@
 #define CONFIG_STR_MAX 1024
 #define CONFIG_MAX_KEYS 128
 #define CONFIG_MAX_LIST 32
-/* model.encoder_cell: none, after the cells */
+/* model.encoder_cell: none and model.decoder_cell: none, after the cells */
 #define ENCODER_CELL_NONE N_CELLS
+#define DECODER_CELL_NONE N_CELLS
 
 /* A list of integers, e.g. alignments.lines: [3, 17, 42]. */
 /* The most shards training.shards allows: beyond the cores of one machine, each shard
@@ -75,8 +76,8 @@ typedef struct {
         ScoreKind attention;
         long attention_heads;
         int encoder_cell; /* a CellKind, or ENCODER_CELL_NONE: the attention-only encoder */
-        CellKind decoder_cell;
-        long encoder_layers;
+        int decoder_cell; /* a CellKind, or DECODER_CELL_NONE: the Transformer decoder */
+        long encoder_layers, decoder_layers;
         long self_attention_layers, self_attention_heads, self_attention_ffn;
         double self_attention_dropout;
         double embedding_dropout, readout_dropout;

@@ -24,8 +24,10 @@ static const char *const attention_mode_names[] = {"soft", "hard", NULL};
 static const char *const hard_reward_names[] = {"sentence", "token", NULL};
 static const char *const encoder_names[] = {"text", "image", NULL};
 const char *const decode_mode_names[] = {"auto", "soft", "argmax", NULL};
-/* cell_names (CellKind order), then none: ENCODER_CELL_NONE, the attention-only encoder */
+/* cell_names (CellKind order), then none: ENCODER_CELL_NONE, the attention-only encoder,
+ * and DECODER_CELL_NONE, the Transformer decoder */
 static const char *const encoder_cell_names[] = {"gru", "lstm", "rnn", "none", NULL};
+static const char *const decoder_cell_names[] = {"gru", "lstm", "rnn", "none", NULL};
 
 #define OFF(field) offsetof(Config, field)
 #define BIG 1e18
@@ -115,8 +117,10 @@ const KeySpec config_keys[] = {
     "attention heads: each scores its own slices of the query, the keys and the annotations, and reads its slice of the context (src/model/MODEL.md); the alignment is their mean"},
     {"model.encoder_cell", T_ENUM, OFF(model.encoder_cell), "gru", 0, 0, encoder_cell_names, 0,
     "encoder cell, in torch.nn's gate layout (rnn: tanh); none: no recurrent encoder, only positions and the self-attention layers (src/model/MODEL.md)"},
-    {"model.decoder_cell", T_ENUM, OFF(model.decoder_cell), "gru", 0, 0, cell_names, 0,
-    "decoder cell (an LSTM decoder starts from cell state 0, or with encoder_cell none from tanh(W_c mean + b_c))"},
+    {"model.decoder_cell", T_ENUM, OFF(model.decoder_cell), "gru", 0, 0, decoder_cell_names, 0,
+    "decoder cell (an LSTM decoder starts from cell state 0, or with encoder_cell none from tanh(W_c mean + b_c)); none: the Transformer decoder, decoder_layers layers of masked self-attention, cross-attention over the annotations and a feed-forward network, embedding_size wide (src/model/MODEL.md)"},
+    {"model.decoder_layers", T_INT, OFF(model.decoder_layers), "1", 1, DEC_MAX_LAYERS, NULL, 0,
+    "the Transformer decoder's layers (decoder_cell none), each torch.nn.TransformerDecoderLayer (post-LN, relu) with attention_heads heads, self_attention_ffn inner width (0: 4 embedding_size) and self_attention_dropout"},
     {"model.encoder_layers", T_INT, OFF(model.encoder_layers), "1", 1, 4, NULL, 0,
     "stacked bidirectional encoder layers; each above the first reads [fwd_h; bwd_h] of the one below"},
     {"model.self_attention_layers", T_INT, OFF(model.self_attention_layers), "0", 0, SA_MAX_LAYERS,

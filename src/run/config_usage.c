@@ -16,8 +16,17 @@ static const char *why_unused(const Config *cfg, const char *path)
     const int image = cfg->model.encoder == CONFIG_ENCODER_IMAGE;
     const int rnn = cfg->model.encoder_cell != ENCODER_CELL_NONE && !image;
     const int no_valid = !cfg->data.valid_src[0] && !cfg->data.valid_tsv[0];
+    const int transformer = cfg->model.decoder_cell == DECODER_CELL_NONE;
 #define IS(p) (!strcmp(path, (p)))
 #define STARTS(p) (!strncmp(path, (p), strlen(p)))
+    if (transformer && (IS("model.decoder_size") || IS("model.attention") ||
+                        IS("model.attention_size") || IS("model.readout_size") ||
+                        IS("translate.attention_mode")))
+        return "the Transformer decoder (model.decoder_cell none) is embedding_size wide and "
+               "attends through its own layers";
+    if (IS("model.decoder_layers") && !transformer)
+        return "a recurrent decoder has one layer (model.decoder_layers counts the Transformer "
+               "decoder's)";
     if (IS("model.attention_size") && cfg->model.attention != SCORE_ADDITIVE &&
         cfg->model.attention != SCORE_SCALED_DOT)
         return none ? "model.attention none has no attention layer"
@@ -28,7 +37,8 @@ static const char *why_unused(const Config *cfg, const char *path)
     if (IS("model.self_attention_layers") && none && rnn)
         return "model.attention none reads no annotations, only the encoder's final states";
     if ((IS("model.self_attention_heads") || IS("model.self_attention_ffn") ||
-         IS("model.self_attention_dropout")) && config_model_dims(cfg, 1, 1).sa_layers == 0)
+         IS("model.self_attention_dropout")) && config_model_dims(cfg, 1, 1).sa_layers == 0 &&
+        !(transformer && !IS("model.self_attention_heads")))
         return "the model has no self-attention layers";
     if (image && (IS("model.encoder_cell") || IS("model.encoder_size") ||
                   IS("model.encoder_layers") || IS("data.src_vocab_size") ||

@@ -108,8 +108,10 @@ static int load_dims(Dims *d, const Config *cfg, const Section *s, const char *n
     d->dec_hidden = (int)v[4];
     d->attn = (int)v[5];
     d->readout = (int)v[6];
-    if (cfg->model.self_attention_ffn == 0) /* 4 d_h, of the file's sizes */
+    if (cfg->model.self_attention_ffn == 0) { /* 4 d_h and 4 m, of the file's sizes */
         d->sa_ffn = 4 * model_annotation_width(d);
+        d->dec_ffn = model_is_transformer(d) ? 4 * d->emb : 0;
+    }
     if (d->tie_output && d->readout != d->emb) /* W_o is E_y: the shapes must agree */
         return error_set(err, "checkpoint `%s`: a tied output layer with readout size %d and "
                          "embedding size %d (they must be equal)", name, d->readout, d->emb);

@@ -62,6 +62,7 @@ typedef struct {
     int B, seed;                 /* sentence pairs in the batch; the seed of every stream */
     int score, encoder, enc_cell, dec_cell; /* ScoreKind, EncoderKind, CellKind, CellKind */
     int enc_layers, heads, sa_layers, sa_heads, sa_ffn;
+    int dec_layers, dec_ffn;     /* the Transformer decoder's (dec_layers > 0; l = m) */
     double embedding_dropout, readout_dropout, sa_dropout, label_smoothing;
     int hard, token_reward; /* hard attention's surrogate (HardAttention's fields): */
     double expected_prob, reinforce_weight, entropy_weight, baseline, token_baseline;
@@ -115,6 +116,7 @@ static const Setting SETTINGS[] = {
     INT_SETTING(enc_layers, 1, MODEL_MAX_LAYERS), INT_SETTING(heads, 1, ATTN_MAX_HEADS),
     INT_SETTING(sa_layers, 0, SA_MAX_LAYERS), INT_SETTING(sa_heads, 1, ATTN_MAX_HEADS),
     INT_SETTING(sa_ffn, 0, 65536),
+    INT_SETTING(dec_layers, 0, DEC_MAX_LAYERS), INT_SETTING(dec_ffn, 0, 65536),
     /* the probabilities as the config takes them */
     REAL_SETTING(embedding_dropout, 0, 0.9), REAL_SETTING(readout_dropout, 0, 0.9),
     REAL_SETTING(sa_dropout, 0, 0.9), REAL_SETTING(label_smoothing, 0, 0.9),
@@ -379,6 +381,12 @@ static Dims setup_dims(Setup *s)
     }
     if (d.sa_ffn == 0)
         d.sa_ffn = s->sa_ffn = 4 * model_annotation_width(&d);
+    if (s->dec_layers > 0) { /* the output layer reads the decoder's m-wide output */
+        d.decoder = DECODER_TRANSFORMER;
+        d.dec_layers = s->dec_layers;
+        d.dec_ffn = s->dec_ffn = s->dec_ffn ? s->dec_ffn : 4 * s->m;
+        d.readout = s->l = s->m;
+    }
     return d;
 }
 
@@ -459,6 +467,24 @@ static void print_masks(const Workspace *ws, const Regularization *reg, const Ba
     }
     if (reg->readout_dropout > 0)
         print_reals("mask_t", ws->ro.mask_t, (size_t)ws->N * d->readout);
+    for (int l = 0; l < d->dec_layers && model_is_transformer(d) &&
+                    reg->self_attention_dropout > 0; l++) {
+        const TdecLayerWork *x = &ws->dec.tdec.layer[l];
+        const size_t TB = (size_t)bt->tgt_steps * B, T = bt->tgt_steps, S = bt->src_steps;
+        const size_t H = d->heads;
+        const struct {
+            const char *name;
+            const real *mask;
+            size_t count;
+        } dec[] = {{"mask_sp", x->mask_sp, B * H * T * T}, {"mask_sa", x->mask_sa, TB * d->emb},
+                   {"mask_cp", x->mask_cp, B * H * T * S}, {"mask_ca", x->mask_ca, TB * d->emb},
+                   {"mask_r", x->mask_r, TB * d->dec_ffn}, {"mask_o", x->mask_o, TB * d->emb}};
+        for (size_t k = 0; k < sizeof dec / sizeof *dec; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "dec%d.%s", l + 1, dec[k].name);
+            print_reals(name, dec[k].mask, dec[k].count);
+        }
+    }
     for (int l = 0; l < d->sa_layers && reg->self_attention_dropout > 0; l++) {
         const SelfAttnLayerWork *x = &ws->enc.sa.layer[l];
         const size_t SB = (size_t)bt->src_steps * B, d_h = model_annotation_width(d);

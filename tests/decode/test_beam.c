@@ -55,9 +55,12 @@ static int source_words(const Checkpoint *ck, int b, int *ids)
 
 /* The largest difference between hypothesis h's attention rows, as the beam traced them
  * through its parents, and the teacher-forced pass's over source b and h's words (ws a
- * forward workspace for one pair). */
+ * forward workspace for one pair); and, for a hypothesis that ended, the difference of
+ * its log-probability from the forced pass's over its words and </s>, relative to
+ * 1 + |log p| (*lp_off; 0 for a cut one). A step decoded over cached keys and values
+ * (the Transformer decoder) must compute what the whole pass computes at its row. */
 static double forced_attention_difference(const Checkpoint *ck, Workspace *ws, int b,
-                                          const Hypothesis *h)
+                                          const Hypothesis *h, double *lp_off)
 {
     int ids[7];
     const int n = source_words(ck, b, ids), S = n + 1;
@@ -65,7 +68,8 @@ static double forced_attention_difference(const Checkpoint *ck, Workspace *ws, i
     batch_init(&one, 1, S, MAX_OUT + 1);
     const int *sp = ids, *tp = h->tokens;
     batch_fill(&one, 1, &sp, &n, &tp, &h->len);
-    model_forward(ws, &ck->model.params, &one);
+    const double forced_nll = model_forward(ws, &ck->model.params, &one) * (h->len + 1);
+    *lp_off = h->ended ? fabs(-forced_nll - h->logprob) / (1 + fabs(h->logprob)) : 0;
     double worst = 0;
     for (int i = 0; i < h->len + h->ended; i++) /* a cut hypothesis has no </s> row */
         for (int j = 0; j < S; j++)
@@ -250,7 +254,7 @@ static void check_beam_against_plain(const char *run, double random_scale)
     int n_fin[N_SOURCES];
     Workspace forced;
     model_workspace_init(&forced, &ck.model.dims, 1, 8, MAX_OUT + 1, 0);
-    double worst = 0;
+    double worst = 0, worst_lp = 0;
     const int beams[] = {2, 3, MAX_BEAM};
     const double alphas[] = {0, 1};
     for (size_t k = 0; k < 2 * sizeof beams / sizeof *beams; k++)
@@ -280,18 +284,26 @@ static void check_beam_against_plain(const char *run, double random_scale)
                      * (issue 41: the wrong parent's rows passed this suite): what the
                      * model computes teacher-forced on its words */
                     if (K == MAX_BEAM && n_best == K && alphas[a] > 0) {
-                        const double off = forced_attention_difference(&ck, &forced, b, h);
+                        double lp_off;
+                        const double off = forced_attention_difference(&ck, &forced, b, h,
+                                                                        &lp_off);
                         worst = fmax(worst, off);
+                        worst_lp = fmax(worst_lp, lp_off);
                         ck_assert_msg(off <= 1e-5, "%s weights, source %d, hypothesis %d: its "
                                       "attention differs from the forced pass's by %.2e", what,
                                       b, i, off);
+                        ck_assert_msg(lp_off <= 1e-5, "%s weights, source %d, hypothesis %d: "
+                                      "log p %.9g, the forced pass's differs by %.2e of 1 + "
+                                      "|log p|", what, b, i, h->logprob, lp_off);
                     }
                 }
                 nbest_free(&nb[b]);
             }
         }
-    printf("beam %d's hypotheses (%s weights) against teacher forcing: attention differs by at "
-           "most %.2e\n", MAX_BEAM, random_scale > 0 ? "random" : "trained", worst);
+    printf("beam %d's hypotheses (%s weights, %s) against teacher forcing: attention differs by "
+           "at most %.2e, log-probabilities by %.2e of 1 + |log p|\n", MAX_BEAM,
+           random_scale > 0 ? "random" : "trained", dec.dims.decoder ? "Transformer" : "GRU",
+           worst, worst_lp);
     model_workspace_free(&forced);
     decoder_free(&dec);
     batch_free(&bt);
@@ -299,11 +311,19 @@ static void check_beam_against_plain(const char *run, double random_scale)
 }
 
 /* Runs check on the tiny model trained, then with random weights. */
-static void trained_and_random(const char *name, void (*check)(const char *run,
-                                                               double random_scale))
+/* The whole Transformer of the tiny setup: attention-only encoder, 2 decoder layers, 2
+ * heads (its decoding steps read cached keys and values, reordered with the beams). */
+static const char *const TRANSFORMER[] = {"model.encoder_cell=none", "model.self_attention_layers=1",
+                                          "model.decoder_cell=none", "model.decoder_layers=2",
+                                          "model.attention_heads=2", NULL};
+
+/* Runs check on the tiny model (extra: its --set overrides, NULL: the default GRU model)
+ * trained, then with random weights. */
+static void trained_and_random(const char *name, const char *const *extra,
+                               void (*check)(const char *run, double random_scale))
 {
     char dir[512], run[600];
-    tiny_model_run(dir, sizeof dir, name, NULL);
+    tiny_model_run(dir, sizeof dir, name, extra);
     snprintf(run, sizeof run, "%s/run", dir);
     check(run, 0);
     check(run, 1);
@@ -311,13 +331,20 @@ static void trained_and_random(const char *name, void (*check)(const char *run,
 
 START_TEST(beam_of_one_is_greedy_decoding)
 {
-    trained_and_random("beam1", check_beam_of_one);
+    trained_and_random("beam1", NULL, check_beam_of_one);
+    trained_and_random("beam1-transformer", TRANSFORMER, check_beam_of_one);
 }
 END_TEST
 
 START_TEST(beam_search_is_the_plain_search_it_describes)
 {
-    trained_and_random("beam-plain", check_beam_against_plain);
+    trained_and_random("beam-plain", NULL, check_beam_against_plain);
+}
+END_TEST
+
+START_TEST(transformer_beam_search_is_the_plain_search_and_the_forced_pass)
+{
+    trained_and_random("beam-plain-transformer", TRANSFORMER, check_beam_against_plain);
 }
 END_TEST
 
@@ -328,6 +355,7 @@ Suite *beam_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, beam_of_one_is_greedy_decoding);
     tcase_add_test(tc, beam_search_is_the_plain_search_it_describes);
+    tcase_add_test(tc, transformer_beam_search_is_the_plain_search_and_the_forced_pass);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -50,6 +50,15 @@ static const ModelVariant VARIANTS[] = {
     {.name = "image encoder, attention supervision 0.8, 2 heads", .encoder = ENCODER_IMAGE,
      .heads = 2, .attention_supervision = 0.8},
     {.name = "output tied to E_y (l = m)", .tie_output = 1},
+    {.name = "Transformer decoder, 1 layer, GRU encoder", .dec_layers = 1},
+    {.name = "Transformer decoder, 2 layers (2 heads), LSTM encoder, 1 self-attention layer",
+     .dec_layers = 2, .heads = 2, .enc_cell = CELL_LSTM, .sa_layers = 1, .sa_heads = 2},
+    {.name = "the whole Transformer: attention-only encoder, 2 + 2 layers (3 heads)",
+     .encoder = ENCODER_ATTN, .sa_layers = 2, .sa_heads = 2, .dec_layers = 2, .heads = 3},
+    {.name = "image encoder, Transformer decoder (2 heads)", .encoder = ENCODER_IMAGE,
+     .dec_layers = 1, .heads = 2},
+    {.name = "Transformer decoder, output tied to E_y, label smoothing", .dec_layers = 1,
+     .tie_output = 1, .label_smoothing = 0.1},
     /* FIXTURE_FIRST_DROPOUT: from here on, draws that depend on the batch's layout */
     {.name = "embedding dropout 0.3, readout dropout 0.4", .embedding_dropout = 0.3,
      .readout_dropout = 0.4},
@@ -86,6 +95,12 @@ static const ModelVariant VARIANTS[] = {
     {.name = "output tied to E_y, LSTM, embedding and readout dropout, smoothing",
      .tie_output = 1, .enc_cell = CELL_LSTM, .dec_cell = CELL_LSTM, .embedding_dropout = 0.3,
      .readout_dropout = 0.2, .label_smoothing = 0.1},
+    {.name = "the whole Transformer, 2 + 2 layers (2 heads), every dropout, smoothing",
+     .encoder = ENCODER_ATTN, .sa_layers = 2, .sa_heads = 2, .dec_layers = 2, .heads = 2,
+     .embedding_dropout = 0.2, .readout_dropout = 0.3, .sa_dropout = 0.3,
+     .label_smoothing = 0.1},
+    {.name = "Transformer decoder, 2 layers, GRU encoder, dropout", .dec_layers = 2,
+     .embedding_dropout = 0.3, .sa_dropout = 0.4},
 };
 _Static_assert(sizeof VARIANTS / sizeof VARIANTS[0] == FIXTURE_N_VARIANTS,
                "FIXTURE_N_VARIANTS counts the table");
@@ -130,6 +145,14 @@ Dims fixture_variant_dims(int v)
         d.src_vocab = N_SPECIAL_TOKENS;
         if (x.score == SCORE_DOT)
             d.dec_hidden = 4;
+    }
+    if (x.dec_layers > 0) { /* m = 4 (6 attention-only): even, for the positions' pairs */
+        d.decoder = DECODER_TRANSFORMER;
+        d.dec_layers = x.dec_layers;
+        d.dec_ffn = 5;
+        if (x.encoder != ENCODER_ATTN)
+            d.emb = 4;
+        d.readout = d.emb;
     }
     d.context_gate = x.context_gate;
     d.sa_layers = x.sa_layers;

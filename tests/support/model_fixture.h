@@ -32,6 +32,9 @@ typedef struct {
     int enc_layers;          /* 0: 1 */
     int heads;               /* attention heads; 0: 1 */
     int sa_layers, sa_heads; /* self-attention layers (feed-forward width 6); heads 0: 4 */
+    int dec_layers;          /* > 0: the Transformer decoder of that many layers (FFN width
+                              * 5, m = 4 or with the attention-only encoder 6; `heads`
+                              * its heads) */
     double embedding_dropout, readout_dropout, sa_dropout, label_smoothing;
     /* hard attention (model.attention_mode hard), trained by its surrogate with lambda_r
      * 1 and b_tok = b / 4: */
@@ -45,7 +48,7 @@ typedef struct {
  * draw from a stream (dropout's masks, hard attention's samples) in a way that depends
  * on the batch's layout, or (the doubly stochastic term) weigh captions, not tokens, so
  * checks that compare layouts leave them out. */
-enum { FIXTURE_N_VARIANTS = 40, FIXTURE_FIRST_DROPOUT = 27, FIXTURE_IMAGE_SIZE = 8 };
+enum { FIXTURE_N_VARIANTS = 47, FIXTURE_FIRST_DROPOUT = 32, FIXTURE_IMAGE_SIZE = 8 };
 /* Variant v (0 to FIXTURE_N_VARIANTS - 1), its defaults filled in. */
 ModelVariant fixture_variant(int v);
 /* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,
