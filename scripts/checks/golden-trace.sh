@@ -117,6 +117,9 @@ run rnn 60 --set model.encoder_cell=rnn --set model.decoder_cell=rnn
 run lstm-deep-dropout 60 --set model.encoder_cell=lstm --set model.decoder_cell=lstm \
     --set model.encoder_layers=2 --set model.embedding_dropout=0.2 \
     --set model.readout_dropout=0.3 --set training.label_smoothing=0.1
+run self-attention-dropout 60 --set model.self_attention_layers=2 \
+    --set model.self_attention_heads=2 --set model.self_attention_dropout=0.2
+run attention-only 60 --set model.encoder_cell=none --set model.self_attention_layers=1
 run sgd-clipped 60 --set training.optimizer=sgd --set training.learning_rate=0.5 \
     --set training.clip_grad_norm=0.5
 run trained 600

@@ -143,7 +143,7 @@ static int align_corpus(const SavedModel *ck, const Corpus *c, AlignScores *sc, 
     const char **sw = xmalloc_array((size_t)c->max_src_len + 1, sizeof(char *));
     const char **tw = xmalloc_array((size_t)c->max_tgt_len + 1, sizeof(char *));
     long next_line = 1; /* empty pairs were skipped: they get empty lines */
-    AttnMatrix heads[ATTN_MAX_HEADS], self[SA_MAX_LAYERS];
+    AlignExtraRoom room;
     for (int first = 0; first < c->n && rc == 0; first += ALIGN_BATCH) {
         int count = c->n - first < ALIGN_BATCH ? c->n - first : ALIGN_BATCH;
         if ((rc = corpus_batch(c, NULL, first, count, 1, &bt, err)) < 0)
@@ -173,7 +173,7 @@ static int align_corpus(const SavedModel *ck, const Corpus *c, AlignScores *sc, 
                     sw[j] = picture ? cell[j] : vocab_word(&ck->src_vocab, bt.src[j * count + k]);
                 for (int i = 0; i < m.rows; i++)
                     tw[i] = vocab_word(&ck->tgt_vocab, bt.tgt_out[i * count + k]);
-                AlignExtras extra = align_extras_of_pass(&ws, k, m.rows, m.cols, heads, self);
+                AlignExtras extra = align_extras_of_pass(&ws, k, m.rows, m.cols, &room);
                 extra.image = picture ? c->pics.paths[pair] : NULL;
                 if (align_write_json(out, ck->step, -1, c->line_no[pair], sw, tw, &m, &extra) < 0)
                     out = NULL; /* the error stays on the stream: reported at its close */

@@ -19,6 +19,7 @@
 
 static const char EXPLAIN_USAGE[] =
     "usage: s2s explain --model CKPT [--tgt \"TARGET\"] [--step I] [--head K] [--self L]\n"
+    "                   [--dec-self L]\n"
     "                   [--format text|json|html] [--max-cols N]\n"
     "                   [--attention-mode auto|soft|argmax]\n"
     "                   < source-line\n"
@@ -36,6 +37,11 @@ static const char EXPLAIN_USAGE[] =
     "--self L: the encoder's self-attention layer L (from 1) at source position --step\n"
     "instead: the position's query, the keys, the values, the scores, the weights, what\n"
     "it gathers and the layer's output there (no --tgt: the layer reads the source alone).\n"
+    "A Transformer decoder's step (model.decoder_cell none) is its last layer's: the\n"
+    "layer's input rows, the step's query, the cached keys and values of the positions so\n"
+    "far, the scores, the causal mask, each head's weights and what they gather, then its\n"
+    "cross-attention over H (\"alpha\", \"context\" in JSON) and the layer's output.\n"
+    "--dec-self L: layer L's masked self-attention at target step --step instead.\n"
     "--format json: one object, every value the shortest text that reads back as the same\n"
     "float. --format html: one page, each tensor drawn with its values in the cells.\n"
     "--max-cols N (default 8): columns past N are counted, not printed (text, html).\n"
@@ -51,6 +57,7 @@ typedef struct {
     int step, head, max_cols;
     int json; /* the --format: 0 text, 1 json, 2 html */
     int self; /* --self L (from 1), 0: the decoder's attention */
+    int dec_self; /* --dec-self L (from 1): a Transformer decoder's self-attention */
     int attention_mode; /* a ConfigDecodeMode, -1: the model's translate.attention_mode */
 } ExplainOptions;
 
@@ -64,12 +71,13 @@ static int positive(const char *value, long most)
 
 static int parse_options(ExplainOptions *o, int argc, char **argv)
 {
-    enum { HELP, MODEL, TGT, STEP, HEAD, FORMAT, MAX_COLS, MODE, EXAMPLE, SELF };
+    enum { HELP, MODEL, TGT, STEP, HEAD, FORMAT, MAX_COLS, MODE, EXAMPLE, SELF, DEC_SELF };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [MODEL] = {"--model", 1}, [TGT] = {"--tgt", 1},
         [STEP] = {"--step", 1}, [HEAD] = {"--head", 1}, [FORMAT] = {"--format", 1},
         [MAX_COLS] = {"--max-cols", 1}, [MODE] = {"--attention-mode", 1},
-        [EXAMPLE] = {"--example", 1}, [SELF] = {"--self", 1}, {NULL, 0}};
+        [EXAMPLE] = {"--example", 1}, [SELF] = {"--self", 1}, [DEC_SELF] = {"--dec-self", 1},
+        {NULL, 0}};
     static const char *const EXAMPLES[] = {"dot", "general", "qkv", NULL};
     static const char *const FORMATS[] = {"text", "json", "html", NULL};
     *o = (ExplainOptions){.step = 1, .head = -1, .max_cols = 8, .attention_mode = -1};
@@ -115,6 +123,11 @@ static int parse_options(ExplainOptions *o, int argc, char **argv)
                 return cmd_usage_error("--self: expected a self-attention layer from 1 to "
                                        SA_MAX_LAYERS_TEXT ", got `%s`", value);
             break;
+        case DEC_SELF:
+            if ((o->dec_self = positive(value, DEC_MAX_LAYERS)) < 0)
+                return cmd_usage_error("--dec-self: expected a decoder layer from 1 to "
+                                       DEC_MAX_LAYERS_TEXT ", got `%s`", value);
+            break;
         case EXAMPLE:
             if (cmd_choice(EXAMPLES, value) < 0)
                 return cmd_usage_error("--example: expected dot, general or qkv, got `%s`", value);
@@ -127,6 +140,9 @@ static int parse_options(ExplainOptions *o, int argc, char **argv)
                                "tutorials' numbers, not a model)");
     if (o->example)
         return -1;
+    if (o->self && o->dec_self)
+        return cmd_usage_error("%s", "explain: --self and --dec-self each name a layer: give "
+                               "one (the encoder's or the decoder's)");
     if (o->self && o->tgt)
         return cmd_usage_error("%s", "explain: --tgt has no use with --self (the encoder's "
                                "layers read the source alone)");
@@ -312,7 +328,7 @@ static void explain_self(const SavedModel *ck, const ExplainOptions *o, const Se
     ExplainStep x;
     explain_self_step(&x, &ws, &ck->params, &bt, o->self, o->step, o->head);
     const char **sw = with_end(src, S);
-    const ExplainWords words = {sw, S, NULL, NULL, score_names[ck->dims.score],
+    const ExplainWords words = {sw, S, NULL, 0, NULL, score_names[ck->dims.score],
                                 .src_unk = src->unk, .grid = model_grid_side(&ck->dims),
                                 .picture = src->picture};
     print_step(&x, &words, o);
@@ -333,12 +349,17 @@ static void explain(const SavedModel *ck, const ExplainOptions *o, const Sentenc
     model_workspace_init(&ws, &ck->dims, 1, S, T, 0);
     model_set_argmax(&ws, argmax);
     ExplainStep x;
-    explain_decoder_step(&x, &ws, &ck->params, &bt, step, o->head);
+    if (o->dec_self)
+        explain_transformer_step(&x, &ws, &ck->params, &bt, step, o->head, o->dec_self);
+    else
+        explain_decoder_step(&x, &ws, &ck->params, &bt, step, o->head);
     const char **sw = with_end(src, S), **tw = with_end(tgt, step);
     const char *next[EXPLAIN_TOP_WORDS];
     for (int r = 0; r < x.n_next; r++)
         next[r] = vocab_word(&ck->tgt_vocab, x.next_word[r]);
-    const ExplainWords words = {sw, S, tw, next, score_names[ck->dims.score],
+    const ExplainWords words = {sw, S, tw, step, next,
+                                model_is_transformer(&ck->dims) ? "transformer"
+                                                                : score_names[ck->dims.score],
                                 .src_unk = src->unk, .tgt_unk = tgt->unk,
                                 .grid = model_grid_side(&ck->dims), .picture = src->picture};
     print_step(&x, &words, o);
@@ -376,10 +397,14 @@ static int check_limits(const SavedModel *ck, const ExplainOptions *o, const Sen
     if (!model_has_alignments(&ck->dims))
         return error_set(err, "%s: the model has no attention (model.attention: none): "
                          "nothing to explain", o->model), -1;
-    if (model_is_transformer(&ck->dims)) /* issue 43: its step is not worked out yet */
-        return error_set(err, "%s: s2s explain does not yet work out a step of the Transformer "
-                         "decoder (model.decoder_cell none); --self L shows its encoder's "
-                         "layers", o->model), -1;
+    if (o->dec_self && !model_is_transformer(&ck->dims))
+        return error_set(err, "--dec-self %d: the model's decoder is recurrent; --dec-self "
+                         "explains a Transformer decoder's self-attention "
+                         "(model.decoder_cell: none)", o->dec_self), -1;
+    if (o->dec_self > ck->dims.dec_layers)
+        return error_set(err, "--dec-self %d: the model has %d decoder layer%s "
+                         "(model.decoder_layers)", o->dec_self, ck->dims.dec_layers,
+                         plural(ck->dims.dec_layers)), -1;
     if (o->head >= ck->dims.heads)
         return error_set(err, "--head %d: the model has %d head%s (model.attention_heads)",
                          o->head + 1, ck->dims.heads, plural(ck->dims.heads)), -1;
@@ -436,7 +461,7 @@ int cmd_explain(int argc, char **argv)
                           "have (%d: translate.max_output_ratio and max_output_extra)", tgt.n, most);
                 goto done;
             }
-        } else if (model_has_alignments(&ck.dims) && !model_is_transformer(&ck.dims)) {
+        } else if (model_has_alignments(&ck.dims)) {
             greedy_target(&tgt, &ck, &src, argmax);
         }
         if (check_limits(&ck, &o, &tgt, &err) < 0)

@@ -17,7 +17,8 @@
 
 static const char HEATMAP_USAGE[] =
     "usage: s2s heatmap ALIGNMENTS.jsonl [--format svg|html|txt] [--step N|last|all]\n"
-    "                   [--head K | --self LAYER] [--out DIR]\n"
+    "                   [--head K | --self LAYER | --layer L [--head K] | --dec-self L]\n"
+    "                   [--out DIR]\n"
     "\n"
     "Draws the attention matrices of an alignments.jsonl (written by s2s train, or by\n"
     "s2s align --out):\n"
@@ -30,7 +31,11 @@ static const char HEATMAP_USAGE[] =
     "The alignment of a multi-head model is the mean of its heads; --head K draws head K\n"
     "instead (heatmap-ID-STEP-headK.svg), --self LAYER the source-by-source weights of a\n"
     "self-attention layer (heatmap-ID-STEP-selfLAYER.svg); both count from 1, for svg and\n"
-    "txt. The report shows them all.\n"
+    "txt. A Transformer decoder's (model.decoder_cell none): its alignment is the mean of\n"
+    "its last layer's cross-attention heads; --layer L draws layer L's cross-attention (the\n"
+    "heads' mean, or with --head K its head K: heatmap-ID-STEP-layerL[-headK].svg), and\n"
+    "--dec-self L layer L's masked self-attention, target by target\n"
+    "(heatmap-ID-STEP-decselfL.svg). The report shows them all.\n"
     "DIR defaults to heatmaps/ beside ALIGNMENTS.jsonl; files are replaced whole (never\n"
     "half written). Control characters in tokens are drawn as U+FFFD in text. An option's\n"
     "value is the next argument: --step all, not --step=all.\n";
@@ -62,16 +67,20 @@ typedef struct {
     DrawFormat format;
     long step;          /* a step, STEP_LAST or STEP_ALL */
     int head, self;     /* draw this head, or this self-attention layer (from 1; 0: no) */
+    int layer, dec_self; /* a Transformer decoder's layer: its cross-attention (with head,
+                          * its head), or its masked self-attention (from 1; 0: no) */
 } HeatmapOptions;
 
 /* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
 static int parse_options(HeatmapOptions *o, int argc, char **argv)
 {
     const char *format = "svg";
-    enum { HELP, FORMAT, STEP, OUT, HEAD, SELF };
+    enum { HELP, FORMAT, STEP, OUT, HEAD, SELF, LAYER, DEC_SELF };
     static const CmdOption OPTS[] = {[HELP] = {"--help", 0}, [FORMAT] = {"--format", 1},
                                      [STEP] = {"--step", 1}, [OUT] = {"--out", 1},
-                                     [HEAD] = {"--head", 1}, [SELF] = {"--self", 1}, {NULL, 0}};
+                                     [HEAD] = {"--head", 1}, [SELF] = {"--self", 1},
+                                     [LAYER] = {"--layer", 1}, [DEC_SELF] = {"--dec-self", 1},
+                                     {NULL, 0}};
     *o = (HeatmapOptions){0};
     for (int a = 0; a < argc; a++) {
         const char *value = NULL;
@@ -97,14 +106,20 @@ static int parse_options(HeatmapOptions *o, int argc, char **argv)
             o->out_dir = value;
             break;
         case HEAD:
-        case SELF: {
+        case SELF:
+        case LAYER:
+        case DEC_SELF: {
             char *end;
             long k = strtol(value, &end, 10);
+            static const char *const WANT[] = {
+                [HEAD] = "--head: expected a head from 1 to 64, got `%s`",
+                [SELF] = "--self: expected a layer from 1 to 64, got `%s`",
+                [LAYER] = "--layer: expected a layer from 1 to 64, got `%s`",
+                [DEC_SELF] = "--dec-self: expected a layer from 1 to 64, got `%s`"};
             if (*end || end == value || k < 1 || k > 64)
-                return cmd_usage_error(opt == HEAD ? "--head: expected a head from 1 to 64, got `%s`"
-                                                   : "--self: expected a layer from 1 to 64, got `%s`",
-                                       value);
-            *(opt == HEAD ? &o->head : &o->self) = (int)k;
+                return cmd_usage_error(WANT[opt], value);
+            *(opt == HEAD ? &o->head : opt == SELF ? &o->self : opt == LAYER ? &o->layer
+                                                                         : &o->dec_self) = (int)k;
             break;
         }
         }
@@ -119,11 +134,12 @@ static int parse_options(HeatmapOptions *o, int argc, char **argv)
         o->format = DRAW_TXT;
     else
         return cmd_usage_error("--format: expected svg, html or txt, got `%s`", format);
-    if (o->head && o->self)
-        return cmd_usage_error("%s", "heatmap: --head or --self, not both (see s2s heatmap --help)");
-    if ((o->head || o->self) && o->format == DRAW_HTML)
-        return cmd_usage_error("%s", "heatmap: the report shows every head and layer; --head and "
-                               "--self are for svg and txt");
+    if ((o->self != 0) + (o->layer != 0) + (o->dec_self != 0) > 1 || (o->head && (o->self || o->dec_self)))
+        return cmd_usage_error("%s", "heatmap: one view: --head K, --self L, --layer L (with or "
+                               "without --head K) or --dec-self L (see s2s heatmap --help)");
+    if ((o->head || o->self || o->layer || o->dec_self) && o->format == DRAW_HTML)
+        return cmd_usage_error("%s", "heatmap: the report shows every head and layer; --head, "
+                               "--self, --layer and --dec-self are for svg and txt");
     if (!o->step_arg)
         o->step = o->format == DRAW_HTML ? STEP_ALL : STEP_LAST;
     else if (!strcmp(o->step_arg, "last"))
@@ -179,10 +195,14 @@ static int draw_svg_files(const AlignRecord *records, int n, const char *dir,
 {
     char path[4400], view[32] = "";
     Error err;
-    if (o->head)
-        snprintf(view, sizeof view, "-head%d", o->head);
+    if (o->layer)
+        snprintf(view, sizeof view, "-layer%d", o->layer);
+    else if (o->dec_self)
+        snprintf(view, sizeof view, "-decself%d", o->dec_self);
     else if (o->self)
         snprintf(view, sizeof view, "-self%d", o->self);
+    if (o->head)
+        snprintf(view + strlen(view), sizeof view - strlen(view), "-head%d", o->head);
     for (int k = 0; k < n; k++) {
         const AlignRecord *r = &records[k];
         snprintf(path, sizeof path, "%s/heatmap-%ld-%ld%s.svg", dir, r->id, r->step, view);
@@ -190,7 +210,7 @@ static int draw_svg_files(const AlignRecord *records, int n, const char *dir,
         if (atomicfile_begin(&svg, path, "", &err) < 0)
             return cmd_error(&err, EXIT_IO);
         /* an image model's alignment: over its picture */
-        if (r->image && !o->head && !o->self) {
+        if (r->image && !o->head && !o->self && !o->dec_self) {
             if (picture_record_svg(svg.f, r, "0", 1, &err) < 0) {
                 atomicfile_abort(&svg);
                 return cmd_error(&err, EXIT_USAGE);
@@ -245,14 +265,21 @@ static int draw_files(const AlignLog *log, const HeatmapOptions *o)
     return draw_svg_files(log->records, log->n, dir, o);
 }
 
-/* With --head or --self, each record's weights become that head's or layer's. */
+/* With --head, --self, --layer or --dec-self, each record's weights become that head's or
+ * layer's. */
 static int choose_matrices(AlignLog *log, const HeatmapOptions *o)
 {
-    for (int k = 0; k < log->n && (o->head || o->self); k++)
-        if (alignrecord_select(&log->records[k], o->head, o->self) < 0) {
+    for (int k = 0; k < log->n && (o->head || o->self || o->layer || o->dec_self); k++)
+        if (alignrecord_select(&log->records[k], o->head, o->self, o->layer, o->dec_self) < 0) {
             const AlignRecord *r = &log->records[k];
             Error err;
-            if (o->head)
+            if (o->layer || o->dec_self)
+                error_set(&err, "`%s`: sentence %ld at step %ld has no Transformer decoder layer %d%s "
+                          "(it has %d layer%s of %d head%s)", o->input, r->id, r->step,
+                          o->layer ? o->layer : o->dec_self,
+                          o->head ? " with that head" : "", r->n_layers, r->n_layers == 1 ? "" : "s",
+                          r->layer_heads, r->layer_heads == 1 ? "" : "s");
+            else if (o->head)
                 error_set(&err, "`%s`: sentence %ld at step %ld has no head %d (it has %d)",
                           o->input, r->id, r->step, o->head, r->n_heads ? r->n_heads : 1);
             else

@@ -158,8 +158,9 @@ static void show(const Options *o, const Pending *p, const Hypothesis *h, const 
         r.tgt[h->len] = "</s>";
     if (o->json) { /* no epoch: the step is the model's */
         AttnMatrix heads[ATTN_MAX_HEADS];
-        AlignExtras extra = {heads, h->n_heads, self, n_self, h->chosen, h->n_chosen, h->n_chosen,
-                             p->picture};
+        AlignExtras extra = {.heads = heads, .n_heads = h->n_heads, .self = self, .n_self = n_self,
+                             .chosen = h->chosen, .n_chosen = h->n_chosen,
+                             .chosen_stride = h->n_chosen, .image = p->picture};
         for (int k = 0; k < h->n_heads; k++) /* at most ATTN_MAX_HEADS (the config's limit) */
             heads[k] = (AttnMatrix){h->heads + (size_t)k * r.n_tgt * h->src_len, r.n_tgt,
                                     h->src_len, h->src_len, 1, p->picture != NULL};

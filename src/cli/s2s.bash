@@ -53,7 +53,7 @@ _s2s()
         fi
         return ;;
     --step) COMPREPLY=($(compgen -W "last all" -- "$cur")); return ;;
-    --beam|--alpha|--n-best|--threshold|--samples|--by-length|--seed|--batch|--steps|--warmup|--threads|--max-source-length|--tgt|--head|--self|--max-cols)
+    --beam|--alpha|--n-best|--threshold|--samples|--by-length|--seed|--batch|--steps|--warmup|--threads|--max-source-length|--tgt|--head|--self|--dec-self|--max-cols)
         return ;;
     esac
     if [ "$cmd" = corpus ] && [ "$COMP_CWORD" -eq 2 ] && [ "${cur#-}" = "$cur" ]; then

@@ -9,65 +9,24 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "model/explain_pass.h"
 #include "model/model_pass.h"
 #include "nn/ops.h"
 
-/* What every reader below needs of the pass: its sizes and where step i's rows are. */
-typedef struct {
-    const Workspace *ws;
-    AttnDims ad;
-    int S, i, H, head; /* head: -1 every head */
-    int p, d_h, a;
-} Pass;
-
-/* The columns a head reads of a vector of `width` (its slice), or all of them. */
-static int slice_from(const Pass *ps, int width)
-{
-    return ps->head < 0 ? 0 : ps->head * (width / ps->H);
-}
-
-static int slice_width(const Pass *ps, int width)
-{
-    return ps->head < 0 ? width : width / ps->H;
-}
-
-/* rows x (the shown slice of width) from src (rows, row stride ld) */
-static void add_block(ExplainStep *out, const Pass *ps, const char *name, const char *title,
-                      ExplainRows rows_are, int rows, const real *src, int ld, int width,
-                      const char *cols_are, const char *about)
-{
-    const int from = slice_from(ps, width), cols = slice_width(ps, width);
-    ExplainTensor *t = explain_add_tensor(out, name, title, rows_are, rows, cols, cols_are, about);
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < cols; c++)
-            t->values[(size_t)r * cols + c] = src[(size_t)r * ld + from + c];
-}
-
-/* The heads' rows of an (H, S) tensor, or the one head's. */
-static void add_per_head(ExplainStep *out, const Pass *ps, const char *name, const char *title,
-                         const real *src, const char *about)
-{
-    const int first = ps->head < 0 ? 0 : ps->head, n = ps->head < 0 ? ps->H : 1;
-    ExplainTensor *t = explain_add_tensor(out, name, title, n > 1 ? ROWS_HEADS : ROWS_ONE, n, ps->S,
-                           "source words", about);
-    for (size_t e = 0; e < (size_t)n * ps->S; e++)
-        t->values[e] = src[(size_t)first * ps->S + e];
-}
-
 /* What the step starts from: the annotations and the decoder's state. */
-static void add_inputs(ExplainStep *out, const Pass *ps)
+static void add_inputs(ExplainStep *out, const ExplainPass *ps)
 {
     const Workspace *ws = ps->ws;
     const int dot = ps->ad.score == SCORE_DOT, general = ps->ad.score == SCORE_GENERAL;
-    add_block(out, ps, "H", "H = h_1 .. h_S", ROWS_SOURCE, ps->S, ws->enc.H, ps->d_h, ps->d_h,
+    explain_add_block(out, ps, "H", "H = h_1 .. h_S", ROWS_SOURCE, ps->S, ws->enc.H, ps->d_h, ps->d_h,
               "d_h (the annotation width)",
               "the annotations: per source word, what the encoder read there and around it; "
               "the attention weighs them, and the context is their weighted sum");
     /* the dot and general scores split s_{i-1} among the heads; the others read it whole */
-    Pass whole = *ps;
+    ExplainPass whole = *ps;
     if (!dot && !general)
         whole.head = -1;
-    add_block(out, &whole, "s_prev", "s_{i-1}", ROWS_ONE, 1,
+    explain_add_block(out, &whole, "s_prev", "s_{i-1}", ROWS_ONE, 1,
               ws->dec.states + (size_t)ws->dec.state_row[ps->i] * ps->p, ps->p, ps->p,
               "decoder_size (p)",
               "the decoder's state before this step: what it has written so far; from it the "
@@ -75,67 +34,67 @@ static void add_inputs(ExplainStep *out, const Pass *ps)
 }
 
 /* additive: e_ij = v_a . tanh(W_a s_{i-1} + U_a h_j + b_a) */
-static void add_additive(ExplainStep *out, const Pass *ps)
+static void add_additive(ExplainStep *out, const ExplainPass *ps)
 {
     const Workspace *ws = ps->ws;
     const int a = ps->a, S = ps->S;
     const real *q = ws->dec.query + (size_t)ws->dec.state_row[ps->i] * a;
-    add_block(out, ps, "W_a s", "W_a s_{i-1}", ROWS_ONE, 1, q, a, a, "attention_size (a)",
+    explain_add_block(out, ps, "W_a s", "W_a s_{i-1}", ROWS_ONE, 1, q, a, a, "attention_size (a)",
               "the query: the decoder's state mapped to attention_size numbers, the width in "
               "which the additive score compares it with each source word; attention_size is "
               "a free choice (model.attention_size), not the width of anything else");
-    add_block(out, ps, "U_a h + b_a", "U_a h_j + b_a", ROWS_SOURCE, S, ws->keys, a, a,
+    explain_add_block(out, ps, "U_a h + b_a", "U_a h_j + b_a", ROWS_SOURCE, S, ws->keys, a, a,
               "attention_size (a)",
               "the keys: each annotation mapped to the same attention_size numbers (once per "
               "sentence: they do not depend on the step)");
     ExplainTensor *sum = explain_add_tensor(out, "sum", "W_a s_{i-1} + U_a h_j + b_a",
                                             ROWS_SOURCE, S,
-                             slice_width(ps, a), "attention_size (a)",
+                             explain_slice_width(ps, a), "attention_size (a)",
                              "the query added to every key: this state and each source word "
                              "combined (formed here to show it; the model adds and takes the "
                              "tanh in one pass)");
     for (int j = 0; j < S; j++)
         for (int u = 0; u < sum->cols; u++)
             sum->values[(size_t)j * sum->cols + u] =
-                (real)(q[slice_from(ps, a) + u] + ws->keys[(size_t)j * a + slice_from(ps, a) + u]);
-    add_block(out, ps, "tanh", "tanh(W_a s_{i-1} + U_a h_j + b_a)", ROWS_SOURCE, S,
+                (real)(q[explain_slice_from(ps, a) + u] + ws->keys[(size_t)j * a + explain_slice_from(ps, a) + u]);
+    explain_add_block(out, ps, "tanh", "tanh(W_a s_{i-1} + U_a h_j + b_a)", ROWS_SOURCE, S,
               ws->kept.pre, a, a, "attention_size (a)",
               "squashed into (-1, 1): the score's hidden layer, attention_size values per "
               "source word");
-    add_per_head(out, ps, "scores", "e_ij = v_a . tanh(...)", ws->kept.scores,
+    explain_add_per_head(out, ps, "scores", "e_ij = v_a . tanh(...)", ws->kept.scores, ps->S, "source words",
                  "the scores: v_a reads each row of the hidden layer down to one number, how "
                  "well that source word answers the decoder's question (any real number)");
 }
 
 /* dot, general and scaled_dot: products of a query-side and a key-side vector */
-static void add_products(ExplainStep *out, const Pass *ps)
+static void add_products(ExplainStep *out, const ExplainPass *ps)
 {
     const Workspace *ws = ps->ws;
     const int a = ps->a, p = ps->p, S = ps->S;
     switch (ps->ad.score) {
     case SCORE_DOT:
-        add_per_head(out, ps, "scores", "e_ij = s_{i-1} . h_j", ws->kept.scores,
+        explain_add_per_head(out, ps, "scores", "e_ij = s_{i-1} . h_j", ws->kept.scores, ps->S, "source words",
                      "the scores: the decoder's state against each annotation as they are, "
                      "one dot product each (so decoder_size must equal d_h)");
         break;
     case SCORE_GENERAL:
-        add_block(out, ps, "W_g h", "W_g h_j", ROWS_SOURCE, S, ws->keys, p, p, "decoder_size (p)",
+        explain_add_block(out, ps, "W_g h", "W_g h_j", ROWS_SOURCE, S, ws->keys, p, p, "decoder_size (p)",
                   "each annotation mapped into the decoder state's space, so that the two can "
                   "be compared (once per sentence)");
-        add_per_head(out, ps, "scores", "e_ij = s_{i-1} . W_g h_j", ws->kept.scores,
+        explain_add_per_head(out, ps, "scores", "e_ij = s_{i-1} . W_g h_j", ws->kept.scores, ps->S, "source words",
                      "the scores: the decoder's state against each mapped annotation, one dot "
                      "product each");
         break;
     case SCORE_SCALED_DOT:
-        add_block(out, ps, "W_q s", "W_q s_{i-1}", ROWS_ONE, 1,
+        explain_add_block(out, ps, "W_q s", "W_q s_{i-1}", ROWS_ONE, 1,
                   ws->dec.query + (size_t)ws->dec.state_row[ps->i] * a, a, a, "attention_size (a)",
                   "the query: the decoder's state mapped to attention_size numbers");
-        add_block(out, ps, "W_k h", "W_k h_j", ROWS_SOURCE, S, ws->keys, a, a,
+        explain_add_block(out, ps, "W_k h", "W_k h_j", ROWS_SOURCE, S, ws->keys, a, a,
                   "attention_size (a)",
                   "the keys: each annotation mapped to the same attention_size numbers (once "
                   "per sentence)");
-        add_per_head(out, ps, "scores", "e_ij = (W_q s_{i-1}) . (W_k h_j) / sqrt(a / H)",
-                     ws->kept.scores,
+        explain_add_per_head(out, ps, "scores", "e_ij = (W_q s_{i-1}) . (W_k h_j) / sqrt(a / H)",
+                     ws->kept.scores, ps->S, "source words",
                      "the scores: query against each key, divided by the square root of the "
                      "width compared, so that wide vectors do not push the softmax to 0 and 1");
         break;
@@ -146,65 +105,41 @@ static void add_products(ExplainStep *out, const Pass *ps)
 }
 
 /* alpha, each annotation times its weight, and their sum, the context */
-static void add_weights_and_context(ExplainStep *out, const Pass *ps, int m)
+static void add_weights_and_context(ExplainStep *out, const ExplainPass *ps, int m)
 {
     const Workspace *ws = ps->ws;
     const int S = ps->S, d_h = ps->d_h, H = ps->H, vh = d_h / H;
     const real *alpha = ws->dec.alpha_heads + (size_t)ps->i * H * S;
-    add_per_head(out, ps, "alpha", "alpha_ij = softmax_j(e_ij)", alpha,
+    explain_add_per_head(out, ps, "alpha", "alpha_ij = softmax_j(e_ij)", alpha, ps->S, "source words",
                  "the weights: the scores made positive and summing to 1 over the source "
                  "words; the alignment the heatmaps draw");
     const int in_width = m + d_h;
     const real *c = ws->dec.in + (size_t)ws->dec.step_row[ps->i] * in_width + m;
     if (ws->hard.mode == CONTEXT_ARGMAX) {
         /* each head reads the one position it weighs most: no weighted sum */
-        add_block(out, ps, "context", "c_i = [h_{j*(1)} ; ... ; h_{j*(H)}]", ROWS_ONE, 1, c,
+        explain_add_block(out, ps, "context", "c_i = [h_{j*(1)} ; ... ; h_{j*(H)}]", ROWS_ONE, 1, c,
                   in_width, d_h, "d_h (the annotation width)",
                   "the context, read where each head's weight is largest (argmax attention: "
                   "each head takes its slice of that one annotation, not a weighted sum)");
         return;
     }
     ExplainTensor *t = explain_add_tensor(out, "alpha h", "alpha_ij h_j", ROWS_SOURCE, S,
-                                          slice_width(ps, d_h),
+                                          explain_slice_width(ps, d_h),
                            "d_h (the annotation width)",
                            "each annotation scaled by its weight (formed here to show it; the "
                            "model sums them in one pass): the context is the sum of these rows");
     for (int j = 0; j < S; j++)
         for (int u = 0; u < t->cols; u++) {
-            const int col = slice_from(ps, d_h) + u, k = col / vh;
+            const int col = explain_slice_from(ps, d_h) + u, k = col / vh;
             t->values[(size_t)j * t->cols + u] =
                 (real)(alpha[(size_t)k * S + j] * ws->enc.H[(size_t)j * d_h + col]);
         }
-    add_block(out, ps, "context", "c_i = sum_j alpha_ij h_j", ROWS_ONE, 1, c, in_width, d_h,
+    explain_add_block(out, ps, "context", "c_i = sum_j alpha_ij h_j", ROWS_ONE, 1, c, in_width, d_h,
               "d_h (the annotation width)",
               H > 1 ? "the context: each head's weighted sum of its slice of the annotations, "
                       "side by side; the decoder reads it with its own state"
                     : "the context: what the decoder reads from the source at this step, "
                       "beside its own state");
-}
-
-/* The step's output distribution: the model's output layer and softmax (ops.h) on its
- * t_i, the readout of the step's row (with one sentence, real position i is row i). */
-static void read_next_words(ExplainStep *out, Workspace *ws, const Params *P, int i)
-{
-    const int Vy = ws->dims.tgt_vocab, l = ws->dims.readout;
-    const int target = ws->ro.targets[i];
-    linear_forward(ws->ro.logits, ws->ro.out + (size_t)i * l, P->W_o, P->b_o, 1, l, Vy);
-    softmax_xent_forward(ws->ro.logits, &target, 0, NULL, 1, Vy); /* logits become p */
-    const real *prob = ws->ro.logits;
-    out->n_next = Vy < EXPLAIN_TOP_WORDS ? Vy : EXPLAIN_TOP_WORDS;
-    for (int r = 0; r < out->n_next; r++) {
-        int best = -1;
-        for (int w = 0; w < Vy; w++) {
-            int taken = 0;
-            for (int q = 0; q < r; q++)
-                taken |= out->next_word[q] == w;
-            if (!taken && (best < 0 || prob[w] > prob[best]))
-                best = w;
-        }
-        out->next_word[r] = best;
-        out->next_prob[r] = prob[best];
-    }
 }
 
 void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
@@ -213,6 +148,10 @@ void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, cons
     const Dims *d = &ws->dims;
     assert(bt->batch_size == 1 && model_has_alignments(d));
     assert(step >= 1 && step <= bt->tgt_len[0]);
+    if (model_is_transformer(d)) {
+        explain_transformer_step(out, ws, P, bt, step, head, 0);
+        return;
+    }
     const AttnDims ad = model_attn_dims(d);
     const size_t S = (size_t)bt->src_steps;
     real *scores = xmalloc_array((size_t)ad.heads * S, sizeof(real));
@@ -221,7 +160,7 @@ void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, cons
     model_forward(ws, P, bt);
     *out = (ExplainStep){.step = step, .heads = ad.heads, .head = head,
                          .float_values = sizeof(real) == sizeof(float)};
-    const Pass ps = {ws, ad, ws->S, step - 1, ad.heads, head,
+    const ExplainPass ps = {ws, ad, ws->S, step - 1, ad.heads, head,
                      d->dec_hidden, model_annotation_width(d), d->attn};
     add_inputs(out, &ps);
     if (ad.score == SCORE_ADDITIVE)
@@ -236,7 +175,7 @@ void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, cons
         out->chosen[k] = ws->hard.mode == CONTEXT_ARGMAX
                              ? ws->hard_pass.chosen[(size_t)ps.i * ad.heads + k]
                              : -1;
-    read_next_words(out, ws, P, ps.i);
+    explain_read_next_words(out, ws, P, ps.i);
 }
 
 /* The scores of query row q against every key of head k's slices (hd columns), as the
@@ -260,7 +199,7 @@ static void self_scores(ExplainTensor *t, const real *qkv, int d, int S, int q, 
 
 /* --self's tensors after the projections: the scores, the mask, each head's weights
  * and their mean, what the position gathers, the layer's output there. */
-static void add_self_attention(ExplainStep *out, const Pass *ps, const SelfAttnLayerWork *lw,
+static void add_self_attention(ExplainStep *out, const ExplainPass *ps, const SelfAttnLayerWork *lw,
                                int q, int real_len)
 {
     const int S = ps->S, w = ps->d_h, H = ps->H, hd = w / H;
@@ -285,16 +224,16 @@ static void add_self_attention(ExplainStep *out, const Pass *ps, const SelfAttnL
     for (int r = 0; r < nk; r++)
         for (int j = 0; j < S; j++)
             alpha->values[(size_t)r * S + j] = lw->probs[(size_t)(k0 + r) * SS + (size_t)q * S + j];
-    const Pass whole = {.H = 1, .head = -1};
-    add_block(out, &whole, "alpha mean", "the heads' mean", ROWS_ONE, 1, lw->mean + (size_t)q * S,
+    const ExplainPass whole = {.H = 1, .head = -1};
+    explain_add_block(out, &whole, "alpha mean", "the heads' mean", ROWS_ONE, 1, lw->mean + (size_t)q * S,
               S, S, "source words",
               "the mean of the heads' weights: the map alignments.jsonl holds and s2s heatmap "
               "--self draws");
-    add_block(out, ps, "context", "z_j = [alpha^1 V^1 ; ... ; alpha^H V^H]", ROWS_ONE, 1,
+    explain_add_block(out, ps, "context", "z_j = [alpha^1 V^1 ; ... ; alpha^H V^H]", ROWS_ONE, 1,
               lw->z + (size_t)q * w, w, w, "d_h",
               "each head's weighted sum of its slice of the values, side by side: what this "
               "position gathers from the sentence");
-    add_block(out, &whole, "out", "x'_j (the layer's output)", ROWS_ONE, 1,
+    explain_add_block(out, &whole, "out", "x'_j (the layer's output)", ROWS_ONE, 1,
               lw->out + (size_t)q * w, w, w, "d_h",
               "after W_O, the residual, the norm and the feed-forward layer: this position's "
               "row of what the next layer (or the decoder) reads");
@@ -313,17 +252,17 @@ void explain_self_step(ExplainStep *out, Workspace *ws, const Params *P, const B
                          .float_values = sizeof(real) == sizeof(float)};
     for (int k = 0; k < ATTN_MAX_HEADS; k++)
         out->chosen[k] = -1;
-    const Pass ps = {ws, model_attn_dims(d), S, 0, H, head, d->dec_hidden, w, d->attn};
-    add_block(out, &ps, "X", "X (the layer's input)", ROWS_SOURCE, S, x, w, w, "d_h",
+    const ExplainPass ps = {ws, model_attn_dims(d), S, 0, H, head, d->dec_hidden, w, d->attn};
+    explain_add_block(out, &ps, "X", "X (the layer's input)", ROWS_SOURCE, S, x, w, w, "d_h",
               layer == 1 ? "what the first layer reads: one row per source word (the "
                            "encoder's output below the self-attention layers)"
                          : "what this layer reads: the layer below's output, one row per "
                            "source word");
-    add_block(out, &ps, "q", "q_j = x_j W_Q^T + b_Q", ROWS_ONE, 1, lw->qkv + (size_t)q * 3 * w,
+    explain_add_block(out, &ps, "q", "q_j = x_j W_Q^T + b_Q", ROWS_ONE, 1, lw->qkv + (size_t)q * 3 * w,
               3 * w, w, "d_h", "the query of this position: what its word looks for");
-    add_block(out, &ps, "K", "K = X W_K^T + b_K", ROWS_SOURCE, S, lw->qkv + w, 3 * w, w, "d_h",
+    explain_add_block(out, &ps, "K", "K = X W_K^T + b_K", ROWS_SOURCE, S, lw->qkv + w, 3 * w, w, "d_h",
               "the keys: what each word offers to be found by");
-    add_block(out, &ps, "V", "V = X W_V^T + b_V", ROWS_SOURCE, S, lw->qkv + 2 * w, 3 * w, w, "d_h",
+    explain_add_block(out, &ps, "V", "V = X W_V^T + b_V", ROWS_SOURCE, S, lw->qkv + 2 * w, 3 * w, w, "d_h",
               "the values: what each word gives to the words that attend to it");
     add_self_attention(out, &ps, lw, q, bt->src_len[0]);
 }

@@ -14,8 +14,11 @@
 #include "model/model.h"
 
 /* What a tensor's rows are: they label the rows of its drawing. */
-/* ROWS_INDEX: a matrix whose rows are only numbered (a weight matrix of an example). */
-typedef enum { ROWS_ONE, ROWS_SOURCE, ROWS_HEADS, ROWS_INDEX } ExplainRows;
+/* ROWS_INDEX: a matrix whose rows are only numbered (a weight matrix of an example).
+ * ROWS_PREFIX: the target positions a Transformer decoder step reads, row r the input at
+ * position r (<s>, then the words before the step); columns over them say cols_are
+ * "target prefix". */
+typedef enum { ROWS_ONE, ROWS_SOURCE, ROWS_HEADS, ROWS_INDEX, ROWS_PREFIX } ExplainRows;
 
 typedef struct {
     char name[32];       /* its key in --format json: "alpha", "context", "W_a s", ... */
@@ -36,6 +39,10 @@ typedef struct {
                           * self-attention layer, the source position j, from 1 */
     int self_layer;      /* the self-attention layer explained (from 1), 0 for the
                           * decoder's attention */
+    int dec_self;        /* the Transformer decoder's layer whose masked self-attention
+                          * is explained (from 1; --dec-self), 0 otherwise */
+    int dec_layers;      /* a Transformer decoder's layers (its step shows the last), 0 for
+                          * a recurrent decoder */
     int float_values;    /* the values are floats (the model's), not doubles */
     int heads, head;     /* H; the one head shown (from 0), or -1 for every head */
     int chosen[ATTN_MAX_HEADS]; /* argmax contexts: the position each head read; -1 soft */
@@ -54,6 +61,17 @@ typedef struct {
  * have attention weights (model_has_alignments). */
 void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
                           int step, int head);
+/* A Transformer decoder's step (explain_transformer.c; explain_decoder_step calls it):
+ * its last layer at target step `step` (from 1): the layer's input rows X of the prefix,
+ * the step's query, the cached keys and values of the prefix, the scores, the causal
+ * mask, each head's weights and what they gather, then the cross-attention: the
+ * annotations, its query, keys and values, scores, weights ("alpha": the alignment, and
+ * with several heads their mean) and context ("context"), and the layer's output. With
+ * dec_self > 0, layer dec_self's masked self-attention alone, named as --self names the
+ * encoder's. Runs the model's teacher-forced pass on ws (forward-only, for bt: one
+ * pair). */
+void explain_transformer_step(ExplainStep *out, Workspace *ws, const Params *P, const Batch *bt,
+                              int step, int head, int dec_self);
 /* Self-attention layer `layer` (from 1 to the model's layers) of the encoder at source
  * position `position` (from 1 to bt->src_len[0]): the layer's input, the position's query
  * and every position's key and value, the scores, the weights each head gives (and

@@ -17,7 +17,8 @@ static double unit_draw(Pcg32 *rng)
 
 int hard_contexts(const Workspace *ws)
 {
-    return ws->hard.mode != CONTEXT_SOFT && ws->dec.alpha;
+    /* the Transformer decoder's attention is always soft (its contexts are its layers') */
+    return ws->hard.mode != CONTEXT_SOFT && ws->dec.alpha && !model_is_transformer(&ws->dims);
 }
 
 /* Whether the pass trains by the surrogate (its REINFORCE and entropy terms). */

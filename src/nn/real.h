@@ -54,6 +54,10 @@ typedef double real;
 #define layer_norm_backward layer_norm_backward_f64
 #define dropout_forward dropout_forward_f64
 #define dropout_backward dropout_backward_f64
+#define sublayer_end_forward sublayer_end_forward_f64
+#define sublayer_end_backward sublayer_end_backward_f64
+#define ffn_inner_forward ffn_inner_forward_f64
+#define ffn_inner_backward ffn_inner_backward_f64
 #define heads_forward heads_forward_f64
 #define heads_backward heads_backward_f64
 #define sa_carve sa_carve_f64

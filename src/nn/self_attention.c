@@ -13,6 +13,7 @@
 
 #include "nn/heads.h"
 #include "nn/ops.h"
+#include "nn/sublayers.h"
 
 void sa_carve(SelfAttnParams *p, TensorCarver *c, const SelfAttnDims *d)
 {
@@ -144,6 +145,28 @@ static void draw_weight_masks(real *mask, const int *len, int S, int B, int H, d
         }
 }
 
+/* The ends of the layer's two sublayers: the attention's (W_O, norm 1) and the FFN's
+ * (W_2, norm 2), tensors and activations. */
+static SublayerEnd attention_end(const SelfAttnParams *P)
+{
+    return (SublayerEnd){P->W_O, P->b_O, P->gamma_1, P->beta_1};
+}
+
+static SublayerEnd ffn_end(const SelfAttnParams *P)
+{
+    return (SublayerEnd){P->W_2, P->b_2, P->gamma_2, P->beta_2};
+}
+
+static SublayerEndWork attention_end_work(const SelfAttnLayerWork *w)
+{
+    return (SublayerEndWork){w->y, w->xhat1, w->rstd1, w->mask_a};
+}
+
+static SublayerEndWork ffn_end_work(const SelfAttnLayerWork *w)
+{
+    return (SublayerEndWork){w->out, w->xhat2, w->rstd2, w->mask_o};
+}
+
 /* x (S*B, d) -> w->out (S*B, d). */
 static void layer_forward(SelfAttnLayerWork *w, real *scratch, const SelfAttnParams *P,
                           const SelfAttnDims *D, const real *x, const int *len, int S, int B,
@@ -151,6 +174,7 @@ static void layer_forward(SelfAttnLayerWork *w, real *scratch, const SelfAttnPar
 {
     const int d = D->width, F = D->ffn, SB = S * B;
     w->dropped = rng && rate > 0 && w->mask_p;
+    Pcg32 *drop = w->dropped ? rng : NULL;
     assert(P->W_K == P->W_Q + (size_t)d * d && P->b_K == P->b_Q + d); /* one in_proj */
     /* [Q ; K ; V] (S*B, 3d) = x (S*B, d) . [W_Q ; W_K ; W_V]^T + [b_Q ; b_K ; b_V] */
     linear_forward(w->qkv, x, P->W_Q, P->b_Q, SB, d, 3 * d);
@@ -158,37 +182,14 @@ static void layer_forward(SelfAttnLayerWork *w, real *scratch, const SelfAttnPar
         draw_weight_masks(w->mask_p, len, S, B, D->heads, rate, rng);
     sa_attend_forward(w->z, w->probs, w->mean, w->dropped ? w->mask_p : NULL, scratch, w->qkv,
                       len, S, B, D->heads, d);
-    /* A (S*B, d) = z W_O^T + b_O, in y's memory; Y = LayerNorm_1(x + dropout(A)) */
-    linear_forward(w->y, w->z, P->W_O, P->b_O, SB, d, d);
-    if (w->dropped)
-        dropout_forward(w->y, d, w->mask_a, SB, d, rate, rng);
-    for (size_t k = 0; k < (size_t)SB * d; k++)
-        w->y[k] += x[k];
-    layer_norm_forward(w->y, w->xhat1, w->rstd1, w->y, P->gamma_1, P->beta_1, SB, d);
-    /* u (S*B, F) = relu(Y W_1^T + b_1); r = dropout(u) */
-    linear_forward(w->u, w->y, P->W_1, P->b_1, SB, d, F);
-    /* padded rows get 0: nothing reads them */
-    for (int j = 0; j < S; j++)
-        for (int b = 0; b < B; b++) {
-            real *row = w->u + ((size_t)j * B + b) * F;
-            if (j < len[b])
-                relu_forward(row, row, (size_t)F);
-            else
-                memset(row, 0, sizeof(real) * F);
-        }
-    const real *r = w->u;
-    if (w->dropped) {
-        memcpy(w->r, w->u, sizeof(real) * SB * F);
-        dropout_forward(w->r, F, w->mask_r, SB, F, rate, rng);
-        r = w->r;
-    }
-    /* X' = LayerNorm_2(Y + dropout(r W_2^T + b_2)), the FFN's output in out's memory */
-    linear_forward(w->out, r, P->W_2, P->b_2, SB, F, d);
-    if (w->dropped)
-        dropout_forward(w->out, d, w->mask_o, SB, d, rate, rng);
-    for (size_t k = 0; k < (size_t)SB * d; k++)
-        w->out[k] += w->y[k];
-    layer_norm_forward(w->out, w->xhat2, w->rstd2, w->out, P->gamma_2, P->beta_2, SB, d);
+    /* Y = LayerNorm_1(x + dropout(z W_O^T + b_O)) */
+    const SublayerEnd a = attention_end(P), o = ffn_end(P);
+    const SublayerEndWork aw = attention_end_work(w), ow = ffn_end_work(w);
+    sublayer_end_forward(&aw, &a, w->z, d, x, SB, d, rate, drop);
+    /* X' = LayerNorm_2(Y + dropout(r W_2^T + b_2)), r = dropout(relu(Y W_1^T + b_1)) */
+    const real *r = ffn_inner_forward(w->u, w->r, w->mask_r, w->y, P->W_1, P->b_1, len, S, B, d, F,
+                                      rate, drop);
+    sublayer_end_forward(&ow, &o, r, F, w->y, SB, d, rate, drop);
 }
 
 /* Backward of layer_forward from dout (S*B, d) to dx (S*B, d; overwritten, and it may be
@@ -198,39 +199,21 @@ static void layer_backward(real *dx, SelfAttnParams *G, const SelfAttnLayerWork 
                            const SelfAttnDims *D, const real *x, const int *len, int S, int B)
 {
     const int d = D->width, F = D->ffn, SB = S * B;
-    const size_t n_d = (size_t)SB * d, n_F = (size_t)SB * F;
     real *dY = sw->d_y, *dt = sw->d_t, *dr = sw->d_r, *dz = sw->d_z, *dqkv = sw->d_qkv;
-    /* forward: X' = LayerNorm_2(Xpre), Xpre = Y + o', o' = dropout(o): dY starts as
-     * dXpre (the residual), do (in dt) = dXpre * mask_o */
-    layer_norm_backward(dY, G->gamma_2, G->beta_2, dout, w->xhat2, w->rstd2, P->gamma_2, SB, d);
-    memcpy(dt, dY, sizeof(real) * n_d);
-    if (w->dropped)
-        dropout_backward(dt, d, w->mask_o, SB, d);
-    /* forward: o = r W_2^T + b_2, so dW_2 (d, F) += do^T r, dr (S*B, F) = do . W_2 */
-    const real *r = w->dropped ? w->r : w->u;
-    linear_backward(NULL, G->W_2, G->b_2, dt, r, P->W_2, SB, F, d);
-    matmul(CblasNoTrans, CblasNoTrans, SB, F, d, 1, dt, d, P->W_2, F, 0, dr, F);
-    /* forward: r = u * mask_r, u = relu(Y W_1^T + b_1) */
-    if (w->dropped)
-        dropout_backward(dr, F, w->mask_r, SB, F);
-    relu_backward(dr, dr, w->u, n_F);
-    /* dW_1 (F, d) += du^T Y, dY (S*B, d) += du . W_1 */
-    linear_backward(dY, G->W_1, G->b_1, dr, w->y, P->W_1, SB, d, F);
-    /* forward: Y = LayerNorm_1(Ypre), Ypre = x + dropout(A): dY becomes dYpre, the
-     * residual's share of dx, and dA (in dt) = dYpre * mask_a */
-    layer_norm_backward(dY, G->gamma_1, G->beta_1, dY, w->xhat1, w->rstd1, P->gamma_1, SB, d);
-    memcpy(dt, dY, sizeof(real) * n_d);
-    if (w->dropped)
-        dropout_backward(dt, d, w->mask_a, SB, d);
-    /* forward: A = z W_O^T + b_O, so dW_O += dA^T z, dz (S*B, d) = dA . W_O */
-    linear_backward(NULL, G->W_O, G->b_O, dt, w->z, P->W_O, SB, d, d);
-    matmul(CblasNoTrans, CblasNoTrans, SB, d, d, 1, dt, d, P->W_O, d, 0, dz, d);
+    const SublayerEnd a = attention_end(P), o = ffn_end(P), ga = attention_end(G), go = ffn_end(G);
+    const SublayerEndWork aw = attention_end_work(w), ow = ffn_end_work(w);
+    /* the FFN's end, then its inner layer: dY is the residual's share plus the FFN's */
+    sublayer_end_backward(dr, dY, dt, &go, &o, &ow, w->dropped, dout, w->dropped ? w->r : w->u,
+                          F, SB, d);
+    ffn_inner_backward(dY, G->W_1, G->b_1, dr, w->u, w->mask_r, w->dropped, w->y, P->W_1, SB, d, F);
+    /* the attention's end: dY becomes dYpre, the residual's share of dx; dz = dA W_O */
+    sublayer_end_backward(dz, dY, dt, &ga, &a, &aw, w->dropped, dY, w->z, d, SB, d);
     sa_attend_backward(dqkv, dz, w->probs, w->dropped ? w->mask_p : NULL, sw->probs_dropped,
                        w->qkv, len, S, B, D->heads, d);
     /* forward: [Q ; K ; V] = x W_in^T + b_in, so dW_in += dqkv^T x and
      * dx = dYpre + dqkv (S*B, 3d) . W_in (3d, d) */
     linear_backward(NULL, G->W_Q, G->b_Q, dqkv, x, P->W_Q, SB, d, 3 * d);
-    memcpy(dx, dY, sizeof(real) * n_d);
+    memcpy(dx, dY, sizeof(real) * (size_t)SB * d);
     matmul(CblasNoTrans, CblasNoTrans, SB, d, 3 * d, 1, dqkv, 3 * d, P->W_Q, d, 1, dx, d);
 }
 

@@ -15,6 +15,7 @@
 
 #include "nn/heads.h"
 #include "nn/ops.h"
+#include "nn/sublayers.h"
 
 void tdec_carve(TdecParams *p, TensorCarver *c, const TdecDims *d)
 {
@@ -148,13 +149,66 @@ static void draw_weight_masks(real *mask, const int *tgt_len, const int *src_len
         }
 }
 
-/* y (rows, d) = LayerNorm(y + res), y holding the sublayer's output (dropped out already). */
-static void add_and_norm(real *y, real *xhat, real *rstd, const real *res, const real *gamma,
-                         const real *beta, int rows, int d)
+/* The ends of the layer's three sublayers (self-attention, cross-attention, FFN): their
+ * tensors (k = 0, 1, 2) and activations. */
+static SublayerEnd sublayer_end(const TdecParams *P, int k)
 {
-    for (size_t k = 0; k < (size_t)rows * d; k++)
-        y[k] += res[k];
-    layer_norm_forward(y, xhat, rstd, y, gamma, beta, rows, d);
+    return k == 0 ? (SublayerEnd){P->W_O, P->b_O, P->gamma_1, P->beta_1}
+           : k == 1 ? (SublayerEnd){P->Wc_O, P->bc_O, P->gamma_2, P->beta_2}
+                    : (SublayerEnd){P->W_2, P->b_2, P->gamma_3, P->beta_3};
+}
+
+static SublayerEndWork sublayer_end_work(const TdecLayerWork *w, int k)
+{
+    return k == 0 ? (SublayerEndWork){w->y1, w->xhat1, w->rstd1, w->mask_sa}
+           : k == 1 ? (SublayerEndWork){w->y2, w->xhat2, w->rstd2, w->mask_ca}
+                    : (SublayerEndWork){w->out, w->xhat3, w->rstd3, w->mask_o};
+}
+
+/* The self-attention: [Q ; K ; V] (T*B, 3d) = x . [W_Q ; W_K ; W_V]^T + b, each sentence's
+ * heads over its own prefix, into self_z. */
+static void self_attention_forward(TdecLayerWork *w, real *scratch, const TdecParams *P,
+                                   const TdecDims *D, const real *x, const int *tgt_len, int T,
+                                   int B, double rate, Pcg32 *drop)
+{
+    const int d = D->width, H = D->heads;
+    const size_t TT = (size_t)T * T;
+    assert(P->W_K == P->W_Q + (size_t)d * d && P->b_K == P->b_Q + d); /* one in_proj */
+    linear_forward(w->qkv, x, P->W_Q, P->b_Q, T * B, d, 3 * d);
+    if (drop)
+        draw_weight_masks(w->mask_sp, tgt_len, NULL, 1, T, T, B, H, rate, drop);
+    memset(w->self_probs, 0, sizeof(real) * B * H * TT);
+    memset(w->self_mean, 0, sizeof(real) * B * TT);
+    for (int b = 0; b < B; b++) {
+        const HeadsInput in = self_heads(w->qkv, tgt_len, b, T, B, D);
+        const size_t at = (size_t)b * H * TT;
+        heads_forward(w->self_z + (size_t)b * d, B * d, T, w->self_probs + at,
+                      w->self_mean + b * TT, drop ? w->mask_sp + at : NULL, scratch, &in);
+    }
+}
+
+/* The cross-attention: Qc (T*B, d) = Y1 Wc_Q^T + bc_Q, [Kc ; Vc] (S*B, 2d) = M [Wc_K ;
+ * Wc_V]^T + [bc_K ; bc_V], each sentence's heads over its real sources, into cross_z. */
+static void cross_attention_forward(TdecLayerWork *w, real *scratch, const TdecParams *P,
+                                    const TdecDims *D, const real *memory, const int *tgt_len,
+                                    const int *src_len, int T, int S, int B, double rate,
+                                    Pcg32 *drop)
+{
+    const int d = D->width, H = D->heads;
+    const size_t TS = (size_t)T * S;
+    assert(P->Wc_V == P->Wc_K + (size_t)d * D->memory && P->bc_V == P->bc_K + d);
+    linear_forward(w->cross_q, w->y1, P->Wc_Q, P->bc_Q, T * B, d, d);
+    linear_forward(w->cross_kv, memory, P->Wc_K, P->bc_K, S * B, D->memory, 2 * d);
+    if (drop)
+        draw_weight_masks(w->mask_cp, tgt_len, src_len, 0, T, S, B, H, rate, drop);
+    memset(w->cross_probs, 0, sizeof(real) * B * H * TS);
+    memset(w->cross_mean, 0, sizeof(real) * B * TS);
+    for (int b = 0; b < B; b++) {
+        const HeadsInput in = cross_heads(w->cross_q, w->cross_kv, tgt_len, src_len, b, T, S, B, D);
+        const size_t at = (size_t)b * H * TS;
+        heads_forward(w->cross_z + (size_t)b * d, B * d, T, w->cross_probs + at,
+                      w->cross_mean + b * TS, drop ? w->mask_cp + at : NULL, scratch, &in);
+    }
 }
 
 /* x (T*B, d) -> w->out (T*B, d). */
@@ -162,80 +216,70 @@ static void layer_forward(TdecLayerWork *w, real *scratch, const TdecParams *P, 
                           const real *x, const int *tgt_len, const real *memory,
                           const int *src_len, int T, int S, int B, double rate, Pcg32 *rng)
 {
-    const int d = D->width, F = D->ffn, H = D->heads, TB = T * B, SB = S * B;
-    const size_t TT = (size_t)T * T, TS = (size_t)T * S;
+    const int d = D->width, F = D->ffn, TB = T * B;
     w->dropped = rng && rate > 0 && w->mask_sp;
-    assert(P->W_K == P->W_Q + (size_t)d * d && P->b_K == P->b_Q + d); /* one in_proj */
-    assert(P->Wc_V == P->Wc_K + (size_t)d * D->memory && P->bc_V == P->bc_K + d);
-    /* the self-attention: [Q ; K ; V] (T*B, 3d) = x . [W_Q ; W_K ; W_V]^T + b */
-    linear_forward(w->qkv, x, P->W_Q, P->b_Q, TB, d, 3 * d);
-    if (w->dropped)
-        draw_weight_masks(w->mask_sp, tgt_len, NULL, 1, T, T, B, H, rate, rng);
-    memset(w->self_probs, 0, sizeof(real) * B * H * TT);
-    memset(w->self_mean, 0, sizeof(real) * B * TT);
-    for (int b = 0; b < B; b++) {
-        const HeadsInput in = self_heads(w->qkv, tgt_len, b, T, B, D);
-        const size_t at = (size_t)b * H * TT;
-        heads_forward(w->self_z + (size_t)b * d, B * d, T, w->self_probs + at,
-                      w->self_mean + b * TT, w->dropped ? w->mask_sp + at : NULL, scratch, &in);
-    }
+    Pcg32 *drop = w->dropped ? rng : NULL;
+    SublayerEnd end[3];
+    SublayerEndWork ew[3];
+    for (int k = 0; k < 3; k++)
+        end[k] = sublayer_end(P, k), ew[k] = sublayer_end_work(w, k);
     /* Y1 = LayerNorm_1(x + dropout(Z W_O^T + b_O)) */
-    linear_forward(w->y1, w->self_z, P->W_O, P->b_O, TB, d, d);
-    if (w->dropped)
-        dropout_forward(w->y1, d, w->mask_sa, TB, d, rate, rng);
-    add_and_norm(w->y1, w->xhat1, w->rstd1, x, P->gamma_1, P->beta_1, TB, d);
-    /* the cross-attention: Qc (T*B, d) = Y1 Wc_Q^T + bc_Q, [Kc ; Vc] (S*B, 2d) = M
-     * [Wc_K ; Wc_V]^T + [bc_K ; bc_V] */
-    linear_forward(w->cross_q, w->y1, P->Wc_Q, P->bc_Q, TB, d, d);
-    linear_forward(w->cross_kv, memory, P->Wc_K, P->bc_K, SB, D->memory, 2 * d);
-    if (w->dropped)
-        draw_weight_masks(w->mask_cp, tgt_len, src_len, 0, T, S, B, H, rate, rng);
-    memset(w->cross_probs, 0, sizeof(real) * B * H * TS);
-    memset(w->cross_mean, 0, sizeof(real) * B * TS);
+    self_attention_forward(w, scratch, P, D, x, tgt_len, T, B, rate, drop);
+    sublayer_end_forward(&ew[0], &end[0], w->self_z, d, x, TB, d, rate, drop);
+    /* Y2 = LayerNorm_2(Y1 + dropout(Zc Wc_O^T + bc_O)) */
+    cross_attention_forward(w, scratch, P, D, memory, tgt_len, src_len, T, S, B, rate, drop);
+    sublayer_end_forward(&ew[1], &end[1], w->cross_z, d, w->y1, TB, d, rate, drop);
+    /* X' = LayerNorm_3(Y2 + dropout(r W_2^T + b_2)), r = dropout(relu(Y2 W_1^T + b_1)) */
+    const real *r = ffn_inner_forward(w->u, w->r, w->mask_r, w->y2, P->W_1, P->b_1, tgt_len, T, B,
+                                      d, F, rate, drop);
+    sublayer_end_forward(&ew[2], &end[2], r, F, w->y2, TB, d, rate, drop);
+}
+
+/* The cross-attention undone from dz (T*B, d): dY1 (T*B, d) += the queries' share,
+ * d_memory (S*B, d_h) += the keys' and values'. */
+static void cross_attention_backward(real *dY1, real *d_memory, TdecParams *G,
+                                     const TdecLayerWork *w, TdecWork *tw, const real *dz,
+                                     const TdecParams *P, const TdecDims *D, const real *memory,
+                                     const int *tgt_len, const int *src_len, int T, int S, int B)
+{
+    const int d = D->width, H = D->heads, TB = T * B, SB = S * B;
+    const size_t TS = (size_t)T * S;
+    memset(tw->d_cross_q, 0, sizeof(real) * (size_t)TB * d);
+    memset(tw->d_cross_kv, 0, sizeof(real) * (size_t)SB * 2 * d);
     for (int b = 0; b < B; b++) {
         const HeadsInput in = cross_heads(w->cross_q, w->cross_kv, tgt_len, src_len, b, T, S, B, D);
         const size_t at = (size_t)b * H * TS;
-        heads_forward(w->cross_z + (size_t)b * d, B * d, T, w->cross_probs + at,
-                      w->cross_mean + b * TS, w->dropped ? w->mask_cp + at : NULL, scratch, &in);
+        real *dK = tw->d_cross_kv + (size_t)b * 2 * d;
+        heads_backward(tw->d_cross_q + (size_t)b * d, dK, dK + d, dz + (size_t)b * d, B * d,
+                       w->cross_probs + at, w->dropped ? w->mask_cp + at : NULL, tw->scratch, &in);
     }
-    /* Y2 = LayerNorm_2(Y1 + dropout(Zc Wc_O^T + bc_O)) */
-    linear_forward(w->y2, w->cross_z, P->Wc_O, P->bc_O, TB, d, d);
-    if (w->dropped)
-        dropout_forward(w->y2, d, w->mask_ca, TB, d, rate, rng);
-    add_and_norm(w->y2, w->xhat2, w->rstd2, w->y1, P->gamma_2, P->beta_2, TB, d);
-    /* u (T*B, F) = relu(Y2 W_1^T + b_1), 0 in rows past a sentence's end; r = dropout(u) */
-    linear_forward(w->u, w->y2, P->W_1, P->b_1, TB, d, F);
-    for (int i = 0; i < T; i++)
-        for (int b = 0; b < B; b++) {
-            real *row = w->u + ((size_t)i * B + b) * F;
-            if (i < tgt_len[b])
-                relu_forward(row, row, (size_t)F);
-            else
-                memset(row, 0, sizeof(real) * F);
-        }
-    const real *r = w->u;
-    if (w->dropped) {
-        memcpy(w->r, w->u, sizeof(real) * TB * F);
-        dropout_forward(w->r, F, w->mask_r, TB, F, rate, rng);
-        r = w->r;
-    }
-    /* X' = LayerNorm_3(Y2 + dropout(r W_2^T + b_2)) */
-    linear_forward(w->out, r, P->W_2, P->b_2, TB, F, d);
-    if (w->dropped)
-        dropout_forward(w->out, d, w->mask_o, TB, d, rate, rng);
-    add_and_norm(w->out, w->xhat3, w->rstd3, w->y2, P->gamma_3, P->beta_3, TB, d);
+    /* forward: Qc = Y1 Wc_Q^T + bc_Q, [Kc ; Vc] = M [Wc_K ; Wc_V]^T + [bc_K ; bc_V] */
+    linear_backward(dY1, G->Wc_Q, G->bc_Q, tw->d_cross_q, w->y1, P->Wc_Q, TB, d, d);
+    linear_backward(d_memory, G->Wc_K, G->bc_K, tw->d_cross_kv, memory, P->Wc_K, SB, D->memory,
+                    2 * d);
 }
 
-/* The sublayer output's gradient from a residual block's: dres (rows, d) becomes the
- * gradient of the norm's input (the residual's share), d_sub = dres * mask (or a copy). */
-static void norm_and_dropout_backward(real *d_sub, real *dres, real *dgamma, real *dbeta,
-                                      const real *dout, const real *xhat, const real *rstd,
-                                      const real *gamma, const real *mask, int rows, int d)
+/* The self-attention undone from dz (T*B, d): dx (T*B, d) overwritten with dres (the
+ * residual's share) + the projections' share. */
+static void self_attention_backward(real *dx, const real *dres, TdecParams *G,
+                                    const TdecLayerWork *w, TdecWork *tw, const real *dz,
+                                    const TdecParams *P, const TdecDims *D, const real *x,
+                                    const int *tgt_len, int T, int B)
 {
-    layer_norm_backward(dres, dgamma, dbeta, dout, xhat, rstd, gamma, rows, d);
-    memcpy(d_sub, dres, sizeof(real) * (size_t)rows * d);
-    if (mask)
-        dropout_backward(d_sub, d, mask, rows, d);
+    const int d = D->width, H = D->heads, TB = T * B;
+    const size_t TT = (size_t)T * T;
+    memset(tw->d_qkv, 0, sizeof(real) * (size_t)TB * 3 * d);
+    for (int b = 0; b < B; b++) {
+        const HeadsInput in = self_heads(w->qkv, tgt_len, b, T, B, D);
+        const size_t at = (size_t)b * H * TT;
+        real *dQ = tw->d_qkv + (size_t)b * 3 * d;
+        heads_backward(dQ, dQ + d, dQ + 2 * d, dz + (size_t)b * d, B * d, w->self_probs + at,
+                       w->dropped ? w->mask_sp + at : NULL, tw->scratch, &in);
+    }
+    /* forward: [Q ; K ; V] = x W_in^T + b_in, so dx = dres + dqkv . W_in */
+    linear_backward(NULL, G->W_Q, G->b_Q, tw->d_qkv, x, P->W_Q, TB, d, 3 * d);
+    memcpy(dx, dres, sizeof(real) * (size_t)TB * d);
+    matmul(CblasNoTrans, CblasNoTrans, TB, d, 3 * d, 1, tw->d_qkv, 3 * d, P->W_Q, d, 1, dx, d);
 }
 
 /* Backward of layer_forward from dout (T*B, d) to dx (T*B, d; overwritten, may be dout's
@@ -245,59 +289,23 @@ static void layer_backward(real *dx, real *d_memory, TdecParams *G, const TdecLa
                            const TdecDims *D, const real *x, const int *tgt_len,
                            const real *memory, const int *src_len, int T, int S, int B)
 {
-    const int d = D->width, F = D->ffn, H = D->heads, TB = T * B, SB = S * B;
-    const size_t TT = (size_t)T * T, TS = (size_t)T * S;
+    const int d = D->width, F = D->ffn, TB = T * B;
     real *dY = tw->d_y, *dt = tw->d_t, *dr = tw->d_r, *dz = tw->d_z;
     const int dropped = w->dropped;
-    /* forward: X' = LayerNorm_3(Y2 + o'), o' = dropout(o): dY starts as the residual's
-     * share, do (in dt) */
-    norm_and_dropout_backward(dt, dY, G->gamma_3, G->beta_3, dout, w->xhat3, w->rstd3, P->gamma_3,
-                              dropped ? w->mask_o : NULL, TB, d);
-    /* forward: o = r W_2^T + b_2, so dW_2 (d, F) += do^T r, dr (T*B, F) = do . W_2 */
-    linear_backward(NULL, G->W_2, G->b_2, dt, dropped ? w->r : w->u, P->W_2, TB, F, d);
-    matmul(CblasNoTrans, CblasNoTrans, TB, F, d, 1, dt, d, P->W_2, F, 0, dr, F);
-    /* forward: r = u * mask_r, u = relu(Y2 W_1^T + b_1): dY2 += du . W_1 */
-    if (dropped)
-        dropout_backward(dr, F, w->mask_r, TB, F);
-    relu_backward(dr, dr, w->u, (size_t)TB * F);
-    linear_backward(dY, G->W_1, G->b_1, dr, w->y2, P->W_1, TB, d, F);
-    /* forward: Y2 = LayerNorm_2(Y1 + dropout(Zc Wc_O^T + bc_O)) */
-    norm_and_dropout_backward(dt, dY, G->gamma_2, G->beta_2, dY, w->xhat2, w->rstd2, P->gamma_2,
-                              dropped ? w->mask_ca : NULL, TB, d);
-    linear_backward(NULL, G->Wc_O, G->bc_O, dt, w->cross_z, P->Wc_O, TB, d, d);
-    matmul(CblasNoTrans, CblasNoTrans, TB, d, d, 1, dt, d, P->Wc_O, d, 0, dz, d);
-    /* the cross-attention, sentence by sentence, into dQc (T*B, d) and d[Kc ; Vc] */
-    memset(tw->d_cross_q, 0, sizeof(real) * (size_t)TB * d);
-    memset(tw->d_cross_kv, 0, sizeof(real) * (size_t)SB * 2 * d);
-    for (int b = 0; b < B; b++) {
-        const HeadsInput in = cross_heads(w->cross_q, w->cross_kv, tgt_len, src_len, b, T, S, B, D);
-        const size_t at = (size_t)b * H * TS;
-        real *dK = tw->d_cross_kv + (size_t)b * 2 * d;
-        heads_backward(tw->d_cross_q + (size_t)b * d, dK, dK + d, dz + (size_t)b * d, B * d,
-                       w->cross_probs + at, dropped ? w->mask_cp + at : NULL, tw->scratch, &in);
-    }
-    /* forward: Qc = Y1 Wc_Q^T + bc_Q, so dY1 (the residual's share, in dY) += dQc . Wc_Q;
-     * [Kc ; Vc] = M [Wc_K ; Wc_V]^T + b, so d_memory += d[Kc ; Vc] . [Wc_K ; Wc_V] */
-    linear_backward(dY, G->Wc_Q, G->bc_Q, tw->d_cross_q, w->y1, P->Wc_Q, TB, d, d);
-    linear_backward(d_memory, G->Wc_K, G->bc_K, tw->d_cross_kv, memory, P->Wc_K, SB, D->memory,
-                    2 * d);
-    /* forward: Y1 = LayerNorm_1(x + dropout(Z W_O^T + b_O)) */
-    norm_and_dropout_backward(dt, dY, G->gamma_1, G->beta_1, dY, w->xhat1, w->rstd1, P->gamma_1,
-                              dropped ? w->mask_sa : NULL, TB, d);
-    linear_backward(NULL, G->W_O, G->b_O, dt, w->self_z, P->W_O, TB, d, d);
-    matmul(CblasNoTrans, CblasNoTrans, TB, d, d, 1, dt, d, P->W_O, d, 0, dz, d);
-    memset(tw->d_qkv, 0, sizeof(real) * (size_t)TB * 3 * d);
-    for (int b = 0; b < B; b++) {
-        const HeadsInput in = self_heads(w->qkv, tgt_len, b, T, B, D);
-        const size_t at = (size_t)b * H * TT;
-        real *dQ = tw->d_qkv + (size_t)b * 3 * d;
-        heads_backward(dQ, dQ + d, dQ + 2 * d, dz + (size_t)b * d, B * d, w->self_probs + at,
-                       dropped ? w->mask_sp + at : NULL, tw->scratch, &in);
-    }
-    /* forward: [Q ; K ; V] = x W_in^T + b_in, so dx = dYpre1 + dqkv . W_in */
-    linear_backward(NULL, G->W_Q, G->b_Q, tw->d_qkv, x, P->W_Q, TB, d, 3 * d);
-    memcpy(dx, dY, sizeof(real) * (size_t)TB * d);
-    matmul(CblasNoTrans, CblasNoTrans, TB, d, 3 * d, 1, tw->d_qkv, 3 * d, P->W_Q, d, 1, dx, d);
+    SublayerEnd end[3], gend[3];
+    SublayerEndWork ew[3];
+    for (int k = 0; k < 3; k++)
+        end[k] = sublayer_end(P, k), gend[k] = sublayer_end(G, k), ew[k] = sublayer_end_work(w, k);
+    /* the FFN: its end, then its inner layer; dY is Y2's gradient */
+    sublayer_end_backward(dr, dY, dt, &gend[2], &end[2], &ew[2], dropped, dout,
+                          dropped ? w->r : w->u, F, TB, d);
+    ffn_inner_backward(dY, G->W_1, G->b_1, dr, w->u, w->mask_r, dropped, w->y2, P->W_1, TB, d, F);
+    /* the cross-attention: its end (dY becomes Y1's residual share), then its heads */
+    sublayer_end_backward(dz, dY, dt, &gend[1], &end[1], &ew[1], dropped, dY, w->cross_z, d, TB, d);
+    cross_attention_backward(dY, d_memory, G, w, tw, dz, P, D, memory, tgt_len, src_len, T, S, B);
+    /* the self-attention: its end (dY becomes x's residual share), then its heads */
+    sublayer_end_backward(dz, dY, dt, &gend[0], &end[0], &ew[0], dropped, dY, w->self_z, d, TB, d);
+    self_attention_backward(dx, dY, G, w, tw, dz, P, D, x, tgt_len, T, B);
 }
 
 void tdec_forward(TdecWork *w, const TdecParams *P, const TdecDims *d, const real *x,
@@ -387,8 +395,12 @@ static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecDims 
         heads_forward(c->z + (size_t)r * d, d, 1, c->self_probs[l] + (size_t)r * H * cap, NULL,
                       NULL, NULL, &in);
     }
-    linear_forward(c->y1, c->z, P->W_O, P->b_O, rows, d, d);
-    add_and_norm(c->y1, c->xhat, c->rstd, x, P->gamma_1, P->beta_1, rows, d);
+    const SublayerEndWork y1 = {c->y1, c->xhat, c->rstd, NULL}, y2 = {c->y2, c->xhat, c->rstd, NULL};
+    const SublayerEndWork out = {c->out, c->xhat, c->rstd, NULL};
+    SublayerEnd end[3];
+    for (int k = 0; k < 3; k++)
+        end[k] = sublayer_end(P, k);
+    sublayer_end_forward(&y1, &end[0], c->z, d, x, rows, d, 0, NULL);
     /* the cross-attention over each row's source */
     linear_forward(c->q, c->y1, P->Wc_Q, P->bc_Q, rows, d, d);
     for (int r = 0; r < rows; r++) {
@@ -398,12 +410,11 @@ static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecDims 
         heads_forward(c->z + (size_t)r * d, d, 1, c->cross_probs[l] + (size_t)r * H * S, NULL,
                       NULL, NULL, &in);
     }
-    linear_forward(c->y2, c->z, P->Wc_O, P->bc_O, rows, d, d);
-    add_and_norm(c->y2, c->xhat, c->rstd, c->y1, P->gamma_2, P->beta_2, rows, d);
+    sublayer_end_forward(&y2, &end[1], c->z, d, c->y1, rows, d, 0, NULL);
+    /* the FFN (every row is a real position) */
     linear_forward(c->u, c->y2, P->W_1, P->b_1, rows, d, F);
     relu_forward(c->u, c->u, (size_t)rows * F);
-    linear_forward(c->out, c->u, P->W_2, P->b_2, rows, F, d);
-    add_and_norm(c->out, c->xhat, c->rstd, c->y2, P->gamma_3, P->beta_3, rows, d);
+    sublayer_end_forward(&out, &end[2], c->u, F, c->y2, rows, d, 0, NULL);
 }
 
 void tdec_step(TdecCache *c, const TdecParams *P, const TdecDims *d, const real *x, int pos,

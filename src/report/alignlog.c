@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "model/attention.h"
+#include "nn/transformer_decoder.h"
 #include "text/json.h"
 #include "text/number.h"
 #include "text/textfile.h"
@@ -51,8 +53,9 @@ static int token_list(const JsonValue *v)
 }
 
 /* A matrix of rows x cols weights in [0, 1]: "weights", or matrix k (from 1) of the list
- * key ("heads", "self"; k 0 for weights). Checks it and, with out, copies it row-major.
- * rows_of names what a row stands for in messages ("target", "source"). */
+ * key ("heads", "self", "layers", "dec_self"; k 0 for weights). Checks it and, with out,
+ * copies it row-major. rows_of names what a row stands for in messages ("target",
+ * "source"); a column is a source token, but in "dec_self" a target position. */
 static int take_matrix(const JsonValue *m, int rows, int cols, float *out, const char *key,
                        int k, const char *rows_of, const char *name, long line, Error *err)
 {
@@ -68,8 +71,9 @@ static int take_matrix(const JsonValue *m, int rows, int cols, float *out, const
     for (int i = 0; i < rows; i++) {
         const JsonValue *row = &m->items[i];
         if (row->type != JSON_ARRAY || row->n_items != cols)
-            return error_at(err, name, line, 1, "%s row %d: expected %d number%s, one per "
-                            "source token", what, i + 1, cols, plural(cols));
+            return error_at(err, name, line, 1, "%s row %d: expected %d number%s, one per %s",
+                            what, i + 1, cols, plural(cols),
+                            strcmp(key, "dec_self") ? "source token" : "target position");
         for (int j = 0; j < cols; j++) {
             if (row->items[j].type != JSON_NUMBER || !(row->items[j].number >= 0) ||
                 row->items[j].number > 1)
@@ -82,17 +86,18 @@ static int take_matrix(const JsonValue *m, int rows, int cols, float *out, const
     return 0;
 }
 
-/* A list of matrices (the optional "heads" or "self"): at most 64 of rows x cols each.
- * Returns their number (0 if the key is absent), or -1 with err set. */
-static int take_matrices(const JsonValue *list, const char *key, int rows, int cols,
+/* A list of matrices (the optional "heads", "self", "layers", "dec_self"): at most most
+ * of rows x cols each. Returns their number (0 if the key is absent), or -1 with err set. */
+static int take_matrices(const JsonValue *list, const char *key, int most, int rows, int cols,
                          const char *rows_of, float **out, const char *name, long line,
                          Error *err)
 {
     *out = NULL;
     if (!list)
         return 0;
-    if (list->type != JSON_ARRAY || list->n_items < 1 || list->n_items > 64)
-        return error_at(err, name, line, 1, "expected \"%s\": a list of 1 to 64 matrices", key);
+    if (list->type != JSON_ARRAY || list->n_items < 1 || list->n_items > most)
+        return error_at(err, name, line, 1, "expected \"%s\": a list of 1 to %d matrices", key,
+                        most);
     const size_t size = (size_t)rows * cols;
     float *m = xmalloc_array((size_t)list->n_items * size, sizeof(float));
     for (int k = 0; k < list->n_items; k++) {
@@ -136,6 +141,53 @@ static int take_chosen(const JsonValue *v, int rows, int cols, int **out, const 
     return H;
 }
 
+static void free_parts(AlignRecord *p)
+{
+    free(p->heads);
+    free(p->self);
+    free(p->chosen);
+    free(p->layers);
+    free(p->dec_self);
+}
+
+/* A record's optional matrices, of a target of T tokens and a source of S, into p (the
+ * rest of p zeroed): "heads", "self", "chosen", and a Transformer decoder's "layers" (with
+ * "layer_heads": the heads of each) and "dec_self". Returns 0, or -1 with err set and
+ * nothing kept. */
+static int take_parts(AlignRecord *p, const JsonValue *root, int T, int S, const char *name,
+                      long line, Error *err)
+{
+    memset(p, 0, sizeof *p);
+    const JsonValue *lh = json_get(root, "layer_heads");
+    int rc = (p->n_heads = take_matrices(json_get(root, "heads"), "heads", ATTN_MAX_HEADS, T, S,
+                                         "target", &p->heads, name, line, err));
+    if (rc >= 0)
+        rc = (p->n_self = take_matrices(json_get(root, "self"), "self", 64, S, S,
+                                        "source", &p->self, name, line, err));
+    if (rc >= 0)
+        rc = (p->n_chosen = take_chosen(json_get(root, "chosen"), T, S, &p->chosen, name, line,
+                                        err));
+    if (rc >= 0 && lh && !is_whole(lh, 1))
+        rc = error_at(err, name, line, 1, "expected \"layer_heads\": a whole number >= 1");
+    if (rc >= 0) {
+        p->layer_heads = lh ? (int)lh->number : 1;
+        rc = take_matrices(json_get(root, "layers"), "layers", DEC_MAX_LAYERS * ATTN_MAX_HEADS, T,
+                           S, "target", &p->layers, name, line, err);
+        if (rc > 0 && (!lh || rc % p->layer_heads != 0))
+            rc = error_at(err, name, line, 1, "\"layers\": %d matrices are not \"layer_heads\" "
+                          "(%d) for each layer", rc, p->layer_heads);
+        p->n_layers = rc > 0 ? rc / p->layer_heads : 0;
+    }
+    if (rc >= 0)
+        rc = (p->n_dec_self = take_matrices(json_get(root, "dec_self"), "dec_self", DEC_MAX_LAYERS,
+                                            T, T, "target", &p->dec_self, name, line, err));
+    if (rc < 0) {
+        free_parts(p);
+        return -1;
+    }
+    return 0;
+}
+
 /* One record from a parsed line. */
 static int take_record(AlignLog *log, const JsonValue *root, const char *name, long line, Error *err)
 {
@@ -160,34 +212,16 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
     if (take_matrix(w, tgt->n_items, src->n_items, NULL, "weights", 0, "target", name, line,
                     err) < 0)
         return -1;
-    float *heads, *self;
-    int n_heads = take_matrices(json_get(root, "heads"), "heads", tgt->n_items, src->n_items,
-                                "target", &heads, name, line, err);
-    if (n_heads < 0)
+    AlignRecord parts;
+    if (take_parts(&parts, root, tgt->n_items, src->n_items, name, line, err) < 0)
         return -1;
-    int n_self = take_matrices(json_get(root, "self"), "self", src->n_items, src->n_items,
-                               "source", &self, name, line, err);
-    if (n_self < 0) {
-        free(heads);
-        return -1;
-    }
-    int *chosen;
-    int n_chosen = take_chosen(json_get(root, "chosen"), tgt->n_items, src->n_items, &chosen, name,
-                               line, err);
-    if (n_chosen < 0) {
-        free(heads);
-        free(self);
-        return -1;
-    }
     /* an image model's record: its picture, and a square grid of cells */
     const JsonValue *image = json_get(root, "image");
     int G = 0;
     while ((G + 1) * (G + 1) <= src->n_items)
         G++;
     if (image && (image->type != JSON_STRING || !image->string[0] || G * G != src->n_items)) {
-        free(heads);
-        free(self);
-        free(chosen);
+        free_parts(&parts);
         return error_at(err, name, line, 1, "\"image\" must be a picture's path, with \"src\" "
                         "the cells of a square grid (got %d cells)", src->n_items);
     }
@@ -196,7 +230,7 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
         log->records = xrealloc_array(log->records, (size_t)log->cap, sizeof(AlignRecord));
     }
     AlignRecord *r = &log->records[log->n++];
-    memset(r, 0, sizeof *r);
+    *r = parts; /* the optional matrices; the rest follows */
     r->step = (long)step->number;
     r->id = (long)id->number;
     r->epoch = epoch ? epoch->number : 0;
@@ -205,13 +239,7 @@ static int take_record(AlignLog *log, const JsonValue *root, const char *name, l
     r->tgt = copy_tokens(tgt, &r->n_tgt);
     r->weights = xmalloc_array((size_t)r->n_src * (size_t)r->n_tgt, sizeof(float));
     take_matrix(w, r->n_tgt, r->n_src, r->weights, "weights", 0, "target", name, line, err);
-    r->n_heads = n_heads;
-    r->heads = heads;
-    r->n_self = n_self;
-    r->self = self;
-    r->n_chosen = n_chosen;
     r->image = image ? xstrdup(image->string) : NULL;
-    r->chosen = chosen;
     return 0;
 }
 
@@ -276,17 +304,71 @@ void alignlog_free(AlignLog *log)
         free(r->src);
         free(r->tgt);
         free(r->weights);
-        free(r->heads);
-        free(r->chosen);
-        free(r->self);
+        free_parts(r);
         free(r->image);
     }
     free(log->records);
     memset(log, 0, sizeof *log);
 }
 
-int alignrecord_select(AlignRecord *r, int head, int self_layer)
+/* r's tokens of one side replaced by n copies of words (freed and allocated). */
+static void replace_tokens(char ***side, int *n_side, char *const *words, int n)
 {
+    char **fresh = xmalloc_array((size_t)n, sizeof(char *));
+    for (int k = 0; k < n; k++)
+        fresh[k] = xstrdup(words[k]);
+    for (int k = 0; k < *n_side; k++)
+        free((*side)[k]);
+    free(*side);
+    *side = fresh;
+    *n_side = n;
+}
+
+/* A Transformer decoder's layer (cross-attention, its heads' mean or one head) or its
+ * masked self-attention (dec_self), as r's weights. */
+static int select_decoder_layer(AlignRecord *r, int head, int layer, int dec_self)
+{
+    const size_t S = (size_t)r->n_src, T = (size_t)r->n_tgt;
+    free(r->chosen); /* the choices of a hard pass are not these maps' */
+    r->chosen = NULL;
+    r->n_chosen = 0;
+    if (dec_self) {
+        if (dec_self > r->n_dec_self || head)
+            return -1;
+        /* its columns are the positions it reads: <s> and the words before each */
+        char **inputs = xmalloc_array(T, sizeof(char *));
+        inputs[0] = "<s>";
+        for (size_t i = 1; i < T; i++)
+            inputs[i] = r->tgt[i - 1];
+        replace_tokens(&r->src, &r->n_src, inputs, (int)T);
+        free(inputs);
+        free(r->weights);
+        r->weights = xmalloc_array(T * T, sizeof(float));
+        memcpy(r->weights, r->dec_self + (size_t)(dec_self - 1) * T * T, sizeof(float) * T * T);
+        snprintf(r->view, sizeof r->view, "decoder self-attention layer %d", dec_self);
+        return 0;
+    }
+    const int H = r->layer_heads;
+    if (layer > r->n_layers || head < 0 || head > H)
+        return -1;
+    const float *first = r->layers + (size_t)(layer - 1) * H * T * S;
+    for (size_t e = 0; e < T * S; e++) {
+        float sum = 0;
+        for (int h = head ? head - 1 : 0; h < (head ? head : H); h++)
+            sum += first[(size_t)h * T * S + e];
+        r->weights[e] = head ? sum : sum / (float)H;
+    }
+    if (head)
+        snprintf(r->view, sizeof r->view, "decoder layer %d, head %d", layer, head);
+    else
+        snprintf(r->view, sizeof r->view, "decoder layer %d", layer);
+    return 0;
+}
+
+int alignrecord_select(AlignRecord *r, int head, int self_layer, int layer, int dec_self)
+{
+    if (layer || dec_self)
+        return select_decoder_layer(r, head, layer, dec_self);
     const size_t S = (size_t)r->n_src, T = (size_t)r->n_tgt;
     if (self_layer) {
         if (self_layer > r->n_self)

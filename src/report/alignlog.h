@@ -21,6 +21,11 @@ typedef struct {
     int n_self;         /* self-attention layers, 0 if none */
     float *self;        /* (n_self, n_src, n_src): each layer's weights (its heads' mean),
                          * a row per query position, a column per key position */
+    int n_layers, layer_heads; /* a Transformer decoder's record: its layers' */
+    float *layers;      /* (n_layers, layer_heads, n_tgt, n_src) cross-attention, head by head */
+    int n_dec_self;     /* and its layers' masked self-attention (heads' mean): */
+    float *dec_self;    /* (n_dec_self, n_tgt, n_tgt) a row per target position, a column
+                         * per position it reads (<s> and the words before) */
     int n_chosen;       /* 0, or the heads of a hard-attention record's "chosen": */
     int *chosen;        /* (n_tgt, n_chosen) the source position each head read */
     char *image;        /* an image model's record: its picture's path ("image"; NULL for
@@ -51,7 +56,11 @@ void alignlog_free(AlignLog *log);
 /* Makes r's weights the matrix to draw instead of the alignment: head `head` (from 1),
  * keeping only that head's chosen positions, or with self_layer (from 1) that
  * self-attention layer's source-by-source weights (its tgt then the source tokens; no
- * chosen positions). Returns 0, or -1 if r has no such head or layer. */
-int alignrecord_select(AlignRecord *r, int head, int self_layer);
+ * chosen positions); or a Transformer decoder's: with layer (from 1) that layer's
+ * cross-attention, its heads' mean or with head (from 1; 0: the mean) that head; with
+ * dec_self (from 1) that layer's masked self-attention, target by target (its src then
+ * the positions the rows read: <s> and the words before). Returns 0, or -1 if r has no
+ * such head or layer. */
+int alignrecord_select(AlignRecord *r, int head, int self_layer, int layer, int dec_self);
 
 #endif

@@ -57,6 +57,9 @@ static void row_label(FILE *f, const ExplainTensor *t, const ExplainWords *w, in
     if (t->rows_are == ROWS_SOURCE) {
         explain_source_label(label, sizeof label, w, r);
         heatmap_xml_text(f, label);
+    } else if (t->rows_are == ROWS_PREFIX) {
+        explain_prefix_label(label, sizeof label, w, r);
+        heatmap_xml_text(f, label);
     } else if (t->rows_are == ROWS_HEADS)
         fprintf(f, "head %d", r + 1);
     else if (t->rows_are == ROWS_INDEX)
@@ -127,13 +130,18 @@ static void tensor_svg(FILE *f, const ExplainTensor *t, const ExplainWords *w, i
 {
     const int cols = t->cols < max_cols ? t->cols : max_cols;
     const int by_word = explain_by_position(t, w);
+    const int by_target = !strcmp(t->cols_are, "target prefix") ||
+                          !strcmp(t->cols_are, "target positions");
     const double most = svg_open(f, t, cols, t->rows);
     for (int c = 0; c < cols; c++) { /* the columns: source words, or dimensions */
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">",
                 LABEL_W + c * CELL_W + CELL_W / 2, HEAD_H - 7);
-        if (by_word) {
+        if (by_word || (by_target && c <= w->n_tgt)) {
             char label[1024];
-            explain_source_label(label, sizeof label, w, c);
+            if (by_word)
+                explain_source_label(label, sizeof label, w, c);
+            else /* the target's positions, as far as its words are known */
+                explain_prefix_label(label, sizeof label, w, c);
             heatmap_xml_text(f, label);
         } else
             fprintf(f, "%d", c + 1);
@@ -157,7 +165,10 @@ static void shape_words(FILE *f, const ExplainTensor *t, const ExplainWords *w)
         fprintf(f, "%d values", t->cols);
     else
         fprintf(f, "%d x %d: one row per %s", t->rows, t->cols,
-                t->rows_are == ROWS_SOURCE ? position : t->rows_are == ROWS_HEADS ? "head" : "row");
+                t->rows_are == ROWS_SOURCE   ? position
+                : t->rows_are == ROWS_HEADS  ? "head"
+                : t->rows_are == ROWS_PREFIX ? "target position"
+                                             : "row");
     if (t->cols_are[0] && strcmp(t->cols_are, "source words"))
         fprintf(f, ", %s %s", t->cols_are, t->rows_are == ROWS_ONE ? "wide" : "columns");
     else if (!strcmp(t->cols_are, "source words"))
@@ -192,6 +203,8 @@ void explain_print_html(FILE *f, const ExplainStep *x, const ExplainWords *w, in
         fputs("A worked example", f);
     else if (x->self_layer)
         fprintf(f, "Self-attention layer %d at source position %d", x->self_layer, x->step);
+    else if (x->dec_self)
+        fprintf(f, "The decoder's self-attention, layer %d, at step %d", x->dec_self, x->step);
     else
         fprintf(f, "Attention at step %d", x->step);
     fputs("</h1>\n<p>source: ", f);
@@ -207,7 +220,11 @@ void explain_print_html(FILE *f, const ExplainStep *x, const ExplainWords *w, in
     if (x->step > 0 && !x->self_layer) {
         fputs("<p>target as far as the step: ", f);
         words_line(f, w, 1, x->step);
-        fprintf(f, " (score %s", w->score);
+        if (x->dec_layers)
+            fprintf(f, " (the Transformer decoder's layer %d of %d",
+                    x->dec_self ? x->dec_self : x->dec_layers, x->dec_layers);
+        else
+            fprintf(f, " (score %s", w->score);
         if (x->heads > 1)
             fprintf(f, ", %d heads", x->heads);
         fputs(")</p>\n", f);

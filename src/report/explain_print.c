@@ -65,6 +65,20 @@ void explain_target_label(char *out, size_t cap, const ExplainWords *w, int i)
     word_label(out, cap, w->tgt[i], w->tgt_unk && w->tgt_unk[i]);
 }
 
+void explain_prefix_label(char *out, size_t cap, const ExplainWords *w, int r)
+{
+    if (r == 0)
+        snprintf(out, cap, "<s>");
+    else
+        explain_target_label(out, cap, w, r - 1);
+}
+
+/* Whether t's columns are the target's positions (the prefix, or every position). */
+static int by_target_position(const ExplainTensor *t)
+{
+    return !strcmp(t->cols_are, "target prefix") || !strcmp(t->cols_are, "target positions");
+}
+
 /* "5 x 10: one row per source word, attention_size (a) columns" */
 static void print_shape(FILE *f, const ExplainTensor *t, const ExplainWords *w)
 {
@@ -72,6 +86,8 @@ static void print_shape(FILE *f, const ExplainTensor *t, const ExplainWords *w)
     if (t->rows_are == ROWS_ONE) {
         if (!strcmp(t->cols_are, "source words"))
             fprintf(f, "%d: one value per %s", t->cols, position);
+        else if (by_target_position(t))
+            fprintf(f, "%d: one value per target position", t->cols);
         else if (t->cols_are[0])
             fprintf(f, "%d: %s values", t->cols, t->cols_are);
         else
@@ -80,9 +96,13 @@ static void print_shape(FILE *f, const ExplainTensor *t, const ExplainWords *w)
         fprintf(f, "%d x %d", t->rows, t->cols);
     } else {
         fprintf(f, "%d x %d: one row per %s, ", t->rows, t->cols,
-                t->rows_are == ROWS_SOURCE ? position : "head");
+                t->rows_are == ROWS_SOURCE   ? position
+                : t->rows_are == ROWS_PREFIX ? "target position"
+                                             : "head");
         if (!strcmp(t->cols_are, "source words"))
             fprintf(f, "one column per %s", position);
+        else if (by_target_position(t))
+            fprintf(f, "one column per target position");
         else if (t->cols_are[0])
             fprintf(f, "%s columns", t->cols_are);
         else
@@ -99,6 +119,10 @@ static void print_row_label(FILE *f, const ExplainTensor *t, const ExplainWords 
     if (t->rows_are == ROWS_SOURCE) {
         char word[1024];
         explain_source_label(word, sizeof word, w, r);
+        termtext_escape(label, sizeof label, word);
+    } else if (t->rows_are == ROWS_PREFIX) {
+        char word[1024];
+        explain_prefix_label(word, sizeof word, w, r);
         termtext_escape(label, sizeof label, word);
     } else if (t->rows_are == ROWS_HEADS)
         snprintf(label, sizeof label, "head %d", r + 1);
@@ -160,12 +184,18 @@ static void print_values(FILE *f, const ExplainTensor *t, const ExplainWords *w,
         return;
     }
     const int shown = t->cols < max_cols ? t->cols : max_cols;
-    /* the columns of a per-head matrix are the source words: name them */
-    if (explain_by_position(t, w)) {
+    /* the columns of a per-head matrix are the source words, or the target prefix's: name
+     * them (the target's positions past the step are numbered) */
+    if (explain_by_position(t, w) || by_target_position(t)) {
         fprintf(f, "    %12s", "");
         for (int c = 0; c < shown; c++) {
             char word[1024];
-            explain_source_label(word, sizeof word, w, c);
+            if (!by_target_position(t))
+                explain_source_label(word, sizeof word, w, c);
+            else if (c <= w->n_tgt)
+                explain_prefix_label(word, sizeof word, w, c);
+            else
+                snprintf(word, sizeof word, "%d", c + 1);
             print_column_word(f, word);
         }
         fputc('\n', f);
@@ -235,7 +265,14 @@ void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, in
         termtext_put(f, label);
     }
     fprintf(f, x->step == 1 ? " <s> alone\n" : "\n");
-    fprintf(f, "score: %s", w->score);
+    if (x->dec_self)
+        fprintf(f, "the Transformer decoder's masked self-attention, layer %d of %d",
+                x->dec_self, x->dec_layers);
+    else if (x->dec_layers)
+        fprintf(f, "the Transformer decoder's last layer (%d of %d): its masked "
+                "self-attention, then its cross-attention", x->dec_layers, x->dec_layers);
+    else
+        fprintf(f, "score: %s", w->score);
     if (x->heads > 1)
         fprintf(f, ", %d heads%s", x->heads, x->head >= 0 ? "" : " (each its own slice of "
                 "every vector it splits: --head K shows one)");
@@ -254,7 +291,11 @@ void explain_print_text(FILE *f, const ExplainStep *x, const ExplainWords *w, in
         }
         fputs("\n\n", f);
     }
-    fprintf(f, "the next word (the readout and the output layer on s_i, c_i and the word "
+    if (x->dec_layers)
+        fprintf(f, "the next word (the output layer on the last layer's output), most "
+                "probable first:\n");
+    else
+        fprintf(f, "the next word (the readout and the output layer on s_i, c_i and the word "
             "before), most probable first:\n");
     for (int r = 0; r < x->n_next; r++) {
         fputs("    ", f);
@@ -295,6 +336,8 @@ void explain_print_json(FILE *f, const ExplainStep *x, const ExplainWords *w)
     }
     if (x->self_layer)
         fprintf(f, ",\"self\":%d", x->self_layer);
+    if (x->dec_self)
+        fprintf(f, ",\"dec_self\":%d", x->dec_self);
     fprintf(f, ",\"step\":%d,\"score\":", x->step);
     json_write_string(f, w->score);
     fprintf(f, ",\"heads\":%d,\"tensors\":[", x->heads);

@@ -19,6 +19,7 @@ typedef struct {
     const char *const *src;
     int S;
     const char *const *tgt;
+    int n_tgt;          /* the words in tgt (the step's; 0 without a target) */
     const char *const *next;
     const char *score;  /* the score's name (model.attention) */
     const unsigned char *src_unk, *tgt_unk; /* per position: 1 where the vocabulary lacks it */
@@ -31,6 +32,9 @@ typedef struct {
  * for target position i. */
 void explain_source_label(char *out, size_t cap, const ExplainWords *w, int j);
 void explain_target_label(char *out, size_t cap, const ExplainWords *w, int i);
+/* Row r of a ROWS_PREFIX tensor (and column r of one over the "target prefix"): the
+ * decoder's input at position r, <s> and then the target's words. */
+void explain_prefix_label(char *out, size_t cap, const ExplainWords *w, int r);
 
 /* Whether t's columns are the source's positions (every one of them): an image model
  * lays such a tensor out as its grid. */

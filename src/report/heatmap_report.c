@@ -192,8 +192,8 @@ static const char REPORT_SCRIPT[] =
     "function el(name,attrs,text){var e=document.createElementNS(NS,name);"
     "for(var a in attrs)e.setAttribute(a,attrs[a]);if(text!==undefined)e.textContent=text;return e;}"
     "function width(s){return Array.from(s).length;}"
-    "function heatmap(p,f,rows,w,view,uid,ch){"
-    "var src=p.src.map(clean),tgt=rows.map(clean),S=src.length,T=tgt.length;"
+    "function heatmap(p,f,rows,w,view,uid,ch,cols){"
+    "var src=(cols||p.src).map(clean),tgt=rows.map(clean),S=src.length,T=tgt.length;"
     "var ms=Math.max.apply(null,[1].concat(src.map(width))),mt=Math.max.apply(null,[1].concat(tgt.map(width)));"
     "var cap='step '+f.step+('epoch'in f?' \\u00b7 epoch '+f.epoch.toFixed(2):'')+' \\u00b7 sentence '+p.id+"
     "(view?' \\u00b7 '+view:'');"
@@ -247,7 +247,8 @@ static const char REPORT_SCRIPT_PICTURE[] =
     "row.appendChild(svg);});return row;}";
 
 /* ... and the page: a section per sentence, a slider over its steps, and the panels of
- * each step -- the alignment, each head, each self-attention layer. */
+ * each step -- the alignment, each head, each self-attention layer, each Transformer
+ * decoder layer's heads and masked self-attention. */
 static const char REPORT_SCRIPT_PAGE[] =
     "var data=JSON.parse(document.getElementById('s2s-data').textContent),n=0,root=document.getElementById('probes');"
     "data.probes.forEach(function(p){"
@@ -267,7 +268,14 @@ static const char REPORT_SCRIPT_PAGE[] =
     "(f.heads||[]).forEach(function(w,k){row.appendChild(heatmap(p,f,f.tgt,w,'head '+(k+1),n++,"
     "f.chosen&&f.chosen.map(function(c){return[c[k]];})));});"
     "(f.self||[]).forEach(function(w,k){row.appendChild(heatmap(p,f,p.src,w,"
-    "'self-attention layer '+(k+1),n++));});sec.appendChild(d);"
+    "'self-attention layer '+(k+1),n++));});"
+    /* a Transformer decoder's layers, head by head, and their masked self-attention over
+     * the positions each row reads (<s> and the words before) */
+    "var LH=f.layer_heads||1;(f.layers||[]).forEach(function(w,k){row.appendChild(heatmap(p,f,"
+    "f.tgt,w,'decoder layer '+(Math.floor(k/LH)+1)+(LH>1?', head '+(k%LH+1):''),n++));});"
+    "(f.dec_self||[]).forEach(function(w,k){row.appendChild(heatmap(p,f,f.tgt,w,"
+    "'decoder self-attention layer '+(k+1),n++,null,['<s>'].concat(f.tgt.slice(0,-1))));});"
+    "sec.appendChild(d);"
     "return{div:d,label:'step '+f.step+('epoch'in f?' (epoch '+f.epoch.toFixed(2)+')':'')};});"
     "function show(k){frames.forEach(function(f,i){f.div.classList.toggle('shown',i==k);});"
     "label.textContent=frames[k].label;}"
@@ -298,7 +306,8 @@ static void write_panels(FILE *f, const char *name, const float *w, int count, s
 }
 
 /* One probe's frames as JSON: the alignment ("w"), and each head's and self-attention
- * layer's weights and the heads' chosen positions when the record has them. */
+ * layer's weights, the heads' chosen positions and a Transformer decoder's layers
+ * ("layers", "dec_self") when the record has them. */
 static void write_probe(FILE *f, const AlignLog *log, const int *shown, int m)
 {
     const AlignRecord *first = &log->records[shown[0]];
@@ -336,6 +345,12 @@ static void write_probe(FILE *f, const AlignLog *log, const int *shown, int m)
             write_panels(f, "heads", x->heads, x->n_heads, TS);
         if (x->n_self > 0)
             write_panels(f, "self", x->self, x->n_self, SS);
+        if (x->n_layers > 0) {
+            fprintf(f, ",\"layer_heads\":%d", x->layer_heads);
+            write_panels(f, "layers", x->layers, x->n_layers * x->layer_heads, TS);
+        }
+        if (x->n_dec_self > 0)
+            write_panels(f, "dec_self", x->dec_self, x->n_dec_self, (size_t)x->n_tgt * x->n_tgt);
         if (x->n_chosen > 0)
             align_write_chosen(f, x->chosen, x->n_tgt, x->n_chosen, x->n_chosen);
         fputc('}', f);

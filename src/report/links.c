@@ -108,6 +108,12 @@ int align_write_json(FILE *f, long step, double epoch, long id, const char *cons
         write_matrices(f, "heads", extra->heads, extra->n_heads);
     if (extra && extra->n_self > 0)
         write_matrices(f, "self", extra->self, extra->n_self);
+    if (extra && extra->n_layers > 0) {
+        fprintf(f, ",\"layer_heads\":%d", extra->layer_heads);
+        write_matrices(f, "layers", extra->layers, extra->n_layers * extra->layer_heads);
+    }
+    if (extra && extra->n_dec_self > 0)
+        write_matrices(f, "dec_self", extra->dec_self, extra->n_dec_self);
     if (extra && extra->n_chosen > 0)
         align_write_chosen(f, extra->chosen, m->rows, extra->n_chosen, extra->chosen_stride);
     if (extra && extra->image) {
@@ -125,11 +131,32 @@ AttnMatrix align_of_pass(const Workspace *ws, int b, int rows, int cols)
                         model_reads_pictures(&ws->dims)};
 }
 
-AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols, AttnMatrix *heads,
-                                 AttnMatrix *self)
+/* A Transformer decoder's layers: cross_probs (B, H, T, S) per head, self_mean (B, T, T). */
+static void transformer_extras(AlignExtras *x, const Workspace *ws, int b, int rows, int cols,
+                               AlignExtraRoom *room)
+{
+    const TdecDims td = model_tdec_dims(&ws->dims);
+    const int H = td.heads, T = ws->T, S = ws->S, grid = model_reads_pictures(&ws->dims);
+    x->layers = room->layers, x->n_layers = td.layers, x->layer_heads = H;
+    x->dec_self = room->dec_self, x->n_dec_self = td.layers;
+    for (int l = 0; l < td.layers; l++) {
+        const TdecLayerWork *lw = &ws->dec.tdec.layer[l];
+        for (int h = 0; h < H; h++)
+            room->layers[l * H + h] = (AttnMatrix){
+                lw->cross_probs + ((size_t)b * H + h) * T * S, rows, cols, S, 1, grid};
+        room->dec_self[l] = (AttnMatrix){lw->self_mean + (size_t)b * T * T, rows, rows, T, 1, 0};
+    }
+}
+
+AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols,
+                                 AlignExtraRoom *room)
 {
     const AttnDims ad = model_attn_dims(&ws->dims);
-    AlignExtras x = {heads, ad.heads > 1 ? ad.heads : 0, self, ws->dims.sa_layers, NULL, 0, 0, NULL};
+    AttnMatrix *heads = room->heads, *self = room->self;
+    AlignExtras x = {.heads = heads, .n_heads = ad.heads > 1 ? ad.heads : 0, .self = self,
+                     .n_self = ws->dims.sa_layers};
+    if (model_is_transformer(&ws->dims))
+        transformer_extras(&x, ws, b, rows, cols, room);
     if (ws->hard.mode != CONTEXT_SOFT && ws->hard_pass.chosen) { /* chosen (T, B, H) */
         x.chosen = ws->hard_pass.chosen + (size_t)b * ad.heads;
         x.n_chosen = ad.heads;

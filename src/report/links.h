@@ -53,16 +53,30 @@ typedef struct {
     int n_chosen;
     long chosen_stride;
     const char *image;       /* an image model's record: its picture's path ("image") */
+    /* a Transformer decoder's: each layer's cross-attention, head by head (n_layers *
+     * layer_heads matrices of the alignment's shape, layer-major; the alignment is the
+     * last layer's heads' mean), and each layer's masked self-attention (the heads' mean),
+     * target by target */
+    const AttnMatrix *layers;
+    int n_layers, layer_heads;
+    const AttnMatrix *dec_self;
+    int n_dec_self;
 } AlignExtras;
+
+/* Room for the matrices a pass's extras point at. */
+typedef struct {
+    AttnMatrix heads[ATTN_MAX_HEADS], self[SA_MAX_LAYERS];
+    AttnMatrix layers[DEC_MAX_LAYERS * ATTN_MAX_HEADS], dec_self[DEC_MAX_LAYERS];
+} AlignExtraRoom;
 
 /* Sentence b's alignment (rows target tokens, cols source tokens) after a teacher-
  * forced pass over a batch (model_forward), pointing into ws. */
 AttnMatrix align_of_pass(const Workspace *ws, int b, int rows, int cols);
-/* The same pass's extras for sentence b: each head (a multi-head model's) into heads,
- * each self-attention layer into self (arrays of ATTN_MAX_HEADS and SA_MAX_LAYERS), and
- * the chosen positions of a pass with hard contexts. */
-AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols, AttnMatrix *heads,
-                                 AttnMatrix *self);
+/* The same pass's extras for sentence b, their matrices in room: each head (a multi-head
+ * model's), each self-attention layer, the chosen positions of a pass with hard
+ * contexts, and a Transformer decoder's layers. */
+AlignExtras align_extras_of_pass(const Workspace *ws, int b, int rows, int cols,
+                                 AlignExtraRoom *room);
 
 /* One line of alignments.jsonl (and of `s2s align --out`, `s2s translate
  * --out-alignments`). src and tgt are the tokens, with "</s>" as the last of each. An

@@ -363,6 +363,8 @@ int config_decodes_argmax(const Config *cfg, int mode)
         mode = cfg->translate.attention_mode;
     if (cfg->model.attention == SCORE_NONE) /* no weights to choose from */
         return 0;
+    if (cfg->model.decoder_cell == DECODER_CELL_NONE) /* its attention is always soft */
+        return 0;
     if (mode == DECODE_AUTO)
         return cfg->model.attention_mode == ATTENTION_HARD;
     return mode == DECODE_ARGMAX;

@@ -141,7 +141,7 @@ int dump_alignments(Trainer *t, Error *err)
     double epoch = epochs_progress(&t->data.batcher);
     const char **src_words = xmalloc_array((size_t)b->src_steps, sizeof(char *));
     const char **tgt_words = xmalloc_array((size_t)b->tgt_steps, sizeof(char *));
-    AttnMatrix heads[ATTN_MAX_HEADS], self[SA_MAX_LAYERS];
+    AlignExtraRoom room;
     for (int k = 0; k < n && rc == 0; k++) {
         int pair = t->probes.pairs[k];
         int ns = b->src_len[k], nt = b->tgt_len[k];
@@ -152,7 +152,7 @@ int dump_alignments(Trainer *t, Error *err)
         for (int i = 0; i < nt; i++)
             tgt_words[i] = vocab_word(&t->data.tgt_vocab, b->tgt_out[i * b->batch_size + k]);
         const AttnMatrix m = align_of_pass(&t->probes.ws, k, nt, ns);
-        AlignExtras extra = align_extras_of_pass(&t->probes.ws, k, nt, ns, heads, self);
+        AlignExtras extra = align_extras_of_pass(&t->probes.ws, k, nt, ns, &room);
         extra.image = v->pics.n ? v->pics.paths[pair] : NULL;
         rc = append_record(t, v->line_no[pair], epoch, src_words, tgt_words, &m, &extra, err);
     }

@@ -40,6 +40,9 @@ static const TourVariant TEXT[] = {
       NULL}},
     {{"model.encoder_cell=none", "model.self_attention_layers=1", "model.attention=scaled_dot",
       NULL}},
+    {{"model.encoder_cell=none", "model.self_attention_layers=1", "model.decoder_cell=none",
+      "model.decoder_layers=2", "model.attention_heads=2", "model.self_attention_dropout=0.2",
+      "model.embedding_dropout=0.1", NULL}},
     {{"model.attention_mode=hard", "model.attention_heads=2", "training.hard_reward=token",
       "training.hard_warmup_steps=2", NULL}},
     {{"model.attention_mode=hard", "training.hard_reward=sentence", "training.hard_warmup_steps=2",
@@ -62,6 +65,7 @@ static const TourVariant IMAGE[] = {
     {{"model.grid_positions=false", "model.attention=dot", "model.decoder_size=8", NULL}},
     {{"model.attention_mode=hard", "training.hard_warmup_steps=2", "model.self_attention_layers=1",
       "model.context_gate=true", "model.attention_heads=2", NULL}},
+    {{"model.decoder_cell=none", "model.attention_heads=2", NULL}},
 };
 enum { N_IMAGE = sizeof IMAGE / sizeof *IMAGE };
 
@@ -111,7 +115,7 @@ static void assert_written(const char *dir, const char *name)
  * boxes); one step explained (and, with self-attention layers, one position of the
  * first); the training dumps drawn as text and as a page. */
 static void use_the_model(const char *dir, const char *src, const char *tgt, const char *gold_opt,
-                          const char *gold, bool attention, bool self_attention)
+                          const char *gold, bool attention, bool self_attention, bool transformer)
 {
     char model[700], jsonl[700], aligned[700], dumps[700], pages[700];
     snprintf(model, sizeof model, "%s/run/checkpoints/best.ckpt", dir);
@@ -153,6 +157,12 @@ static void use_the_model(const char *dir, const char *src, const char *tgt, con
                               "--format", "html", NULL};
         run_ok(dir, self, src, "explain.html");
         assert_written(dir, "explain.html");
+    }
+    if (transformer) {
+        const char *dec_self[] = {s2s, "explain", "--model", model, "--dec-self", "2", "--step",
+                                  "1", "--format", "html", NULL};
+        run_ok(dir, dec_self, src, "explain-dec.html");
+        assert_written(dir, "explain-dec.html");
     }
     const char *text[] = {s2s, "heatmap", dumps, "--format", "txt", NULL};
     run_ok(dir, text, NULL, "heatmap.txt");
@@ -205,7 +215,8 @@ START_TEST(every_text_variant_trains_translates_aligns_and_explains)
     /* gold links are for words: a character model aligns without them */
     const bool chars = value_set(v, "data.level") != NULL;
     use_the_model(dir, src, tgt, chars ? "--threshold" : "--gold", chars ? "0.3" : gold,
-                  !score || strcmp(score, "none"), layers != NULL);
+                  !score || strcmp(score, "none"), layers != NULL,
+                  value_set(v, "model.decoder_cell") && !strcmp(value_set(v, "model.decoder_cell"), "none"));
 }
 END_TEST
 
@@ -264,7 +275,7 @@ START_TEST(every_image_variant_trains_captions_aligns_and_explains)
     snprintf(shapes, sizeof shapes, "%s/shapes", dir);
     sources_dir = shapes; /* translate and explain read the pictures v.src names from there */
     use_the_model(dir, src, tgt, "--ground", ground, true,
-                  value_set(v, "model.self_attention_layers") != NULL);
+                  value_set(v, "model.self_attention_layers") != NULL, false);
     sources_dir = NULL;
 }
 END_TEST

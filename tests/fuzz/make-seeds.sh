@@ -46,6 +46,14 @@ cp "$work/char/checkpoints/last.ckpt" tests/fuzz/seeds/ckpt/char.ckpt
 ./s2s train "$work/tiny.yaml" --set run_dir="$work/averaged" --set model.tie_output=true \
     --set training.average_last=2 >/dev/null 2>&1
 cp "$work/averaged/checkpoints/last.ckpt" tests/fuzz/seeds/ckpt/averaged-tied.ckpt
+# a whole Transformer (2 decoder layers of 2 heads): its tensors, and its dumps' "layers",
+# "layer_heads" and "dec_self"
+./s2s train "$work/tiny.yaml" --set run_dir="$work/transformer" --set model.encoder_cell=none \
+    --set model.self_attention_layers=1 --set model.self_attention_heads=2 \
+    --set model.decoder_cell=none --set model.decoder_layers=2 --set model.attention_heads=2 \
+    >/dev/null 2>&1
+cp "$work/transformer/checkpoints/last.ckpt" tests/fuzz/seeds/ckpt/transformer.ckpt
+cp "$work/transformer/alignments.jsonl" tests/fuzz/seeds/align/transformer.jsonl
 cp "$work/adam/alignments.jsonl" tests/fuzz/seeds/align/word.jsonl
 cp "$work/char/alignments.jsonl" tests/fuzz/seeds/align/char.jsonl
 ls -l tests/fuzz/seeds/ckpt tests/fuzz/seeds/align

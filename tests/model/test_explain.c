@@ -135,8 +135,8 @@ START_TEST(explain_reads_what_the_whole_pass_computes)
     const int v = _i;
     const Dims d = fixture_variant_dims(v);
     if (!model_has_alignments(&d) || model_is_transformer(&d))
-        return; /* score none: nothing to explain; the Transformer decoder's step: not yet
-                 * (the command refuses both) */
+        return; /* score none: nothing to explain (the command refuses it); the Transformer
+                 * decoder's step: the test below */
     Params P;
     Pcg32 rng;
     params_alloc(&P, &d);
@@ -200,6 +200,126 @@ START_TEST(the_additive_step_shows_its_sum_tanh_and_softmax)
     explain_free(&x);
     model_workspace_free(&ws);
     batch_free(&whole);
+    params_free(&P);
+}
+END_TEST
+
+/* The softmax of each of n rows of scores (nk rows, n wide) is the first n columns of
+ * each row of alpha (nk rows, width wide), the rest 0. */
+static void assert_softmax(const ExplainTensor *scores, const ExplainTensor *alpha, int nk, int n,
+                           int width)
+{
+    ck_assert_int_eq(scores->rows * scores->cols, nk * n);
+    ck_assert_int_eq(alpha->rows * alpha->cols, nk * width);
+    for (int k = 0; k < nk; k++) {
+        double z = 0;
+        for (int j = 0; j < n; j++)
+            z += exp(scores->values[k * n + j]);
+        for (int j = 0; j < width; j++)
+            ck_assert_double_eq_tol(alpha->values[k * width + j],
+                                    j < n ? exp(scores->values[k * n + j]) / z : 0, 1e-6);
+    }
+}
+
+/* Each head's context from its weights (nk rows, n wide) and its slice of the values
+ * (n rows of nk * hd): the context (nk * hd) they give, to float rounding. */
+static void assert_gathers(const ExplainTensor *alpha, const ExplainTensor *values,
+                           const ExplainTensor *context, int nk, int n)
+{
+    const int hd = context->cols / nk, width = alpha->cols;
+    ck_assert_int_eq(values->cols, context->cols);
+    for (int k = 0; k < nk; k++)
+        for (int u = 0; u < hd; u++) {
+            double sum = 0;
+            for (int j = 0; j < n; j++)
+                sum += alpha->values[k * width + j] * values->values[(size_t)j * values->cols + k * hd + u];
+            ck_assert_msg(fabs(context->values[k * hd + u] - sum) <= 1e-5 * (1 + fabs(sum)),
+                          "head %d column %d: the context %g, its weights and values give %g", k,
+                          u, context->values[k * hd + u], sum);
+        }
+}
+
+/* A Transformer decoder's step (and --dec-self of each layer), each head: the weights and
+ * context are the pass's own floats (a plain model_forward's, exactly); the scores give the
+ * weights by softmax, 0 past the step in the self-attention; the weights and values shown
+ * give the contexts; the tensors come in INTERFACE.md's order. */
+static void check_transformer_step(const Dims *d, const Params *P, const Batch *whole,
+                                   const Workspace *full, int step, int head, int dec_self)
+{
+    static const char *const STEP[] = {"X", "self q", "self K", "self V", "self scores",
+                                       "causal mask", "self alpha", "self context", "y1", "H",
+                                       "cross q", "cross K", "cross V", "scores", "alpha",
+                                       "alpha mean", "context", "out", NULL};
+    static const char *const SELF[] = {"X", "q", "K", "V", "scores", "mask", "alpha",
+                                       "alpha mean", "context", "out", NULL};
+    const TdecDims td = model_tdec_dims(d);
+    const int S = whole->src_steps, T = whole->tgt_steps, m = d->emb, i = step - 1;
+    const int H = td.heads, nk = head < 0 ? H : 1, k0 = head < 0 ? 0 : head;
+    const int l = dec_self ? dec_self - 1 : td.layers - 1;
+    const TdecLayerWork *lw = &full->dec.tdec.layer[l];
+    Workspace ws;
+    ExplainStep x;
+    model_workspace_init(&ws, d, 1, S, T, 0);
+    explain_transformer_step(&x, &ws, P, whole, step, head, dec_self);
+    int n = 0;
+    for (const char *const *name = dec_self ? SELF : STEP; *name; name++) {
+        if (!strcmp(*name, "alpha mean") && !dec_self && (H == 1 || head >= 0))
+            continue; /* the step shows the heads' mean when there are several */
+        ck_assert_int_lt(n, x.n);
+        ck_assert_str_eq(x.tensors[n++].name, *name);
+    }
+    ck_assert_int_eq(n, x.n);
+    const ExplainTensor *alpha = tensor(&x, "alpha"), *c = tensor(&x, "context");
+    const real *probs = dec_self ? lw->self_probs : lw->cross_probs;
+    const real *z = dec_self ? lw->self_z : lw->cross_z;
+    const int width = dec_self ? T : S;
+    for (int k = 0; k < nk; k++) /* the model's floats, exactly */
+        for (int j = 0; j < width; j++)
+            ck_assert(alpha->values[k * width + j] ==
+                      (double)probs[((size_t)(k0 + k) * T + i) * width + j]);
+    for (int u = 0; u < c->cols; u++)
+        ck_assert(c->values[u] == (double)z[(size_t)i * m + k0 * (m / H) + u]);
+    const char *self_scores = dec_self ? "scores" : "self scores";
+    const char *self_alpha = dec_self ? "alpha" : "self alpha";
+    assert_softmax(tensor(&x, self_scores), tensor(&x, self_alpha), nk, step, T);
+    assert_gathers(tensor(&x, self_alpha), tensor(&x, dec_self ? "V" : "self V"),
+                   tensor(&x, dec_self ? "context" : "self context"), nk, step);
+    if (!dec_self) {
+        assert_softmax(tensor(&x, "scores"), alpha, nk, whole->src_len[0], S);
+        assert_gathers(alpha, tensor(&x, "cross V"), c, nk, S);
+    }
+    explain_free(&x);
+    model_workspace_free(&ws);
+}
+
+START_TEST(explain_reads_what_the_transformer_decoder_computes)
+{
+    const int v = _i;
+    const Dims d = fixture_variant_dims(v);
+    if (!model_is_transformer(&d))
+        return;
+    Params P;
+    Pcg32 rng;
+    params_alloc(&P, &d);
+    pcg32_seed(&rng, 29, (uint64_t)v);
+    params_init(&P, &rng, 0.5f);
+    int checked = 0;
+    for (int b = 0; b < 3; b++) {
+        Batch whole;
+        Workspace full;
+        fixture_single(&whole, &d, b);
+        model_workspace_init(&full, &d, 1, whole.src_steps, whole.tgt_steps, 0);
+        model_forward(&full, &P, &whole);
+        for (int step = 1; step <= whole.tgt_len[0]; step++)
+            for (int head = -1; head < d.heads; head++)
+                for (int dec_self = 0; dec_self <= d.dec_layers; dec_self++) {
+                    check_transformer_step(&d, &P, &whole, &full, step, head, dec_self);
+                    checked++;
+                }
+        model_workspace_free(&full);
+        batch_free(&whole);
+    }
+    ck_assert_int_gt(checked, 0);
     params_free(&P);
 }
 END_TEST
@@ -310,6 +430,8 @@ Suite *explain_suite(void)
     tcase_add_loop_test(tc, explain_reads_what_the_whole_pass_computes, 0, FIXTURE_N_VARIANTS);
     tcase_add_test(tc, the_additive_step_shows_its_sum_tanh_and_softmax);
     tcase_add_loop_test(tc, explain_self_reads_what_the_layer_computes, 0, FIXTURE_N_VARIANTS);
+    tcase_add_loop_test(tc, explain_reads_what_the_transformer_decoder_computes, 0,
+                        FIXTURE_N_VARIANTS);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -169,7 +169,8 @@ START_TEST(alignments_jsonl_keeps_heads_and_self_attention)
     AttnMatrix layers[1] = {{&self[0][0], 3, 3, 3, 1, 0}};
     /* and the positions each head chose, as a hard-attention pass writes them */
     const int chosen[2][2] = {{0, 2}, {1, 2}};
-    AlignExtras extra = {heads, 2, layers, 1, &chosen[0][0], 2, 2, NULL};
+    AlignExtras extra = {.heads = heads, .n_heads = 2, .self = layers, .n_self = 1,
+                         .chosen = &chosen[0][0], .n_chosen = 2, .chosen_stride = 2};
     const char *src[] = {"a", "b", "</s>"}, *tgt[] = {"x", "</s>"};
     FILE *f = fopen(path, "w");
     ck_assert_int_eq(align_write_json(f, 3, -1, 5, src, tgt, &m, &extra), 0);
@@ -191,14 +192,14 @@ START_TEST(alignments_jsonl_keeps_heads_and_self_attention)
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             ck_assert_float_eq(r->self[i * 3 + j], self[i][j]);
-    ck_assert_int_eq(alignrecord_select(r, 3, 0), -1);
-    ck_assert_int_eq(alignrecord_select(r, 0, 2), -1);
-    ck_assert_int_eq(alignrecord_select(r, 2, 0), 0);
+    ck_assert_int_eq(alignrecord_select(r, 3, 0, 0, 0), -1);
+    ck_assert_int_eq(alignrecord_select(r, 0, 2, 0, 0), -1);
+    ck_assert_int_eq(alignrecord_select(r, 2, 0, 0, 0), 0);
     ck_assert_str_eq(r->view, "head 2");
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 3; j++)
             ck_assert_float_eq(r->weights[i * 3 + j], h[1][i][j]);
-    ck_assert_int_eq(alignrecord_select(r, 0, 1), 0);
+    ck_assert_int_eq(alignrecord_select(r, 0, 1, 0, 0), 0);
     ck_assert_str_eq(r->view, "self-attention layer 1");
     ck_assert_int_eq(r->n_tgt, 3);
     ck_assert_str_eq(r->tgt[1], "b");
@@ -215,9 +216,9 @@ START_TEST(alignments_jsonl_keeps_heads_and_self_attention)
     ck_assert_ptr_null(strstr(text, "\"self\""));
     free(text);
     ck_assert_msg(alignlog_read(&log, path, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(alignrecord_select(&log.records[0], 1, 0), 0);
+    ck_assert_int_eq(alignrecord_select(&log.records[0], 1, 0, 0, 0), 0);
     ck_assert_float_eq(log.records[0].weights[1], mean[0][1]);
-    ck_assert_int_eq(alignrecord_select(&log.records[0], 2, 0), -1);
+    ck_assert_int_eq(alignrecord_select(&log.records[0], 2, 0, 0, 0), -1);
     alignlog_free(&log);
 }
 END_TEST
@@ -231,6 +232,82 @@ static const char *read_error(const char *text)
     alignlog_free(&log);
     return err.msg;
 }
+
+/* A Transformer decoder's record: each layer's heads ("layers", "layer_heads") and masked
+ * self-attention ("dec_self") read back exactly, and alignrecord_select draws a layer's
+ * heads' mean, one of its heads, or a layer's self-attention with its columns the
+ * positions read (<s> and the words before); a malformed "layers" is refused. */
+START_TEST(alignments_jsonl_keeps_a_transformer_decoders_layers)
+{
+    char dir[512], path[700];
+    scratch_dir(dir, sizeof dir, "layers");
+    snprintf(path, sizeof path, "%s/a.jsonl", dir);
+    /* 2 layers of 2 heads, over 2 target and 3 source tokens */
+    const float L[2][2][2][3] = {{{{0.5f, 0.5f, 0}, {0, 0, 1}}, {{1, 0, 0}, {0.25f, 0.75f, 0}}},
+                                 {{{0, 1, 0}, {0.5f, 0, 0.5f}}, {{0, 0.5f, 0.5f}, {1, 0, 0}}}};
+    const float D[2][2][2] = {{{1, 0}, {0.25f, 0.75f}}, {{1, 0}, {0.5f, 0.5f}}};
+    AttnMatrix layers[4], dec_self[2];
+    for (int m = 0; m < 4; m++)
+        layers[m] = (AttnMatrix){&L[m / 2][m % 2][0][0], 2, 3, 3, 1, 0};
+    for (int l = 0; l < 2; l++)
+        dec_self[l] = (AttnMatrix){&D[l][0][0], 2, 2, 2, 1, 0};
+    float mean[2][3];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            mean[i][j] = (L[1][0][i][j] + L[1][1][i][j]) / 2;
+    AttnMatrix m = {&mean[0][0], 2, 3, 3, 1, 0};
+    AlignExtras extra = {.layers = layers, .n_layers = 2, .layer_heads = 2, .dec_self = dec_self,
+                         .n_dec_self = 2};
+    const char *src[] = {"a", "b", "</s>"}, *tgt[] = {"x", "</s>"};
+    FILE *f = fopen(path, "w");
+    ck_assert_int_eq(align_write_json(f, 3, -1, 5, src, tgt, &m, &extra), 0);
+    fclose(f);
+    AlignLog log;
+    Error err;
+    ck_assert_msg(alignlog_read(&log, path, &err) == 0, "%s", err.msg);
+    AlignRecord *r = &log.records[0];
+    ck_assert_int_eq(r->n_layers, 2);
+    ck_assert_int_eq(r->layer_heads, 2);
+    ck_assert_int_eq(r->n_dec_self, 2);
+    for (int e = 0; e < 24; e++)
+        ck_assert_float_eq(r->layers[e], (&L[0][0][0][0])[e]);
+    for (int e = 0; e < 8; e++)
+        ck_assert_float_eq(r->dec_self[e], (&D[0][0][0])[e]);
+    ck_assert_int_eq(alignrecord_select(r, 0, 0, 3, 0), -1);
+    ck_assert_int_eq(alignrecord_select(r, 3, 0, 1, 0), -1);
+    ck_assert_int_eq(alignrecord_select(r, 2, 0, 0, 1), -1); /* a self-attention has no heads */
+    ck_assert_int_eq(alignrecord_select(r, 0, 0, 1, 0), 0);
+    ck_assert_str_eq(r->view, "decoder layer 1");
+    for (int e = 0; e < 6; e++)
+        ck_assert_float_eq(r->weights[e], ((&L[0][0][0][0])[e] + (&L[0][1][0][0])[e]) / 2);
+    ck_assert_int_eq(alignrecord_select(r, 2, 0, 2, 0), 0);
+    ck_assert_str_eq(r->view, "decoder layer 2, head 2");
+    for (int e = 0; e < 6; e++)
+        ck_assert_float_eq(r->weights[e], (&L[1][1][0][0])[e]);
+    ck_assert_int_eq(alignrecord_select(r, 0, 0, 0, 2), 0);
+    ck_assert_str_eq(r->view, "decoder self-attention layer 2");
+    ck_assert_int_eq(r->n_src, 2);
+    ck_assert_str_eq(r->src[0], "<s>");
+    ck_assert_str_eq(r->src[1], "x");
+    for (int e = 0; e < 4; e++)
+        ck_assert_float_eq(r->weights[e], (&D[1][0][0])[e]);
+    alignlog_free(&log);
+    /* layers that are not layer_heads a layer, or without layer_heads */
+    const char *base = "{\"step\":1,\"id\":3,\"src\":[\"a\"],\"tgt\":[\"b\"],\"weights\":[[1]],";
+    char text[512];
+    snprintf(text, sizeof text, "%s\"layer_heads\":2,\"layers\":[[[1]],[[1]],[[1]]]}", base);
+    ck_assert_str_eq(read_error(text), "a.jsonl:1:1: \"layers\": 3 matrices are not "
+                     "\"layer_heads\" (2) for each layer");
+    snprintf(text, sizeof text, "%s\"layers\":[[[1]]]}", base);
+    ck_assert_str_eq(read_error(text), "a.jsonl:1:1: \"layers\": 1 matrices are not "
+                     "\"layer_heads\" (1) for each layer");
+    snprintf(text, sizeof text, "%s\"layer_heads\":0,\"layers\":[[[1]]]}", base);
+    ck_assert_str_eq(read_error(text), "a.jsonl:1:1: expected \"layer_heads\": a whole number >= 1");
+    snprintf(text, sizeof text, "%s\"dec_self\":[[[0.5,0.5]]]}", base);
+    ck_assert_str_eq(read_error(text), "a.jsonl:1:1: dec_self 1 row 1: expected 1 number, one per "
+                     "target position");
+}
+END_TEST
 
 START_TEST(alignments_reader_names_line_and_column)
 {
@@ -712,6 +789,7 @@ Suite *align_suite(void)
     tcase_add_test(tc, alignments_jsonl_round_trips_and_rows_sum_to_one);
     tcase_add_test(tc, alignments_reader_names_line_and_column);
     tcase_add_test(tc, alignments_jsonl_keeps_heads_and_self_attention);
+    tcase_add_test(tc, alignments_jsonl_keeps_a_transformer_decoders_layers);
     tcase_add_test(tc, svg_heatmaps_are_well_formed_xml);
     tcase_add_test(tc, terminal_drawings_show_control_characters_as_replacement_characters);
     tcase_add_test(tc, termtext_escapes_control_characters_and_counts_columns);

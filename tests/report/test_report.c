@@ -494,6 +494,110 @@ START_TEST(a_multi_head_model_shows_each_head)
 }
 END_TEST
 
+/* A Transformer decoder shows each layer: training's dumps carry every decoder layer's
+ * cross-attention head by head (the alignment is the last layer's heads' mean, and its
+ * heads are "heads") and each layer's masked self-attention (0 above the diagonal: a
+ * position never reads a later one), s2s align --out the same from the last checkpoint;
+ * s2s heatmap --layer L [--head K] and --dec-self L draw one of them, and the report draws
+ * them all. */
+START_TEST(a_transformer_shows_each_layer_and_head)
+{
+    char dir[512], path[700], out[700], err_path[700], svg_dir[700], model[700], src[700],
+        tgt[700], forced[700], file[800], line[1024], expected[1400];
+    scratch_dir(dir, sizeof dir, "transformer");
+    write_tiny_setup(dir);
+    const char *sets[] = {"model.encoder_cell=none", "model.self_attention_layers=1",
+                          "model.decoder_cell=none", "model.decoder_layers=2",
+                          "model.attention_heads=2", "alignments.every=10", "alignments.lines=[2]",
+                          NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/run/alignments.jsonl", dir);
+    AlignLog log;
+    Error err;
+    ck_assert_msg(alignlog_read(&log, path, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(log.n, 3); /* steps 0, 10, 20 */
+    for (int k = 0; k < log.n; k++) {
+        const AlignRecord *r = &log.records[k];
+        const int T = r->n_tgt, S = r->n_src;
+        ck_assert_int_eq(r->n_layers, 2);
+        ck_assert_int_eq(r->layer_heads, 2);
+        ck_assert_int_eq(r->n_dec_self, 2);
+        ck_assert_int_eq(r->n_heads, 2);
+        const float *top = r->layers + (size_t)2 * T * S; /* layer 2, head 1 */
+        for (int c = 0; c < 2 * T * S; c++)
+            ck_assert_double_eq_tol(r->heads[c], top[c], 1e-6);
+        for (int c = 0; c < T * S; c++)
+            ck_assert_double_eq_tol(r->weights[c], (top[c] + top[T * S + c]) / 2, 1e-6);
+        for (int m = 0; m < 4; m++)
+            assert_rows_are_distributions(r->layers + (size_t)m * T * S, T, S);
+        for (int l = 0; l < 2; l++) {
+            const float *w = r->dec_self + (size_t)l * T * T;
+            assert_rows_are_distributions(w, T, T);
+            for (int i = 0; i < T; i++)
+                for (int j = i + 1; j < T; j++)
+                    ck_assert(w[i * T + j] == 0);
+        }
+    }
+    /* s2s align --out: the same layers from the checkpoint of the last step */
+    snprintf(model, sizeof model, "%s/run/checkpoints/last.ckpt", dir);
+    snprintf(src, sizeof src, "%s/valid.src", dir);
+    snprintf(tgt, sizeof tgt, "%s/valid.tgt", dir);
+    snprintf(forced, sizeof forced, "%s/forced.jsonl", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    const char *align[] = {S2S, "align", "--model", model, "--src", src, "--tgt", tgt, "--out", forced,
+                           NULL};
+    ck_assert_int_eq(run_command(align, out, err_path, NULL), 0);
+    AlignLog again;
+    ck_assert_msg(alignlog_read(&again, forced, &err) == 0, "%s", err.msg);
+    const AlignRecord *last = &log.records[2], *line2 = &again.records[1];
+    ck_assert_int_eq(line2->n_layers, 2);
+    const int TS = last->n_tgt * last->n_src, TT = last->n_tgt * last->n_tgt;
+    for (int c = 0; c < 4 * TS; c++)
+        ck_assert_double_eq_tol(line2->layers[c], last->layers[c], 1e-6);
+    for (int c = 0; c < 2 * TT; c++)
+        ck_assert_double_eq_tol(line2->dec_self[c], last->dec_self[c], 1e-6);
+    alignlog_free(&again);
+
+    /* s2s heatmap: one layer's head, and a layer's self-attention over <s> and the words */
+    snprintf(svg_dir, sizeof svg_dir, "%s/svg", dir);
+    const char *layer1[] = {S2S, "heatmap", path, "--layer", "1", "--head", "2", "--out", svg_dir,
+                            NULL};
+    ck_assert_int_eq(run_command(layer1, out, err_path, NULL), 0);
+    snprintf(file, sizeof file, "%s/heatmap-2-20-layer1-head2.svg", svg_dir);
+    char *svg = read_file(file);
+    ck_assert_ptr_nonnull(strstr(svg, "<title>attention, step 20, sentence 2, decoder layer 1, "
+                                      "head 2</title>"));
+    free(svg);
+    const char *dec_self[] = {S2S, "heatmap", path, "--format", "txt", "--dec-self", "2", NULL};
+    ck_assert_int_eq(run_command(dec_self, out, err_path, NULL), 0);
+    char *text = read_file(out);
+    ck_assert_ptr_nonnull(strstr(text, "sentence 2, decoder self-attention layer 2\n"));
+    ck_assert_ptr_nonnull(strstr(text, "0:<s>"));
+    free(text);
+    const char *layer3[] = {S2S, "heatmap", path, "--layer", "3", NULL};
+    ck_assert_int_eq(run_command(layer3, out, err_path, NULL), 2);
+    first_line(err_path, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: `%s`: sentence 2 at step 20 has no "
+             "Transformer decoder layer 3 (it has 2 layers of 2 heads)", path);
+    ck_assert_str_eq(line, expected);
+    const char *both[] = {S2S, "heatmap", path, "--dec-self", "1", "--head", "1", NULL};
+    ck_assert_int_eq(run_command(both, out, err_path, NULL), 2);
+
+    /* the report: per dump the mean, 2 heads, the encoder's layer, 2 x 2 decoder heads and
+     * 2 decoder self-attentions, drawn by Chromium */
+    snprintf(file, sizeof file, "%s/run/heatmaps/report.html", dir);
+    char *dom = chromium_dom(file, dir);
+    ck_assert_msg(strstr(dom, "data-heatmaps=\"30\"") != NULL, "expected 3 dumps x 10 panels");
+    ck_assert_ptr_nonnull(strstr(dom, "<title>attention, step 20, sentence 2, decoder layer 2, "
+                                      "head 1</title>"));
+    ck_assert_ptr_nonnull(strstr(dom, "<title>attention, step 20, sentence 2, decoder "
+                                      "self-attention layer 1</title>"));
+    free(dom);
+    alignlog_free(&log);
+}
+END_TEST
+
 /* A hard-attention model's dumps carry the position each head chose (its argmax, in
  * the decoding mode), and every picture outlines them: SVG, text, the report. */
 START_TEST(a_hard_model_shows_its_chosen_positions)
@@ -705,6 +809,7 @@ Suite *report_suite(void)
     tcase_add_test(tc, align_command_writes_links_matrices_and_aer);
     tcase_add_test(tc, heatmap_command_draws_svg_text_and_html);
     tcase_add_test(tc, a_multi_head_model_shows_each_head);
+    tcase_add_test(tc, a_transformer_shows_each_layer_and_head);
     tcase_add_test(tc, every_label_and_caption_fits_inside_its_picture);
     tcase_add_test(tc, a_hard_model_shows_its_chosen_positions);
     tcase_add_test(tc, a_signal_while_the_report_is_made_waits_for_it);

@@ -186,14 +186,33 @@ START_TEST(config_rejects_heads_and_layers_that_do_not_fit)
         {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n  attention: dot\n",
          "c.yaml:9:14: model.attention: dot needs model.decoder_size = model.embedding_size "
          "(s_{i-1} . h_j), got 128 and 64"},
+        /* the Transformer decoder's own conditions (model.decoder_cell none) */
+        {"model:\n  decoder_cell: none\n  embedding_size: 62\n  attention_heads: 4\n",
+         "c.yaml:9:20: model.attention_heads: 4 heads split the Transformer decoder's width "
+         "model.embedding_size = 62 in equal slices, and 62 is not divisible by 4"},
+        {"model:\n  decoder_cell: none\n  embedding_size: 63\n",
+         "c.yaml:8:19: model.embedding_size: 63, but model.decoder_cell none adds sine and "
+         "cosine positions in pairs: it must be even"},
+        {"model:\n  decoder_cell: none\n  attention_mode: hard\n",
+         "c.yaml:8:19: model.attention_mode: hard samples a recurrent decoder's attention; the "
+         "Transformer decoder's (model.decoder_cell none) is soft"},
+        {"model:\n  decoder_cell: none\n  context_gate: true\n",
+         "c.yaml:8:17: model.context_gate: the gate scales a recurrent decoder's context; the "
+         "Transformer decoder (model.decoder_cell none) has none"},
+        {"model:\n  decoder_cell: none\ntraining:\n  doubly_stochastic: 0.5\n",
+         "c.yaml:9:22: training.doubly_stochastic: not available with the Transformer decoder "
+         "(model.decoder_cell none)"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         char text[512];
         snprintf(text, sizeof text, BASE "%s", cases[k][0]);
         ck_assert_str_eq(load(text), cases[k][1]);
     }
-    /* and what fits: the attention-only encoder at the defaults, with one layer */
+    /* and what fits: the attention-only encoder at the defaults, with one layer; the
+     * Transformer decoder at the defaults, with 4 heads, over an odd d_h (2 x 33) */
     ck_assert_str_eq(load(BASE "model:\n  encoder_cell: none\n  self_attention_layers: 1\n"), "");
+    ck_assert_str_eq(load(BASE "model:\n  decoder_cell: none\n  attention_heads: 4\n"
+                               "  encoder_size: 33\n"), "");
 }
 END_TEST
 
@@ -247,6 +266,20 @@ START_TEST(config_accepts_unused_keys_and_names_each)
         {"model:\n  attention: dot\n  decoder_size: 128\n  attention_size: 32\n",
          "c.yaml:9:19: model.attention_size: 32 is not used: only the additive and scaled_dot "
          "scores have an attention layer\n", "gru encoder (1 layer), gru decoder, attention dot"},
+        {"model:\n  decoder_cell: none\n  decoder_layers: 2\n  decoder_size: 32\n"
+         "  readout_size: 64\n  attention: general\n",
+         "c.yaml:9:17: model.decoder_size: 32 is not used: the Transformer decoder "
+         "(model.decoder_cell none) is embedding_size wide and attends through its own "
+         "layers\nc.yaml:10:17: model.readout_size: 64 is not used: the Transformer decoder "
+         "(model.decoder_cell none) is embedding_size wide and attends through its own "
+         "layers\nc.yaml:11:14: model.attention: general is not used: the Transformer decoder "
+         "(model.decoder_cell none) is embedding_size wide and attends through its own "
+         "layers\n",
+         "gru encoder (1 layer), Transformer decoder (2 layers, 1 head, ffn 256)"},
+        {"model:\n  decoder_layers: 3\n",
+         "c.yaml:7:19: model.decoder_layers: 3 is not used: a recurrent decoder has one layer "
+         "(model.decoder_layers counts the Transformer decoder's)\n",
+         "gru encoder (1 layer), gru decoder, attention additive"},
         {"training:\n  optimizer: sgd\n  adam_beta1: 0.5\n  scheduling: none\n"
          "  learning_rate_min: 0.5\n  hard_warmup_steps: 1000\n",
          "c.yaml:8:15: training.adam_beta1: 0.5 is not used: the optimizer is not adam\n"
@@ -295,6 +328,9 @@ START_TEST(config_accepts_unused_keys_and_names_each)
     ck_assert_ptr_null(config_key_unused(&other, config_find_key("training.hard_reward")));
     ck_assert_ptr_null(config_key_unused(&other, config_find_key("model.self_attention_heads")));
     ck_assert_ptr_null(config_key_unused(&cfg, config_find_key("model.attention_size")));
+    other.model.decoder_cell = DECODER_CELL_NONE;
+    ck_assert_ptr_null(config_key_unused(&other, config_find_key("model.decoder_layers")));
+    ck_assert_ptr_null(config_key_unused(&other, config_find_key("model.self_attention_dropout")));
 }
 END_TEST
 
@@ -312,6 +348,7 @@ START_TEST(the_default_warmup_follows_the_self_attention_layers)
         {"model:\n  self_attention_layers: 2\ntraining:\n  warmup_steps: 0\n", 0},
         {"model:\n  self_attention_layers: 1\n  attention: none\n", 0},
         {"model:\n  encoder_cell: none\n  self_attention_layers: 1\n", 200},
+        {"model:\n  decoder_cell: none\n", 200},
         {"training:\n  warmup_steps: 50\n", 50},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
