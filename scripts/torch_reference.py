@@ -86,6 +86,8 @@ def main():
                    help="self-attention layers (4 heads, ffn 4 d_h) on the encoder")
     b.add_argument("--attention-only", action="store_true",
                    help="no recurrent encoder (2 self-attention layers unless given)")
+    b.add_argument("--decoder-layers", type=int, default=None,
+                   help="the Transformer decoder of that many layers (m wide, --heads heads)")
     b.add_argument("--hard", action="store_true", help="hard attention (positions given)")
     b.add_argument("--image", action="store_true",
                    help="configs/shapes.yaml's image model instead of a size")

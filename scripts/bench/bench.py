@@ -16,6 +16,10 @@ Then translation: sentences per second of s2s bench --translate (greedy, and bea
 against the reference's greedy decoding of the same model (weights and sources from one
 formula, src/cli/bench_translate.h), at size M in batches of 32.
 
+The whole Transformer (--attention-only --decoder-layers 2 --heads 4) has rows of its own:
+training at S/32 and M/32, against the reference built of torch's Transformer layers,
+and translation (the reference decoding with a key/value cache).
+
 usage: scripts/bench/bench.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/32,variants,image,translate]
 """
 import argparse
@@ -28,6 +32,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEAK_FLOPS = 190e9
 FLOPS_PER_TOKEN = {"S": 2.16e6, "M": 3.25e7, "L": 1.30e8}
+TRANSFORMER = ["--attention-only", "--decoder-layers", "2", "--heads", "4"]
 # (size, batch, timed steps, warm-up steps, target: (times torch, share of the measured
 # sgemm peak), the variant's flags to both programs: heads, self-attention layers,
 # attention-only, hard attention and the image model beside the default; the FLOP count
@@ -43,10 +48,16 @@ CONFIGS = [
     ("S", 32, 100, 10, (3, 0), ["--attention-only"]),
     ("S", 32, 100, 10, (3, 0), ["--hard"]),
     ("image", 32, 40, 4, (3, 0), ["--image"]),
+    # the whole Transformer (issue 43): 2 + 2 layers of 4 heads, m wide, against torch's
+    # TransformerEncoderLayer and TransformerDecoderLayer of the same sizes
+    ("S", 32, 60, 6, (3, 0), TRANSFORMER),
+    ("M", 32, 10, 2, (2, 0), TRANSFORMER),
 ]
 # Translation: (size, batch, timed batches, warm-up batches, beam, target times torch's
-# greedy decoding of the same model and sentences)
-TRANSLATE = [("M", 32, 6, 1, 1, 5), ("M", 32, 3, 1, 5, 0)]
+# greedy decoding of the same model and sentences, the variant's flags); the Transformer's
+# reference decodes with a key/value cache, one new row per layer a step, as s2s does
+TRANSLATE = [("M", 32, 6, 1, 1, 5, []), ("M", 32, 3, 1, 5, 0, []),
+             ("M", 32, 6, 1, 1, 3, TRANSFORMER), ("M", 32, 3, 1, 5, 0, TRANSFORMER)]
 
 
 def run(cmd, env=None):
@@ -103,24 +114,25 @@ def main():
         rows.append((name, o, t, o_rss, t_rss, limit, target))
         peaks.append(run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"])
     translations = []
-    for size, batch, steps, warmup, beam, times in TRANSLATE:
+    for size, batch, steps, warmup, beam, times, flags in TRANSLATE:
         if only and "translate" not in only:
             continue
         common = ["--size", size, "--batch", str(batch), "--steps", str(steps), "--warmup",
-                  str(warmup), "--translate"]
+                  str(warmup), "--translate"] + flags
         ours, theirs = [], []
         for r in range(args.rounds):
             ours.append(run([args.s2s, "bench"] + common + ["--beam", str(beam)]))
             theirs.append(run(["/usr/bin/python3", reference, "bench", "--json"] + common))
-            print("  %s translate beam %d round %d: s2s %.1f, torch greedy %.1f sentences/s" % (
-                size, beam, r + 1, ours[-1]["sentences_per_s"], theirs[-1]["sentences_per_s"]),
-                file=sys.stderr, flush=True)
+            print("  %s%s translate beam %d round %d: s2s %.1f, torch greedy %.1f sentences/s" % (
+                size, " Transformer" if flags else "", beam, r + 1, ours[-1]["sentences_per_s"],
+                theirs[-1]["sentences_per_s"]), file=sys.stderr, flush=True)
         o = statistics.median(x["sentences_per_s"] for x in ours)
         t = statistics.median(x["sentences_per_s"] for x in theirs)
         # greedy on the same weights and sentences: the same number of words out (the same
         # words, up to argmax near-ties), so the same work on both sides
         same = beam > 1 or ours[0]["words_out"] == theirs[0]["words_out"]
-        translations.append((size, batch, beam, o, t, times, same))
+        translations.append((size + (" Transformer" if flags else ""), batch, beam, o, t, times,
+                             same))
     peak = statistics.median(peaks)
     # OpenBLAS's kernels for AVX-512, whatever core type the environment chose: on the
     # bench machine (AMD EPYC, OPENBLAS_CORETYPE=Haswell set) they run 2048^3 at twice

@@ -513,6 +513,8 @@ def check(dump_binary, size, variant=None):
         groups.append("gated or doubly stochastic")
     if settings["attention_supervision"]:
         groups.append("attention supervision")
+    if settings["dec_layers"]:
+        groups.append("Transformer decoder")
     for group in groups:
         was = WORST.get((precision, group), (0.0, 0.0))
         WORST[precision, group] = (max(was[0], loss_err), max(was[1], worst))

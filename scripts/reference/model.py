@@ -76,6 +76,54 @@ def decoder_layer(layer, x, memory, causal, padding, masks):
     return layer.norm3(y2 + layer.linear2(u) * masks["mask_o"])
 
 
+def in_proj_names(of, at, w, b, attn):
+    """A MultiheadAttention's query, key and value weights and biases as s2s names them
+    (at + w + "Q", ...): thirds of in_proj_weight, or with kdim != embed_dim its separate
+    q, k and v weights."""
+    weights = (of(attn.in_proj_weight).chunk(3) if attn._qkv_same_embed_dim   # of the whole
+               else (of(attn.q_proj_weight), of(attn.k_proj_weight), of(attn.v_proj_weight)))
+    names = dict(zip((at + w + part for part in "QKV"), weights))
+    names.update(zip((at + b + part for part in "QKV"), of(attn.in_proj_bias).chunk(3)))
+    return names
+
+
+def named_parts(of, at, parts):
+    """{at + name: of(weight)} for (name, weight) in parts."""
+    return {at + name: of(w) for name, w in parts}
+
+
+def split_heads(t, heads):
+    """(L, B, m) -> (B, heads, L, m / heads)."""
+    L, B, m = t.shape
+    return t.reshape(L, B, heads, m // heads).permute(1, 2, 0, 3)
+
+
+def cached_decoder_step(layer, x, kv, Kc, Vc, padding, heads):
+    """One decoding step of torch.nn.TransformerDecoderLayer `layer` for x (B, m), the new
+    position's input: its key and value join the cache kv ([K, V], each (B, heads, t,
+    m / heads) or None); the cross-attention reads Kc, Vc (B, heads, S, m / heads) with the
+    source's padding (B, S) masked. Returns the layer's output (B, m)."""
+    B, m = x.shape
+
+    def attend(q, K, V, blocked):                      # q (B, m) -> (B, m)
+        q = q.reshape(B, heads, 1, m // heads)
+        e = q @ K.transpose(2, 3) / (m // heads) ** 0.5
+        if blocked is not None:
+            e = e.masked_fill(blocked[:, None, None, :], float("-inf"))
+        return (torch.softmax(e, dim=-1) @ V).reshape(B, m)
+
+    sa, ca = layer.self_attn, layer.multihead_attn
+    q, k, v = F.linear(x, sa.in_proj_weight, sa.in_proj_bias).chunk(3, dim=-1)
+    k, v = k.reshape(B, heads, 1, m // heads), v.reshape(B, heads, 1, m // heads)
+    kv[0] = k if kv[0] is None else torch.cat([kv[0], k], dim=2)
+    kv[1] = v if kv[1] is None else torch.cat([kv[1], v], dim=2)
+    y1 = layer.norm1(x + sa.out_proj(attend(q, kv[0], kv[1], None)))
+    w_q = cross_weights(ca)[0]
+    qc = F.linear(y1, w_q, ca.in_proj_bias.chunk(3)[0])
+    y2 = layer.norm2(y1 + ca.out_proj(attend(qc, Kc, Vc, padding)))
+    return layer.norm3(y2 + layer.linear2(torch.relu(layer.linear1(y2))))
+
+
 def cross_weights(attn):
     """A MultiheadAttention's W_Q, W_K, W_V: one in_proj_weight when its keys are as
     wide as its queries, else its separate q, k and v weights (kdim = vdim = d_h)."""
@@ -196,65 +244,28 @@ class Seq2Seq(nn.Module):
         return self._c_names(lambda w: torch.zeros_like(w) if w.grad is None else w.grad)
 
     def _c_names(self, of):
-        if self.transformer is not None:
-            return self._c_names_transformer(of)
-        names = {"E_x": self.E_x.weight, "E_y": self.E_y.weight,
-                 "W_s": self.W_s.weight, "b_s": self.W_s.bias,
-                 "dec.W_i": self.decoder.weight_ih, "dec.W_h": self.decoder.weight_hh,
-                 "dec.b_i": self.decoder.bias_ih, "dec.b_h": self.decoder.bias_hh,
-                 "W_t": self.W_t.weight, "b_t": self.W_t.bias,
-                 "W_o": self.W_o.weight, "b_o": self.W_o.bias}
-        if self.tied:                                 # s2s has no W_o: it is E_y
-            del names["W_o"]
-        if self.W_c is not None:
-            names.update({"W_c": self.W_c.weight, "b_c": self.W_c.bias})
-        if self.grid_P is not None:
-            names["grid_P"] = self.grid_P
-        if self.gate is not None:
-            names.update({"w_beta": self.gate.weight, "b_beta": self.gate.bias})
-        for layer in range(self.encoder.num_layers if self.encoder else 0):
-            suffix = "_l%d" % layer if layer else ""
-            for side, torch_side in (("fwd", ""), ("bwd", "_reverse")):
-                for c_part, torch_part in (("W_i", "weight_ih"), ("W_h", "weight_hh"),
-                                           ("b_i", "bias_ih"), ("b_h", "bias_hh")):
-                    names["enc_%s%s.%s" % (side, suffix, c_part)] = getattr(
-                        self.encoder, "%s_l%d%s" % (torch_part, layer, torch_side))
-        if self.score == "additive":
-            names.update({"W_a": self.W_a.weight, "U_a": self.U_a.weight, "b_a": self.U_a.bias,
-                          "v_a": self.v_a})
-        elif self.score == "general":
-            names["W_g"] = self.W_g.weight
-        elif self.score == "scaled_dot":
-            names.update({"W_q": self.W_q.weight, "W_k": self.W_k.weight})
-        assert len(names) == len(list(self.parameters())) - 12 * len(self.self_attention) \
-            - 2 * len(self.convs)
-        names = {name: of(w) for name, w in names.items()}
-        for k, conv in enumerate(self.convs):
-            # torch's (C_out, C_in, 3, 3) is s2s's (C_out, 9 C_in), column c * 9 + ky * 3 + kx
-            names["conv%d.W" % (k + 1)] = of(conv.weight).flatten(1)
-            names["conv%d.b" % (k + 1)] = of(conv.bias)
-        for k, layer in enumerate(self.self_attention):
-            at = "sa%d." % (k + 1)
-            for part, w in zip(("Q", "K", "V"), of(layer.self_attn.in_proj_weight).chunk(3)):
-                names[at + "W_" + part] = w
-            for part, b in zip(("Q", "K", "V"), of(layer.self_attn.in_proj_bias).chunk(3)):
-                names[at + "b_" + part] = b
-            for c_part, w in (("W_O", layer.self_attn.out_proj.weight),
-                              ("b_O", layer.self_attn.out_proj.bias),
-                              ("W_1", layer.linear1.weight), ("b_1", layer.linear1.bias),
-                              ("W_2", layer.linear2.weight), ("b_2", layer.linear2.bias),
-                              ("gamma_1", layer.norm1.weight), ("beta_1", layer.norm1.bias),
-                              ("gamma_2", layer.norm2.weight), ("beta_2", layer.norm2.bias)):
-                names[at + c_part] = of(w)
+        """Every parameter by its C name: the embeddings, the output layer, the encoder's
+        (encoder_names), then the recurrent decoder's and its attention's, or the
+        Transformer decoder's (transformer_names). Each counted against parameters()."""
+        names = {"E_x": of(self.E_x.weight), "E_y": of(self.E_y.weight), "b_o": of(self.W_o.bias)}
+        if not self.tied:                             # s2s has no W_o when tied: it is E_y
+            names["W_o"] = of(self.W_o.weight)
+        names.update(self.encoder_names(of))
+        names.update(self.transformer_names(of) if self.transformer is not None
+                     else self.recurrent_decoder_names(of))
+        # s2s splits in_proj into W_Q, W_K, W_V and their biases: 16 tensors of an encoder
+        # layer's 12 parameters, 26 of a decoder layer's 18 (20 with kdim != m)
+        decoder_layers = self.transformer.layers if self.transformer is not None else ()
+        split = 4 * len(self.self_attention) + sum(26 - len(list(layer.parameters()))
+                                                   for layer in decoder_layers)
+        assert len(names) == len(list(self.parameters())) + split, "a parameter without its C name"
         return names
 
-    def _c_names_transformer(self, of):
-        """c_tensors() of a Transformer decoder model: the encoder's, then decK.*."""
-        names = {"E_x": of(self.E_x.weight), "E_y": of(self.E_y.weight), "b_o": of(self.W_o.bias)}
-        if not self.tied:
-            names["W_o"] = of(self.W_o.weight)
-        if self.grid_P is not None:
-            names["grid_P"] = of(self.grid_P)
+    def encoder_names(self, of):
+        """The encoder's tensors by their C names: grid_P, the bi-RNN's enc_* (torch.nn's
+        gate layout), conv blocks and self-attention layers (sa1.W_Q is the first third of
+        in_proj_weight)."""
+        names = {"grid_P": of(self.grid_P)} if self.grid_P is not None else {}
         for layer in range(self.encoder.num_layers if self.encoder else 0):
             suffix = "_l%d" % layer if layer else ""
             for side, torch_side in (("fwd", ""), ("bwd", "_reverse")):
@@ -263,44 +274,54 @@ class Seq2Seq(nn.Module):
                     names["enc_%s%s.%s" % (side, suffix, c_part)] = of(getattr(
                         self.encoder, "%s_l%d%s" % (torch_part, layer, torch_side)))
         for k, conv in enumerate(self.convs):
+            # torch's (C_out, C_in, 3, 3) is s2s's (C_out, 9 C_in), column c * 9 + ky * 3 + kx
             names["conv%d.W" % (k + 1)] = of(conv.weight).flatten(1)
             names["conv%d.b" % (k + 1)] = of(conv.bias)
         for k, layer in enumerate(self.self_attention):
-            at = "sa%d." % (k + 1)
-            for part, w in zip(("Q", "K", "V"), of(layer.self_attn.in_proj_weight).chunk(3)):
-                names[at + "W_" + part] = w
-            for part, b in zip(("Q", "K", "V"), of(layer.self_attn.in_proj_bias).chunk(3)):
-                names[at + "b_" + part] = b
-            for c_part, w in (("W_O", layer.self_attn.out_proj.weight),
-                              ("b_O", layer.self_attn.out_proj.bias),
-                              ("W_1", layer.linear1.weight), ("b_1", layer.linear1.bias),
-                              ("W_2", layer.linear2.weight), ("b_2", layer.linear2.bias),
-                              ("gamma_1", layer.norm1.weight), ("beta_1", layer.norm1.bias),
-                              ("gamma_2", layer.norm2.weight), ("beta_2", layer.norm2.bias)):
-                names[at + c_part] = of(w)
+            names.update(in_proj_names(of, "sa%d." % (k + 1), "W_", "b_", layer.self_attn))
+            names.update(named_parts(of, "sa%d." % (k + 1), (
+                ("W_O", layer.self_attn.out_proj.weight), ("b_O", layer.self_attn.out_proj.bias),
+                ("W_1", layer.linear1.weight), ("b_1", layer.linear1.bias),
+                ("W_2", layer.linear2.weight), ("b_2", layer.linear2.bias),
+                ("gamma_1", layer.norm1.weight), ("beta_1", layer.norm1.bias),
+                ("gamma_2", layer.norm2.weight), ("beta_2", layer.norm2.bias))))
+        return names
+
+    def recurrent_decoder_names(self, of):
+        """W_s (and W_c), the score's, the gate's, the cell's and the readout's."""
+        names = {"W_s": self.W_s.weight, "b_s": self.W_s.bias,
+                 "dec.W_i": self.decoder.weight_ih, "dec.W_h": self.decoder.weight_hh,
+                 "dec.b_i": self.decoder.bias_ih, "dec.b_h": self.decoder.bias_hh,
+                 "W_t": self.W_t.weight, "b_t": self.W_t.bias}
+        if self.W_c is not None:
+            names.update({"W_c": self.W_c.weight, "b_c": self.W_c.bias})
+        if self.gate is not None:
+            names.update({"w_beta": self.gate.weight, "b_beta": self.gate.bias})
+        if self.score == "additive":
+            names.update({"W_a": self.W_a.weight, "U_a": self.U_a.weight, "b_a": self.U_a.bias,
+                          "v_a": self.v_a})
+        elif self.score == "general":
+            names["W_g"] = self.W_g.weight
+        elif self.score == "scaled_dot":
+            names.update({"W_q": self.W_q.weight, "W_k": self.W_k.weight})
+        return {name: of(w) for name, w in names.items()}
+
+    def transformer_names(self, of):
+        """Each decoder layer's decK.* (torch's order: self_attn, multihead_attn, linear1,
+        linear2, norm1-3)."""
+        names = {}
         for k, layer in enumerate(self.transformer.layers):
-            at = "dec%d." % (k + 1)
-            sa, ca = layer.self_attn, layer.multihead_attn
-            for part, w in zip(("Q", "K", "V"), of(sa.in_proj_weight).chunk(3)):
-                names[at + "W_" + part] = w
-            for part, b in zip(("Q", "K", "V"), of(sa.in_proj_bias).chunk(3)):
-                names[at + "b_" + part] = b
-            if ca._qkv_same_embed_dim:
-                cross = of(ca.in_proj_weight).chunk(3)
-            else:
-                cross = (of(ca.q_proj_weight), of(ca.k_proj_weight), of(ca.v_proj_weight))
-            for part, w in zip(("Q", "K", "V"), cross):
-                names[at + "Wc_" + part] = w
-            for part, b in zip(("Q", "K", "V"), of(ca.in_proj_bias).chunk(3)):
-                names[at + "bc_" + part] = b
-            for c_part, w in (("W_O", sa.out_proj.weight), ("b_O", sa.out_proj.bias),
-                              ("Wc_O", ca.out_proj.weight), ("bc_O", ca.out_proj.bias),
-                              ("W_1", layer.linear1.weight), ("b_1", layer.linear1.bias),
-                              ("W_2", layer.linear2.weight), ("b_2", layer.linear2.bias),
-                              ("gamma_1", layer.norm1.weight), ("beta_1", layer.norm1.bias),
-                              ("gamma_2", layer.norm2.weight), ("beta_2", layer.norm2.bias),
-                              ("gamma_3", layer.norm3.weight), ("beta_3", layer.norm3.bias)):
-                names[at + c_part] = of(w)
+            at, sa, ca = "dec%d." % (k + 1), layer.self_attn, layer.multihead_attn
+            names.update(in_proj_names(of, at, "W_", "b_", sa))
+            names.update(in_proj_names(of, at, "Wc_", "bc_", ca))
+            names.update(named_parts(of, at, (
+                ("W_O", sa.out_proj.weight), ("b_O", sa.out_proj.bias),
+                ("Wc_O", ca.out_proj.weight), ("bc_O", ca.out_proj.bias),
+                ("W_1", layer.linear1.weight), ("b_1", layer.linear1.bias),
+                ("W_2", layer.linear2.weight), ("b_2", layer.linear2.bias),
+                ("gamma_1", layer.norm1.weight), ("beta_1", layer.norm1.bias),
+                ("gamma_2", layer.norm2.weight), ("beta_2", layer.norm2.bias),
+                ("gamma_3", layer.norm3.weight), ("beta_3", layer.norm3.bias))))
         return names
 
     def decode_transformer(self, H, src_len, tgt_in, masks):
@@ -444,6 +465,8 @@ class Seq2Seq(nn.Module):
         and <s> (the first of equal ones); sentence b stops at </s> or after max_out[b]
         words. Every sentence of the batch steps until the last stops. Returns the
         words of each (without </s>)."""
+        if self.transformer is not None:
+            return self.greedy_transformer(src, src_len, max_out)
         with torch.no_grad():
             H, keys, fixed, real_src, s, cell = self.prepare_decoding(src, src_len)
             B = src.size(1)
@@ -461,6 +484,47 @@ class Seq2Seq(nn.Module):
                         else:
                             out[b].append(y)
                             live[b] = len(out[b]) < max_out[b]
+            return out
+
+    def greedy_transformer(self, src, src_len, max_out):
+        """greedy() for a Transformer decoder, batched under no_grad with a key/value cache:
+        each step computes one new row per layer (its query, key and value; attention over
+        the cached keys and values of the positions so far and over the source's, which are
+        computed once), as s2s decodes. The words as greedy() returns them."""
+        with torch.no_grad():
+            _, H = self.encode(src, src_len, {})
+            B, m = src.size(1), self.m
+            padding = torch.arange(H.size(0)).unsqueeze(0) >= src_len.unsqueeze(1)  # (B, S)
+            layers = self.transformer.layers
+            heads = layers[0].self_attn.num_heads
+            cross = []                                 # each layer's (Kc, Vc), (B, heads, S, hd)
+            for layer in layers:
+                ca = layer.multihead_attn
+                _, w_k, w_v = cross_weights(ca)
+                _, b_k, b_v = ca.in_proj_bias.chunk(3)
+                cross.append((split_heads(F.linear(H, w_k, b_k), heads),
+                              split_heads(F.linear(H, w_v, b_v), heads)))
+            cache = [[None, None] for _ in layers]
+            prev = torch.full((B,), BOS, dtype=torch.long)
+            out, live = [[] for _ in range(B)], [max_out[b] > 0 for b in range(B)]
+            pe = positions(max(max_out) + 1, m).to(H.dtype)
+            i = 0
+            while any(live):
+                x = self.E_y(prev) * m ** 0.5 + pe[i]
+                for layer, kv, (Kc, Vc) in zip(layers, cache, cross):
+                    x = cached_decoder_step(layer, x, kv, Kc, Vc, padding, heads)
+                logits = self.W_o(x)
+                logits[:, PAD] = float("-inf")
+                logits[:, BOS] = float("-inf")
+                prev = logits.argmax(dim=1)
+                for b, y in enumerate(prev.tolist()):
+                    if live[b]:
+                        if y == EOS:
+                            live[b] = False
+                        else:
+                            out[b].append(y)
+                            live[b] = len(out[b]) < max_out[b]
+                i += 1
             return out
 
     def prepare_decoding(self, src, src_len):

@@ -41,8 +41,10 @@ def bench_model(args):
                        image_size=i["size"], conv_channels=i["channels"], heads=args.heads,
                        sa_layers=sa_layers, sa_heads=4), i["V"]
     m, n, p, a, l, V = SIZES[args.size]
-    return Seq2Seq(V, V, m, n, p, a, l, encoder="attn" if args.attention_only else "birnn",
-                   heads=args.heads, sa_layers=sa_layers, sa_heads=4), V
+    dec_layers = getattr(args, "decoder_layers", None) or 0
+    return Seq2Seq(V, V, m, n, p, a, m if dec_layers else l,
+                   encoder="attn" if args.attention_only else "birnn", heads=args.heads,
+                   sa_layers=sa_layers, sa_heads=4, dec_layers=dec_layers), V
 
 
 def bench_hard_pass(src_len, tgt_out, heads, rng):

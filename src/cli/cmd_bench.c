@@ -27,8 +27,8 @@
 static const char BENCH_USAGE[] =
     "usage: s2s bench [--size S|M|L] [--batch B] [--steps N] [--warmup W] [--threads T]\n"
     "                 [--shards K] [--seed S] [--heads H] [--self-attention L]\n"
-    "                 [--attention-only] [--hard] [--image] [--translate [--beam K]]\n"
-    "                 [--no-overlap]\n"
+    "                 [--attention-only] [--decoder-layers L] [--hard] [--image]\n"
+    "                 [--translate [--beam K]] [--no-overlap]\n"
     "       s2s bench --sgemm-peak [--threads T]\n"
     "\n"
     "Times training steps on synthetic batches (lengths uniform 5..20 plus </s>, as\n"
@@ -40,7 +40,9 @@ static const char BENCH_USAGE[] =
     "as many as threads. --heads: attention heads\n"
     "(default 1); --self-attention: that many self-attention layers (4 heads, ffn 4 d_h)\n"
     "on the encoder; --attention-only: no recurrent encoder (model.encoder_cell none,\n"
-    "2 layers unless --self-attention says); --hard: hard attention, trained by sampling\n"
+    "2 layers unless --self-attention says); --decoder-layers L: the Transformer decoder\n"
+    "(model.decoder_cell none) of L layers, m wide, --heads heads, ffn 4 m (with\n"
+    "--attention-only, the whole Transformer); --hard: hard attention, trained by sampling\n"
     "(training's defaults); --image: configs/shapes.yaml's image model instead of a size\n"
     "(64 x 64 pictures, conv blocks 16, 32, 64; m 64, p 128, a 64, l 128; 21 words),\n"
     "on 8 batches of random pictures used in turn. --translate times decoding instead\n"
@@ -86,6 +88,7 @@ typedef struct {
     const char *size;
     long batch, steps, warmup, threads, shards, seed;
     long heads, sa_layers; /* --heads, --self-attention (-1: not given) */
+    long dec_layers;       /* --decoder-layers (0: the recurrent decoder) */
     int peak;              /* --sgemm-peak */
     int attention_only;    /* --attention-only */
     int hard, image;       /* --hard, --image */
@@ -98,14 +101,14 @@ typedef struct {
 static int parse_options(BenchOptions *o, int argc, char **argv)
 {
     enum { HELP, PEAK, SIZE, BATCH, STEPS, WARMUP, THREADS, SHARDS, SEED, HEADS, SA, ONLY, HARD,
-           IMAGE, TRANSLATE, BEAM, NO_OVERLAP };
+           IMAGE, TRANSLATE, BEAM, NO_OVERLAP, DEC };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [PEAK] = {"--sgemm-peak", 0}, [SIZE] = {"--size", 1},
         [BATCH] = {"--batch", 1}, [STEPS] = {"--steps", 1}, [WARMUP] = {"--warmup", 1},
         [THREADS] = {"--threads", 1}, [SHARDS] = {"--shards", 1}, [SEED] = {"--seed", 1}, [HEADS] = {"--heads", 1},
         [SA] = {"--self-attention", 1}, [ONLY] = {"--attention-only", 0}, [HARD] = {"--hard", 0},
         [IMAGE] = {"--image", 0}, [TRANSLATE] = {"--translate", 0}, [BEAM] = {"--beam", 1},
-        [NO_OVERLAP] = {"--no-overlap", 0}, {NULL, 0}};
+        [NO_OVERLAP] = {"--no-overlap", 0}, [DEC] = {"--decoder-layers", 1}, {NULL, 0}};
     *o = (BenchOptions){.size = "S", .batch = 32, .steps = 200, .warmup = 20, .seed = 1,
                         .heads = 1, .sa_layers = -1, .beam = 1};
     for (int a = 0; a < argc; a++) {
@@ -137,7 +140,8 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
                                         [WARMUP] = {0, 100000}, [THREADS] = {0, 1024},
                                         [SHARDS] = {0, 64},
                                         [SEED] = {0, 4294967295L}, [HEADS] = {1, ATTN_MAX_HEADS},
-                                        [SA] = {0, SA_MAX_LAYERS}, [BEAM] = {1, 100}};
+                                        [SA] = {0, SA_MAX_LAYERS}, [BEAM] = {1, 100},
+                                        [DEC] = {1, DEC_MAX_LAYERS}};
         char *end;
         errno = 0;
         long v = strtol(value, &end, 10);
@@ -149,7 +153,7 @@ static int parse_options(BenchOptions *o, int argc, char **argv)
         }
         long *field[] = {[BATCH] = &o->batch, [STEPS] = &o->steps, [WARMUP] = &o->warmup,
                          [THREADS] = &o->threads, [SHARDS] = &o->shards, [SEED] = &o->seed, [HEADS] = &o->heads,
-                         [SA] = &o->sa_layers, [BEAM] = &o->beam};
+                         [SA] = &o->sa_layers, [BEAM] = &o->beam, [DEC] = &o->dec_layers};
         *field[opt] = v;
     }
     return -1;
@@ -294,9 +298,19 @@ static int bench_dims(const BenchOptions *o, Dims *out)
     if (d.sa_layers > SA_MAX_LAYERS || (o->attention_only && d.sa_layers < 1))
         return cmd_usage_error("--self-attention: expected 0 to " SA_MAX_LAYERS_TEXT " layers (with "
                                "--attention-only, 1 to " SA_MAX_LAYERS_TEXT "), got %s", given);
+    if (o->dec_layers > 0) { /* as config_model_dims makes the Transformer decoder */
+        if (o->hard || o->image)
+            return cmd_usage_error("--decoder-layers: times a text model with soft attention "
+                                   "(not %s)", o->hard ? "--hard" : "--image");
+        d.decoder = DECODER_TRANSFORMER;
+        d.dec_layers = (int)o->dec_layers;
+        d.dec_ffn = 4 * d.emb;
+        d.readout = d.emb;
+        d.score = SCORE_DOT;
+    }
     const AttnDims ad = model_attn_dims(&d);
     snprintf(given, sizeof given, "%ld", o->heads);
-    if (attn_size_problems(&ad))
+    if (model_is_transformer(&d) ? d.emb % d.heads != 0 : attn_size_problems(&ad) != 0)
         return cmd_usage_error("--heads: %s heads do not split the model's vectors evenly (try "
                                "1, 2, 4 or 8)", given);
     *out = d;

@@ -16,18 +16,6 @@
 #include "model/model_pass.h"
 #include "nn/ops.h"
 
-/* rows (i * ld_rows ... ) of x: X_i = sqrt(m) x_i + PE_i in place, for `rows` rows at
- * position i each (rows B apart in a batch) */
-static void add_positions(real *x, int i, int rows, int m)
-{
-    const real scale = (real)sqrt((double)m);
-    for (int u = 0; u < m; u++) {
-        const real pe = (real)sinusoid_position(i, u, m);
-        for (int b = 0; b < rows; b++)
-            x[(size_t)b * m + u] = scale * x[(size_t)b * m + u] + pe;
-    }
-}
-
 /* The last layer's cross-attention into the alignment buffers every model has:
  * alpha (T, S*B) at i * SB + j * B + b, alpha_heads (T, H, S*B). */
 static void copy_alignments(Workspace *ws)
@@ -66,8 +54,7 @@ void transformer_forward_to_readout(Workspace *ws, const Params *P, const Batch 
     embedding_forward(ws->dec.in, m, P->E_y, bt->tgt_in, TB, m);
     if (ws->reg.embedding_dropout > 0)
         dropout_forward(ws->dec.in, m, ws->dec.mask_y, TB, m, ws->reg.embedding_dropout, rng);
-    for (int i = 0; i < T; i++)
-        add_positions(ws->dec.in + (size_t)i * B * m, i, B, m);
+    positions_forward(ws->dec.in, ws->dec.in, 0, T, B, m);
     tdec_forward(&ws->dec.tdec, P->tdec, &td, ws->dec.in, bt->tgt_len, ws->enc.H, bt->src_len, T,
                  S, B, rng ? ws->reg.self_attention_dropout : 0, rng);
     copy_alignments(ws);
@@ -124,5 +111,5 @@ void transformer_backward_from_readout(Params *G, EmbeddingGrad *dE_y, Workspace
 void transformer_embed_step(real *x, const real *E_y, const int *prev, int pos, int rows, int m)
 {
     embedding_forward(x, m, E_y, prev, rows, m);
-    add_positions(x, pos, rows, m);
+    positions_forward(x, x, pos, 1, rows, m);
 }

@@ -56,15 +56,7 @@ static void attn_only_forward(EncoderWork *w, const EncoderParams *P, const Enco
     const int *len = src->len;
     const real *ex = w->ex;
     encoder_embed_forward(w, d, src);
-    const real scale = (real)sqrt((double)m);
-    for (int j = 0; j < S; j++)
-        for (int u = 0; u < m; u++) {
-            const real pe = (real)sinusoid_position(j, u, m);
-            for (int b = 0; b < B; b++) {
-                const size_t at = ((size_t)j * B + b) * m + u;
-                w->x[at] = scale * ex[at] + pe;
-            }
-        }
+    positions_forward(w->x, ex, 0, S, B, m);
     w->sa_in = w->x;
     sa_forward(&w->sa, P->sa, &d->sa, w->x, len, S, B, w->sa_dropout, w->rng);
     encoder_mean_forward(w, m, len);

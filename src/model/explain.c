@@ -178,25 +178,6 @@ void explain_decoder_step(ExplainStep *out, Workspace *ws, const Params *P, cons
     explain_read_next_words(out, ws, P, ps.i);
 }
 
-/* The scores of query row q against every key of head k's slices (hd columns), as the
- * layer scales them: formed here to show them (the layer computes them in the buffer its
- * softmax then overwrites). */
-static void self_scores(ExplainTensor *t, const real *qkv, int d, int S, int q, int k0, int nk,
-                        int hd)
-{
-    const real scale = (real)(1 / sqrt((double)hd));
-    for (int r = 0; r < nk; r++) {
-        const int k = k0 + r;
-        for (int j = 0; j < S; j++) {
-            real dot = 0;
-            for (int u = 0; u < hd; u++)
-                dot += qkv[(size_t)q * 3 * d + k * hd + u] *
-                       qkv[(size_t)j * 3 * d + d + k * hd + u];
-            t->values[(size_t)r * S + j] = scale * dot;
-        }
-    }
-}
-
 /* --self's tensors after the projections: the scores, the mask, each head's weights
  * and their mean, what the position gathers, the layer's output there. */
 static void add_self_attention(ExplainStep *out, const ExplainPass *ps, const SelfAttnLayerWork *lw,
@@ -210,7 +191,7 @@ static void add_self_attention(ExplainStep *out, const ExplainPass *ps, const Se
         "the scores: the query against every key, head by head on its own slices, divided by "
         "the square root of the slice's width (formed here to show them; the layer writes "
         "them where their softmax goes)");
-    self_scores(e, lw->qkv, w, S, q, k0, nk, hd);
+    explain_head_scores(e, lw->qkv + (size_t)q * 3 * w, lw->qkv + w, 3 * w, S, k0, nk, hd);
     ExplainTensor *mask = explain_add_tensor(
         out, "mask", "padding mask", ROWS_ONE, 1, S, "source words",
         "1 where a key is a real word; a sentence alone has no padding, but in a batch the "

@@ -2,6 +2,8 @@
  * model's floats, whole or a head's slices, into ExplainTensors, and the next words. */
 #include "model/explain_pass.h"
 
+#include <math.h>
+
 #include "model/model_pass.h"
 #include "nn/ops.h"
 
@@ -60,4 +62,17 @@ void explain_read_next_words(ExplainStep *out, Workspace *ws, const Params *P, i
         out->next_word[r] = best;
         out->next_prob[r] = prob[best];
     }
+}
+
+void explain_head_scores(ExplainTensor *t, const real *q, const real *K, int ldk, int n, int k0,
+                        int nk, int hd)
+{
+    const real scale = (real)(1 / sqrt((double)hd));
+    for (int r = 0; r < nk; r++)
+        for (int j = 0; j < n; j++) {
+            real dot = 0;
+            for (int u = 0; u < hd; u++)
+                dot += q[(k0 + r) * hd + u] * K[(size_t)j * ldk + (k0 + r) * hd + u];
+            t->values[(size_t)r * n + j] = scale * dot;
+        }
 }

@@ -32,4 +32,10 @@ void explain_add_per_head(ExplainStep *out, const ExplainPass *ps, const char *n
  * most probable next words into out. */
 void explain_read_next_words(ExplainStep *out, Workspace *ws, const Params *P, int i);
 
+/* t's nk rows (n wide) = the scores of the query q (heads k0 .. k0 + nk - 1, hd columns
+ * each) against keys 0..n-1 (row stride ldk), scaled by 1 / sqrt(hd) as the layers scale
+ * them: formed to show them (the layers write them where their softmax goes). */
+void explain_head_scores(ExplainTensor *t, const real *q, const real *K, int ldk, int n, int k0,
+                         int nk, int hd);
+
 #endif

@@ -11,21 +11,6 @@
 #include "base/mem.h"
 #include "model/explain_pass.h"
 
-/* The scores of query row q (row stride ldq) against keys 0..n-1 (row stride ldk), head
- * by head on its hd columns, scaled as the layer scales them. */
-static void head_scores(ExplainTensor *t, const real *q, const real *K, int ldk, int n, int k0,
-                        int nk, int hd)
-{
-    const real scale = (real)(1 / sqrt((double)hd));
-    for (int r = 0; r < nk; r++)
-        for (int j = 0; j < n; j++) {
-            real dot = 0;
-            for (int u = 0; u < hd; u++)
-                dot += q[(k0 + r) * hd + u] * K[(size_t)j * ldk + (k0 + r) * hd + u];
-            t->values[(size_t)r * n + j] = scale * dot;
-        }
-}
-
 /* Each head's weights of query row i: (H, cols) from probs (H blocks of T x cols). */
 static void add_weights(ExplainStep *out, const ExplainPass *ps, const char *name,
                         const char *title, const real *probs, int T, int cols, const char *cols_are,
@@ -67,7 +52,7 @@ static void add_self_attention(ExplainStep *out, const ExplainPass *ps, const Td
         "target prefix",
         "the scores against every earlier position and this one, head by head on its own "
         "slices (formed here to show them; the layer writes them where their softmax goes)");
-    head_scores(e, lw->qkv + (size_t)i * 3 * m, lw->qkv + m, 3 * m, n, k0, nk, hd);
+    explain_head_scores(e, lw->qkv + (size_t)i * 3 * m, lw->qkv + m, 3 * m, n, k0, nk, hd);
     ExplainTensor *mask = explain_add_tensor(
         out, names[5], "causal mask", ROWS_ONE, 1, T, "target positions",
         "1 where the step may look: itself and the positions before it; the later ones get "
@@ -119,7 +104,7 @@ static void add_cross_attention(ExplainStep *out, const ExplainPass *ps, const T
         out, "scores", "qc_i . kc_j / sqrt(m / H)", nk > 1 ? ROWS_HEADS : ROWS_ONE, nk, S,
         "source words", "the scores against each source word, head by head (formed here to "
         "show them)");
-    head_scores(e, lw->cross_q + (size_t)i * m, lw->cross_kv, 2 * m, S, k0, nk, hd);
+    explain_head_scores(e, lw->cross_q + (size_t)i * m, lw->cross_kv, 2 * m, S, k0, nk, hd);
     add_weights(out, ps, "alpha", "alpha_ij = softmax_j(scores)", lw->cross_probs, T, S,
                 "source words", "the weights over the source words, each head's summing to 1; "
                 "their mean is the alignment the heatmaps draw");

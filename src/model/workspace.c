@@ -53,8 +53,7 @@ static void carve_source(Workspace *ws, Arena *ar, const Shape *s)
 static void carve_transformer(Workspace *ws, Arena *ar, const Shape *s)
 {
     const TdecDims td = model_tdec_dims(&ws->dims);
-    memset(&ws->dec, 0, offsetof(DecoderWork, tdec));
-    ws->dec.keep_att_pre = 0;
+    memset(&ws->dec, 0, offsetof(DecoderWork, tdec)); /* none of the recurrent decoder's */
     TAKE(dec.in, s->TB * s->m);
     TAKE_IF(ws->with_backward, dec.mask_y, s->TB * s->m);
     tdec_carve_work(&ws->dec.tdec, ar, &td, (int)s->B, (int)s->T, (int)s->S, ws->with_backward);
@@ -110,6 +109,10 @@ static void carve_decoder(Workspace *ws, Arena *ar, const Shape *s)
  * this shape left them */
 static void carve_hard(Workspace *ws, Arena *ar, const Shape *s)
 {
+    if (s->transformer) { /* its attention is always soft */
+        memset(&ws->hard_pass, 0, sizeof ws->hard_pass);
+        return;
+    }
     const size_t TBH = s->TB * s->H;
     TAKE_IF(s->attends, hard_pass.rows, s->B);
     TAKE_IF(s->attends, hard_pass.soft_len, s->TB);

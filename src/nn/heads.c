@@ -107,3 +107,20 @@ void heads_backward(real *dQ, real *dK, real *dV, const real *dz, int ldz, const
                dK + k * hd, in->ldk);
     }
 }
+
+void heads_draw_masks(real *mask, const int *q_len, const int *k_len, int rows, int cols, int B,
+                      int H, double rate, Pcg32 *rng)
+{
+    const real keep = (real)(1 / (1 - rate));
+    const size_t block = (size_t)rows * cols;
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < H; k++) {
+            real *M = mask + ((size_t)b * H + k) * block;
+            memset(M, 0, sizeof(real) * block);
+            for (int i = 0; i < q_len[b]; i++) {
+                const int seen = k_len ? k_len[b] : i + 1;
+                for (int j = 0; j < seen; j++)
+                    M[(size_t)i * cols + j] = pcg32_unit(rng) < rate ? 0 : keep;
+            }
+        }
+}

@@ -10,6 +10,7 @@
 #ifndef S2S_HEADS_H
 #define S2S_HEADS_H
 
+#include "base/rng.h"
 #include "nn/real.h"
 
 typedef struct {
@@ -34,5 +35,13 @@ void heads_forward(real *z, int ldz, int rows_z, real *probs, real *mean, const 
  * zeroes them) accumulated. scratch: 2 nq * ldp floats. */
 void heads_backward(real *dQ, real *dK, real *dV, const real *dz, int ldz, const real *probs,
                     const real *mask, real *scratch, const HeadsInput *in);
+
+/* Dropout's factors for the weights of every head of B sentences, drawn from rng in
+ * order (sentence, head, query row, key): for sentence b, the pairs its q_len[b] real
+ * queries see -- keys j < k_len[b], or with k_len NULL (causal) j <= i -- each 0 with
+ * probability rate, else 1 / (1 - rate); 0 elsewhere in its (rows, cols) blocks, one per
+ * head, laid out as the weights. */
+void heads_draw_masks(real *mask, const int *q_len, const int *k_len, int rows, int cols, int B,
+                      int H, double rate, Pcg32 *rng);
 
 #endif

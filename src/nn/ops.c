@@ -322,3 +322,16 @@ double sinusoid_position(int j, int u, int m)
     const double angle = j / pow(10000.0, (double)(u - u % 2) / m);
     return u % 2 ? cos(angle) : sin(angle);
 }
+
+void positions_forward(real *x, const real *e, int first, int positions, int rows, int m)
+{
+    const real scale = (real)sqrt((double)m);
+    for (int p = 0; p < positions; p++)
+        for (int u = 0; u < m; u++) {
+            const real pe = (real)sinusoid_position(first + p, u, m);
+            for (int r = 0; r < rows; r++) {
+                const size_t at = ((size_t)p * rows + r) * m + u;
+                x[at] = scale * e[at] + pe;
+            }
+        }
+}

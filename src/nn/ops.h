@@ -49,6 +49,9 @@ void embedding_backward(real *dE, const real *dout, int ld_dout, const int *ids,
  * PE_{j, 2t+1} = cos(the same), j from 0; entry u of position j for an even width m.
  * Computed in double, as torch's reference does before casting. */
 double sinusoid_position(int j, int u, int m);
+/* x = sqrt(m) e + PE over `positions` positions of `rows` rows each, row p * rows + r at
+ * position first + p: a Transformer's input from its embeddings (x may be e). */
+void positions_forward(real *x, const real *e, int first, int positions, int rows, int m);
 
 /* y = tanh(x) for n values; y may alias x. */
 void tanh_forward(real *y, const real *x, size_t n);

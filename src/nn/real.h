@@ -27,6 +27,7 @@ typedef double real;
 #define embedding_backward embedding_backward_f64
 #define tanh_forward tanh_forward_f64
 #define sinusoid_position sinusoid_position_f64
+#define positions_forward positions_forward_f64
 #define tdec_carve tdec_carve_f64
 #define tdec_carve_work tdec_carve_work_f64
 #define tdec_forward tdec_forward_f64
@@ -59,6 +60,7 @@ typedef double real;
 #define ffn_inner_forward ffn_inner_forward_f64
 #define ffn_inner_backward ffn_inner_backward_f64
 #define heads_forward heads_forward_f64
+#define heads_draw_masks heads_draw_masks_f64
 #define heads_backward heads_backward_f64
 #define sa_carve sa_carve_f64
 #define sa_carve_work sa_carve_work_f64

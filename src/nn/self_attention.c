@@ -128,23 +128,6 @@ void sa_attend_backward(real *dqkv, const real *dz, const real *probs, const rea
 
 /* ---- a layer --------------------------------------------------------------------- */
 
-/* Dropout's factors for the weights of every head of every sentence, over the real
- * (query, key) pairs only. */
-static void draw_weight_masks(real *mask, const int *len, int S, int B, int H, double rate,
-                              Pcg32 *rng)
-{
-    const real keep = (real)(1 / (1 - rate));
-    const size_t SS = (size_t)S * S;
-    for (int b = 0; b < B; b++)
-        for (int k = 0; k < H; k++) {
-            real *M = mask + ((size_t)b * H + k) * SS;
-            memset(M, 0, sizeof(real) * SS);
-            for (int i = 0; i < len[b]; i++)
-                for (int j = 0; j < len[b]; j++)
-                    M[(size_t)i * S + j] = pcg32_unit(rng) < rate ? 0 : keep;
-        }
-}
-
 /* The ends of the layer's two sublayers: the attention's (W_O, norm 1) and the FFN's
  * (W_2, norm 2), tensors and activations. */
 static SublayerEnd attention_end(const SelfAttnParams *P)
@@ -179,7 +162,7 @@ static void layer_forward(SelfAttnLayerWork *w, real *scratch, const SelfAttnPar
     /* [Q ; K ; V] (S*B, 3d) = x (S*B, d) . [W_Q ; W_K ; W_V]^T + [b_Q ; b_K ; b_V] */
     linear_forward(w->qkv, x, P->W_Q, P->b_Q, SB, d, 3 * d);
     if (w->dropped)
-        draw_weight_masks(w->mask_p, len, S, B, D->heads, rate, rng);
+        heads_draw_masks(w->mask_p, len, len, S, S, B, D->heads, rate, rng);
     sa_attend_forward(w->z, w->probs, w->mean, w->dropped ? w->mask_p : NULL, scratch, w->qkv,
                       len, S, B, D->heads, d);
     /* Y = LayerNorm_1(x + dropout(z W_O^T + b_O)) */

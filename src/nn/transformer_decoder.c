@@ -130,25 +130,6 @@ static HeadsInput cross_heads(const real *q, const real *kv, const int *tgt_len,
                         src_len[b], 0, D->heads, d, S, (long)T * S};
 }
 
-/* Dropout's factors for every head's weights over the pairs a sentence's real queries
- * see: its prefix (causal) or its real sources; 0 elsewhere. */
-static void draw_weight_masks(real *mask, const int *tgt_len, const int *src_len, int causal,
-                              int T, int cols, int B, int H, double rate, Pcg32 *rng)
-{
-    const real keep = (real)(1 / (1 - rate));
-    const size_t block = (size_t)T * cols;
-    for (int b = 0; b < B; b++)
-        for (int k = 0; k < H; k++) {
-            real *M = mask + ((size_t)b * H + k) * block;
-            memset(M, 0, sizeof(real) * block);
-            for (int i = 0; i < tgt_len[b]; i++) {
-                const int seen = causal ? i + 1 : src_len[b];
-                for (int j = 0; j < seen; j++)
-                    M[(size_t)i * cols + j] = pcg32_unit(rng) < rate ? 0 : keep;
-            }
-        }
-}
-
 /* The ends of the layer's three sublayers (self-attention, cross-attention, FFN): their
  * tensors (k = 0, 1, 2) and activations. */
 static SublayerEnd sublayer_end(const TdecParams *P, int k)
@@ -176,7 +157,7 @@ static void self_attention_forward(TdecLayerWork *w, real *scratch, const TdecPa
     assert(P->W_K == P->W_Q + (size_t)d * d && P->b_K == P->b_Q + d); /* one in_proj */
     linear_forward(w->qkv, x, P->W_Q, P->b_Q, T * B, d, 3 * d);
     if (drop)
-        draw_weight_masks(w->mask_sp, tgt_len, NULL, 1, T, T, B, H, rate, drop);
+        heads_draw_masks(w->mask_sp, tgt_len, NULL, T, T, B, H, rate, drop);
     memset(w->self_probs, 0, sizeof(real) * B * H * TT);
     memset(w->self_mean, 0, sizeof(real) * B * TT);
     for (int b = 0; b < B; b++) {
@@ -200,7 +181,7 @@ static void cross_attention_forward(TdecLayerWork *w, real *scratch, const TdecP
     linear_forward(w->cross_q, w->y1, P->Wc_Q, P->bc_Q, T * B, d, d);
     linear_forward(w->cross_kv, memory, P->Wc_K, P->bc_K, S * B, D->memory, 2 * d);
     if (drop)
-        draw_weight_masks(w->mask_cp, tgt_len, src_len, 0, T, S, B, H, rate, drop);
+        heads_draw_masks(w->mask_cp, tgt_len, src_len, T, S, B, H, rate, drop);
     memset(w->cross_probs, 0, sizeof(real) * B * H * TS);
     memset(w->cross_mean, 0, sizeof(real) * B * TS);
     for (int b = 0; b < B; b++) {

@@ -16,11 +16,12 @@
 
 typedef struct {
     const char *config;
-    const char *sets[4];
+    const char *sets[5];
 } Shipped;
 
 /* Three suites, so that scripts/checks/run-checks.py runs them side by side: the scores and
- * heads (about 35 s), the self-attention layers (26 s) and the Tatoeba model (29 s). */
+ * heads (about 35 s), the self-attention layers and the whole Transformer (48 s) and the
+ * Tatoeba model (29 s). */
 static const Shipped SCORES_AND_HEADS[] = {
     {"configs/demo.yaml", {NULL}},
     {"configs/demo.yaml", {"model.attention=dot", NULL}},
@@ -37,6 +38,9 @@ static const Shipped SCORES_AND_HEADS[] = {
 static const Shipped SELF_ATTENTION[] = {
     {"configs/demo.yaml", {"model.self_attention_layers=2", NULL}},
     {"configs/demo.yaml", {"model.encoder_cell=none", "model.self_attention_layers=2", NULL}},
+    /* the whole Transformer of issue 43's demo command */
+    {"configs/demo.yaml", {"model.encoder_cell=none", "model.self_attention_layers=2",
+                           "model.decoder_cell=none", "model.decoder_layers=2", NULL}},
 };
 static const Shipped TATOEBA[] = {
     {"configs/tatoeba-fr-en.yaml",
