@@ -20,7 +20,8 @@ The whole Transformer (--attention-only --decoder-layers 2 --heads 4) has rows o
 training at S/32 and M/32, against the reference built of torch's Transformer layers,
 and translation (the reference decoding with a key/value cache).
 
-usage: scripts/bench/bench.py [--s2s ./s2s] [--rounds 3] [--only S/32,M/32,variants,image,translate]
+usage: scripts/bench/bench.py [--s2s ./s2s] [--rounds 3]
+                              [--only S/32,M/32,variants,image,translate,transformer]
 """
 import argparse
 import json
@@ -83,7 +84,8 @@ def main():
     ap.add_argument("--s2s", default=os.path.join(HERE, "..", "..", "s2s"))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated SIZE/BATCH, e.g. S/32,M/32, "
-                    "and `variants` for the rows with heads and self-attention")
+                    "`variants` for the rows with heads and self-attention, `image`, "
+                    "`translate`, `transformer` (its training and translation rows)")
     args = ap.parse_args()
     reference = os.path.join(HERE, "..", "torch_reference.py")
     only = set(filter(None, args.only.split(",")))
@@ -91,7 +93,8 @@ def main():
     rows = []
     for size, batch, steps, warmup, target, flags in CONFIGS:
         name = "%s/%d" % (size, batch)
-        group = "image" if size == "image" else "variants" if flags else name
+        group = ("image" if size == "image" else "transformer" if flags == TRANSFORMER
+                 else "variants" if flags else name)
         if only and group not in only:
             continue
         name = "image/%d" % batch if size == "image" else (
@@ -115,7 +118,7 @@ def main():
         peaks.append(run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"])
     translations = []
     for size, batch, steps, warmup, beam, times, flags in TRANSLATE:
-        if only and "translate" not in only:
+        if only and ("transformer" if flags else "translate") not in only:
             continue
         common = ["--size", size, "--batch", str(batch), "--steps", str(steps), "--warmup",
                   str(warmup), "--translate"] + flags
