@@ -120,6 +120,8 @@ run lstm-deep-dropout 60 --set model.encoder_cell=lstm --set model.decoder_cell=
 run self-attention-dropout 60 --set model.self_attention_layers=2 \
     --set model.self_attention_heads=2 --set model.self_attention_dropout=0.2
 run attention-only 60 --set model.encoder_cell=none --set model.self_attention_layers=1
+run transformer 60 --set model.encoder_cell=none --set model.self_attention_layers=2 \
+    --set model.decoder_cell=none --set model.decoder_layers=2 --set model.self_attention_dropout=0.1
 run sgd-clipped 60 --set training.optimizer=sgd --set training.learning_rate=0.5 \
     --set training.clip_grad_norm=0.5
 run trained 600

@@ -9,7 +9,7 @@
 #include "base/clock.h"
 #include "base/mem.h"
 #include "cli/command.h"
-#include "decode/beam.h"
+#include "decode/split.h"
 
 enum { MAX_WORDS = 20 };
 
@@ -44,8 +44,10 @@ int bench_translate(const Dims *d, const char *size, int batch, int batches, int
     Params P;
     params_alloc(&P, d);
     bench_formula_weights(&P);
-    Decoder dec;
-    decoder_init(&dec, d, batch, MAX_WORDS + 1, beam);
+    DecodeWeights weights; /* as s2s translate decodes: in parts side by side */
+    decode_weights_make(&weights, d, &P);
+    SplitDecoder dec;
+    split_decoder_init(&dec, d, &P, &weights, batch, MAX_WORDS + 1, beam, 0, openblas_get_num_threads());
     Batch bt;
     batch_init(&bt, batch, MAX_WORDS + 1, 0);
     int (*words)[MAX_WORDS] = xmalloc_array((size_t)batch, sizeof *words);
@@ -59,7 +61,7 @@ int bench_translate(const Dims *d, const char *size, int batch, int batches, int
         for (int k = 0; k < batch; k++)
             max_out[k] = decode_output_limit(bt.src_len[k], 2, 10);
         const double t0 = now_seconds();
-        beam_search(&dec, &P, &bt, beam, 0.6, 1, max_out, out);
+        split_beam_search(&dec, &bt, beam, 0.6, 1, max_out, out);
         const double dt = now_seconds() - t0;
         for (int k = 0; k < batch; k++) {
             const Hypothesis *h = out[k].n ? &out[k].hyps[0] : NULL;
@@ -90,7 +92,8 @@ int bench_translate(const Dims *d, const char *size, int batch, int batches, int
     free(max_out);
     free(out);
     batch_free(&bt);
-    decoder_free(&dec);
+    split_decoder_free(&dec);
+    decode_weights_free(&weights);
     params_free(&P);
     return cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 }

@@ -4,6 +4,7 @@
 #include "decode/beam.h"
 
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,40 +33,46 @@ typedef struct {
     int *chosen;         /* (T, rows, H) the positions each row's heads read */
 } History;
 
+/* log sum_v e^{o_v} over a row of V logits, in double: e^{o_v - max} in eight lanes,
+ * which the compiler runs side by side (fast_exp), summed in a fixed order. */
+SIMD_CLONES_WIDE static double log_sum_exp(const real *o, int V)
+{
+    real max = o[0];
+    for (int v = 1; v < V; v++)
+        max = o[v] > max ? o[v] : max;
+    double lane[8] = {0};
+    int v = 0;
+    for (; v + 8 <= V; v += 8)
+        for (int l = 0; l < 8; l++)
+            lane[l] += fast_exp((double)o[v + l] - max);
+    double sum = 0;
+    for (int l = 0; l < 8; l++)
+        sum += lane[l];
+    for (; v < V; v++)
+        sum += fast_exp((double)o[v] - max);
+    return max + log(sum);
+}
+
+/* The n-th largest of a row's logits among the words a hypothesis may take (not <pad>,
+ * not <s>), or -inf when there are fewer: no word below it can be among the row's n best
+ * extensions. best (n) is scratch. */
+static real nth_best(const real *o, int V, int n, real *best)
+{
+    int have = 0; /* best[0..have) falling */
+    for (int v = 0; v < V; v++) {
+        if (v == TOK_PAD || v == TOK_BOS || (have == n && o[v] <= best[n - 1]))
+            continue;
+        int at = have < n ? have++ : n - 1;
+        for (; at > 0 && best[at - 1] < o[v]; at--)
+            best[at] = best[at - 1];
+        best[at] = o[v];
+    }
+    return have == n ? best[n - 1] : -INFINITY;
+}
+
 static double length_penalty(int length, double alpha)
 {
     return alpha > 0 ? pow((5.0 + length) / 6.0, alpha) : 1.0;
-}
-
-/* Keeps the `cap` best candidates in heap[0..*n), a min-heap by score. */
-static void heap_push(Candidate *heap, int *n, int cap, Candidate c)
-{
-    if (*n == cap) {
-        if (c.score <= heap[0].score)
-            return;
-        heap[0] = heap[--*n]; /* drop the worst, then insert below */
-        for (int i = 0;;) {   /* sift down */
-            int l = 2 * i + 1, r = l + 1, m = i;
-            if (l < *n && heap[l].score < heap[m].score)
-                m = l;
-            if (r < *n && heap[r].score < heap[m].score)
-                m = r;
-            if (m == i)
-                break;
-            Candidate tmp = heap[i];
-            heap[i] = heap[m];
-            heap[m] = tmp;
-            i = m;
-        }
-    }
-    int i = (*n)++;
-    heap[i] = c;
-    while (i > 0 && heap[(i - 1) / 2].score > heap[i].score) { /* sift up */
-        Candidate tmp = heap[i];
-        heap[i] = heap[(i - 1) / 2];
-        heap[(i - 1) / 2] = tmp;
-        i = (i - 1) / 2;
-    }
 }
 
 static int by_score_desc(const void *a, const void *b)
@@ -145,7 +152,8 @@ typedef struct {
     double *score;           /* (rows) log-probability of each live hypothesis, -inf if none */
     double *next_score;      /* (rows) the next step's, as chosen */
     int *next_token, *next_parent; /* (rows) */
-    Candidate *heap;         /* (2K) the best extensions of one sentence */
+    Candidate *cand;         /* (K V) one sentence's extensions that may be among its 2K best */
+    real *best;              /* (2K) nth_best's scratch */
     Finished *fin;           /* (B, 2K) the finished hypotheses of each sentence */
     int *n_fin, *done;       /* (B) */
     int *best_ended;         /* (B) the sentence's best extension of some step ended */
@@ -165,7 +173,8 @@ static void search_init(Search *s, int B, int K, int S, int T, int V, double alp
     s->next_score = xmalloc_array((size_t)rows, sizeof(double));
     s->next_token = xmalloc_array((size_t)rows, sizeof(int));
     s->next_parent = xmalloc_array((size_t)rows, sizeof(int));
-    s->heap = xmalloc_array((size_t)2 * K, sizeof(Candidate));
+    s->cand = xmalloc_array((size_t)K * V, sizeof(Candidate));
+    s->best = xmalloc_array((size_t)2 * K, sizeof(real));
     s->fin = xmalloc_array((size_t)B * 2 * K, sizeof(Finished));
     s->n_fin = xcalloc((size_t)B, sizeof(int));
     s->done = xcalloc((size_t)B, sizeof(int));
@@ -185,7 +194,8 @@ static void search_free(Search *s)
     free(s->next_score);
     free(s->next_token);
     free(s->next_parent);
-    free(s->heap);
+    free(s->cand);
+    free(s->best);
     free(s->fin);
     free(s->n_fin);
     free(s->done);
@@ -220,8 +230,8 @@ static void keep_finished(Finished *f, int *n, int K, Finished h)
  * max_out its live hypotheses count as finished too (cut), otherwise they are dropped.
  * Stopping as soon as K had finished, as fairseq does, cut off the best hypothesis
  * while it was still live whenever K worse, shorter ones ended first (captions: "below
- * it" ending before "below left of it"). Returns 1 if the sentence is done at this
- * step. */
+ * it" ending before "below left of it"). logits: the sentence's K rows. Returns 1 if
+ * the sentence is done at this step. */
 static int extend_sentence(Search *s, const real *logits, int b, int t, int max_out)
 {
     const int K = s->K, V = s->V, base = b * K;
@@ -233,24 +243,26 @@ static int extend_sentence(Search *s, const real *logits, int b, int t, int max_
     }
     if (s->done[b])
         return 0;
-    int n_heap = 0;
+    /* the 2K best extensions by (score, row, word): of each live row, only words whose
+     * score may reach that of the row's 2K-th best word (its score is monotone in the
+     * logit; the margin covers the rounding of two sums, so that a word left out scores
+     * strictly below 2K others); then those few sorted */
+    int n_cand = 0;
     for (int k = 0; k < K; k++) {
         int r = base + k;
         if (s->score[r] == -INFINITY)
             continue;
-        const real *o = logits + (size_t)r * V;
-        double max = o[0], sum = 0;
-        for (int v = 1; v < V; v++)
-            max = o[v] > max ? o[v] : max;
+        const real *o = logits + (size_t)k * V;
+        const double lse = log_sum_exp(o, V);
+        const double floor = nth_best(o, V, 2 * K, s->best);
+        const double margin = 8 * DBL_EPSILON * (fabs(s->score[r]) + fabs(lse) + fabs(floor) + 1);
         for (int v = 0; v < V; v++)
-            sum += exp((double)o[v] - max);
-        double lse = max + log(sum);
-        for (int v = 0; v < V; v++)
-            if (v != TOK_PAD && v != TOK_BOS)
-                heap_push(s->heap, &n_heap, 2 * K, (Candidate){s->score[r] + o[v] - lse, r, v});
+            if (v != TOK_PAD && v != TOK_BOS && o[v] >= floor - margin)
+                s->cand[n_cand++] = (Candidate){s->score[r] + o[v] - lse, r, v};
     }
-    Candidate *heap = s->heap;
-    qsort(heap, (size_t)n_heap, sizeof(Candidate), by_score_desc);
+    Candidate *heap = s->cand;
+    qsort(heap, (size_t)n_cand, sizeof(Candidate), by_score_desc);
+    const int n_heap = n_cand < 2 * K ? n_cand : 2 * K;
     Finished *f = s->fin + (size_t)b * 2 * K;
     int *n_fin = &s->n_fin[b];
     for (int c = 0; c < n_heap && live < K; c++) {
@@ -289,7 +301,8 @@ size_t beam_search_bytes(const Dims *d, int batch, int src_steps, int beam, int 
     const size_t history = T * K * (2 * sizeof(int) + planes * S * sizeof(float) +
                                      (size_t)ad.heads * sizeof(int));
     const size_t results = K * T * (sizeof(int) + planes * S * sizeof(float));
-    return decoder_bytes(d, batch, src_steps, beam) + history + results;
+    const size_t candidates = (size_t)beam * d->tgt_vocab * sizeof(Candidate);
+    return decoder_bytes(d, batch, src_steps, beam) + history + results + candidates;
 }
 
 void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, double alpha,
@@ -308,32 +321,66 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
     const AttnDims ad = model_attn_dims(&dec->dims);
     search_init(&s, B, K, S, T, dec->dims.tgt_vocab, alpha, ad.heads,
                 dec->argmax && attn_has_weights(&ad));
+    /* The decoder's rows: sentence live[p]'s K hypotheses at rows p K .. p K + K - 1 (the
+     * search's own arrays keep hypothesis b K + k of sentence b). A sentence that ended
+     * leaves them where a row's numbers do not depend on the rows beside it
+     * (decoder_rows_may_leave); elsewhere its rows go on, unread. */
+    int *live = xmalloc_array((size_t)B, sizeof(int)), n_live = B;
+    int *from = xmalloc_array((size_t)rows, sizeof(int));
+    int *staying = xmalloc_array((size_t)rows, sizeof(int));
+    for (int b = 0; b < B; b++)
+        live[b] = b;
+    const int leave = decoder_rows_may_leave(dec), V = dec->dims.tgt_vocab, planes = s.h.planes;
     int n_done = 0;
     for (int t = 0; t < T && n_done < B; t++) {
-        decoder_step(dec, P, S, rows);
+        const int now = n_live * K;
+        decoder_step(dec, P, S, now);
         /* each row's attention: the alignment, and each head's when there are several */
-        const int planes = s.h.planes;
-        for (int r = 0; r < rows; r++)
+        for (int r = 0; r < now; r++) {
+            const int h = live[r / K] * K + r % K;
             for (int q = 0; q < planes; q++) {
-                const real *w = q ? dec->alpha_heads + (size_t)(q - 1) * S * rows : dec->alpha;
-                float *at = s.h.att + (((size_t)t * rows + r) * planes + q) * S;
+                const real *w = q ? dec->alpha_heads + (size_t)(q - 1) * S * now : dec->alpha;
+                float *at = s.h.att + (((size_t)t * rows + h) * planes + q) * S;
                 for (int j = 0; j < S; j++)
-                    at[j] = (float)w[(size_t)j * rows + r];
+                    at[j] = (float)w[(size_t)j * now + r];
             }
-        if (s.h.chosen)
-            memcpy(s.h.chosen + (size_t)t * rows * ad.heads, dec->chosen,
-                   sizeof(int) * (size_t)rows * ad.heads);
-        for (int b = 0; b < B; b++)
-            n_done += extend_sentence(&s, dec->logits, b, t, max_out[b]);
-        /* each surviving hypothesis continues from its parent's new state */
-        decoder_advance(dec, s.next_parent, rows);
-        for (int r = 0; r < rows; r++) {
-            dec->prev[r] = s.next_token[r];
-            s.score[r] = s.next_score[r];
-            s.h.token[(size_t)t * rows + r] = s.next_token[r];
-            s.h.parent[(size_t)t * rows + r] = s.next_parent[r];
+            if (s.h.chosen)
+                memcpy(s.h.chosen + ((size_t)t * rows + h) * ad.heads,
+                       dec->chosen + (size_t)r * ad.heads, sizeof(int) * (size_t)ad.heads);
         }
+        for (int p = 0; p < n_live; p++) {
+            const int b = live[p];
+            n_done += extend_sentence(&s, dec->logits + (size_t)p * K * V, b, t, max_out[b]);
+        }
+        /* each surviving hypothesis continues from its parent's new state */
+        for (int r = 0; r < now; r++) {
+            const int base = live[r / K] * K, h = base + r % K;
+            from[r] = r - r % K + (s.next_parent[h] - base);
+        }
+        decoder_advance(dec, from, now);
+        for (int r = 0; r < now; r++) {
+            const int h = live[r / K] * K + r % K;
+            dec->prev[r] = s.next_token[h];
+            s.score[h] = s.next_score[h];
+            s.h.token[(size_t)t * rows + h] = s.next_token[h];
+            s.h.parent[(size_t)t * rows + h] = s.next_parent[h];
+        }
+        if (!leave)
+            continue;
+        int kept = 0, n = 0;
+        for (int p = 0; p < n_live; p++)
+            if (!s.done[live[p]]) {
+                for (int k = 0; k < K; k++)
+                    staying[n++] = p * K + k;
+                live[kept++] = live[p];
+            }
+        if (kept < n_live)
+            decoder_keep_rows(dec, staying, n, now, S);
+        n_live = kept;
     }
+    free(live);
+    free(from);
+    free(staying);
     for (int b = 0; b < B; b++) {
         Finished *f = s.fin + (size_t)b * 2 * K;
         qsort(f, (size_t)s.n_fin[b], sizeof(Finished), finished_desc);

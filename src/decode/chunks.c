@@ -3,6 +3,7 @@
 #include "decode/chunks.h"
 
 #include <assert.h>
+#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,15 +23,24 @@ void chunk_decoder_init(ChunkDecoder *cd, int max_sentences)
                                    output_limit(cd, CHUNK_BUDGET_STEPS));
     const size_t have = mem_available();
     cd->budget = cd->budget < have ? cd->budget : have;
-    cd->dec = (Decoder){0};
+    cd->threads = openblas_get_num_threads();
+    decode_weights_make(&cd->weights, cd->dims, cd->params);
+    cd->dec = (SplitDecoder){0};
     cd->bt = (Batch){0};
     cd->batch = cd->steps = 0;
 }
 
+/* The buffers sized for the sentences of a chunk (all but the weights). */
+static void buffers_free(ChunkDecoder *cd)
+{
+    split_decoder_free(&cd->dec);
+    batch_free(&cd->bt);
+}
+
 void chunk_decoder_free(ChunkDecoder *cd)
 {
-    decoder_free(&cd->dec);
-    batch_free(&cd->bt);
+    buffers_free(cd);
+    decode_weights_free(&cd->weights);
 }
 
 /* Whether n sentences of up to `steps` positions may be decoded together. */
@@ -51,9 +61,9 @@ static void buffers_fit(ChunkDecoder *cd, int n, int steps)
         want_n = n;
         want_steps = steps;
     }
-    chunk_decoder_free(cd);
-    decoder_init(&cd->dec, cd->dims, want_n, want_steps, cd->beam);
-    cd->dec.argmax = cd->argmax;
+    buffers_free(cd);
+    split_decoder_init(&cd->dec, cd->dims, cd->params, &cd->weights, want_n, want_steps, cd->beam,
+                       cd->argmax, cd->threads);
     batch_init(&cd->bt, want_n, want_steps, 0);
     if (model_reads_pictures(cd->dims))
         batch_init_pictures(&cd->bt, cd->dims->image_size);
@@ -65,10 +75,13 @@ static void buffers_fit(ChunkDecoder *cd, int n, int steps)
  * row there) into s->self. */
 static void keep_self_maps(const ChunkDecoder *cd, ChunkSource *s, int b)
 {
-    const int layers = cd->dims->sa_layers, S = cd->bt.src_steps, L = s->n + 1;
+    const int layers = cd->dims->sa_layers, L = s->n + 1;
+    int column;
+    const Workspace *enc = split_encoding(&cd->dec, b, &column);
+    const int S = enc->S; /* its part's longest source */
     s->self = xmalloc_array((size_t)layers * L * L, sizeof(float));
     for (int l = 0; l < layers; l++) {
-        const real *weights = model_self_weights(&cd->dec.enc, l) + (size_t)b * S * S;
+        const real *weights = model_self_weights(enc, l) + (size_t)column * S * S;
         for (int i = 0; i < L; i++)
             for (int j = 0; j < L; j++)
                 s->self[((size_t)l * L + i) * L + j] = (float)weights[(size_t)i * S + j];
@@ -109,8 +122,7 @@ void chunk_decode(ChunkDecoder *cd, ChunkSource *const *src, int n_src, NBest *r
                 memcpy(cd->bt.pixels + one * b, src[order[start + b]]->pixels, sizeof(float) * one);
         }
         NBest chunk[CHUNK_MAX_SENTENCES];
-        beam_search(&cd->dec, cd->params, &cd->bt, cd->beam, cd->alpha, cd->n_best, max_out,
-                    chunk);
+        split_beam_search(&cd->dec, &cd->bt, cd->beam, cd->alpha, cd->n_best, max_out, chunk);
         for (int b = 0; b < size; b++) {
             results[order[start + b]] = chunk[b];
             if (cd->keep_self)

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "decode/beam.h"
+#include "decode/split.h"
 
 /* The most sentences a batch may have. The budget is what a full batch of
  * CHUNK_BUDGET_STEPS positions (translate.max_source_length's default, 250 tokens, and
@@ -39,7 +39,9 @@ typedef struct {
     int keep_self;           /* keep each sentence's self-attention maps */
     /* set by chunk_decoder_init */
     size_t budget;           /* bytes a chunk of several sentences may take */
-    Decoder dec;
+    int threads;             /* BLAS's threads when it starts: the parts run on as many */
+    DecodeWeights weights;   /* the model's weights laid out for decoding (decode.h) */
+    SplitDecoder dec;
     Batch bt;
     int batch, steps; /* the sentences and source positions the buffers hold (0: none yet) */
 } ChunkDecoder;

@@ -171,6 +171,25 @@ static void transformer_alignments(Decoder *dec, int S, int rows)
         }
 }
 
+void decode_weights_make(DecodeWeights *w, const Dims *d, const Params *P)
+{
+    *w = (DecodeWeights){0};
+    if (!model_is_transformer(d))
+        return;
+    const TdecDims td = model_tdec_dims(d);
+    const size_t out = (size_t)d->readout * d->tgt_vocab;
+    w->mem = xmalloc_array(tdec_step_weights_floats(&td) + out, sizeof(real));
+    tdec_step_weights_make(w->layer, w->mem, P->tdec, &td);
+    w->W_o = w->mem + tdec_step_weights_floats(&td);
+    pack_panels(w->W_o, P->W_o, d->tgt_vocab, d->readout);
+}
+
+void decode_weights_free(DecodeWeights *w)
+{
+    free(w->mem);
+    *w = (DecodeWeights){0};
+}
+
 /* A Transformer step: y_{i-1}'s input at position step, the layers over the cached
  * prefix, the logits from the last layer's output. */
 static void transformer_step(Decoder *dec, const Params *P, int S, int rows)
@@ -181,9 +200,14 @@ static void transformer_step(Decoder *dec, const Params *P, int S, int rows)
     if (dec->step == 0) /* the cross-attention's keys and values, once per batch */
         tdec_cache_start(&dec->tcache, P->tdec, &td, dec->H_rows, S, rows);
     transformer_embed_step(dec->x, P->E_y, dec->prev, dec->step, rows, d->emb);
-    tdec_step(&dec->tcache, P->tdec, &td, dec->x, dec->step, dec->src_len_rows, S, rows);
+    const DecodeWeights *w = dec->weights;
+    tdec_step(&dec->tcache, P->tdec, w ? w->layer : NULL, &td, dec->x, dec->step,
+              dec->src_len_rows, S, rows);
     transformer_alignments(dec, S, rows);
-    linear_forward(dec->logits, dec->tcache.out, P->W_o, P->b_o, rows, d->emb, d->tgt_vocab);
+    if (w)
+        linear_forward_packed(dec->logits, dec->tcache.out, w->W_o, P->b_o, rows, d->emb, d->tgt_vocab);
+    else
+        linear_forward(dec->logits, dec->tcache.out, P->W_o, P->b_o, rows, d->emb, d->tgt_vocab);
 }
 
 void decoder_step(Decoder *dec, const Params *P, int S, int rows)
@@ -251,6 +275,46 @@ void decoder_advance(Decoder *dec, const int *from, int rows)
         if (dec->dims.dec_cell == CELL_LSTM)
             memcpy(dec->cache + (size_t)r * Cp, dec->next_cache + (size_t)from[r] * Cp,
                    sizeof(real) * Cp);
+    }
+}
+
+int decoder_rows_may_leave(const Decoder *dec)
+{
+    return model_is_transformer(&dec->dims) && dec->weights;
+}
+
+/* A plane of S positions of `rows` rows each (row j * rows + r, `width` floats) with only
+ * rows keep[0..n) left, as rows 0..n). Rows only move down (keep[r] >= r, and j n + r <=
+ * j rows + keep[r]): each place read is one not yet written. */
+static void keep_plane(real *plane, size_t width, const int *keep, int n, int rows, int S)
+{
+    for (int j = 0; j < S; j++)
+        for (int r = 0; r < n; r++)
+            memmove(plane + ((size_t)j * n + r) * width,
+                    plane + ((size_t)j * rows + keep[r]) * width, sizeof(real) * width);
+}
+
+/* The same for a row-major (rows, width) buffer. */
+static void keep_row_buffer(void *buf, size_t bytes, const int *keep, int n)
+{
+    for (int r = 0; r < n; r++)
+        memmove((char *)buf + r * bytes, (const char *)buf + (size_t)keep[r] * bytes, bytes);
+}
+
+void decoder_keep_rows(Decoder *dec, const int *keep, int n, int rows, int S)
+{
+    assert(decoder_rows_may_leave(dec) && n <= rows);
+    const TdecDims td = model_tdec_dims(&dec->dims);
+    const size_t w2 = 2 * (size_t)td.width, cap = dec->tcache.cap;
+    keep_plane(dec->H_rows, (size_t)model_annotation_width(&dec->dims), keep, n, rows, S);
+    keep_row_buffer(dec->src_len_rows, sizeof(int), keep, n);
+    keep_row_buffer(dec->prev, sizeof(int), keep, n);
+    for (int l = 0; l < td.layers; l++) {
+        keep_plane(dec->tcache.cross_kv[l], w2, keep, n, rows, S);
+        /* the positions cached so far: 0 .. step - 1 */
+        for (int r = 0; r < n; r++)
+            memmove(dec->tcache.kv[l] + r * cap * w2, dec->tcache.kv[l] + (size_t)keep[r] * cap * w2,
+                    sizeof(real) * (size_t)dec->step * w2);
     }
 }
 

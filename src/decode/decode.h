@@ -9,8 +9,25 @@
 #include "model/batch.h"
 #include "model/model.h"
 
+/* A Transformer decoder's weights laid out for decoding's products: each layer's step
+ * weights (nn/transformer_decoder.h) and the output layer's W_o^T (l, V_y), for
+ * linear_forward_t. Made once for weights that then stay as they are while decoders
+ * read them (s2s translate's, bench's); a decoder without them multiplies by the
+ * Params' own (validation's, whose weights change between runs). The same numbers
+ * either way: only the copies BLAS makes of W on every call are gone. */
+typedef struct {
+    TdecStepWeights layer[DEC_MAX_LAYERS];
+    real *W_o;
+    real *mem;
+} DecodeWeights;
+
+/* Makes them for a model with a Transformer decoder (nothing, all NULL, for others). */
+void decode_weights_make(DecodeWeights *w, const Dims *d, const Params *P);
+void decode_weights_free(DecodeWeights *w); /* safe on a zeroed one */
+
 typedef struct {
     Dims dims;
+    const DecodeWeights *weights; /* NULL (decoder_init's): the Params' own */
     int max_batch, max_src_steps, max_rows; /* rows: hypotheses decoded side by side */
     Workspace enc;      /* forward-only workspace for the encoder */
     Arena arena;
@@ -78,6 +95,16 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows);
 /* Row r continues from row from[r] of the step just taken: next_state and next_cache
  * become state and cache, reordered (from NULL: every row from itself). */
 void decoder_advance(Decoder *dec, const int *from, int rows);
+
+/* Whether rows may leave the decoder's products (decoder_keep_rows) without changing
+ * what the others compute: with a Transformer's packed weights, each row's every number
+ * is a sum in a fixed order whatever the rows beside it. (BLAS's products are not: one
+ * row takes its matrix-vector path, and a few rows its small-matrix kernels.) */
+int decoder_rows_may_leave(const Decoder *dec);
+
+/* Keeps rows keep[0..n) of the `rows` of the step just advanced (keep rising), as rows
+ * 0..n): their sources, caches and last words; the others' sentences have ended. */
+void decoder_keep_rows(Decoder *dec, const int *keep, int n, int rows, int S);
 
 /* The most words a translation of a source of src_steps positions (</s> included) may
  * have: ratio * src_steps + extra (translate.max_output_ratio and max_output_extra). */

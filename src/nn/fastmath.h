@@ -8,7 +8,13 @@
  * e^r (the coefficients of Cephes' expf), and 2^n put into the exponent bits; inputs are
  * clamped to [-87.3, 88.7], so e^x never overflows and the smallest result is ~1e-38.
  * tanh: x + x^3 P(x^2) for |x| < 0.625 (Cephes' tanhf polynomial), else
- * 1 - 2 / (e^(2|x|) + 1) with the sign of x. */
+ * 1 - 2 / (e^(2|x|) + 1) with the sign of x.
+ *
+ * fast_exp, in double (beam search's log-sum-exp over a vocabulary at every step): the
+ * same reduction with ln2 in fdlibm's two parts (its first part times any n of the
+ * range is exact), e^r by its Taylor series to r^13 (the first term left out is below
+ * 2^-62 for |r| <= ln2/2), inputs clamped to [-708, 709], so that 2^n stays a normal
+ * number. Within 2 ulp of libm's exp. */
 #ifndef S2S_FASTMATH_H
 #define S2S_FASTMATH_H
 
@@ -21,8 +27,11 @@
  * mode forbids contracting into FMA), so results are bit for bit the same. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
 #define SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+/* and AVX-512's eight doubles a vector too, for the loops in double */
+#define SIMD_CLONES_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SIMD_CLONES
+#define SIMD_CLONES_WIDE
 #endif
 
 static inline float fast_expf(float x)
@@ -46,6 +55,36 @@ static inline float fast_expf(float x)
     memcpy(&bits, &p, 4);
     bits += (int32_t)n * (1 << 23); /* times 2^n */
     memcpy(&p, &bits, 4);
+    return p;
+}
+
+static inline double fast_exp(double x)
+{
+    x = x < -708.0 ? -708.0 : x;
+    x = x > 709.0 ? 709.0 : x;
+    /* n = x / ln2 rounded, by the 1.5 * 2^52 trick: t's last bits are n itself */
+    const double shift = 6755399441055744.0;
+    const double t = x * 1.4426950408889634 + shift, n = t - shift;
+    double r = x - n * 6.93147180369123816490e-01;
+    r = r - n * 1.90821492927058770002e-10;
+    double p = 1.0 / 6227020800.0; /* 1/13! */
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r * r + r + 1.0;
+    int64_t tbits, pbits;
+    memcpy(&tbits, &t, 8);
+    memcpy(&pbits, &p, 8);
+    pbits += (tbits - INT64_C(0x4338000000000000)) * (INT64_C(1) << 52); /* times 2^n */
+    memcpy(&p, &pbits, 8);
     return p;
 }
 

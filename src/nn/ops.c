@@ -23,6 +23,58 @@ void linear_forward(real *y, const real *x, const real *W, const real *b,
                 y[(size_t)r * out + o] += b[o];
 }
 
+void pack_panels(real *Wp, const real *W, int out, int in)
+{
+    for (int c0 = 0; c0 < out; c0 += PANEL_COLUMNS) {
+        const int w = out - c0 < PANEL_COLUMNS ? out - c0 : PANEL_COLUMNS;
+        real *panel = Wp + (size_t)c0 * in;
+        for (int j = 0; j < w; j++)
+            for (int k = 0; k < in; k++)
+                panel[(size_t)k * w + j] = W[(size_t)(c0 + j) * in + k];
+    }
+}
+
+/* y (rows, w; row stride ldy) = x (rows, in) . panel (in, w), each output summed over
+ * k in order: what a row gets never depends on the rows beside it. */
+SIMD_CLONES static void panel_product(real *y, int ldy, const real *x, const real *panel,
+                                      int rows, int in, int w)
+{
+    for (int r = 0; r < rows; r++) {
+        real acc[PANEL_COLUMNS] = {0};
+        for (int k = 0; k < in; k++) {
+            const real xk = x[(size_t)r * in + k], *p = panel + (size_t)k * w;
+            for (int j = 0; j < w; j++)
+                acc[j] += xk * p[j];
+        }
+        memcpy(y + (size_t)r * ldy, acc, sizeof(real) * w);
+    }
+}
+
+void linear_forward_packed(real *y, const real *x, const real *Wp, const real *b,
+                           int rows, int in, int out)
+{
+    if (rows == 0)
+        return;
+    for (int c0 = 0; c0 < out; c0 += PANEL_COLUMNS) {
+        /* y[:, c0 .. c0 + w) (rows, w) = x (rows, in) . panel (in, w): by libxsmm's kernel
+         * (which, too, sums each output over k in order, whatever the rows), else by
+         * panel_product, never BLAS's (one row would take its matrix-vector path, whose
+         * sums run in another order) */
+        const int w = out - c0 < PANEL_COLUMNS ? out - c0 : PANEL_COLUMNS;
+        const real *panel = Wp + (size_t)c0 * in;
+#ifndef S2S_REAL_DOUBLE
+        if (small_gemm_always(CblasNoTrans, CblasNoTrans, rows, w, in, x, in, panel, w, 0,
+                              y + c0, out))
+            continue;
+#endif
+        panel_product(y + c0, out, x, panel, rows, in, w);
+    }
+    if (b)
+        for (int r = 0; r < rows; r++)
+            for (int o = 0; o < out; o++)
+                y[(size_t)r * out + o] += b[o];
+}
+
 void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,
                      const real *W, int rows, int in, int out)
 {

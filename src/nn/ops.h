@@ -15,6 +15,20 @@
  * Overwrites y. */
 void linear_forward(real *y, const real *x, const real *W, const real *b,
                     int rows, int in, int out);
+/* Weights packed for linear_forward_packed: W (out, in) as panels of PANEL_COLUMNS outputs
+ * (the last one narrower), panel c (in, w) row-major, its columns W's rows c * PANEL_COLUMNS
+ * on, one panel after another: in * out floats. Decoding multiplies a few rows by the
+ * same weights at every step. BLAS copies (packs) W into its own panels on every call,
+ * which at a few dozen rows costs as much as the product; packed once so, libxsmm's
+ * kernels read each panel where it is, front to back (W^T read in place would stride
+ * a whole row of outputs between consecutive floats: a cache miss each). */
+enum { PANEL_COLUMNS = 64 };
+void pack_panels(real *Wp, const real *W, int out, int in);
+/* y (rows, out) = x (rows, in) W^T + b from W's panels Wp: linear_forward's numbers (each
+ * output a sum over in in order, as BLAS sums it when in is at most its block, 256
+ * floats and more). */
+void linear_forward_packed(real *y, const real *x, const real *Wp, const real *b,
+                           int rows, int in, int out);
 /* Accumulates dx (rows, in) += dy W (skipped if dx is NULL), dW (out, in) += dy^T x,
  * db (out) += column sums of dy (skipped if db is NULL). */
 void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,

@@ -23,6 +23,8 @@ typedef double real;
  * link error, never a silent mix of the two builds). */
 #define linear_forward linear_forward_f64
 #define linear_backward linear_backward_f64
+#define linear_forward_packed linear_forward_packed_f64
+#define pack_panels pack_panels_f64
 #define embedding_forward embedding_forward_f64
 #define embedding_backward embedding_backward_f64
 #define tanh_forward tanh_forward_f64
@@ -36,6 +38,8 @@ typedef double real;
 #define tdec_cache_carve tdec_cache_carve_f64
 #define tdec_cache_start tdec_cache_start_f64
 #define tdec_step tdec_step_f64
+#define tdec_step_weights_floats tdec_step_weights_floats_f64
+#define tdec_step_weights_make tdec_step_weights_make_f64
 #define tdec_cache_reorder tdec_cache_reorder_f64
 #define model_tdec_dims model_tdec_dims_f64
 #define model_is_transformer model_is_transformer_f64

@@ -132,12 +132,12 @@ void sa_attend_backward(real *dqkv, const real *dz, const real *probs, const rea
  * (W_2, norm 2), tensors and activations. */
 static SublayerEnd attention_end(const SelfAttnParams *P)
 {
-    return (SublayerEnd){P->W_O, P->b_O, P->gamma_1, P->beta_1};
+    return (SublayerEnd){P->W_O, P->b_O, P->gamma_1, P->beta_1, NULL};
 }
 
 static SublayerEnd ffn_end(const SelfAttnParams *P)
 {
-    return (SublayerEnd){P->W_2, P->b_2, P->gamma_2, P->beta_2};
+    return (SublayerEnd){P->W_2, P->b_2, P->gamma_2, P->beta_2, NULL};
 }
 
 static SublayerEndWork attention_end_work(const SelfAttnLayerWork *w)

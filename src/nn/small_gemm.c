@@ -18,8 +18,13 @@ void small_gemm_enable(int on)
 int small_gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
                const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-    if (!enabled)
-        return 0;
+    return enabled && small_gemm_always(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
+int small_gemm_always(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
+                      const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                      int ldc)
+{
     /* libxsmm is column-major: the row-major C (M, N) is the column-major C^T (N, M) =
      * op(B)^T (N, K) . op(A)^T (K, M), so B is libxsmm's first operand and A its second */
     const int flags = (tb == CblasTrans ? LIBXSMM_GEMM_FLAG_TRANS_A : 0) |
@@ -47,6 +52,13 @@ int small_gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, i
     (void)enabled, (void)ta, (void)tb, (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb;
     (void)beta, (void)C, (void)ldc;
     return 0;
+}
+
+int small_gemm_always(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
+                      const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                      int ldc)
+{
+    return small_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 
 void small_gemm_describe(char *out, int cap)

@@ -21,6 +21,13 @@ void small_gemm_enable(int on);
 int small_gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
                const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
+/* As small_gemm, whatever small_gemm_enable says: for products whose operands were laid
+ * out for the kernels on purpose (decoding's weights, packed once, nn/ops.h
+ * linear_forward_packed), which take them in every run. */
+int small_gemm_always(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
+                      const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                      int ldc);
+
 /* What multiplies the small products, for s2s version: "libxsmm (kernels for hsw)"
  * with the instruction set libxsmm generates for, or "OpenBLAS (built without
  * libxsmm)". */

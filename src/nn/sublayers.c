@@ -9,7 +9,10 @@ void sublayer_end_forward(const SublayerEndWork *w, const SublayerEnd *P, const 
                           const real *res, int rows, int d, double rate, Pcg32 *rng)
 {
     /* a (rows, d) = z W^T + b in y's memory; y = LayerNorm(res + dropout(a)) */
-    linear_forward(w->y, z, P->W, P->b, rows, in, d);
+    if (P->Wp)
+        linear_forward_packed(w->y, z, P->Wp, P->b, rows, in, d);
+    else
+        linear_forward(w->y, z, P->W, P->b, rows, in, d);
     if (rng)
         dropout_forward(w->y, d, w->mask, rows, d, rate, rng);
     for (size_t k = 0; k < (size_t)rows * d; k++)

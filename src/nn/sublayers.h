@@ -13,9 +13,10 @@
 #include "nn/real.h"
 
 /* A sublayer end's tensors (or their gradients): W (d, in), b (d), the norm's gamma and
- * beta (d). */
+ * beta (d); for decoding, W's panels Wp (nn/ops.h pack_panels) or NULL. */
 typedef struct {
     real *W, *b, *gamma, *beta;
+    const real *Wp;
 } SublayerEnd;
 
 /* Its activations: y (rows, d) the output, xhat (rows, d) and rstd (rows) the norm's,

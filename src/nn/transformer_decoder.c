@@ -134,9 +134,9 @@ static HeadsInput cross_heads(const real *q, const real *kv, const int *tgt_len,
  * tensors (k = 0, 1, 2) and activations. */
 static SublayerEnd sublayer_end(const TdecParams *P, int k)
 {
-    return k == 0 ? (SublayerEnd){P->W_O, P->b_O, P->gamma_1, P->beta_1}
-           : k == 1 ? (SublayerEnd){P->Wc_O, P->bc_O, P->gamma_2, P->beta_2}
-                    : (SublayerEnd){P->W_2, P->b_2, P->gamma_3, P->beta_3};
+    return k == 0 ? (SublayerEnd){P->W_O, P->b_O, P->gamma_1, P->beta_1, NULL}
+           : k == 1 ? (SublayerEnd){P->Wc_O, P->bc_O, P->gamma_2, P->beta_2, NULL}
+                    : (SublayerEnd){P->W_2, P->b_2, P->gamma_3, P->beta_3, NULL};
 }
 
 static SublayerEndWork sublayer_end_work(const TdecLayerWork *w, int k)
@@ -358,14 +358,55 @@ void tdec_cache_start(TdecCache *c, const TdecParams *P, const TdecDims *d, cons
                        2 * d->width);
 }
 
+size_t tdec_step_weights_floats(const TdecDims *d)
+{
+    const size_t w = d->width, F = d->ffn;
+    return d->layers * (6 * w * w + 2 * w * F);
+}
+
+void tdec_step_weights_make(TdecStepWeights *t, real *base, const TdecParams *P,
+                            const TdecDims *d)
+{
+    const int w = d->width, F = d->ffn;
+    real *at = base;
+    for (int l = 0; l < d->layers; l++) {
+        TdecStepWeights *x = &t[l];
+        const TdecParams *p = &P[l];
+        x->in_proj = at, at += (size_t)3 * w * w;
+        x->W_O = at, at += (size_t)w * w;
+        x->Wc_Q = at, at += (size_t)w * w;
+        x->Wc_O = at, at += (size_t)w * w;
+        x->W_1 = at, at += (size_t)w * F;
+        x->W_2 = at, at += (size_t)F * w;
+        pack_panels(x->in_proj, p->W_Q, 3 * w, w);
+        pack_panels(x->W_O, p->W_O, w, w);
+        pack_panels(x->Wc_Q, p->Wc_Q, w, w);
+        pack_panels(x->Wc_O, p->Wc_O, w, w);
+        pack_panels(x->W_1, p->W_1, F, w);
+        pack_panels(x->W_2, p->W_2, w, F);
+    }
+    assert((size_t)(at - base) == tdec_step_weights_floats(d));
+}
+
+/* y (rows, out) = x (rows, in) W^T + b, from W's panels Wp where there are some. */
+static void step_linear(real *y, const real *x, const real *W, const real *Wp, const real *b,
+                        int rows, int in, int out)
+{
+    if (Wp)
+        linear_forward_packed(y, x, Wp, b, rows, in, out);
+    else
+        linear_forward(y, x, W, b, rows, in, out);
+}
+
 /* One layer at position pos: x (rows, d) -> c->out (rows, d), which may be x. */
-static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecDims *D, const real *x,
-                       int pos, const int *src_len, int S, int rows)
+static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecStepWeights *tw,
+                       const TdecDims *D, const real *x, int pos, const int *src_len, int S,
+                       int rows)
 {
     const int d = D->width, F = D->ffn, H = D->heads, cap = c->cap;
     real *kv = c->kv[l];
     /* [q ; k ; v] (rows, 3d) = x W_in^T + b; k and v join the cache at position pos */
-    linear_forward(c->qkv, x, P->W_Q, P->b_Q, rows, d, 3 * d);
+    step_linear(c->qkv, x, P->W_Q, tw ? tw->in_proj : NULL, P->b_Q, rows, d, 3 * d);
     for (int r = 0; r < rows; r++)
         memcpy(kv + ((size_t)r * cap + pos) * 2 * d, c->qkv + (size_t)r * 3 * d + d,
                sizeof(real) * 2 * d);
@@ -381,9 +422,14 @@ static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecDims 
     SublayerEnd end[3];
     for (int k = 0; k < 3; k++)
         end[k] = sublayer_end(P, k);
+    if (tw) {
+        end[0].Wp = tw->W_O;
+        end[1].Wp = tw->Wc_O;
+        end[2].Wp = tw->W_2;
+    }
     sublayer_end_forward(&y1, &end[0], c->z, d, x, rows, d, 0, NULL);
     /* the cross-attention over each row's source */
-    linear_forward(c->q, c->y1, P->Wc_Q, P->bc_Q, rows, d, d);
+    step_linear(c->q, c->y1, P->Wc_Q, tw ? tw->Wc_Q : NULL, P->bc_Q, rows, d, d);
     for (int r = 0; r < rows; r++) {
         const real *K = c->cross_kv[l] + (size_t)r * 2 * d;
         const HeadsInput in = {c->q + (size_t)r * d, K, K + d, d, 2 * d * rows, 2 * d * rows, 1,
@@ -393,28 +439,30 @@ static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecDims 
     }
     sublayer_end_forward(&y2, &end[1], c->z, d, c->y1, rows, d, 0, NULL);
     /* the FFN (every row is a real position) */
-    linear_forward(c->u, c->y2, P->W_1, P->b_1, rows, d, F);
+    step_linear(c->u, c->y2, P->W_1, tw ? tw->W_1 : NULL, P->b_1, rows, d, F);
     relu_forward(c->u, c->u, (size_t)rows * F);
     sublayer_end_forward(&out, &end[2], c->u, F, c->y2, rows, d, 0, NULL);
 }
 
-void tdec_step(TdecCache *c, const TdecParams *P, const TdecDims *d, const real *x, int pos,
-               const int *src_len, int S, int rows)
+void tdec_step(TdecCache *c, const TdecParams *P, const TdecStepWeights *tw, const TdecDims *d,
+               const real *x, int pos, const int *src_len, int S, int rows)
 {
     assert(pos < c->cap && rows <= c->rows && S <= c->src_steps);
     for (int l = 0; l < d->layers; l++)
-        layer_step(c, l, &P[l], d, l ? c->out : x, pos, src_len, S, rows);
+        layer_step(c, l, &P[l], tw ? &tw[l] : NULL, d, l ? c->out : x, pos, src_len, S, rows);
 }
 
 void tdec_cache_reorder(TdecCache *c, const TdecDims *d, const int *from, int pos, int rows)
 {
-    const size_t w2 = 2 * (size_t)d->width, cap = c->cap;
+    const size_t w2 = 2 * (size_t)d->width, cap = c->cap, bytes = sizeof(real) * (pos + 1) * w2;
+    /* only rows that take another row's prefix move (none in greedy search): each is
+     * copied aside from the old cache, then back, so no row reads one already moved */
     for (int l = 0; l < d->layers; l++) {
         for (int r = 0; r < rows; r++)
-            memcpy(c->next_kv[l] + r * cap * w2, c->kv[l] + (size_t)from[r] * cap * w2,
-                   sizeof(real) * (size_t)(pos + 1) * w2);
-        real *swap = c->kv[l];
-        c->kv[l] = c->next_kv[l];
-        c->next_kv[l] = swap;
+            if (from[r] != r)
+                memcpy(c->next_kv[l] + r * cap * w2, c->kv[l] + (size_t)from[r] * cap * w2, bytes);
+        for (int r = 0; r < rows; r++)
+            if (from[r] != r)
+                memcpy(c->kv[l] + r * cap * w2, c->next_kv[l] + r * cap * w2, bytes);
     }
 }

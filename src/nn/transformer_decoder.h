@@ -109,6 +109,19 @@ typedef struct {
     real *qkv, *z, *y1, *y2, *q, *u, *xhat, *rstd, *out; /* (rows, 3d | d | F), (rows) */
 } TdecCache;
 
+/* A layer's weights that a step multiplies its rows by, packed in panels once for a
+ * model's decoding (nn/ops.h pack_panels): [W_Q ; W_K ; W_V] (3d outputs of d), W_O,
+ * Wc_Q, Wc_O (d of d), W_1 (F of d), W_2 (d of F). */
+typedef struct {
+    real *in_proj, *W_O, *Wc_Q, *Wc_O, *W_1, *W_2;
+} TdecStepWeights;
+
+/* Floats tdec_step_weights_make takes for every layer. */
+size_t tdec_step_weights_floats(const TdecDims *d);
+/* Each layer's step weights from P into base (tdec_step_weights_floats of them). */
+void tdec_step_weights_make(TdecStepWeights *t, real *base, const TdecParams *P,
+                            const TdecDims *d);
+
 /* Floats tdec_cache_carve takes for these sizes. */
 size_t tdec_cache_floats(const TdecDims *d, int rows, int cap, int src_steps);
 /* Points the cache's buffers into base (tdec_cache_floats of them). */
@@ -118,9 +131,11 @@ void tdec_cache_carve(TdecCache *c, real *base, const TdecDims *d, int rows, int
 void tdec_cache_start(TdecCache *c, const TdecParams *P, const TdecDims *d, const real *memory,
                       int S, int rows);
 /* Position pos (from 0) of `rows` rows: x (rows, d) through every layer into c->out
- * (rows, d), the new keys and values appended to the cache. src_len (rows). */
-void tdec_step(TdecCache *c, const TdecParams *P, const TdecDims *d, const real *x, int pos,
-               const int *src_len, int S, int rows);
+ * (rows, d), the new keys and values appended to the cache. src_len (rows). tw: the
+ * layers' step weights (the same numbers as P's, multiplied without BLAS's copies), or
+ * NULL to multiply by P's. */
+void tdec_step(TdecCache *c, const TdecParams *P, const TdecStepWeights *tw, const TdecDims *d,
+               const real *x, int pos, const int *src_len, int S, int rows);
 /* Row r continues from row from[r] after position pos: the cached positions 0..pos of
  * every layer reordered. */
 void tdec_cache_reorder(TdecCache *c, const TdecDims *d, const int *from, int pos, int rows);

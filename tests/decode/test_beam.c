@@ -16,6 +16,11 @@
 
 enum { N_SOURCES = 200, MAX_OUT = 12, MAX_BEAM = 5 };
 
+/* Whether the checks decode with the Transformer's packed weights (decode.h
+ * DecodeWeights), as s2s translate does: then the rows of sentences that ended leave the
+ * step's products, while the plain search below keeps every row. */
+static int packed;
+
 static int source_words(const Checkpoint *ck, int b, int *ids);
 
 /* The tiny model of `run` (with random weights in [-scale, scale] when scale > 0: a
@@ -250,12 +255,18 @@ static void check_beam_against_plain(const char *run, double random_scale)
     beam_setup(run, random_scale, &ck, &bt, max_out);
     Decoder dec;
     decoder_init(&dec, &ck.model.dims, N_SOURCES, 8, MAX_BEAM);
+    DecodeWeights weights;
+    decode_weights_make(&weights, &ck.model.dims, &ck.model.params);
+    if (packed) {
+        ck_assert(weights.mem);
+        dec.weights = &weights;
+    }
     static PlainHyp fin[N_SOURCES][2 * MAX_BEAM];
     int n_fin[N_SOURCES];
     Workspace forced;
     model_workspace_init(&forced, &ck.model.dims, 1, 8, MAX_OUT + 1, 0);
     double worst = 0, worst_lp = 0;
-    const int beams[] = {2, 3, MAX_BEAM};
+    const int beams[] = {1, 2, 3, MAX_BEAM};
     const double alphas[] = {0, 1};
     for (size_t k = 0; k < 2 * sizeof beams / sizeof *beams; k++)
         for (size_t a = 0; a < sizeof alphas / sizeof *alphas; a++) {
@@ -300,10 +311,11 @@ static void check_beam_against_plain(const char *run, double random_scale)
                 nbest_free(&nb[b]);
             }
         }
-    printf("beam %d's hypotheses (%s weights, %s) against teacher forcing: attention differs by "
-           "at most %.2e, log-probabilities by %.2e of 1 + |log p|\n", MAX_BEAM,
+    printf("beam %d's hypotheses (%s weights, %s%s) against teacher forcing: attention differs "
+           "by at most %.2e, log-probabilities by %.2e of 1 + |log p|\n", MAX_BEAM,
            random_scale > 0 ? "random" : "trained", dec.dims.decoder ? "Transformer" : "GRU",
-           worst, worst_lp);
+           packed ? ", packed weights" : "", worst, worst_lp);
+    decode_weights_free(&weights);
     model_workspace_free(&forced);
     decoder_free(&dec);
     batch_free(&bt);
@@ -345,6 +357,9 @@ END_TEST
 START_TEST(transformer_beam_search_is_the_plain_search_and_the_forced_pass)
 {
     trained_and_random("beam-plain-transformer", TRANSFORMER, check_beam_against_plain);
+    packed = 1; /* and as translate decodes, rows of ended sentences leaving */
+    trained_and_random("beam-plain-transformer-packed", TRANSFORMER, check_beam_against_plain);
+    packed = 0;
 }
 END_TEST
 

@@ -6,8 +6,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/rng.h"
+#include "nn/ops.h"
 #include "nn/small_gemm.h"
 #include "support/suites.h"
 
@@ -90,11 +92,62 @@ START_TEST(small_products_equal_the_product_in_double)
 }
 END_TEST
 
+/* Decoding's products by packed weights (nn/ops.h): the panels hold W's columns where
+ * pack_panels says, linear_forward_packed computes x W^T + b to float rounding, and a
+ * row's outputs are the same bits whatever rows are multiplied beside it (decoding lets
+ * the rows of ended sentences leave on that promise). Widths with a narrower last panel. */
+START_TEST(packed_panels_multiply_as_the_weights_do)
+{
+    enum { IN = 37, OUT = 2 * PANEL_COLUMNS + 22, ROWS = 16 };
+    Pcg32 rng;
+    pcg32_seed(&rng, 4, RNG_STREAM_INIT);
+    static real W[OUT * IN], Wp[OUT * IN], x[ROWS * IN], b[OUT], y[ROWS * OUT], one[OUT];
+    for (int k = 0; k < OUT * IN; k++)
+        W[k] = pcg32_uniform(&rng, -0.5f, 0.5f);
+    for (int k = 0; k < ROWS * IN; k++)
+        x[k] = pcg32_uniform(&rng, -0.5f, 0.5f);
+    for (int k = 0; k < OUT; k++)
+        b[k] = pcg32_uniform(&rng, -0.5f, 0.5f);
+    pack_panels(Wp, W, OUT, IN);
+    for (int c0 = 0; c0 < OUT; c0 += PANEL_COLUMNS) {
+        const int w = OUT - c0 < PANEL_COLUMNS ? OUT - c0 : PANEL_COLUMNS;
+        for (int k = 0; k < IN; k++)
+            for (int j = 0; j < w; j++)
+                ck_assert(Wp[(size_t)c0 * IN + (size_t)k * w + j] == W[(size_t)(c0 + j) * IN + k]);
+    }
+    linear_forward_packed(y, x, Wp, b, ROWS, IN, OUT);
+    double worst = 0;
+    for (int r = 0; r < ROWS; r++)
+        for (int o = 0; o < OUT; o++) {
+            double want = b[o], scale = fabs(b[o]);
+            for (int k = 0; k < IN; k++) {
+                want += (double)x[r * IN + k] * W[o * IN + k];
+                scale += fabs((double)x[r * IN + k] * W[o * IN + k]);
+            }
+            const double err = fabs(y[r * OUT + o] - want) / scale;
+            worst = fmax(worst, err);
+            ck_assert_msg(err <= (IN + 2) * 0x1p-24, "row %d, output %d: %.9g, in double %.9g", r,
+                          o, (double)y[r * OUT + o], want);
+        }
+    /* each row alone, and the last 5 rows together: the same bits */
+    for (int r = 0; r < ROWS; r++) {
+        linear_forward_packed(one, x + (size_t)r * IN, Wp, b, 1, IN, OUT);
+        ck_assert_msg(memcmp(one, y + (size_t)r * OUT, sizeof one) == 0, "row %d alone differs", r);
+    }
+    static real last[5 * OUT];
+    linear_forward_packed(last, x + (size_t)(ROWS - 5) * IN, Wp, b, 5, IN, OUT);
+    ck_assert(memcmp(last, y + (size_t)(ROWS - 5) * OUT, sizeof last) == 0);
+    printf("packed panels: %d x %d by %d rows, worst error %.2e of the sum of magnitudes; a "
+           "row's outputs the same alone\n", OUT, IN, ROWS, worst);
+}
+END_TEST
+
 Suite *small_gemm_suite(void)
 {
     Suite *s = suite_create("small_gemm");
     TCase *tc = tcase_create("small_gemm");
     tcase_add_test(tc, small_products_equal_the_product_in_double);
+    tcase_add_test(tc, packed_panels_multiply_as_the_weights_do);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -23,6 +23,7 @@ Suite *report_suite(void);
 Suite *picture_suite(void);
 Suite *translate_suite(void);
 Suite *beam_suite(void);
+Suite *split_suite(void);
 Suite *metrics_suite(void);
 Suite *grounding_suite(void);
 Suite *fdcheck_suite(void);

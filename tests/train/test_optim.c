@@ -102,6 +102,24 @@ START_TEST(fast_math_is_within_a_few_ulp_of_libm)
 }
 END_TEST
 
+/* fast_exp (double, beam search's log-sum-exp) within 2 ulp of libm's exp over the whole
+ * range it keeps, and clamped past it: e^-1000 the smallest normal result's
+ * neighbourhood, not 0 or a wrapped exponent. */
+START_TEST(fast_exp_is_within_two_ulp_of_libm)
+{
+    double worst = 0;
+    for (double x = -708; x <= 709; x += 0.0013) {
+        const double want = exp(x), got = fast_exp(x);
+        worst = fmax(worst, fabs(got - want) / want);
+    }
+    printf("fast_exp: worst relative error %.2e (double eps %.2e)\n", worst, DBL_EPSILON);
+    ck_assert_double_le(worst, 2 * DBL_EPSILON);
+    ck_assert(fast_exp(0) == 1);
+    ck_assert(fast_exp(-1000) > 0 && fast_exp(-1000) < 1e-300 && isnormal(fast_exp(-1000)));
+    ck_assert(isfinite(fast_exp(1000)) && fast_exp(1000) > 1e307);
+}
+END_TEST
+
 START_TEST(adam_first_step_moves_each_weight_by_lr)
 {
     /* After one step m_hat = g and v_hat = g^2, so the update is lr * g / (|g| + eps). */
@@ -339,6 +357,7 @@ Suite *training_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, float_gradients_agree_with_double_build);
     tcase_add_test(tc, fast_math_is_within_a_few_ulp_of_libm);
+    tcase_add_test(tc, fast_exp_is_within_two_ulp_of_libm);
     tcase_add_test(tc, adam_first_step_moves_each_weight_by_lr);
     tcase_add_test(tc, adam_matches_hand_computed_second_step);
     tcase_add_test(tc, adadelta_matches_hand_computed_steps);

@@ -1,0 +1,154 @@
+/* test_split.c: a batch decoded in parts side by side (decode/split.h) gives every
+ * sentence what beam search gives it in its part's sentences (k, k + n, ...) decoded as a
+ * batch of their own, and the same on any number of threads: the parts never meet.
+ * Compared bit for bit: words, log-probabilities, scores and attention. (That rows of
+ * ended sentences leave a Transformer's products without changing the others is
+ * test_beam.c's: the plain search there keeps every row.) */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/rng.h"
+#include "decode/split.h"
+#include "support/suites.h"
+#include "support/tinyrun.h"
+
+enum { N_SOURCES = 40, MAX_OUT = 12, BEAM = 3 };
+
+/* The tiny model of `run`, with random weights in [-1, 1] when `random` (a model that
+ * ends anywhere), and a batch of N_SOURCES made-up sources of 2 to 7 words. */
+static void setup(const char *run, int random, Checkpoint *ck, Batch *bt, int *max_out)
+{
+    load_checkpoint(ck, run, "last.ckpt");
+    Pcg32 rng;
+    pcg32_seed(&rng, 6, 1);
+    for (size_t k = 0; random && k < ck->model.params.n; k++)
+        ck->model.params.mem[k] = pcg32_uniform(&rng, -1, 1);
+    batch_init(bt, N_SOURCES, 8, 0);
+    static int ids[N_SOURCES][7];
+    const int *src[N_SOURCES];
+    int src_n[N_SOURCES];
+    for (int b = 0; b < N_SOURCES; b++) {
+        src_n[b] = 2 + (b * 5) % 6;
+        for (int j = 0; j < src_n[b]; j++)
+            ids[b][j] = N_SPECIAL_TOKENS + (b * 11 + j * 7) % (ck->model.src_vocab.size - N_SPECIAL_TOKENS);
+        src[b] = ids[b];
+        max_out[b] = MAX_OUT;
+    }
+    batch_fill(bt, N_SOURCES, src, src_n, NULL, NULL);
+}
+
+/* Sentence b's n-best lists a and b are the same, bit for bit. */
+static void same_nbest(const NBest *x, const NBest *y, int b, const char *what)
+{
+    ck_assert_msg(x->n == y->n, "%s, source %d: %d hypotheses against %d", what, b, x->n, y->n);
+    for (int i = 0; i < x->n; i++) {
+        const Hypothesis *h = &x->hyps[i], *g = &y->hyps[i];
+        const size_t rows = (size_t)h->len + h->ended, cells = rows * h->src_len;
+        ck_assert_msg(h->len == g->len && h->ended == g->ended && h->n_heads == g->n_heads &&
+                      !memcmp(h->tokens, g->tokens, sizeof(int) * h->len),
+                      "%s, source %d, hypothesis %d: other words", what, b, i);
+        ck_assert_msg(h->logprob == g->logprob && h->score == g->score,
+                      "%s, source %d, hypothesis %d: log p %.17g against %.17g", what, b, i,
+                      h->logprob, g->logprob);
+        ck_assert_msg(!memcmp(h->attention, g->attention, sizeof(float) * cells) &&
+                      (!h->n_heads || !memcmp(h->heads, g->heads, sizeof(float) * cells * h->n_heads)),
+                      "%s, source %d, hypothesis %d: other attention", what, b, i);
+    }
+}
+
+/* The batch in parts on 2 threads and on 1, and each part's sentences by beam_search. */
+static void check_split(const char *run, int random)
+{
+    Checkpoint ck;
+    Batch bt;
+    int max_out[N_SOURCES];
+    setup(run, random, &ck, &bt, max_out);
+    const Dims *d = &ck.model.dims;
+    const Params *P = &ck.model.params;
+    DecodeWeights w;
+    decode_weights_make(&w, d, P);
+    ck_assert(!w.mem == !d->decoder); /* a Transformer's products take packed weights */
+    static NBest two[N_SOURCES], one[N_SOURCES];
+    SplitDecoder sd;
+    split_decoder_init(&sd, d, P, &w, N_SOURCES, 8, BEAM, 0, 2);
+    ck_assert_int_eq(sd.parts, 3);
+    split_beam_search(&sd, &bt, BEAM, 0.6, BEAM, max_out, two);
+    split_decoder_free(&sd);
+    split_decoder_init(&sd, d, P, &w, N_SOURCES, 8, BEAM, 0, 1);
+    split_beam_search(&sd, &bt, BEAM, 0.6, BEAM, max_out, one);
+    split_decoder_free(&sd);
+    const char *weights = random ? "random weights" : "trained";
+    int ended_early = 0;
+    for (int b = 0; b < N_SOURCES; b++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s, 2 threads against 1", weights);
+        same_nbest(&two[b], &one[b], b, what);
+        ended_early += two[b].n && two[b].hyps[0].ended && two[b].hyps[0].len + 1 < MAX_OUT;
+        nbest_free(&one[b]);
+    }
+    enum { PARTS = 3, PART = (N_SOURCES + PARTS - 1) / PARTS };
+    Decoder dec;
+    decoder_init(&dec, d, PART, 8, BEAM);
+    dec.weights = w.mem ? &w : NULL;
+    Batch part;
+    batch_init(&part, PART, 8, 0);
+    for (int k = 0; k < PARTS; k++) {
+        const int n = batch_take_shard(&part, &bt, k, PARTS);
+        int part_max[PART];
+        NBest nb[PART];
+        for (int c = 0; c < n; c++)
+            part_max[c] = max_out[k + c * PARTS];
+        beam_search(&dec, P, &part, BEAM, 0.6, BEAM, part_max, nb);
+        for (int c = 0; c < n; c++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s, split against part %d by beam_search", weights, k);
+            same_nbest(&two[k + c * PARTS], &nb[c], k + c * PARTS, what);
+            nbest_free(&nb[c]);
+        }
+    }
+    batch_free(&part);
+    decoder_free(&dec);
+    /* trained, the sentences end at different steps: rows left the Transformer's
+     * products (random weights may run every sentence to the limit) */
+    ck_assert(random || ended_early >= N_SOURCES / 4);
+    printf("split decoding (%s, %s): %d sentences in 3 parts, the same on 2 threads and 1 and "
+           "as each part alone; %d ended before the limit\n", d->decoder ? "Transformer" : "GRU",
+           weights, N_SOURCES, ended_early);
+    for (int b = 0; b < N_SOURCES; b++)
+        nbest_free(&two[b]);
+    decode_weights_free(&w);
+    batch_free(&bt);
+    checkpoint_free(&ck);
+}
+
+static const char *const TRANSFORMER[] = {"model.encoder_cell=none", "model.self_attention_layers=1",
+                                          "model.decoder_cell=none", "model.decoder_layers=2",
+                                          "model.attention_heads=2", NULL};
+
+/* The tiny model (extra: its --set overrides), trained and with random weights. */
+static void trained_and_random(const char *name, const char *const *extra)
+{
+    char dir[512], run[600];
+    tiny_model_run(dir, sizeof dir, name, extra);
+    snprintf(run, sizeof run, "%s/run", dir);
+    check_split(run, 0);
+    check_split(run, 1);
+}
+
+START_TEST(split_decoding_is_each_part_decoded_on_any_threads)
+{
+    trained_and_random("split-gru", NULL);
+    trained_and_random("split-transformer", TRANSFORMER);
+}
+END_TEST
+
+Suite *split_suite(void)
+{
+    Suite *s = suite_create("split");
+    TCase *tc = tcase_create("split");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, split_decoding_is_each_part_decoded_on_any_threads);
+    suite_add_tcase(s, tc);
+    return s;
+}
