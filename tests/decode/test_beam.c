@@ -124,8 +124,8 @@ static void check_beam_of_one(const char *run, double random_scale)
  * walking down the whole list, a </s> among the first K ends its hypothesis (the K best
  * ended ones are kept: one past them replaces the worst if it scores better), and the
  * first K other words live on, best first. A sentence stops once the first of the list
- * has been a </s> at some step and K have ended, when nothing lives, or after MAX_OUT
- * words, where every live hypothesis counts too, cut. The n-best list is the first
+ * has been a </s> at some step and K have ended, when nothing lives, or after its
+ * max_out words, where every live hypothesis counts too, cut. The n-best list is the first
  * n_best of the ended ones, by score. Finished hypotheses rank by log-probability over the
  * length penalty ((5 + |Y|) / 6)^alpha, |Y| counting </s>. It drives the same decoder
  * rows as beam_search (hypothesis k of sentence b in row b K + k, best first), so the
@@ -155,7 +155,7 @@ static int plain_desc(const void *a, const void *b)
 }
 
 static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, double alpha,
-                       PlainHyp fin[][2 * MAX_BEAM], int *n_fin)
+                       const int *max_out, PlainHyp fin[][2 * MAX_BEAM], int *n_fin)
 {
     const int N = bt->batch_size, V = dec->dims.tgt_vocab, rows = N * K;
     static double logprob[N_SOURCES * MAX_BEAM], next_logprob[N_SOURCES * MAX_BEAM];
@@ -221,9 +221,9 @@ static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, do
                 next_words[r][t] = e.word;
             }
             best_ended[b] |= n > 0 && ext[0].word == TOK_EOS;
-            if ((best_ended[b] && n_fin[b] >= K) || live == 0 || t + 1 == MAX_OUT) {
+            if ((best_ended[b] && n_fin[b] >= K) || live == 0 || t + 1 == max_out[b]) {
                 done[b] = 1;
-                for (int k = 0; t + 1 == MAX_OUT && k < live; k++) {
+                for (int k = 0; t + 1 == max_out[b] && k < live; k++) {
                     const int r = b * K + k;
                     PlainHyp *h = &fin[b][n_fin[b]++];
                     *h = (PlainHyp){.len = t + 1, .ended = 0, .logprob = next_logprob[r],
@@ -245,14 +245,18 @@ static void plain_beam(Decoder *dec, const Params *P, const Batch *bt, int K, do
 }
 
 /* beam_search returns the plain search's n-best lists, word for word, with the same
- * log-probabilities and scores, for beams of 2, 3 and 5, n-best lists of 1 and of the
- * beam's size (the list of 1 the first of the other), at two length penalties. */
+ * log-probabilities and scores, for beams of 1, 2, 3 and 5, n-best lists of 1 and of the
+ * beam's size (the list of 1 the first of the other), at two length penalties, with
+ * output limits of 7 to 12 words: sentences stop at different steps (whose rows leave
+ * the step's products, with packed weights) while the others go on. */
 static void check_beam_against_plain(const char *run, double random_scale)
 {
     Checkpoint ck;
     Batch bt;
     int max_out[N_SOURCES];
     beam_setup(run, random_scale, &ck, &bt, max_out);
+    for (int b = 0; b < N_SOURCES; b++)
+        max_out[b] = MAX_OUT - b % 6;
     Decoder dec;
     decoder_init(&dec, &ck.model.dims, N_SOURCES, 8, MAX_BEAM);
     DecodeWeights weights;
@@ -272,7 +276,7 @@ static void check_beam_against_plain(const char *run, double random_scale)
         for (size_t a = 0; a < sizeof alphas / sizeof *alphas; a++) {
             /* each beam with n-best lists of its size, and of 1: its first, the same */
             const int K = beams[k / 2], n_best = k % 2 ? 1 : K;
-            plain_beam(&dec, &ck.model.params, &bt, K, alphas[a], fin, n_fin);
+            plain_beam(&dec, &ck.model.params, &bt, K, alphas[a], max_out, fin, n_fin);
             NBest nb[N_SOURCES];
             beam_search(&dec, &ck.model.params, &bt, K, alphas[a], n_best, max_out, nb);
             for (int b = 0; b < N_SOURCES; b++) {
