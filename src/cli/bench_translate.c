@@ -79,8 +79,11 @@ int bench_translate(const Dims *d, const char *size, int batch, int batches, int
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const double rss_mib = (double)ru.ru_maxrss / 1024.0;
-    printf("s2s bench --translate: size %s, %s, batches of %d, %d after %d warm-up\n", size,
-           beam == 1 ? "greedy" : "beam search", batch, batches, warmup);
+    const int threads = dec.workers ? workers_threads(dec.workers) : 1;
+    printf("s2s bench --translate: size %s, %s, batches of %d in %d part%s on %d thread%s, %d "
+           "after %d warm-up\n", size, beam == 1 ? "greedy" : "beam search", batch,
+           split_parts(batch), split_parts(batch) > 1 ? "s" : "", threads, threads > 1 ? "s" : "",
+           batches, warmup);
     printf("sentences/s          : %.1f\n", (double)sentences / seconds);
     printf("words out            : %ld (%.1f a sentence)\n", words_out,
            (double)words_out / (double)sentences);
