@@ -242,6 +242,8 @@ static const char *const VARIANTS[][6] = {
      NULL},
     {"model.attention_mode=hard", "training.hard_warmup_steps=3", NULL},
     {"training.average_last=2", "training.optimizer=sgd", NULL},
+    {"model.encoder_cell=none", "model.self_attention_layers=1", "model.decoder_cell=none",
+     "model.decoder_layers=2", "model.self_attention_dropout=0.1", NULL},
 };
 
 START_TEST(test_ranks_train_every_model_as_one_process)
