@@ -38,7 +38,7 @@ void heads_forward(real *z, int ldz, int rows_z, real *probs, real *mean, const 
         real *P = probs + k * in->head_stride, *zk = z + k * hd;
         /* P (nq, nk) = scale Q^k (nq, hd) . K^k^T (hd, nk), then each row's softmax over
          * the keys it sees */
-        matmul(CblasNoTrans, CblasTrans, nq, nk, hd, scale, in->Q + k * hd, in->ldq,
+        matmul_varied(CblasNoTrans, CblasTrans, nq, nk, hd, scale, in->Q + k * hd, in->ldq,
                in->K + k * hd, in->ldk, 0, P, ldp);
         for (int i = 0; i < nq; i++)
             softmax_row(P + (size_t)i * ldp, keys_seen(in, i), nk);
@@ -55,7 +55,7 @@ void heads_forward(real *z, int ldz, int rows_z, real *probs, real *mean, const 
             used = scratch;
         }
         /* z^k (nq, hd) = P' (nq, nk) . V^k (nk, hd) */
-        matmul(CblasNoTrans, CblasNoTrans, nq, hd, nk, 1, used, ldp, in->V + k * hd, in->ldv, 0,
+        matmul_varied(CblasNoTrans, CblasNoTrans, nq, hd, nk, 1, used, ldp, in->V + k * hd, in->ldv, 0,
                zk, ldz);
         for (int i = nq; i < rows_z; i++)
             memset(zk + (size_t)i * ldz, 0, sizeof(real) * hd);
@@ -80,9 +80,9 @@ void heads_backward(real *dQ, real *dK, real *dV, const real *dz, int ldz, const
         }
         /* forward: z^k = P' V^k, so dP' (nq, nk) = dz^k (nq, hd) . V^k^T and
          * dV^k (nk, hd) += P'^T (nk, nq) . dz^k */
-        matmul(CblasNoTrans, CblasTrans, nq, nk, hd, 1, dzk, ldz, in->V + k * hd, in->ldv, 0, dP,
+        matmul_varied(CblasNoTrans, CblasTrans, nq, nk, hd, 1, dzk, ldz, in->V + k * hd, in->ldv, 0, dP,
                ldp);
-        matmul(CblasTrans, CblasNoTrans, nk, hd, nq, 1, used, ldp, dzk, ldz, 1, dV + k * hd,
+        matmul_varied(CblasTrans, CblasNoTrans, nk, hd, nq, 1, used, ldp, dzk, ldz, 1, dV + k * hd,
                in->ldv);
         /* forward: P' = P * M and P = softmax(E) by rows, so
          * dE_ij = P_ij (dP_ij - sum_j' P_ij' dP_ij'), with dP = dP' * M (0 where P is:
@@ -101,9 +101,9 @@ void heads_backward(real *dQ, real *dK, real *dV, const real *dz, int ldz, const
         }
         /* forward: E = scale Q^k K^k^T, so dQ^k (nq, hd) += dE . K^k, dK^k (nk, hd) +=
          * dE^T . Q^k (the scale is in dE already) */
-        matmul(CblasNoTrans, CblasNoTrans, nq, hd, nk, 1, dP, ldp, in->K + k * hd, in->ldk, 1,
+        matmul_varied(CblasNoTrans, CblasNoTrans, nq, hd, nk, 1, dP, ldp, in->K + k * hd, in->ldk, 1,
                dQ + k * hd, in->ldq);
-        matmul(CblasTrans, CblasNoTrans, nk, hd, nq, 1, dP, ldp, in->Q + k * hd, in->ldq, 1,
+        matmul_varied(CblasTrans, CblasNoTrans, nk, hd, nq, 1, dP, ldp, in->Q + k * hd, in->ldq, 1,
                dK + k * hd, in->ldk);
     }
 }

@@ -232,10 +232,11 @@ static inline real r_sigmoid(real x)
 /* C (M, N) = alpha op(A) (M, K) . op(B) (K, N) + beta C, all row-major: one BLAS call
  * per product. A product with one row or one column (decoding or training one sentence
  * at a time) goes to gemv, and one with K = 1 (a weight gradient of one sentence) to
- * ger: gemm pays for packing its operands, which only big products repay. */
-static inline void matmul(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
-                          real alpha, const real *A, int lda, const real *B, int ldb, real beta,
-                          real *C, int ldc)
+ * ger: gemm pays for packing its operands, which only big products repay. With
+ * `kernels`, a small product may be libxsmm's instead (small_gemm.h). */
+static inline void matmul_by(int kernels, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb,
+                             int M, int N, int K, real alpha, const real *A, int lda,
+                             const real *B, int ldb, real beta, real *C, int ldc)
 {
     if (M == 1) { /* c (N) = alpha op(B)^T a + beta c, a = op(A)'s only row */
         int inc_a = ta == CblasNoTrans ? 1 : lda;
@@ -251,12 +252,33 @@ static inline void matmul(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int 
                   tb == CblasNoTrans ? 1 : ldb, C, ldc);
     } else {
 #ifndef S2S_REAL_DOUBLE
-        if (alpha == 1 && (beta == 0 || beta == 1) &&
+        if (kernels && alpha == 1 && (beta == 0 || beta == 1) &&
             small_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc))
             return;
+#else
+        (void)kernels;
 #endif
         cblas_gemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     }
+}
+
+/* The product, by libxsmm's kernels where they may run. */
+static inline void matmul(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
+                          real alpha, const real *A, int lda, const real *B, int ldb, real beta,
+                          real *C, int ldc)
+{
+    matmul_by(1, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* The product by BLAS alone: for products whose shape and strides change with every
+ * sentence (one sentence's attention heads: its length, the batch's longest, the
+ * batch's width), where libxsmm would make, and keep, a kernel for each new shape: a JIT
+ * build with its mmap and munmap, dozens a training step, a tenth of it at size S. */
+static inline void matmul_varied(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N,
+                                 int K, real alpha, const real *A, int lda, const real *B,
+                                 int ldb, real beta, real *C, int ldc)
+{
+    matmul_by(0, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 #endif
