@@ -3,10 +3,10 @@
 
 #include <assert.h>
 #include <cblas.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/mem.h"
-#include <stdlib.h>
 
 int split_parts(int n)
 {
@@ -22,7 +22,11 @@ void split_decoder_init(SplitDecoder *sd, const Dims *d, const Params *P,
     sd->params = P;
     sd->max_batch = max_batch;
     sd->parts = split_parts(max_batch);
-    sd->part_batch = (max_batch + sd->parts - 1) / sd->parts;
+    /* room for the largest part of any batch up to max_batch: 16 sentences (a batch of 16
+     * is one part), or an eighth of the batch past 8 parts */
+    sd->part_batch = max_batch < SPLIT_PART_SENTENCES ? max_batch : SPLIT_PART_SENTENCES;
+    if (max_batch > SPLIT_MAX_PARTS * SPLIT_PART_SENTENCES)
+        sd->part_batch = (max_batch + SPLIT_MAX_PARTS - 1) / SPLIT_MAX_PARTS;
     sd->blas_threads = threads < 1 ? 1 : threads;
     const int run_on = sd->parts < sd->blas_threads ? sd->parts : sd->blas_threads;
     sd->workers = run_on > 1 ? workers_start(run_on) : NULL;
@@ -84,16 +88,14 @@ void split_beam_search(SplitDecoder *sd, const Batch *bt, int beam, double alpha
     sd->last_parts = parts;
     /* parts side by side take a core each: their products one BLAS thread (BLAS's
      * threads would wait for each other and spin on the cores the parts need) */
-    const int side_by_side = sd->workers && parts > 1;
-    if (side_by_side)
+    if (sd->workers && parts > 1) {
         openblas_set_num_threads(1);
-    if (side_by_side)
         workers_run(sd->workers, search_part, &s, parts);
-    else
+        openblas_set_num_threads(sd->blas_threads);
+    } else {
         for (int k = 0; k < parts; k++)
             search_part(&s, k);
-    if (side_by_side)
-        openblas_set_num_threads(sd->blas_threads);
+    }
 }
 
 const Workspace *split_encoding(const SplitDecoder *sd, int b, int *column)

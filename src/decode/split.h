@@ -19,8 +19,8 @@
 enum { SPLIT_PART_SENTENCES = 16, SPLIT_MAX_PARTS = 8 };
 
 typedef struct {
-    int max_batch, parts; /* parts of a full batch; the largest part's sentences is */
-    int part_batch;       /* at most SPLIT_PART_SENTENCES */
+    int max_batch, parts; /* parts of a full batch */
+    int part_batch;       /* the most sentences a part of any batch takes */
     int last_parts;       /* the parts of the batch last decoded */
     int blas_threads;     /* BLAS's threads outside the parts (one part alone uses them) */
     Workers *workers;     /* the threads the parts run on (NULL when one) */
@@ -29,7 +29,8 @@ typedef struct {
     Batch part[SPLIT_MAX_PARTS];
 } SplitDecoder;
 
-/* How many parts a batch of n sentences is decoded in: ceil(n / SPLIT_PART_SENTENCES). */
+/* How many parts a batch of n sentences is decoded in: ceil(n / SPLIT_PART_SENTENCES),
+ * at most SPLIT_MAX_PARTS. */
 int split_parts(int n);
 
 /* Sized as decoder_init for batches of up to max_batch sentences of the model P (whose

@@ -15,8 +15,12 @@
 
 enum { N_SOURCES = 40, MAX_OUT = 12, BEAM = 3 };
 
+/* The made-up sources: N_SOURCES of 2 to 7 words. */
+static int ids[N_SOURCES][7], src_n[N_SOURCES];
+static const int *src[N_SOURCES];
+
 /* The tiny model of `run`, with random weights in [-1, 1] when `random` (a model that
- * ends anywhere), and a batch of N_SOURCES made-up sources of 2 to 7 words. */
+ * ends anywhere), and a batch of the N_SOURCES sources. */
 static void setup(const char *run, int random, Checkpoint *ck, Batch *bt, int *max_out)
 {
     load_checkpoint(ck, run, "last.ckpt");
@@ -25,9 +29,6 @@ static void setup(const char *run, int random, Checkpoint *ck, Batch *bt, int *m
     for (size_t k = 0; random && k < ck->model.params.n; k++)
         ck->model.params.mem[k] = pcg32_uniform(&rng, -1, 1);
     batch_init(bt, N_SOURCES, 8, 0);
-    static int ids[N_SOURCES][7];
-    const int *src[N_SOURCES];
-    int src_n[N_SOURCES];
     for (int b = 0; b < N_SOURCES; b++) {
         src_n[b] = 2 + (b * 5) % 6;
         for (int j = 0; j < src_n[b]; j++)
@@ -57,7 +58,19 @@ static void same_nbest(const NBest *x, const NBest *y, int b, const char *what)
     }
 }
 
-/* The batch in parts on 2 threads and on 1, and each part's sentences by beam_search. */
+/* Decodes the first n sources (fewer than sd was sized for: fewer, larger parts) into
+ * out. */
+static void first_sentences(SplitDecoder *sd, int n, const int *max_out, NBest *out)
+{
+    Batch few;
+    batch_init(&few, n, 8, 0);
+    batch_fill(&few, n, src, src_n, NULL, NULL);
+    split_beam_search(sd, &few, BEAM, 0.6, BEAM, max_out, out);
+    batch_free(&few);
+}
+
+/* The batch in parts on 2 threads and on 1, and each part's sentences by beam_search;
+ * then smaller batches on the same decoder (16 sentences: one part, 5). */
 static void check_split(const char *run, int random)
 {
     Checkpoint ck;
@@ -70,6 +83,7 @@ static void check_split(const char *run, int random)
     decode_weights_make(&w, d, P);
     ck_assert(!w.mem == !d->decoder); /* a Transformer's products take packed weights */
     static NBest two[N_SOURCES], one[N_SOURCES];
+    const char *weights = random ? "random weights" : "trained";
     SplitDecoder sd;
     split_decoder_init(&sd, d, P, &w, N_SOURCES, 8, BEAM, 0, 2);
     ck_assert_int_eq(sd.parts, 3);
@@ -77,8 +91,23 @@ static void check_split(const char *run, int random)
     split_decoder_free(&sd);
     split_decoder_init(&sd, d, P, &w, N_SOURCES, 8, BEAM, 0, 1);
     split_beam_search(&sd, &bt, BEAM, 0.6, BEAM, max_out, one);
+    for (int n = 16; n >= 5; n -= 11) {
+        static NBest few[N_SOURCES], alone[N_SOURCES];
+        first_sentences(&sd, n, max_out, few);
+        SplitDecoder small;
+        split_decoder_init(&small, d, P, &w, n, 8, BEAM, 0, 2);
+        first_sentences(&small, n, max_out, alone);
+        split_decoder_free(&small);
+        for (int b = 0; b < n; b++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s, %d sentences on a decoder for %d", weights, n,
+                     N_SOURCES);
+            same_nbest(&few[b], &alone[b], b, what);
+            nbest_free(&few[b]);
+            nbest_free(&alone[b]);
+        }
+    }
     split_decoder_free(&sd);
-    const char *weights = random ? "random weights" : "trained";
     int ended_early = 0;
     for (int b = 0; b < N_SOURCES; b++) {
         char what[96];
