@@ -260,25 +260,25 @@ static int extend_sentence(Search *s, const real *logits, int b, int t, int max_
             if (v != TOK_PAD && v != TOK_BOS && o[v] >= floor - margin)
                 s->cand[n_cand++] = (Candidate){s->score[r] + o[v] - lse, r, v};
     }
-    Candidate *heap = s->cand;
-    qsort(heap, (size_t)n_cand, sizeof(Candidate), by_score_desc);
-    const int n_heap = n_cand < 2 * K ? n_cand : 2 * K;
+    const Candidate *best = s->cand;
+    qsort(s->cand, (size_t)n_cand, sizeof(Candidate), by_score_desc);
+    const int n_best = n_cand < 2 * K ? n_cand : 2 * K;
     Finished *f = s->fin + (size_t)b * 2 * K;
     int *n_fin = &s->n_fin[b];
-    for (int c = 0; c < n_heap && live < K; c++) {
-        if (heap[c].token == TOK_EOS) {
+    for (int c = 0; c < n_best && live < K; c++) {
+        if (best[c].token == TOK_EOS) {
             if (c < K)
-                keep_finished(f, n_fin, K, (Finished){t, heap[c].row, 1, heap[c].score,
-                                           heap[c].score / length_penalty(t + 1, s->alpha)});
+                keep_finished(f, n_fin, K, (Finished){t, best[c].row, 1, best[c].score,
+                                           best[c].score / length_penalty(t + 1, s->alpha)});
         } else {
-            s->next_score[base + live] = heap[c].score;
-            s->next_token[base + live] = heap[c].token;
-            s->next_parent[base + live] = heap[c].row;
+            s->next_score[base + live] = best[c].score;
+            s->next_token[base + live] = best[c].token;
+            s->next_parent[base + live] = best[c].row;
             live++;
         }
     }
     /* after this step the live hypotheses have t + 1 words */
-    if (n_heap > 0 && heap[0].token == TOK_EOS)
+    if (n_best > 0 && best[0].token == TOK_EOS)
         s->best_ended[b] = 1;
     if ((s->best_ended[b] && *n_fin >= K) || t + 1 >= max_out || live == 0) {
         if (t + 1 >= max_out) /* cut: at most K ended and K live, the 2K slots of f */
