@@ -24,9 +24,10 @@ void linear_forward(real *y, const real *x, const real *W, const real *b,
  * a whole row of outputs between consecutive floats: a cache miss each). */
 enum { PANEL_COLUMNS = 64 };
 void pack_panels(real *Wp, const real *W, int out, int in);
-/* y (rows, out) = x (rows, in) W^T + b from W's panels Wp: linear_forward's numbers (each
- * output a sum over in in order, as BLAS sums it when in is at most its block, 256
- * floats and more). */
+/* y (rows, out) = x (rows, in) W^T + b from W's panels Wp, each output summed over in in
+ * order whatever the rows beside it (linear_forward's to float rounding; bit for bit
+ * with OpenBLAS's Cooperlake kernels up to in = 256, which sum one block in order too:
+ * the golden trace's translations are the same bytes). */
 void linear_forward_packed(real *y, const real *x, const real *Wp, const real *b,
                            int rows, int in, int out);
 /* Accumulates dx (rows, in) += dy W (skipped if dx is NULL), dW (out, in) += dy^T x,
