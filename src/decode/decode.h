@@ -10,11 +10,13 @@
 #include "model/model.h"
 
 /* A Transformer decoder's weights laid out for decoding's products: each layer's step
- * weights (nn/transformer_decoder.h) and the output layer's W_o^T (l, V_y), for
- * linear_forward_t. Made once for weights that then stay as they are while decoders
- * read them (s2s translate's, bench's); a decoder without them multiplies by the
- * Params' own (validation's, whose weights change between runs). The same numbers
- * either way: only the copies BLAS makes of W on every call are gone. */
+ * weights (nn/transformer_decoder.h) and the output layer's W_o (V_y outputs of l), in
+ * panels (nn/ops.h pack_panels, linear_forward_packed). Made once for weights that then
+ * stay as they are while decoders read them (s2s translate's, bench's); a decoder
+ * without them multiplies by the Params' own through BLAS (validation's, whose weights
+ * change between runs). The same products either way, to float rounding; the packed
+ * ones sum each output in one order whatever the rows beside it, so that rows may leave
+ * (decoder_rows_may_leave), and BLAS's copies of W on every call are gone. */
 typedef struct {
     TdecStepWeights layer[DEC_MAX_LAYERS];
     real *W_o;

@@ -132,8 +132,8 @@ void tdec_cache_start(TdecCache *c, const TdecParams *P, const TdecDims *d, cons
                       int S, int rows);
 /* Position pos (from 0) of `rows` rows: x (rows, d) through every layer into c->out
  * (rows, d), the new keys and values appended to the cache. src_len (rows). tw: the
- * layers' step weights (the same numbers as P's, multiplied without BLAS's copies), or
- * NULL to multiply by P's. */
+ * layers' step weights (P's, packed: linear_forward_packed), or NULL to multiply by P's
+ * through BLAS. */
 void tdec_step(TdecCache *c, const TdecParams *P, const TdecStepWeights *tw, const TdecDims *d,
                const real *x, int pos, const int *src_len, int S, int rows);
 /* Row r continues from row from[r] after position pos: the cached positions 0..pos of
