@@ -326,43 +326,26 @@ static void check_beam_against_plain(const char *run, double random_scale)
     checkpoint_free(&ck);
 }
 
-/* Runs check on the tiny model trained, then with random weights. */
-/* The whole Transformer of the tiny setup: attention-only encoder, 2 decoder layers, 2
- * heads (its decoding steps read cached keys and values, reordered with the beams). */
-static const char *const TRANSFORMER[] = {"model.encoder_cell=none", "model.self_attention_layers=1",
-                                          "model.decoder_cell=none", "model.decoder_layers=2",
-                                          "model.attention_heads=2", NULL};
-
-/* Runs check on the tiny model (extra: its --set overrides, NULL: the default GRU model)
- * trained, then with random weights. */
-static void trained_and_random(const char *name, const char *const *extra,
-                               void (*check)(const char *run, double random_scale))
-{
-    char dir[512], run[600];
-    tiny_model_run(dir, sizeof dir, name, extra);
-    snprintf(run, sizeof run, "%s/run", dir);
-    check(run, 0);
-    check(run, 1);
-}
-
+/* The whole Transformer's decoding steps read cached keys and values, reordered with the
+ * beams (TINY_TRANSFORMER). */
 START_TEST(beam_of_one_is_greedy_decoding)
 {
-    trained_and_random("beam1", NULL, check_beam_of_one);
-    trained_and_random("beam1-transformer", TRANSFORMER, check_beam_of_one);
+    tiny_trained_and_random("beam1", NULL, check_beam_of_one);
+    tiny_trained_and_random("beam1-transformer", TINY_TRANSFORMER, check_beam_of_one);
 }
 END_TEST
 
 START_TEST(beam_search_is_the_plain_search_it_describes)
 {
-    trained_and_random("beam-plain", NULL, check_beam_against_plain);
+    tiny_trained_and_random("beam-plain", NULL, check_beam_against_plain);
 }
 END_TEST
 
 START_TEST(transformer_beam_search_is_the_plain_search_and_the_forced_pass)
 {
-    trained_and_random("beam-plain-transformer", TRANSFORMER, check_beam_against_plain);
+    tiny_trained_and_random("beam-plain-transformer", TINY_TRANSFORMER, check_beam_against_plain);
     packed = 1; /* and as translate decodes, rows of ended sentences leaving */
-    trained_and_random("beam-plain-transformer-packed", TRANSFORMER, check_beam_against_plain);
+    tiny_trained_and_random("beam-plain-transformer-packed", TINY_TRANSFORMER, check_beam_against_plain);
     packed = 0;
 }
 END_TEST

@@ -21,7 +21,7 @@ static const int *src[N_SOURCES];
 
 /* The tiny model of `run`, with random weights in [-1, 1] when `random` (a model that
  * ends anywhere), and a batch of the N_SOURCES sources. */
-static void setup(const char *run, int random, Checkpoint *ck, Batch *bt, int *max_out)
+static void setup(const char *run, double random, Checkpoint *ck, Batch *bt, int *max_out)
 {
     load_checkpoint(ck, run, "last.ckpt");
     Pcg32 rng;
@@ -71,7 +71,7 @@ static void first_sentences(SplitDecoder *sd, int n, const int *max_out, NBest *
 
 /* The batch in parts on 2 threads and on 1, and each part's sentences by beam_search;
  * then smaller batches on the same decoder (16 sentences: one part, 5). */
-static void check_split(const char *run, int random)
+static void check_split(const char *run, double random)
 {
     Checkpoint ck;
     Batch bt;
@@ -151,24 +151,10 @@ static void check_split(const char *run, int random)
     checkpoint_free(&ck);
 }
 
-static const char *const TRANSFORMER[] = {"model.encoder_cell=none", "model.self_attention_layers=1",
-                                          "model.decoder_cell=none", "model.decoder_layers=2",
-                                          "model.attention_heads=2", NULL};
-
-/* The tiny model (extra: its --set overrides), trained and with random weights. */
-static void trained_and_random(const char *name, const char *const *extra)
-{
-    char dir[512], run[600];
-    tiny_model_run(dir, sizeof dir, name, extra);
-    snprintf(run, sizeof run, "%s/run", dir);
-    check_split(run, 0);
-    check_split(run, 1);
-}
-
 START_TEST(split_decoding_is_each_part_decoded_on_any_threads)
 {
-    trained_and_random("split-gru", NULL);
-    trained_and_random("split-transformer", TRANSFORMER);
+    tiny_trained_and_random("split-gru", NULL, check_split);
+    tiny_trained_and_random("split-transformer", TINY_TRANSFORMER, check_split);
 }
 END_TEST
 

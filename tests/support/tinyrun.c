@@ -189,3 +189,17 @@ void tiny_model_run(char *dir, size_t cap, const char *name, const char *const *
         sets[2 + k] = extra[k];
     ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
 }
+
+const char *const TINY_TRANSFORMER[] = {"model.encoder_cell=none", "model.self_attention_layers=1",
+                                        "model.decoder_cell=none", "model.decoder_layers=2",
+                                        "model.attention_heads=2", NULL};
+
+void tiny_trained_and_random(const char *name, const char *const *extra,
+                             void (*check)(const char *run, double random_scale))
+{
+    char dir[512], run[600];
+    tiny_model_run(dir, sizeof dir, name, extra);
+    snprintf(run, sizeof run, "%s/run", dir);
+    check(run, 0);
+    check(run, 1);
+}

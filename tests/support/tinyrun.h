@@ -31,6 +31,13 @@ int train(const char *binary, const char *dir, const char *const *sets, const ch
  * (validated at 40 and 80) with the extra --set overrides (NULL-terminated, at most 5):
  * a few seconds. The run is dir/run. */
 void tiny_model_run(char *dir, size_t cap, const char *name, const char *const *extra);
+/* tiny_model_run, then check(run, 0) on it trained and check(run, 1) with random weights
+ * (the check's to draw). */
+void tiny_trained_and_random(const char *name, const char *const *extra,
+                             void (*check)(const char *run, double random_scale));
+/* --set overrides for the whole Transformer of the tiny setup: attention-only encoder,
+ * 2 decoder layers, 2 heads. */
+extern const char *const TINY_TRANSFORMER[];
 /* dir/c.yaml: one step of a tiny model on the given data section (YAML lines under
  * `data:`), run directory dir/run (removed first). */
 void write_data_config(const char *dir, const char *data);
