@@ -92,6 +92,23 @@ def named_parts(of, at, parts):
     return {at + name: of(w) for name, w in parts}
 
 
+def take_greedy_words(logits, out, live, max_out):
+    """One greedy step's words from logits (B, V): the most probable but <pad> and <s>;
+    a live sentence b gets its word appended to out[b], or ends at </s> or at max_out[b]
+    words. Returns the words, the next step's input."""
+    logits[:, PAD] = float("-inf")
+    logits[:, BOS] = float("-inf")
+    words = logits.argmax(dim=1)
+    for b, y in enumerate(words.tolist()):
+        if live[b]:
+            if y == EOS:
+                live[b] = False
+            else:
+                out[b].append(y)
+                live[b] = len(out[b]) < max_out[b]
+    return words
+
+
 def split_heads(t, heads):
     """(L, B, m) -> (B, heads, L, m / heads)."""
     L, B, m = t.shape
@@ -474,16 +491,7 @@ class Seq2Seq(nn.Module):
             out, live = [[] for _ in range(B)], [max_out[b] > 0 for b in range(B)]
             while any(live):
                 logits, s, cell = self.step(prev, s, cell, H, keys, fixed, real_src)
-                logits[:, PAD] = float("-inf")
-                logits[:, BOS] = float("-inf")
-                prev = logits.argmax(dim=1)
-                for b, y in enumerate(prev.tolist()):
-                    if live[b]:
-                        if y == EOS:
-                            live[b] = False
-                        else:
-                            out[b].append(y)
-                            live[b] = len(out[b]) < max_out[b]
+                prev = take_greedy_words(logits, out, live, max_out)
             return out
 
     def greedy_transformer(self, src, src_len, max_out):
@@ -514,16 +522,7 @@ class Seq2Seq(nn.Module):
                 for layer, kv, (Kc, Vc) in zip(layers, cache, cross):
                     x = cached_decoder_step(layer, x, kv, Kc, Vc, padding, heads)
                 logits = self.W_o(x)
-                logits[:, PAD] = float("-inf")
-                logits[:, BOS] = float("-inf")
-                prev = logits.argmax(dim=1)
-                for b, y in enumerate(prev.tolist()):
-                    if live[b]:
-                        if y == EOS:
-                            live[b] = False
-                        else:
-                            out[b].append(y)
-                            live[b] = len(out[b]) < max_out[b]
+                prev = take_greedy_words(logits, out, live, max_out)
                 i += 1
             return out
 

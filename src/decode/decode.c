@@ -306,7 +306,8 @@ void decoder_keep_rows(Decoder *dec, const int *keep, int n, int rows, int S)
     assert(decoder_rows_may_leave(dec) && n <= rows);
     const TdecDims td = model_tdec_dims(&dec->dims);
     const size_t w2 = 2 * (size_t)td.width, cap = dec->tcache.cap;
-    keep_plane(dec->H_rows, (size_t)model_annotation_width(&dec->dims), keep, n, rows, S);
+    /* the annotations themselves stay: a Transformer reads them at step 0 only, into its
+     * cross-attention's keys and values, which move */
     keep_row_buffer(dec->src_len_rows, sizeof(int), keep, n);
     keep_row_buffer(dec->prev, sizeof(int), keep, n);
     for (int l = 0; l < td.layers; l++) {
