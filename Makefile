@@ -33,7 +33,7 @@ PROG    ?= s2s
 
 # The numerical core, compiled as float and as double: the building blocks (src/nn)
 # and the model over them (src/model).
-CORE    := $(addprefix nn/,ops conv gru lstm rnn_tanh cell attn_kernels heads sublayers self_attention transformer_decoder tensor embedding_grad) \
+CORE    := $(addprefix nn/,ops conv gru lstm rnn_tanh cell attn_kernels heads real_rows sublayers self_attention transformer_decoder tensor embedding_grad) \
            $(addprefix model/,attention encoder encoder_birnn encoder_attn encoder_image params workspace context_gate init_state model_forward model_backward decoder_transformer hard_attention)
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
 F64_ONLY := nn/fdcheck model/fdcheck_model model/explain_examples

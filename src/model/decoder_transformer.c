@@ -58,15 +58,17 @@ void transformer_forward_to_readout(Workspace *ws, const Params *P, const Batch 
     tdec_forward(&ws->dec.tdec, P->tdec, &td, ws->dec.in, bt->tgt_len, ws->enc.H, bt->src_len, T,
                  S, B, rng ? ws->reg.self_attention_dropout : 0, rng);
     copy_alignments(ws);
-    /* t_i: the real target positions' rows of the last layer's output */
+    /* t_i: the last layer's output at the real target positions (its rows sentence by
+     * sentence), in the order of the output layer's rows: position by position */
     const real *out = ws->dec.tdec.layer[td.layers - 1].out;
+    const int *start = ws->dec.tdec.tgt.start;
     int k = 0;
     for (int i = 0; i < T; i++)
         for (int b = 0; b < B; b++) {
             if (i >= bt->tgt_len[b])
                 continue;
             const size_t row = (size_t)i * B + b;
-            memcpy(ws->ro.out + (size_t)k * m, out + row * m, sizeof(real) * m);
+            memcpy(ws->ro.out + (size_t)k * m, out + (size_t)(start[b] + i) * m, sizeof(real) * m);
             ws->ro.real_rows[k] = (int)row;
             ws->ro.targets[k] = bt->tgt_out[row];
             k++;
@@ -85,17 +87,20 @@ void transformer_backward_from_readout(Params *G, EmbeddingGrad *dE_y, Workspace
     const TdecDims td = model_tdec_dims(d);
     const int B = ws->B, T = ws->T, S = ws->S, N = ws->N, m = d->emb, TB = T * B;
     real *dx = ws->grad.d_tdec_out;
-    /* forward: t' = t * mask (readout dropout), t_k = X'_{row k} */
+    /* forward: t' = t * mask (readout dropout), t_k = X'_{row k}, the output's row
+     * start[b] + i of position i of sentence b */
     if (ws->reg.readout_dropout > 0)
         dropout_backward(ws->grad.d_ro_out, m, ws->ro.mask_t, N, m);
-    memset(dx, 0, sizeof(real) * (size_t)TB * m);
-    for (int k = 0; k < N; k++)
-        memcpy(dx + (size_t)ws->ro.real_rows[k] * m, ws->grad.d_ro_out + (size_t)k * m,
+    const int *start = ws->dec.tdec.tgt.start;
+    for (int k = 0; k < N; k++) {
+        const int row = ws->ro.real_rows[k], i = row / B, b = row % B;
+        memcpy(dx + (size_t)(start[b] + i) * m, ws->grad.d_ro_out + (size_t)k * m,
                sizeof(real) * m);
-    /* the layers, into dx's own memory; the annotations' gradient is theirs alone */
+    }
+    /* the layers, into dx's own memory (padded again); the annotations' gradient is
+     * theirs alone */
     memset(ws->enc.d_H, 0, sizeof(real) * (size_t)S * B * td.memory);
-    tdec_backward(dx, ws->enc.d_H, G->tdec, &ws->dec.tdec, dx, P->tdec, &td, ws->dec.in,
-                  bt->tgt_len, ws->enc.H, bt->src_len, T, S, B);
+    tdec_backward(dx, ws->enc.d_H, G->tdec, &ws->dec.tdec, dx, P->tdec, &td);
     /* forward: X = sqrt(m) ey' + PE, ey' = ey * mask */
     const real scale = (real)sqrt((double)m);
     for (size_t k = 0; k < (size_t)TB * m; k++)

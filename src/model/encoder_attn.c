@@ -73,7 +73,7 @@ static void attn_only_backward(EncoderParams *G, EncoderWork *w, const EncoderPa
     /* the mean is computed from H, the layers' output: its gradient joins d_H first */
     encoder_mean_backward(w, m, len);
     /* the layers, into d_H's own memory; then X = sqrt(m) ex + PE */
-    sa_backward(w->d_H, G->sa, &w->sa, w->d_H, P->sa, &d->sa, w->x, len, S, B);
+    sa_backward(w->d_H, G->sa, &w->sa, w->d_H, P->sa, &d->sa, S, B);
     const real scale = (real)sqrt((double)m);
     const size_t n = (size_t)S * B * m;
     for (size_t k = 0; k < n; k++)

@@ -123,8 +123,7 @@ static void birnn_annotations_backward(EncoderParams *G, EncoderWork *w, const E
     const int B = w->B, n = d->hidden;
     /* forward: H = the self-attention layers of the top layer's output */
     if (d->sa.layers)
-        sa_backward(w->d_top, G->sa, &w->sa, w->d_H, P->sa, &d->sa, w->out[d->layers - 1], len,
-                    w->S, B);
+        sa_backward(w->d_top, G->sa, &w->sa, w->d_H, P->sa, &d->sa, w->S, B);
     if (!w->d_summary)
         return;
     /* forward: summary = [fwd_h at the last position ; bwd_h at the first] */

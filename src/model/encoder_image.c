@@ -160,7 +160,7 @@ static void image_backward(EncoderParams *G, EncoderWork *w, const EncoderParams
     const int S = w->S, B = w->B, d_h = image_width(d);
     /* the mean is computed from H, the layers' output: its gradient joins d_H first */
     encoder_mean_backward(w, d_h, src->len);
-    sa_backward(w->d_H, G->sa, &w->sa, w->d_H, P->sa, &d->sa, w->x, src->len, S, B);
+    sa_backward(w->d_H, G->sa, &w->sa, w->d_H, P->sa, &d->sa, S, B);
     /* forward: X_jb = a_jb + P_j, a_jb at row b * S + j of the grid */
     for (int j = 0; j < S; j++)
         for (int b = 0; b < B; b++) {

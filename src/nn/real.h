@@ -66,6 +66,13 @@ typedef double real;
 #define heads_forward heads_forward_f64
 #define heads_draw_masks heads_draw_masks_f64
 #define heads_backward heads_backward_f64
+#define real_rows_carve real_rows_carve_f64
+#define real_rows_set real_rows_set_f64
+#define real_rows_gather real_rows_gather_f64
+#define real_rows_scatter real_rows_scatter_f64
+#define real_rows_scatter_add real_rows_scatter_add_f64
+#define real_rows_dropout_forward real_rows_dropout_forward_f64
+#define real_rows_dropout_backward real_rows_dropout_backward_f64
 #define sa_carve sa_carve_f64
 #define sa_carve_work sa_carve_work_f64
 #define sa_attend_forward sa_attend_forward_f64

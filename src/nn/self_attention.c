@@ -1,10 +1,12 @@
 /* self_attention.c: post-LN Transformer encoder layers (see self_attention.h), as
  * torch.nn.TransformerEncoderLayer computes them. Per layer:
- *   [Q ; K ; V] = X [W_Q ; W_K ; W_V]^T + b           one gemm over every position
+ *   [Q ; K ; V] = X [W_Q ; W_K ; W_V]^T + b           one gemm over every real position
  *   Z^k = softmax(Q^k K^k^T / sqrt(d/H)) V^k             per sentence and head
  *   Y   = LayerNorm_1(X + dropout(Z W_O^T + b_O))
  *   X'  = LayerNorm_2(Y + dropout(dropout(relu(Y W_1^T + b_1)) W_2^T + b_2))
- * and dropout on the attention weights too. Never allocates. */
+ * and dropout on the attention weights too. The layers compute the batch's real rows
+ * alone (nn/real_rows.h), gathered from the padded input and scattered into the padded
+ * output. Never allocates. */
 #include "nn/self_attention.h"
 
 #include <assert.h>
@@ -13,6 +15,7 @@
 
 #include "nn/heads.h"
 #include "nn/ops.h"
+#include "nn/real_rows.h"
 #include "nn/sublayers.h"
 
 void sa_carve(SelfAttnParams *p, TensorCarver *c, const SelfAttnDims *d)
@@ -51,6 +54,9 @@ void sa_carve_work(SelfAttnWork *w, Arena *ar, const SelfAttnDims *d, int B, int
     if (d->layers == 0)
         return;
 #define TAKE(field, count) (field = arena_alloc(ar, (count), sizeof(real)))
+    real_rows_carve(&w->rows, ar, S, B);
+    TAKE(w->x_rows, SB * dw);
+    TAKE(w->out, SB * dw);
     for (int l = 0; l < d->layers; l++) {
         SelfAttnLayerWork *x = &w->layer[l];
         TAKE(x->qkv, SB * 3 * dw);
@@ -86,42 +92,42 @@ void sa_carve_work(SelfAttnWork *w, Arena *ar, const SelfAttnDims *d, int B, int
 
 /* ---- the attention of one layer -------------------------------------------------- */
 
-/* Sentence b's queries, keys and values in qkv (S*B, 3d): its positions lie B rows apart. */
-static HeadsInput sentence_heads(const real *qkv, const int *len, int b, int S, int B, int H,
-                                 int d)
+/* Sentence b's queries, keys and values in qkv (n, 3d): its rows lie together. */
+static HeadsInput sentence_heads(const real *qkv, const RealRows *rr, int b, int H, int d)
 {
-    const real *Q = qkv + (size_t)b * 3 * d;
-    const int ld = 3 * d * B;
-    return (HeadsInput){Q, Q + d, Q + 2 * d, ld, ld, ld, len[b], len[b], 0, H, d, S,
+    const real *Q = qkv + (size_t)rr->start[b] * 3 * d;
+    const int S = rr->P, len = rr->len[b];
+    return (HeadsInput){Q, Q + d, Q + 2 * d, 3 * d, 3 * d, 3 * d, len, len, 0, H, d, S,
                         (long)S * S};
 }
 
 void sa_attend_forward(real *z, real *probs, real *mean, const real *mask_p, real *scratch,
-                       const real *qkv, const int *len, int S, int B, int H, int d)
+                       const real *qkv, const RealRows *rr, int H, int d)
 {
+    const int S = rr->P, B = rr->B;
     const size_t SS = (size_t)S * S;
     if (mean)
         memset(mean, 0, sizeof(real) * B * SS);
     memset(probs, 0, sizeof(real) * B * H * SS); /* 0 outside each sentence */
     for (int b = 0; b < B; b++) {
-        const HeadsInput in = sentence_heads(qkv, len, b, S, B, H, d);
+        const HeadsInput in = sentence_heads(qkv, rr, b, H, d);
         const size_t at = (size_t)b * H * SS;
-        heads_forward(z + (size_t)b * d, B * d, S, probs + at, mean ? mean + b * SS : NULL,
-                      mask_p ? mask_p + at : NULL, scratch, &in);
+        heads_forward(z + (size_t)rr->start[b] * d, d, rr->len[b], probs + at,
+                      mean ? mean + b * SS : NULL, mask_p ? mask_p + at : NULL, scratch, &in);
     }
 }
 
 void sa_attend_backward(real *dqkv, const real *dz, const real *probs, const real *mask_p,
-                        real *scratch, const real *qkv, const int *len, int S, int B, int H,
-                        int d)
+                        real *scratch, const real *qkv, const RealRows *rr, int H, int d)
 {
+    const int S = rr->P, B = rr->B;
     const size_t SS = (size_t)S * S;
-    memset(dqkv, 0, sizeof(real) * (size_t)S * B * 3 * d);
+    memset(dqkv, 0, sizeof(real) * (size_t)rr->n * 3 * d);
     for (int b = 0; b < B; b++) {
-        const HeadsInput in = sentence_heads(qkv, len, b, S, B, H, d);
-        const size_t at = (size_t)b * H * SS;
-        real *dQ = dqkv + (size_t)b * 3 * d;
-        heads_backward(dQ, dQ + d, dQ + 2 * d, dz + (size_t)b * d, B * d, probs + at,
+        const HeadsInput in = sentence_heads(qkv, rr, b, H, d);
+        const size_t at = (size_t)b * H * SS, row = rr->start[b];
+        real *dQ = dqkv + row * 3 * d;
+        heads_backward(dQ, dQ + d, dQ + 2 * d, dz + row * d, d, probs + at,
                        mask_p ? mask_p + at : NULL, scratch, &in);
     }
 }
@@ -150,54 +156,55 @@ static SublayerEndWork ffn_end_work(const SelfAttnLayerWork *w)
     return (SublayerEndWork){w->out, w->xhat2, w->rstd2, w->mask_o};
 }
 
-/* x (S*B, d) -> w->out (S*B, d). */
+/* x (n, d) -> w->out (n, d), over rr's real rows. */
 static void layer_forward(SelfAttnLayerWork *w, real *scratch, const SelfAttnParams *P,
-                          const SelfAttnDims *D, const real *x, const int *len, int S, int B,
-                          double rate, Pcg32 *rng)
+                          const SelfAttnDims *D, const real *x, const RealRows *rr, double rate,
+                          Pcg32 *rng)
 {
-    const int d = D->width, F = D->ffn, SB = S * B;
+    const int d = D->width, F = D->ffn, n = rr->n;
     w->dropped = rng && rate > 0 && w->mask_p;
     Pcg32 *drop = w->dropped ? rng : NULL;
     assert(P->W_K == P->W_Q + (size_t)d * d && P->b_K == P->b_Q + d); /* one in_proj */
-    /* [Q ; K ; V] (S*B, 3d) = x (S*B, d) . [W_Q ; W_K ; W_V]^T + [b_Q ; b_K ; b_V] */
-    linear_forward(w->qkv, x, P->W_Q, P->b_Q, SB, d, 3 * d);
+    /* [Q ; K ; V] (n, 3d) = x (n, d) . [W_Q ; W_K ; W_V]^T + [b_Q ; b_K ; b_V] */
+    linear_forward(w->qkv, x, P->W_Q, P->b_Q, n, d, 3 * d);
     if (w->dropped)
-        heads_draw_masks(w->mask_p, len, len, S, S, B, D->heads, rate, rng);
+        heads_draw_masks(w->mask_p, rr->len, rr->len, rr->P, rr->P, rr->B, D->heads, rate, rng);
     sa_attend_forward(w->z, w->probs, w->mean, w->dropped ? w->mask_p : NULL, scratch, w->qkv,
-                      len, S, B, D->heads, d);
+                      rr, D->heads, d);
     /* Y = LayerNorm_1(x + dropout(z W_O^T + b_O)) */
     const SublayerEnd a = attention_end(P), o = ffn_end(P);
     const SublayerEndWork aw = attention_end_work(w), ow = ffn_end_work(w);
-    sublayer_end_forward(&aw, &a, w->z, d, x, SB, d, rate, drop);
+    sublayer_end_forward(&aw, &a, w->z, d, x, n, d, rr, rate, drop);
     /* X' = LayerNorm_2(Y + dropout(r W_2^T + b_2)), r = dropout(relu(Y W_1^T + b_1)) */
-    const real *r = ffn_inner_forward(w->u, w->r, w->mask_r, w->y, P->W_1, P->b_1, len, S, B, d, F,
+    const real *r = ffn_inner_forward(w->u, w->r, w->mask_r, w->y, P->W_1, P->b_1, rr, d, F,
                                       rate, drop);
-    sublayer_end_forward(&ow, &o, r, F, w->y, SB, d, rate, drop);
+    sublayer_end_forward(&ow, &o, r, F, w->y, n, d, rr, rate, drop);
 }
 
-/* Backward of layer_forward from dout (S*B, d) to dx (S*B, d; overwritten, and it may be
+/* Backward of layer_forward from dout (n, d) to dx (n, d; overwritten, and it may be
  * dout's memory: dout is read first). */
 static void layer_backward(real *dx, SelfAttnParams *G, const SelfAttnLayerWork *w,
                            SelfAttnWork *sw, const real *dout, const SelfAttnParams *P,
-                           const SelfAttnDims *D, const real *x, const int *len, int S, int B)
+                           const SelfAttnDims *D, const real *x)
 {
-    const int d = D->width, F = D->ffn, SB = S * B;
+    const RealRows *rr = &sw->rows;
+    const int d = D->width, F = D->ffn, n = rr->n;
     real *dY = sw->d_y, *dt = sw->d_t, *dr = sw->d_r, *dz = sw->d_z, *dqkv = sw->d_qkv;
     const SublayerEnd a = attention_end(P), o = ffn_end(P), ga = attention_end(G), go = ffn_end(G);
     const SublayerEndWork aw = attention_end_work(w), ow = ffn_end_work(w);
     /* the FFN's end, then its inner layer: dY is the residual's share plus the FFN's */
-    sublayer_end_backward(dr, dY, dt, &go, &o, &ow, w->dropped, dout, w->dropped ? w->r : w->u,
-                          F, SB, d);
-    ffn_inner_backward(dY, G->W_1, G->b_1, dr, w->u, w->mask_r, w->dropped, w->y, P->W_1, SB, d, F);
+    sublayer_end_backward(dr, dY, dt, &go, &o, &ow, w->dropped, rr, dout,
+                          w->dropped ? w->r : w->u, F, n, d);
+    ffn_inner_backward(dY, G->W_1, G->b_1, dr, w->u, w->mask_r, w->dropped, rr, w->y, P->W_1, d, F);
     /* the attention's end: dY becomes dYpre, the residual's share of dx; dz = dA W_O */
-    sublayer_end_backward(dz, dY, dt, &ga, &a, &aw, w->dropped, dY, w->z, d, SB, d);
+    sublayer_end_backward(dz, dY, dt, &ga, &a, &aw, w->dropped, rr, dY, w->z, d, n, d);
     sa_attend_backward(dqkv, dz, w->probs, w->dropped ? w->mask_p : NULL, sw->probs_dropped,
-                       w->qkv, len, S, B, D->heads, d);
+                       w->qkv, rr, D->heads, d);
     /* forward: [Q ; K ; V] = x W_in^T + b_in, so dW_in += dqkv^T x and
-     * dx = dYpre + dqkv (S*B, 3d) . W_in (3d, d) */
-    linear_backward(NULL, G->W_Q, G->b_Q, dqkv, x, P->W_Q, SB, d, 3 * d);
-    memcpy(dx, dY, sizeof(real) * (size_t)SB * d);
-    matmul(CblasNoTrans, CblasNoTrans, SB, d, 3 * d, 1, dqkv, 3 * d, P->W_Q, d, 1, dx, d);
+     * dx = dYpre + dqkv (n, 3d) . W_in (3d, d) */
+    linear_backward(NULL, G->W_Q, G->b_Q, dqkv, x, P->W_Q, n, d, 3 * d);
+    memcpy(dx, dY, sizeof(real) * (size_t)n * d);
+    matmul(CblasNoTrans, CblasNoTrans, n, d, 3 * d, 1, dqkv, 3 * d, P->W_Q, d, 1, dx, d);
 }
 
 /* ---- the stack ------------------------------------------------------------------- */
@@ -205,29 +212,35 @@ static void layer_backward(real *dx, SelfAttnParams *G, const SelfAttnLayerWork 
 void sa_forward(SelfAttnWork *w, const SelfAttnParams *P, const SelfAttnDims *d, const real *x,
                 const int *len, int S, int B, double rate, Pcg32 *rng)
 {
-    for (int l = 0; l < d->layers; l++)
-        layer_forward(&w->layer[l], w->probs_dropped, &P[l], d, l ? w->layer[l - 1].out : x, len,
-                      S, B, rate, rng);
+    const int L = d->layers;
+    if (L == 0)
+        return;
+    real_rows_set(&w->rows, len, S, B);
+    real_rows_gather(w->x_rows, x, &w->rows, d->width);
+    for (int l = 0; l < L; l++)
+        layer_forward(&w->layer[l], w->probs_dropped, &P[l], d,
+                      l ? w->layer[l - 1].out : w->x_rows, &w->rows, rate, rng);
+    real_rows_scatter(w->out, w->layer[L - 1].out, &w->rows, d->width);
 }
 
 const real *sa_output(const SelfAttnWork *w, const SelfAttnDims *d, const real *x)
 {
-    return d->layers ? w->layer[d->layers - 1].out : x;
+    return d->layers ? w->out : x;
 }
 
 void sa_backward(real *dx, SelfAttnParams *G, SelfAttnWork *w, const real *dout,
-                 const SelfAttnParams *P, const SelfAttnDims *d, const real *x, const int *len,
-                 int S, int B)
+                 const SelfAttnParams *P, const SelfAttnDims *d, int S, int B)
 {
     const int L = d->layers;
     if (L == 0) {
         memmove(dx, dout, sizeof(real) * (size_t)S * B * d->width);
         return;
     }
-    /* top to bottom; between layers the gradient stays in d_between (each layer reads
-     * its dout before it writes its dx) */
+    /* the real rows' gradient, top to bottom in d_between (each layer reads its dout
+     * before it writes its dx), then back into the padded layout */
+    real_rows_gather(w->d_between, dout, &w->rows, d->width);
     for (int l = L - 1; l >= 0; l--)
-        layer_backward(l ? w->d_between : dx, &G[l], &w->layer[l], w,
-                       l == L - 1 ? dout : w->d_between, &P[l], d,
-                       l ? w->layer[l - 1].out : x, len, S, B);
+        layer_backward(w->d_between, &G[l], &w->layer[l], w, w->d_between, &P[l], d,
+                       l ? w->layer[l - 1].out : w->x_rows);
+    real_rows_scatter(dx, w->d_between, &w->rows, d->width);
 }

@@ -4,10 +4,11 @@
  * and a stack of them. An encoder puts the stack on top of what it computes
  * (encoder_birnn.c) or is made of it (encoder_attn.c).
  *
- * Layout as everywhere on the source side: (S, B, width), row j * B + b; len (B) the
- * real positions. Padded positions are masked as keys, so nothing real depends on
- * them; their rows hold finite numbers that nothing reads (their weights, weighted
- * values and relu outputs are 0, where torch computes them as queries). */
+ * In and out, the layout of the source side everywhere: (S, B, width), row j * B + b;
+ * len (B) the real positions. Padded positions are masked as keys, so nothing real
+ * depends on them, and the layers compute the real rows alone (nn/real_rows.h: sentence
+ * b's position j at row start[b] + j, n rows); the output's padded rows are 0. torch
+ * computes padded positions as queries too, and nothing reads them. */
 #ifndef S2S_SELF_ATTENTION_H
 #define S2S_SELF_ATTENTION_H
 
@@ -16,6 +17,7 @@
 #include "base/mem.h"
 #include "base/rng.h"
 #include "nn/real.h"
+#include "nn/real_rows.h"
 #include "nn/tensor.h"
 
 /* Self-attention layers at most (and the same in words, for messages). */
@@ -43,30 +45,34 @@ typedef struct {
 /* Carves the L layers' tensors, named sa1.W_Q, ..., saL.beta_2. */
 void sa_carve(SelfAttnParams *p, TensorCarver *c, const SelfAttnDims *d);
 
-/* One layer's activations over a batch: what backward needs. */
+/* One layer's activations over a batch's n real rows: what backward needs. */
 typedef struct {
-    real *qkv;         /* (S*B, 3d) [Q ; K ; V] = x [W_Q ; W_K ; W_V]^T + b */
+    real *qkv;         /* (n, 3d) [Q ; K ; V] = x [W_Q ; W_K ; W_V]^T + b */
     real *probs;       /* (B, H, S, S) each head's softmax, query row i over key j (0
                         * outside the sentence) */
     real *mean;        /* (B, S, S) the heads' mean: what alignments.jsonl shows */
-    real *z;           /* (S*B, d) [Z^1 ... Z^H], each head's weighted values */
-    real *xhat1, *rstd1, *y;  /* norm1's (S*B, d), (S*B), and its output Y (S*B, d) */
-    real *u;           /* (S*B, F) relu(Y W_1^T + b_1) */
-    real *r;           /* (S*B, F) u after dropout (training only; without dropout the
+    real *z;           /* (n, d) [Z^1 ... Z^H], each head's weighted values */
+    real *xhat1, *rstd1, *y;  /* norm1's (n, d), (n), and its output Y (n, d) */
+    real *u;           /* (n, F) relu(Y W_1^T + b_1) */
+    real *r;           /* (n, F) u after dropout (training only; without dropout the
                         * layer reads u) */
     real *xhat2, *rstd2;
-    real *out;         /* (S*B, d) X', the layer's output */
-    /* dropout's factors (training only): on the weights (B, H, S, S), on the
-     * attention's output A (S*B, d), on u (S*B, F), on the FFN's output (S*B, d) */
+    real *out;         /* (n, d) X', the layer's output */
+    /* dropout's factors (training only), padded (real_rows.h): on the weights
+     * (B, H, S, S), on the attention's output A (S*B, d), on u (S*B, F), on the FFN's
+     * output (S*B, d) */
     real *mask_p, *mask_a, *mask_r, *mask_o;
     int dropped;       /* whether the last forward applied them */
 } SelfAttnLayerWork;
 
 typedef struct {
     SelfAttnLayerWork layer[SA_MAX_LAYERS];
+    RealRows rows;       /* the last forward's real rows */
+    real *x_rows;        /* (n, d) the input's real rows */
+    real *out;           /* (S*B, d) the last layer's output, padded (0 in padded rows) */
     real *probs_dropped; /* (2, S, S) one head's weights after dropout, and backward's
                           * gradient of them */
-    /* backward: the gradient between layers (S*B, d), and a layer's scratch */
+    /* backward: the gradient between layers (n, d), and a layer's scratch */
     real *d_between, *d_y, *d_t, *d_r, *d_z, *d_qkv;
 } SelfAttnWork;
 
@@ -77,16 +83,15 @@ void sa_carve_work(SelfAttnWork *w, Arena *ar, const SelfAttnDims *d, int B, int
 
 /* The attention of a layer from its projections: per sentence b and head k,
  * probs = softmax(Q^k K^k^T / sqrt(d / H)) over the real keys, then z^k = probs' V^k with
- * probs' the weights after dropout (mask_p; NULL: none). qkv (S*B, 3d); writes probs,
- * mean (NULL: skipped) and z (0 in padded rows). scratch: S*S floats. */
+ * probs' the weights after dropout (mask_p; NULL: none). qkv (n, 3d) over rr's real rows
+ * (S = rr->P); writes probs, mean (NULL: skipped) and z (n, d). scratch: S*S floats. */
 void sa_attend_forward(real *z, real *probs, real *mean, const real *mask_p, real *scratch,
-                       const real *qkv, const int *len, int S, int B, int H, int d);
-/* Its backward from dz (S*B, d): dqkv (S*B, 3d) overwritten. Scratch: 2 S*S floats. */
+                       const real *qkv, const RealRows *rr, int H, int d);
+/* Its backward from dz (n, d): dqkv (n, 3d) overwritten. Scratch: 2 S*S floats. */
 void sa_attend_backward(real *dqkv, const real *dz, const real *probs, const real *mask_p,
-                        real *scratch, const real *qkv, const int *len, int S, int B, int H,
-                        int d);
+                        real *scratch, const real *qkv, const RealRows *rr, int H, int d);
 
-/* The stack: x (S*B, d) through every layer; the output is w->layer[L - 1].out (x itself
+/* The stack: x (S*B, d) through every layer; the output, padded, is w->out (x itself
  * when L = 0). With rng and rate > 0, dropout at torch's four sites, masks drawn from
  * rng layer by layer. */
 void sa_forward(SelfAttnWork *w, const SelfAttnParams *P, const SelfAttnDims *d, const real *x,
@@ -94,11 +99,10 @@ void sa_forward(SelfAttnWork *w, const SelfAttnParams *P, const SelfAttnDims *d,
 /* The stack's output (x when L = 0). */
 const real *sa_output(const SelfAttnWork *w, const SelfAttnDims *d, const real *x);
 
-/* Backward of sa_forward from dout (S*B, d), the gradient reaching the output: the
- * weights' gradients accumulated into G, dx (S*B, d) overwritten (it may be dout's
- * memory; not when L = 0, which copies). */
+/* Backward of the last sa_forward (its input and rows) from dout (S*B, d), the gradient
+ * reaching the output: the weights' gradients accumulated into G, dx (S*B, d)
+ * overwritten, 0 in padded rows (it may be dout's memory). */
 void sa_backward(real *dx, SelfAttnParams *G, SelfAttnWork *w, const real *dout,
-                 const SelfAttnParams *P, const SelfAttnDims *d, const real *x, const int *len,
-                 int S, int B);
+                 const SelfAttnParams *P, const SelfAttnDims *d, int S, int B);
 
 #endif

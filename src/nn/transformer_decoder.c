@@ -7,7 +7,8 @@
  *   Zc^k = softmax(Qc^k Kc^k^T / sqrt(d/H), real sources) Vc^k
  *   Y2   = LayerNorm_2(Y1 + dropout(Zc Wc_O^T + bc_O))
  *   X'   = LayerNorm_3(Y2 + dropout(dropout(relu(Y2 W_1^T + b_1)) W_2^T + b_2))
- * and dropout on both attentions' weights. Never allocates. */
+ * and dropout on both attentions' weights. The layers compute the batch's real target
+ * rows alone, over the real source rows (nn/real_rows.h). Never allocates. */
 #include "nn/transformer_decoder.h"
 
 #include <assert.h>
@@ -15,6 +16,7 @@
 
 #include "nn/heads.h"
 #include "nn/ops.h"
+#include "nn/real_rows.h"
 #include "nn/sublayers.h"
 
 void tdec_carve(TdecParams *p, TensorCarver *c, const TdecDims *d)
@@ -61,6 +63,10 @@ void tdec_carve_work(TdecWork *w, Arena *ar, const TdecDims *d, int B, int T, in
     const size_t H = d->heads, TT = (size_t)T * T, TS = (size_t)T * S;
     memset(w, 0, sizeof *w);
 #define TAKE(field, count) (field = arena_alloc(ar, (count), sizeof(real)))
+    real_rows_carve(&w->tgt, ar, T, B);
+    real_rows_carve(&w->src, ar, S, B);
+    TAKE(w->x_rows, TB * dw);
+    TAKE(w->memory_rows, SB * d->memory);
     for (int l = 0; l < d->layers; l++) {
         TdecLayerWork *x = &w->layer[l];
         TAKE(x->qkv, TB * 3 * dw);
@@ -102,6 +108,7 @@ void tdec_carve_work(TdecWork *w, Arena *ar, const TdecDims *d, int B, int T, in
         TAKE(w->d_qkv, TB * 3 * dw);
         TAKE(w->d_cross_q, TB * dw);
         TAKE(w->d_cross_kv, SB * 2 * dw);
+        TAKE(w->d_memory_rows, SB * d->memory);
     }
 #undef TAKE
 }
@@ -109,25 +116,23 @@ void tdec_carve_work(TdecWork *w, Arena *ar, const TdecDims *d, int B, int T, in
 /* ---- the two attentions of a layer, sentence by sentence ------------------------------ */
 
 /* Sentence b's self-attention over its own prefix: queries, keys and values in qkv
- * (T*B, 3d), its positions B rows apart. */
-static HeadsInput self_heads(const real *qkv, const int *tgt_len, int b, int T, int B,
-                             const TdecDims *D)
+ * (n_t, 3d), its rows together. */
+static HeadsInput self_heads(const real *qkv, const RealRows *tgt, int b, const TdecDims *D)
 {
-    const int d = D->width, ld = 3 * d * B;
-    const real *Q = qkv + (size_t)b * 3 * d;
-    return (HeadsInput){Q, Q + d, Q + 2 * d, ld, ld, ld, tgt_len[b], tgt_len[b], 1, D->heads, d,
-                        T, (long)T * T};
+    const int d = D->width, T = tgt->P, len = tgt->len[b];
+    const real *Q = qkv + (size_t)tgt->start[b] * 3 * d;
+    return (HeadsInput){Q, Q + d, Q + 2 * d, 3 * d, 3 * d, 3 * d, len, len, 1, D->heads, d, T,
+                        (long)T * T};
 }
 
-/* Sentence b's cross-attention: queries q (T*B, d), keys and values kv (S*B, 2d). */
-static HeadsInput cross_heads(const real *q, const real *kv, const int *tgt_len,
-                              const int *src_len, int b, int T, int S, int B, const TdecDims *D)
+/* Sentence b's cross-attention: queries q (n_t, d), keys and values kv (n_s, 2d). */
+static HeadsInput cross_heads(const real *q, const real *kv, const RealRows *tgt,
+                              const RealRows *src, int b, const TdecDims *D)
 {
-    const int d = D->width;
-    const real *K = kv + (size_t)b * 2 * d;
-    (void)T;
-    return (HeadsInput){q + (size_t)b * d, K, K + d, d * B, 2 * d * B, 2 * d * B, tgt_len[b],
-                        src_len[b], 0, D->heads, d, S, (long)T * S};
+    const int d = D->width, T = tgt->P, S = src->P;
+    const real *K = kv + (size_t)src->start[b] * 2 * d;
+    return (HeadsInput){q + (size_t)tgt->start[b] * d, K, K + d, d, 2 * d, 2 * d, tgt->len[b],
+                        src->len[b], 0, D->heads, d, S, (long)T * S};
 }
 
 /* The ends of the layer's three sublayers (self-attention, cross-attention, FFN): their
@@ -146,58 +151,58 @@ static SublayerEndWork sublayer_end_work(const TdecLayerWork *w, int k)
                     : (SublayerEndWork){w->out, w->xhat3, w->rstd3, w->mask_o};
 }
 
-/* The self-attention: [Q ; K ; V] (T*B, 3d) = x . [W_Q ; W_K ; W_V]^T + b, each sentence's
+/* The self-attention: [Q ; K ; V] (n_t, 3d) = x . [W_Q ; W_K ; W_V]^T + b, each sentence's
  * heads over its own prefix, into self_z. */
 static void self_attention_forward(TdecLayerWork *w, real *scratch, const TdecParams *P,
-                                   const TdecDims *D, const real *x, const int *tgt_len, int T,
-                                   int B, double rate, Pcg32 *drop)
+                                   const TdecDims *D, const real *x, const RealRows *tgt,
+                                   double rate, Pcg32 *drop)
 {
-    const int d = D->width, H = D->heads;
+    const int d = D->width, H = D->heads, T = tgt->P, B = tgt->B;
     const size_t TT = (size_t)T * T;
     assert(P->W_K == P->W_Q + (size_t)d * d && P->b_K == P->b_Q + d); /* one in_proj */
-    linear_forward(w->qkv, x, P->W_Q, P->b_Q, T * B, d, 3 * d);
+    linear_forward(w->qkv, x, P->W_Q, P->b_Q, tgt->n, d, 3 * d);
     if (drop)
-        heads_draw_masks(w->mask_sp, tgt_len, NULL, T, T, B, H, rate, drop);
+        heads_draw_masks(w->mask_sp, tgt->len, NULL, T, T, B, H, rate, drop);
     memset(w->self_probs, 0, sizeof(real) * B * H * TT);
     memset(w->self_mean, 0, sizeof(real) * B * TT);
     for (int b = 0; b < B; b++) {
-        const HeadsInput in = self_heads(w->qkv, tgt_len, b, T, B, D);
+        const HeadsInput in = self_heads(w->qkv, tgt, b, D);
         const size_t at = (size_t)b * H * TT;
-        heads_forward(w->self_z + (size_t)b * d, B * d, T, w->self_probs + at,
+        heads_forward(w->self_z + (size_t)tgt->start[b] * d, d, tgt->len[b], w->self_probs + at,
                       w->self_mean + b * TT, drop ? w->mask_sp + at : NULL, scratch, &in);
     }
 }
 
-/* The cross-attention: Qc (T*B, d) = Y1 Wc_Q^T + bc_Q, [Kc ; Vc] (S*B, 2d) = M [Wc_K ;
+/* The cross-attention: Qc (n_t, d) = Y1 Wc_Q^T + bc_Q, [Kc ; Vc] (n_s, 2d) = M [Wc_K ;
  * Wc_V]^T + [bc_K ; bc_V], each sentence's heads over its real sources, into cross_z. */
 static void cross_attention_forward(TdecLayerWork *w, real *scratch, const TdecParams *P,
-                                    const TdecDims *D, const real *memory, const int *tgt_len,
-                                    const int *src_len, int T, int S, int B, double rate,
-                                    Pcg32 *drop)
+                                    const TdecDims *D, const real *memory, const RealRows *tgt,
+                                    const RealRows *src, double rate, Pcg32 *drop)
 {
-    const int d = D->width, H = D->heads;
+    const int d = D->width, H = D->heads, T = tgt->P, S = src->P, B = tgt->B;
     const size_t TS = (size_t)T * S;
     assert(P->Wc_V == P->Wc_K + (size_t)d * D->memory && P->bc_V == P->bc_K + d);
-    linear_forward(w->cross_q, w->y1, P->Wc_Q, P->bc_Q, T * B, d, d);
-    linear_forward(w->cross_kv, memory, P->Wc_K, P->bc_K, S * B, D->memory, 2 * d);
+    linear_forward(w->cross_q, w->y1, P->Wc_Q, P->bc_Q, tgt->n, d, d);
+    linear_forward(w->cross_kv, memory, P->Wc_K, P->bc_K, src->n, D->memory, 2 * d);
     if (drop)
-        heads_draw_masks(w->mask_cp, tgt_len, src_len, T, S, B, H, rate, drop);
+        heads_draw_masks(w->mask_cp, tgt->len, src->len, T, S, B, H, rate, drop);
     memset(w->cross_probs, 0, sizeof(real) * B * H * TS);
     memset(w->cross_mean, 0, sizeof(real) * B * TS);
     for (int b = 0; b < B; b++) {
-        const HeadsInput in = cross_heads(w->cross_q, w->cross_kv, tgt_len, src_len, b, T, S, B, D);
+        const HeadsInput in = cross_heads(w->cross_q, w->cross_kv, tgt, src, b, D);
         const size_t at = (size_t)b * H * TS;
-        heads_forward(w->cross_z + (size_t)b * d, B * d, T, w->cross_probs + at,
-                      w->cross_mean + b * TS, drop ? w->mask_cp + at : NULL, scratch, &in);
+        heads_forward(w->cross_z + (size_t)tgt->start[b] * d, d, tgt->len[b],
+                      w->cross_probs + at, w->cross_mean + b * TS,
+                      drop ? w->mask_cp + at : NULL, scratch, &in);
     }
 }
 
-/* x (T*B, d) -> w->out (T*B, d). */
+/* x (n_t, d) -> w->out (n_t, d), reading memory (n_s, d_h). */
 static void layer_forward(TdecLayerWork *w, real *scratch, const TdecParams *P, const TdecDims *D,
-                          const real *x, const int *tgt_len, const real *memory,
-                          const int *src_len, int T, int S, int B, double rate, Pcg32 *rng)
+                          const real *x, const real *memory, const RealRows *tgt,
+                          const RealRows *src, double rate, Pcg32 *rng)
 {
-    const int d = D->width, F = D->ffn, TB = T * B;
+    const int d = D->width, F = D->ffn, n = tgt->n;
     w->dropped = rng && rate > 0 && w->mask_sp;
     Pcg32 *drop = w->dropped ? rng : NULL;
     SublayerEnd end[3];
@@ -205,72 +210,72 @@ static void layer_forward(TdecLayerWork *w, real *scratch, const TdecParams *P, 
     for (int k = 0; k < 3; k++)
         end[k] = sublayer_end(P, k), ew[k] = sublayer_end_work(w, k);
     /* Y1 = LayerNorm_1(x + dropout(Z W_O^T + b_O)) */
-    self_attention_forward(w, scratch, P, D, x, tgt_len, T, B, rate, drop);
-    sublayer_end_forward(&ew[0], &end[0], w->self_z, d, x, TB, d, rate, drop);
+    self_attention_forward(w, scratch, P, D, x, tgt, rate, drop);
+    sublayer_end_forward(&ew[0], &end[0], w->self_z, d, x, n, d, tgt, rate, drop);
     /* Y2 = LayerNorm_2(Y1 + dropout(Zc Wc_O^T + bc_O)) */
-    cross_attention_forward(w, scratch, P, D, memory, tgt_len, src_len, T, S, B, rate, drop);
-    sublayer_end_forward(&ew[1], &end[1], w->cross_z, d, w->y1, TB, d, rate, drop);
+    cross_attention_forward(w, scratch, P, D, memory, tgt, src, rate, drop);
+    sublayer_end_forward(&ew[1], &end[1], w->cross_z, d, w->y1, n, d, tgt, rate, drop);
     /* X' = LayerNorm_3(Y2 + dropout(r W_2^T + b_2)), r = dropout(relu(Y2 W_1^T + b_1)) */
-    const real *r = ffn_inner_forward(w->u, w->r, w->mask_r, w->y2, P->W_1, P->b_1, tgt_len, T, B,
-                                      d, F, rate, drop);
-    sublayer_end_forward(&ew[2], &end[2], r, F, w->y2, TB, d, rate, drop);
+    const real *r = ffn_inner_forward(w->u, w->r, w->mask_r, w->y2, P->W_1, P->b_1, tgt, d, F,
+                                      rate, drop);
+    sublayer_end_forward(&ew[2], &end[2], r, F, w->y2, n, d, tgt, rate, drop);
 }
 
-/* The cross-attention undone from dz (T*B, d): dY1 (T*B, d) += the queries' share,
- * d_memory (S*B, d_h) += the keys' and values'. */
+/* The cross-attention undone from dz (n_t, d): dY1 (n_t, d) += the queries' share,
+ * d_memory (n_s, d_h) += the keys' and values'. */
 static void cross_attention_backward(real *dY1, real *d_memory, TdecParams *G,
                                      const TdecLayerWork *w, TdecWork *tw, const real *dz,
-                                     const TdecParams *P, const TdecDims *D, const real *memory,
-                                     const int *tgt_len, const int *src_len, int T, int S, int B)
+                                     const TdecParams *P, const TdecDims *D, const real *memory)
 {
-    const int d = D->width, H = D->heads, TB = T * B, SB = S * B;
-    const size_t TS = (size_t)T * S;
-    memset(tw->d_cross_q, 0, sizeof(real) * (size_t)TB * d);
-    memset(tw->d_cross_kv, 0, sizeof(real) * (size_t)SB * 2 * d);
+    const RealRows *tgt = &tw->tgt, *src = &tw->src;
+    const int d = D->width, H = D->heads, B = tgt->B;
+    const size_t TS = (size_t)tgt->P * src->P;
+    memset(tw->d_cross_q, 0, sizeof(real) * (size_t)tgt->n * d);
+    memset(tw->d_cross_kv, 0, sizeof(real) * (size_t)src->n * 2 * d);
     for (int b = 0; b < B; b++) {
-        const HeadsInput in = cross_heads(w->cross_q, w->cross_kv, tgt_len, src_len, b, T, S, B, D);
-        const size_t at = (size_t)b * H * TS;
-        real *dK = tw->d_cross_kv + (size_t)b * 2 * d;
-        heads_backward(tw->d_cross_q + (size_t)b * d, dK, dK + d, dz + (size_t)b * d, B * d,
+        const HeadsInput in = cross_heads(w->cross_q, w->cross_kv, tgt, src, b, D);
+        const size_t at = (size_t)b * H * TS, row = tgt->start[b];
+        real *dK = tw->d_cross_kv + (size_t)src->start[b] * 2 * d;
+        heads_backward(tw->d_cross_q + row * d, dK, dK + d, dz + row * d, d,
                        w->cross_probs + at, w->dropped ? w->mask_cp + at : NULL, tw->scratch, &in);
     }
     /* forward: Qc = Y1 Wc_Q^T + bc_Q, [Kc ; Vc] = M [Wc_K ; Wc_V]^T + [bc_K ; bc_V] */
-    linear_backward(dY1, G->Wc_Q, G->bc_Q, tw->d_cross_q, w->y1, P->Wc_Q, TB, d, d);
-    linear_backward(d_memory, G->Wc_K, G->bc_K, tw->d_cross_kv, memory, P->Wc_K, SB, D->memory,
-                    2 * d);
+    linear_backward(dY1, G->Wc_Q, G->bc_Q, tw->d_cross_q, w->y1, P->Wc_Q, tgt->n, d, d);
+    linear_backward(d_memory, G->Wc_K, G->bc_K, tw->d_cross_kv, memory, P->Wc_K, src->n,
+                    D->memory, 2 * d);
 }
 
-/* The self-attention undone from dz (T*B, d): dx (T*B, d) overwritten with dres (the
+/* The self-attention undone from dz (n_t, d): dx (n_t, d) overwritten with dres (the
  * residual's share) + the projections' share. */
 static void self_attention_backward(real *dx, const real *dres, TdecParams *G,
                                     const TdecLayerWork *w, TdecWork *tw, const real *dz,
-                                    const TdecParams *P, const TdecDims *D, const real *x,
-                                    const int *tgt_len, int T, int B)
+                                    const TdecParams *P, const TdecDims *D, const real *x)
 {
-    const int d = D->width, H = D->heads, TB = T * B;
-    const size_t TT = (size_t)T * T;
-    memset(tw->d_qkv, 0, sizeof(real) * (size_t)TB * 3 * d);
-    for (int b = 0; b < B; b++) {
-        const HeadsInput in = self_heads(w->qkv, tgt_len, b, T, B, D);
-        const size_t at = (size_t)b * H * TT;
-        real *dQ = tw->d_qkv + (size_t)b * 3 * d;
-        heads_backward(dQ, dQ + d, dQ + 2 * d, dz + (size_t)b * d, B * d, w->self_probs + at,
+    const RealRows *tgt = &tw->tgt;
+    const int d = D->width, H = D->heads, n = tgt->n;
+    const size_t TT = (size_t)tgt->P * tgt->P;
+    memset(tw->d_qkv, 0, sizeof(real) * (size_t)n * 3 * d);
+    for (int b = 0; b < tgt->B; b++) {
+        const HeadsInput in = self_heads(w->qkv, tgt, b, D);
+        const size_t at = (size_t)b * H * TT, row = tgt->start[b];
+        real *dQ = tw->d_qkv + row * 3 * d;
+        heads_backward(dQ, dQ + d, dQ + 2 * d, dz + row * d, d, w->self_probs + at,
                        w->dropped ? w->mask_sp + at : NULL, tw->scratch, &in);
     }
     /* forward: [Q ; K ; V] = x W_in^T + b_in, so dx = dres + dqkv . W_in */
-    linear_backward(NULL, G->W_Q, G->b_Q, tw->d_qkv, x, P->W_Q, TB, d, 3 * d);
-    memcpy(dx, dres, sizeof(real) * (size_t)TB * d);
-    matmul(CblasNoTrans, CblasNoTrans, TB, d, 3 * d, 1, tw->d_qkv, 3 * d, P->W_Q, d, 1, dx, d);
+    linear_backward(NULL, G->W_Q, G->b_Q, tw->d_qkv, x, P->W_Q, n, d, 3 * d);
+    memcpy(dx, dres, sizeof(real) * (size_t)n * d);
+    matmul(CblasNoTrans, CblasNoTrans, n, d, 3 * d, 1, tw->d_qkv, 3 * d, P->W_Q, d, 1, dx, d);
 }
 
-/* Backward of layer_forward from dout (T*B, d) to dx (T*B, d; overwritten, may be dout's
- * memory) and d_memory (S*B, d_h; accumulated). */
+/* Backward of layer_forward from dout (n_t, d) to dx (n_t, d; overwritten, may be dout's
+ * memory) and d_memory (n_s, d_h; accumulated). */
 static void layer_backward(real *dx, real *d_memory, TdecParams *G, const TdecLayerWork *w,
                            TdecWork *tw, const real *dout, const TdecParams *P,
-                           const TdecDims *D, const real *x, const int *tgt_len,
-                           const real *memory, const int *src_len, int T, int S, int B)
+                           const TdecDims *D, const real *x, const real *memory)
 {
-    const int d = D->width, F = D->ffn, TB = T * B;
+    const RealRows *tgt = &tw->tgt;
+    const int d = D->width, F = D->ffn, n = tgt->n;
     real *dY = tw->d_y, *dt = tw->d_t, *dr = tw->d_r, *dz = tw->d_z;
     const int dropped = w->dropped;
     SublayerEnd end[3], gend[3];
@@ -278,37 +283,45 @@ static void layer_backward(real *dx, real *d_memory, TdecParams *G, const TdecLa
     for (int k = 0; k < 3; k++)
         end[k] = sublayer_end(P, k), gend[k] = sublayer_end(G, k), ew[k] = sublayer_end_work(w, k);
     /* the FFN: its end, then its inner layer; dY is Y2's gradient */
-    sublayer_end_backward(dr, dY, dt, &gend[2], &end[2], &ew[2], dropped, dout,
-                          dropped ? w->r : w->u, F, TB, d);
-    ffn_inner_backward(dY, G->W_1, G->b_1, dr, w->u, w->mask_r, dropped, w->y2, P->W_1, TB, d, F);
+    sublayer_end_backward(dr, dY, dt, &gend[2], &end[2], &ew[2], dropped, tgt, dout,
+                          dropped ? w->r : w->u, F, n, d);
+    ffn_inner_backward(dY, G->W_1, G->b_1, dr, w->u, w->mask_r, dropped, tgt, w->y2, P->W_1, d, F);
     /* the cross-attention: its end (dY becomes Y1's residual share), then its heads */
-    sublayer_end_backward(dz, dY, dt, &gend[1], &end[1], &ew[1], dropped, dY, w->cross_z, d, TB, d);
-    cross_attention_backward(dY, d_memory, G, w, tw, dz, P, D, memory, tgt_len, src_len, T, S, B);
+    sublayer_end_backward(dz, dY, dt, &gend[1], &end[1], &ew[1], dropped, tgt, dY, w->cross_z, d,
+                          n, d);
+    cross_attention_backward(dY, d_memory, G, w, tw, dz, P, D, memory);
     /* the self-attention: its end (dY becomes x's residual share), then its heads */
-    sublayer_end_backward(dz, dY, dt, &gend[0], &end[0], &ew[0], dropped, dY, w->self_z, d, TB, d);
-    self_attention_backward(dx, dY, G, w, tw, dz, P, D, x, tgt_len, T, B);
+    sublayer_end_backward(dz, dY, dt, &gend[0], &end[0], &ew[0], dropped, tgt, dY, w->self_z, d,
+                          n, d);
+    self_attention_backward(dx, dY, G, w, tw, dz, P, D, x);
 }
 
 void tdec_forward(TdecWork *w, const TdecParams *P, const TdecDims *d, const real *x,
                   const int *tgt_len, const real *memory, const int *src_len, int T, int S,
                   int B, double rate, Pcg32 *rng)
 {
+    real_rows_set(&w->tgt, tgt_len, T, B);
+    real_rows_set(&w->src, src_len, S, B);
+    real_rows_gather(w->x_rows, x, &w->tgt, d->width);
+    real_rows_gather(w->memory_rows, memory, &w->src, d->memory);
     for (int l = 0; l < d->layers; l++)
-        layer_forward(&w->layer[l], w->scratch, &P[l], d, l ? w->layer[l - 1].out : x, tgt_len,
-                      memory, src_len, T, S, B, rate, rng);
+        layer_forward(&w->layer[l], w->scratch, &P[l], d, l ? w->layer[l - 1].out : w->x_rows,
+                      w->memory_rows, &w->tgt, &w->src, rate, rng);
 }
 
 void tdec_backward(real *dx, real *d_memory, TdecParams *G, TdecWork *w, const real *dout,
-                   const TdecParams *P, const TdecDims *d, const real *x, const int *tgt_len,
-                   const real *memory, const int *src_len, int T, int S, int B)
+                   const TdecParams *P, const TdecDims *d)
 {
     const int L = d->layers;
-    /* top to bottom; between layers the gradient stays in d_between (each layer reads its
-     * dout before it writes its dx) */
+    /* top to bottom over the real rows; between layers the gradient stays in d_between
+     * (each layer reads its dout before it writes its dx) */
+    memset(w->d_memory_rows, 0, sizeof(real) * (size_t)w->src.n * d->memory);
     for (int l = L - 1; l >= 0; l--)
-        layer_backward(l ? w->d_between : dx, d_memory, &G[l], &w->layer[l], w,
-                       l == L - 1 ? dout : w->d_between, &P[l], d, l ? w->layer[l - 1].out : x,
-                       tgt_len, memory, src_len, T, S, B);
+        layer_backward(w->d_between, w->d_memory_rows, &G[l], &w->layer[l], w,
+                       l == L - 1 ? dout : w->d_between, &P[l], d,
+                       l ? w->layer[l - 1].out : w->x_rows, w->memory_rows);
+    real_rows_scatter(dx, w->d_between, &w->tgt, d->width);
+    real_rows_scatter_add(d_memory, w->d_memory_rows, &w->src, d->memory);
 }
 
 /* ---- decoding ------------------------------------------------------------------------ */
@@ -427,7 +440,7 @@ static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecStepW
         end[1].Wp = tw->Wc_O;
         end[2].Wp = tw->W_2;
     }
-    sublayer_end_forward(&y1, &end[0], c->z, d, x, rows, d, 0, NULL);
+    sublayer_end_forward(&y1, &end[0], c->z, d, x, rows, d, NULL, 0, NULL);
     /* the cross-attention over each row's source */
     step_linear(c->q, c->y1, P->Wc_Q, tw ? tw->Wc_Q : NULL, P->bc_Q, rows, d, d);
     for (int r = 0; r < rows; r++) {
@@ -437,11 +450,11 @@ static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecStepW
         heads_forward(c->z + (size_t)r * d, d, 1, c->cross_probs[l] + (size_t)r * H * S, NULL,
                       NULL, NULL, &in);
     }
-    sublayer_end_forward(&y2, &end[1], c->z, d, c->y1, rows, d, 0, NULL);
+    sublayer_end_forward(&y2, &end[1], c->z, d, c->y1, rows, d, NULL, 0, NULL);
     /* the FFN (every row is a real position) */
     step_linear(c->u, c->y2, P->W_1, tw ? tw->W_1 : NULL, P->b_1, rows, d, F);
     relu_forward(c->u, c->u, (size_t)rows * F);
-    sublayer_end_forward(&out, &end[2], c->u, F, c->y2, rows, d, 0, NULL);
+    sublayer_end_forward(&out, &end[2], c->u, F, c->y2, rows, d, NULL, 0, NULL);
 }
 
 void tdec_step(TdecCache *c, const TdecParams *P, const TdecStepWeights *tw, const TdecDims *d,

@@ -5,16 +5,18 @@
  * (d_h wide: torch's MultiheadAttention with kdim = vdim = d_h). Forward and backward
  * over a teacher-forced batch, and one decoding step over cached keys and values.
  *
- * Layouts: target rows i * B + b (T*B rows, d wide), source rows j * B + b (S*B, d_h);
- * tgt_len and src_len (B) the real positions. Query rows past a sentence's end are
- * computed from finite numbers and read by nothing (the causal mask keeps real rows from
- * them; their weighted values and relu outputs are 0). */
+ * Layouts: in, target rows i * B + b (T*B rows, d wide) and source rows j * B + b (S*B,
+ * d_h); tgt_len and src_len (B) the real positions. The layers compute the real rows
+ * alone (nn/real_rows.h: sentence b's position i at row start[b] + i; n_t target and n_s
+ * source rows), and their output is in that layout. The causal mask keeps real rows
+ * from later ones, and the padded ones torch computes are read by nothing. */
 #ifndef S2S_TRANSFORMER_DECODER_H
 #define S2S_TRANSFORMER_DECODER_H
 
 #include "base/mem.h"
 #include "base/rng.h"
 #include "nn/real.h"
+#include "nn/real_rows.h"
 #include "nn/tensor.h"
 
 /* Decoder layers at most (and the same in words, for messages). */
@@ -45,23 +47,23 @@ typedef struct {
 /* Carves the L layers' tensors, named dec1.W_Q, ..., decL.beta_3. */
 void tdec_carve(TdecParams *p, TensorCarver *c, const TdecDims *d);
 
-/* One layer's activations over a batch: what backward needs. */
+/* One layer's activations over a batch's real rows: what backward needs. */
 typedef struct {
-    real *qkv;            /* (T*B, 3d) the self-attention's projections */
+    real *qkv;            /* (n_t, 3d) the self-attention's projections */
     real *self_probs;     /* (B, H, T, T) each head's causal weights */
     real *self_mean;      /* (B, T, T) their mean */
-    real *self_z;         /* (T*B, d) */
+    real *self_z;         /* (n_t, d) */
     real *xhat1, *rstd1, *y1;
-    real *cross_q;        /* (T*B, d) the cross-attention's queries */
-    real *cross_kv;       /* (S*B, 2d) its keys and values, from the annotations */
+    real *cross_q;        /* (n_t, d) the cross-attention's queries */
+    real *cross_kv;       /* (n_s, 2d) its keys and values, from the annotations */
     real *cross_probs;    /* (B, H, T, S) each head's weights over the source */
     real *cross_mean;     /* (B, T, S) their mean */
-    real *cross_z;        /* (T*B, d) */
+    real *cross_z;        /* (n_t, d) */
     real *xhat2, *rstd2, *y2;
-    real *u, *r;          /* (T*B, F) relu(y2 W_1^T + b_1), and after dropout */
+    real *u, *r;          /* (n_t, F) relu(y2 W_1^T + b_1), and after dropout */
     real *xhat3, *rstd3, *out;
-    /* dropout's factors (training only), at torch's six sites in the order drawn: the
-     * self-attention's weights (B, H, T, T) and output (T*B, d), the cross-attention's
+    /* dropout's factors (training only, padded: real_rows.h), at torch's six sites in
+     * the order drawn: the self-attention's weights (B, H, T, T) and output (T*B, d), the cross-attention's
      * weights (B, H, T, S) and output (T*B, d), the FFN's inner layer (T*B, F) and
      * output (T*B, d) */
     real *mask_sp, *mask_sa, *mask_cp, *mask_ca, *mask_r, *mask_o;
@@ -70,9 +72,13 @@ typedef struct {
 
 typedef struct {
     TdecLayerWork layer[DEC_MAX_LAYERS];
+    RealRows tgt, src;    /* the last forward's real rows */
+    real *x_rows;         /* (n_t, d) the input's real rows */
+    real *memory_rows;    /* (n_s, d_h) the annotations' real rows */
     real *scratch;        /* 2 T max(T, S): one head's dropped weights and their gradient */
-    /* backward: the gradient between layers (T*B, d) and a layer's scratch */
-    real *d_between, *d_y, *d_t, *d_r, *d_z, *d_qkv, *d_cross_q, *d_cross_kv;
+    /* backward: the gradient between layers (n_t, d), the annotations' (n_s, d_h), and a
+     * layer's scratch */
+    real *d_between, *d_memory_rows, *d_y, *d_t, *d_r, *d_z, *d_qkv, *d_cross_q, *d_cross_kv;
 } TdecWork;
 
 /* Carves the stack's buffers for (B, T, S) from ar (a counting arena measures); the
@@ -81,17 +87,17 @@ void tdec_carve_work(TdecWork *w, Arena *ar, const TdecDims *d, int B, int T, in
                      int with_backward);
 
 /* The stack: x (T*B, d) through every layer, reading memory (S*B, d_h); the output is
- * w->layer[L - 1].out. With rng and rate > 0, dropout at torch's six sites of each layer,
- * masks drawn from rng layer by layer. */
+ * w->layer[L - 1].out, (n_t, d) over the real rows w->tgt. With rng and rate > 0, dropout
+ * at torch's six sites of each layer, masks drawn from rng layer by layer. */
 void tdec_forward(TdecWork *w, const TdecParams *P, const TdecDims *d, const real *x,
                   const int *tgt_len, const real *memory, const int *src_len, int T, int S,
                   int B, double rate, Pcg32 *rng);
 
-/* Backward of tdec_forward from dout (T*B, d): the weights' gradients accumulated into
- * G, dx (T*B, d) overwritten (it may be dout's memory), d_memory (S*B, d_h) accumulated. */
+/* Backward of the last tdec_forward (its inputs and rows) from dout (n_t, d), the
+ * output's layout: the weights' gradients accumulated into G, dx (T*B, d) overwritten, 0
+ * in padded rows (it may be dout's memory), d_memory (S*B, d_h) accumulated. */
 void tdec_backward(real *dx, real *d_memory, TdecParams *G, TdecWork *w, const real *dout,
-                   const TdecParams *P, const TdecDims *d, const real *x, const int *tgt_len,
-                   const real *memory, const int *src_len, int T, int S, int B);
+                   const TdecParams *P, const TdecDims *d);
 
 /* ---- decoding, one position at a time ------------------------------------------------ */
 

@@ -8,6 +8,7 @@
 
 #include "nn/fdcheck.h"
 #include "nn/ops.h"
+#include "nn/real_rows.h"
 #include "support/suites.h"
 
 enum { ROWS = 3, IN = 4, OUT = 5 };
@@ -223,6 +224,58 @@ START_TEST(dropout_keeps_a_share_1_minus_p_scaled_by_1_over_1_minus_p)
 }
 END_TEST
 
+/* A Transformer layer's real rows (nn/real_rows.h) in a batch of 3 sentences of lengths
+ * 2, 4, 1 padded to 4 positions: sentence by sentence (sentence 1's position 2 at row 2 + 2);
+ * gathered from and scattered back to the padded layout, padding 0; dropout's masks the
+ * very draws of dropout_forward over the padded rows, and each real row scaled by its own
+ * padded row's factors (the reference draws over the padded rows as torch does). */
+START_TEST(real_rows_lie_sentence_by_sentence_and_drop_as_the_padded_rows_do)
+{
+    enum { P = 4, B = 3, C = 5 };
+    const int len[B] = {2, 4, 1};
+    int start[B], padded[P * B];
+    real x[P * B * C], rows[P * B * C], back[P * B * C], mask[P * B * C], want[P * B * C];
+    for (int k = 0; k < P * B * C; k++)
+        x[k] = (real)(k + 1), back[k] = -1;
+    RealRows rr = {.start = start, .padded = padded};
+    real_rows_set(&rr, len, P, B);
+    ck_assert_int_eq(rr.n, 7);
+    ck_assert_int_eq(start[0], 0);
+    ck_assert_int_eq(start[1], 2);
+    ck_assert_int_eq(start[2], 6);
+    real_rows_gather(rows, x, &rr, C);
+    for (int b = 0; b < B; b++)
+        for (int p = 0; p < len[b]; p++)
+            for (int c = 0; c < C; c++)
+                ck_assert(rows[(start[b] + p) * C + c] == x[(p * B + b) * C + c]);
+    real_rows_scatter(back, rows, &rr, C);
+    for (int p = 0; p < P; p++)
+        for (int b = 0; b < B; b++)
+            for (int c = 0; c < C; c++)
+                ck_assert(back[(p * B + b) * C + c] == (p < len[b] ? x[(p * B + b) * C + c] : 0));
+    real_rows_scatter_add(back, rows, &rr, C);
+    for (int p = 0; p < len[1]; p++)
+        ck_assert(back[(p * B + 1) * C] == 2 * x[(p * B + 1) * C]);
+    Pcg32 a, b2;
+    pcg32_seed(&a, 41, 7);
+    b2 = a;
+    for (int k = 0; k < P * B * C; k++)
+        back[k] = 1;
+    dropout_forward(back, C, want, P * B, C, 0.4, &a);
+    memcpy(back, rows, sizeof back);
+    real_rows_dropout_forward(back, mask, &rr, C, 0.4, &b2);
+    ck_assert(memcmp(mask, want, sizeof mask) == 0);
+    ck_assert_uint_eq(pcg32_next(&a), pcg32_next(&b2)); /* as many draws */
+    int dropped = 0;
+    for (int k = 0; k < rr.n; k++)
+        for (int c = 0; c < C; c++) {
+            ck_assert(back[k * C + c] == rows[k * C + c] * mask[padded[k] * C + c]);
+            dropped += back[k * C + c] == 0;
+        }
+    ck_assert_int_gt(dropped, 0);
+}
+END_TEST
+
 Suite *ops_suite(void)
 {
     Suite *s = suite_create("ops");
@@ -237,6 +290,7 @@ Suite *ops_suite(void)
     tcase_add_test(tc, label_smoothing_mixes_the_target_with_the_uniform_distribution);
     tcase_add_test(tc, softmax_xent_is_stable_for_large_logits);
     tcase_add_test(tc, dropout_keeps_a_share_1_minus_p_scaled_by_1_over_1_minus_p);
+    tcase_add_test(tc, real_rows_lie_sentence_by_sentence_and_drop_as_the_padded_rows_do);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -85,7 +85,7 @@ static double check_case(Case *c, const char *what)
     case_loss(c);
     memcpy(dout, c->R, sizeof dout);
     memset(c->g, 0, sizeof c->g);
-    sa_backward(dx, c->G, &c->w, dout, c->P, &c->d, c->x, c->len, S, B);
+    sa_backward(dx, c->G, &c->w, dout, c->P, &c->d, S, B);
     printf("%s, every element of every tensor (double):\n", what);
     double worst = fdcheck_tensor("x", c->x, dx, S * B * WIDTH, case_loss, c);
     for (int t = 0; t < c->n_tensors; t++) {
@@ -159,12 +159,14 @@ END_TEST
 
 /* tests/fixtures/README.md, example 1, through the layer's own in-projection (in torch's
  * convention, W_in = [W_Q^T ; W_K^T ; W_V^T] of the example's x W) and attention, in a
- * batch with a shorter sentence beside it: its weights and values to 1e-14. */
+ * batch with a shorter sentence beside it, over the real rows of the two: its weights and
+ * values to 1e-14. */
 START_TEST(worked_example_through_the_self_attention_layer)
 {
     enum { n = 4, d = 3, BB = 2 };
-    real W_in[3 * d * d], x[n * BB * d], qkv[n * BB * 3 * d], z[n * BB * d];
-    real probs[BB * n * n], mean[BB * n * n], scratch[n * n];
+    real W_in[3 * d * d], x[n * BB * d], x_rows[n * BB * d], qkv[n * BB * 3 * d];
+    real z[n * BB * d], probs[BB * n * n], mean[BB * n * n], scratch[n * n];
+    int start[BB], padded[n * BB];
     for (int m = 0; m < 3; m++) /* torch's in_proj holds the transposes */
         for (int o = 0; o < d; o++)
             for (int i = 0; i < d; i++)
@@ -176,15 +178,20 @@ START_TEST(worked_example_through_the_self_attention_layer)
             x[(j * BB + 1) * d + u] = j < 2 ? (real)(u + j) : 7;
         }
     const int len[BB] = {4, 2};
-    linear_forward(qkv, x, W_in, NULL, n * BB, d, 3 * d);
-    sa_attend_forward(z, probs, mean, NULL, scratch, qkv, len, n, BB, 1, d);
+    RealRows rr = {.start = start, .padded = padded};
+    real_rows_set(&rr, len, n, BB);
+    ck_assert_int_eq(rr.n, 6);
+    ck_assert_int_eq(start[1], 4); /* sentence 1's rows follow sentence 0's */
+    real_rows_gather(x_rows, x, &rr, d);
+    linear_forward(qkv, x_rows, W_in, NULL, rr.n, d, 3 * d);
+    sa_attend_forward(z, probs, mean, NULL, scratch, qkv, &rr, 1, d);
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < n; j++) {
             ck_assert_double_eq_tol(probs[i * n + j] / QKV_WEIGHTS[i][j], 1, 1e-14);
             ck_assert_double_eq_tol(mean[i * n + j] / QKV_WEIGHTS[i][j], 1, 1e-14);
         }
         for (int u = 0; u < d; u++)
-            ck_assert_double_eq_tol(z[(i * BB) * d + u] / QKV_ATTENTION[i][u], 1, 1e-14);
+            ck_assert_double_eq_tol(z[i * d + u] / QKV_ATTENTION[i][u], 1, 1e-14);
     }
     /* the padded sentence: weights only over its two real keys, zero rows past them */
     for (int i = 0; i < n; i++)
