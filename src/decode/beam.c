@@ -53,19 +53,40 @@ SIMD_CLONES_WIDE static double log_sum_exp(const real *o, int V)
     return max + log(sum);
 }
 
+/* Words a row's logits are scanned by at once: a block none of whose logits passes a
+ * threshold is skipped after one vector comparison. */
+enum { SCAN_BLOCK = 16 };
+
+/* Whether any of o[0..n) is above `floor` (or at it, with `or_equal`), compared in
+ * double as the callers compare. */
+static int any_above(const real *o, int n, double floor, int or_equal)
+{
+    int any = 0;
+    for (int v = 0; v < n; v++)
+        any |= or_equal ? (double)o[v] >= floor : (double)o[v] > floor;
+    return any;
+}
+
 /* The n-th largest of a row's logits among the words a hypothesis may take (not <pad>,
  * not <s>), or -inf when there are fewer: no word below it can be among the row's n best
- * extensions. best (n) is scratch. */
+ * extensions. best (n) is scratch. Once n are held, a block of words none of which beats
+ * the n-th is passed over whole (the n-th largest value does not depend on the order the
+ * words are seen in). */
 static real nth_best(const real *o, int V, int n, real *best)
 {
     int have = 0; /* best[0..have) falling */
-    for (int v = 0; v < V; v++) {
-        if (v == TOK_PAD || v == TOK_BOS || (have == n && o[v] <= best[n - 1]))
+    for (int v0 = 0; v0 < V; v0 += SCAN_BLOCK) {
+        const int end = v0 + SCAN_BLOCK < V ? v0 + SCAN_BLOCK : V;
+        if (have == n && !any_above(o + v0, end - v0, best[n - 1], 0))
             continue;
-        int at = have < n ? have++ : n - 1;
-        for (; at > 0 && best[at - 1] < o[v]; at--)
-            best[at] = best[at - 1];
-        best[at] = o[v];
+        for (int v = v0; v < end; v++) {
+            if (v == TOK_PAD || v == TOK_BOS || (have == n && o[v] <= best[n - 1]))
+                continue;
+            int at = have < n ? have++ : n - 1;
+            for (; at > 0 && best[at - 1] < o[v]; at--)
+                best[at] = best[at - 1];
+            best[at] = o[v];
+        }
     }
     return have == n ? best[n - 1] : -INFINITY;
 }
@@ -256,9 +277,15 @@ static int extend_sentence(Search *s, const real *logits, int b, int t, int max_
         const double lse = log_sum_exp(o, V);
         const double floor = nth_best(o, V, 2 * K, s->best);
         const double margin = 8 * DBL_EPSILON * (fabs(s->score[r]) + fabs(lse) + fabs(floor) + 1);
-        for (int v = 0; v < V; v++)
-            if (v != TOK_PAD && v != TOK_BOS && o[v] >= floor - margin)
-                s->cand[n_cand++] = (Candidate){s->score[r] + o[v] - lse, r, v};
+        const double least = floor - margin;
+        for (int v0 = 0; v0 < V; v0 += SCAN_BLOCK) {
+            const int end = v0 + SCAN_BLOCK < V ? v0 + SCAN_BLOCK : V;
+            if (!any_above(o + v0, end - v0, least, 1))
+                continue;
+            for (int v = v0; v < end; v++)
+                if (v != TOK_PAD && v != TOK_BOS && o[v] >= least)
+                    s->cand[n_cand++] = (Candidate){s->score[r] + o[v] - lse, r, v};
+        }
     }
     const Candidate *best = s->cand;
     qsort(s->cand, (size_t)n_cand, sizeof(Candidate), by_score_desc);
