@@ -6,7 +6,9 @@
 # normal build under valgrind. Where each check runs: src/README.md.
 
 CC      ?= cc
-PKGS    := openblas yaml-0.1 stb ompi-c
+CXX     ?= c++
+# sentencepiece: subword units (src/text/subwords.h, the one C++ file, behind a C seam)
+PKGS    := openblas yaml-0.1 stb ompi-c sentencepiece
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # -fno-trapping-math only tells the compiler that no floating-point exception handler
 # watches (none does), so it may if-convert the branch-free maths of fastmath.h into
@@ -25,7 +27,8 @@ XSMM    ?= 1
 XSMM_A   = $(if $(filter 1,$(XSMM)),$(wildcard /usr/lib/libxsmm.a))
 CFLAGS   = -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) $(OPT) -MMD -MP \
            $(if $(XSMM_A),-DS2S_XSMM) $(EXTRA_CFLAGS)
-LDLIBS   = $(PKG_LIBS) -lunistring -lm -pthread $(if $(XSMM_A),$(XSMM_A) -ldl -lrt)
+CXXFLAGS = -std=c++17 -pthread -Isrc -Wall -Wextra -Wshadow $(OPT) -MMD -MP $(EXTRA_CFLAGS)
+LDLIBS   = $(PKG_LIBS) -lstdc++ -lunistring -lm -pthread $(if $(XSMM_A),$(XSMM_A) -ldl -lrt)
 
 # Where objects and test binaries go, and the program the tests run.
 B       ?= build
@@ -38,7 +41,9 @@ CORE    := $(addprefix nn/,ops conv gru lstm rnn_tanh cell attn_kernels heads re
 # Built only in double: finite-difference checking (the tests and `s2s gradcheck`).
 F64_ONLY := nn/fdcheck model/fdcheck_model model/explain_examples
 SRCS    := $(wildcard src/*/*.c)
-LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/cli/main.c $(F64_ONLY:%=src/%.c),$(SRCS)))
+CXX_SRCS := $(wildcard src/*/*.cc)
+LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/cli/main.c $(F64_ONLY:%=src/%.c),$(SRCS))) \
+            $(patsubst src/%.cc,$(B)/obj/%.o,$(CXX_SRCS))
 F64_OBJS := $(patsubst %,$(B)/f64/%.o,$(CORE) $(F64_ONLY))
 # The same program with the test-only fault hooks of src/base/fault.h compiled in.
 FAULT_OBJS := $(patsubst $(B)/obj/%,$(B)/fault/%,$(B)/obj/cli/main.o $(LIB_OBJS))
@@ -84,6 +89,14 @@ $(B)/fault/%.o: src/%.c | deps
 $(B)/obj/%.o: src/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(B)/obj/%.o: src/%.cc | deps
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(B)/fault/%.o: src/%.cc | deps
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(B)/f64/%.o: src/%.c | deps
 	@mkdir -p $(@D)

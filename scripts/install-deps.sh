@@ -10,9 +10,10 @@ set -eu
 
 # the compiler, OpenBLAS (every matrix product), libyaml (configs), libunistring
 # (Unicode normalisation and case mapping for the tokenizer), stb (the images' decoders),
-# Open MPI (training on several processes or machines: mpirun, and the library s2s links)
+# Open MPI (training on several processes or machines: mpirun, and the library s2s links),
+# SentencePiece (subword units: src/text/subwords.h)
 BUILD="build-essential pkg-config libopenblas-dev libyaml-dev libunistring-dev libstb-dev"
-BUILD="$BUILD libopenmpi-dev openmpi-bin"
+BUILD="$BUILD libopenmpi-dev openmpi-bin libsentencepiece-dev"
 # and on x86-64, libxsmm: JIT kernels for the small products of a training step (1.1-1.5x
 # OpenBLAS on them, scripts/bench/gemm-shapes/README.md); elsewhere the Makefile leaves it out
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then

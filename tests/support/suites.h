@@ -11,6 +11,7 @@ Suite *pool_float_suite(void);
 Suite *batch_suite(void);
 Suite *tokenize_suite(void);
 Suite *number_suite(void);
+Suite *subwords_suite(void);
 Suite *config_suite(void);
 Suite *data_suite(void);
 Suite *image_suite(void);
