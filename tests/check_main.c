@@ -22,7 +22,7 @@ static const struct {
     Suite *(*make)(void);
 } SUITES[] = {
     SUITE(rng), SUITE(workers), SUITE(small_gemm), SUITE(pool_float), SUITE(batch),
-    SUITE(tokenize), SUITE(number), SUITE(subwords), SUITE(config), SUITE(data), SUITE(image),
+    SUITE(tokenize), SUITE(number), SUITE(subwords), SUITE(get_multi30k), SUITE(config), SUITE(data), SUITE(image),
     SUITE(ground), SUITE(shapes), SUITE(gen), SUITE(align), SUITE(metrics), SUITE(fdcheck),
     SUITE(ops), SUITE(conv), SUITE(cell), SUITE(attention), SUITE(self_attention),
     SUITE(model), SUITE(hard), SUITE(explain), SUITE(training), SUITE(evaluator), SUITE(checkpoint),

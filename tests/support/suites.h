@@ -12,6 +12,7 @@ Suite *batch_suite(void);
 Suite *tokenize_suite(void);
 Suite *number_suite(void);
 Suite *subwords_suite(void);
+Suite *get_multi30k_suite(void);
 Suite *config_suite(void);
 Suite *data_suite(void);
 Suite *image_suite(void);
