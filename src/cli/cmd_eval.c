@@ -13,29 +13,38 @@
 
 static const char EVAL_USAGE[] =
     "usage: s2s eval --hyp FILE --ref FILE [--metric bleu|chrf|exact]... [--lowercase]\n"
-    "                [--src FILE --by-length WIDTH]\n"
+    "                [--tokenize 13a|none] [--src FILE --by-length WIDTH]\n"
     "\n"
     "Scores translations (one a line) against references (one a line, same order) and\n"
     "prints one line per metric on stdout: BLEU and chrF2 exactly as sacreBLEU 2.6.0\n"
     "computes them by default (BLEU: 13a tokenization, exp smoothing; chrF: character\n"
     "6-grams, beta 2), and the exact-match rate in percent. --lowercase lowercases both\n"
-    "sides first (sacreBLEU's -lc). Default metric: bleu.\n"
+    "sides first (sacreBLEU's -lc). --tokenize none: BLEU's tokens are the text's own,\n"
+    "cut at whitespace only, for text tokenized beforehand (sacreBLEU's -tok none, the\n"
+    "BLEU of multi-bleu.perl; default 13a). Default metric: bleu.\n"
     "\n"
     "With --src (the sources, same order) and --by-length WIDTH, the metrics are also\n"
     "computed for each group of sentences by source length in words (whitespace-\n"
     "separated): 1 to WIDTH, WIDTH+1 to 2 WIDTH, ..., one line per group and metric:\n"
     "  length 11-20 (284 sentences): BLEU = ...\n";
 
+/* How the text is compared: lowercased or not, BLEU's tokenization. */
+typedef struct {
+    int lowercase;
+    BleuTokenize tokenize;
+} Scoring;
+
 /* Prints each metric of order (0 bleu, 1 exact, 2 chrf) for n sentences, each line
  * after prefix. */
 static void print_metrics(const char *prefix, const char *const *hyps, const char *const *refs,
-                          int n, const int *order, int n_order, int lowercase)
+                          int n, const int *order, int n_order, const Scoring *how)
 {
+    const int lowercase = how->lowercase;
     for (int k = 0; k < n_order; k++) {
         if (order[k] == 0) {
             Bleu b;
             char line[256];
-            bleu_corpus(&b, hyps, refs, n, lowercase);
+            bleu_corpus_tokenized(&b, hyps, refs, n, lowercase, how->tokenize);
             bleu_format(&b, line, sizeof line);
             printf("%s%s\n", prefix, line);
         } else if (order[k] == 2) {
@@ -60,7 +69,7 @@ static int count_words(const char *s)
 
 /* The metrics of each group of sentences by source length (see EVAL_USAGE). */
 static void print_by_length(const TextFile *src, const TextFile *hyp, const TextFile *ref,
-                            long width, const int *order, int n_order, int lowercase)
+                            long width, const int *order, int n_order, const Scoring *how)
 {
     int longest = 0;
     int *words = xmalloc_array((size_t)src->n, sizeof(int));
@@ -83,7 +92,7 @@ static void print_by_length(const TextFile *src, const TextFile *hyp, const Text
             continue;
         char prefix[96];
         snprintf(prefix, sizeof prefix, "length %ld-%ld (%d sentence%s): ", lo, hi, n, plural(n));
-        print_metrics(prefix, h, r, n, order, n_order, lowercase);
+        print_metrics(prefix, h, r, n, order, n_order, how);
     }
     free(words);
     free(h);
@@ -93,14 +102,15 @@ static void print_by_length(const TextFile *src, const TextFile *hyp, const Text
 int cmd_eval(int argc, char **argv)
 {
     const char *hyp_path = NULL, *ref_path = NULL, *src_path = NULL;
-    int lowercase = 0, metrics = 0; /* bit 0: bleu, bit 1: exact, bit 2: chrf */
+    Scoring how = {0, BLEU_TOKENIZE_13A};
+    int metrics = 0; /* bit 0: bleu, bit 1: exact, bit 2: chrf */
     int order[8], n_order = 0;
     long width = 0;
-    enum { HELP, LOWERCASE, HYP, REF, SRC, BY_LENGTH, METRIC };
+    enum { HELP, LOWERCASE, HYP, REF, SRC, BY_LENGTH, METRIC, TOKENIZE };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [LOWERCASE] = {"--lowercase", 0}, [HYP] = {"--hyp", 1},
         [REF] = {"--ref", 1}, [SRC] = {"--src", 1}, [BY_LENGTH] = {"--by-length", 1},
-        [METRIC] = {"--metric", 1}, {NULL, 0}};
+        [METRIC] = {"--metric", 1}, [TOKENIZE] = {"--tokenize", 1}, {NULL, 0}};
     for (int a = 0; a < argc; a++) {
         const char *value = NULL;
         char *end;
@@ -114,7 +124,12 @@ int cmd_eval(int argc, char **argv)
             fputs(EVAL_USAGE, stdout);
             return EXIT_OK;
         case LOWERCASE:
-            lowercase = 1;
+            how.lowercase = 1;
+            break;
+        case TOKENIZE:
+            if (strcmp(value, "13a") && strcmp(value, "none"))
+                return cmd_usage_error("--tokenize: expected 13a or none, got `%s`", value);
+            how.tokenize = strcmp(value, "none") ? BLEU_TOKENIZE_13A : BLEU_TOKENIZE_NONE;
             break;
         case HYP:
             hyp_path = value;
@@ -167,9 +182,9 @@ int cmd_eval(int argc, char **argv)
         goto done;
     }
     print_metrics("", (const char *const *)hyp.lines, (const char *const *)ref.lines, hyp.n, order,
-                  n_order, lowercase);
+                  n_order, &how);
     if (src_path)
-        print_by_length(&src, &hyp, &ref, width, order, n_order, lowercase);
+        print_by_length(&src, &hyp, &ref, width, order, n_order, &how);
     rc = cmd_flush_stdout() == 0 ? EXIT_OK : EXIT_IO;
 done:
     textfile_free(&hyp);

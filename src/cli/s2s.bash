@@ -46,6 +46,7 @@ _s2s()
     --alignment) COMPREPLY=($(compgen -W "soft hard" -- "$cur")); return ;;
     --attention-mode) COMPREPLY=($(compgen -W "auto soft argmax" -- "$cur")); return ;;
     --metric) COMPREPLY=($(compgen -W "bleu chrf exact" -- "$cur")); return ;;
+    --tokenize) COMPREPLY=($(compgen -W "13a none" -- "$cur")); return ;;
     --level) COMPREPLY=($(compgen -W "word char" -- "$cur")); return ;;
     --size)
         if [ "$cmd" = bench ]; then

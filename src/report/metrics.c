@@ -197,10 +197,38 @@ static int gram_cmp4(const void *a, const void *b)
     return memcmp(a, b, sizeof(Gram));
 }
 
-/* The token ids of a 13a-tokenized, optionally lowercased line. */
-static int segment_ids(Vocab *v, const char *line, int lowercase, int **ids, int *cap)
+/* line's tokens separated by single spaces: cut at each run of whitespace (Python's
+ * str.isspace, as str.split() cuts), the ends trimmed. Returns a malloc'd string. */
+static char *tokenize_none(const char *line)
 {
-    char *tok = tokenize_13a(line);
+    const size_t n = strlen(line);
+    char *out = xmalloc(n + 1);
+    size_t k = 0, o = 0;
+    int gap = 0;
+    while (k < n) {
+        ucs4_t c;
+        int len = u8_mbtouc(&c, (const uint8_t *)line + k, n - k);
+        len = len > 0 ? len : 1;
+        if (char_is_space(c)) {
+            gap = o > 0;
+        } else {
+            if (gap)
+                out[o++] = ' ';
+            gap = 0;
+            memcpy(out + o, line + k, (size_t)len);
+            o += (size_t)len;
+        }
+        k += (size_t)len;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* The token ids of a tokenized, optionally lowercased line. */
+static int segment_ids(Vocab *v, const char *line, int lowercase, BleuTokenize tokenize,
+                       int **ids, int *cap)
+{
+    char *tok = tokenize == BLEU_TOKENIZE_NONE ? tokenize_none(line) : tokenize_13a(line);
     if (lowercase) {
         size_t len = 0;
         uint8_t *lower = u8_tolower((const uint8_t *)tok, strlen(tok) + 1, NULL, NULL, NULL, &len);
@@ -234,6 +262,12 @@ static int make_grams(Gram *g, const int *ids, int len, int n)
 
 void bleu_corpus(Bleu *b, const char *const *hyps, const char *const *refs, int n, int lowercase)
 {
+    bleu_corpus_tokenized(b, hyps, refs, n, lowercase, BLEU_TOKENIZE_13A);
+}
+
+void bleu_corpus_tokenized(Bleu *b, const char *const *hyps, const char *const *refs, int n,
+                           int lowercase, BleuTokenize tokenize)
+{
     memset(b, 0, sizeof *b);
     Vocab v;
     vocab_init(&v);
@@ -241,8 +275,8 @@ void bleu_corpus(Bleu *b, const char *const *hyps, const char *const *refs, int 
     Gram *gh = NULL, *gr = NULL;
     size_t gram_cap = 0;
     for (int s = 0; s < n; s++) {
-        int nh = segment_ids(&v, hyps[s], lowercase, &hyp, &hyp_cap);
-        int nr = segment_ids(&v, refs[s], lowercase, &ref, &ref_cap);
+        int nh = segment_ids(&v, hyps[s], lowercase, tokenize, &hyp, &hyp_cap);
+        int nr = segment_ids(&v, refs[s], lowercase, tokenize, &ref, &ref_cap);
         b->hyp_len += nh;
         b->ref_len += nr;
         size_t need = (size_t)(nh > nr ? nh : nr) + 1;

@@ -19,6 +19,16 @@ typedef struct {
  * asked, like sacreBLEU -lc). */
 void bleu_corpus(Bleu *out, const char *const *hyps, const char *const *refs, int n, int lowercase);
 
+/* How BLEU cuts a line into tokens: sacreBLEU's 13a (its default, what bleu_corpus
+ * does), or none: at whitespace alone (Python's str.split()), for text tokenized
+ * beforehand, as multi-bleu.perl and sacreBLEU -tok none score it (the papers' BLEU on
+ * Moses-tokenized text). */
+typedef enum { BLEU_TOKENIZE_13A, BLEU_TOKENIZE_NONE } BleuTokenize;
+
+/* bleu_corpus with the given tokenization. */
+void bleu_corpus_tokenized(Bleu *out, const char *const *hyps, const char *const *refs, int n,
+                           int lowercase, BleuTokenize tokenize);
+
 /* sacreBLEU's line: "BLEU = 34.12 65.1/40.2/27.3/19.0 (BP = 0.981 ratio = 0.981 hyp_len
  * = 812 ref_len = 828)". */
 void bleu_format(const Bleu *b, char *out, size_t cap);

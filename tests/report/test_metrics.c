@@ -254,12 +254,57 @@ START_TEST(eval_by_length_scores_each_group_as_its_lines_alone)
 }
 END_TEST
 
+/* BLEU without tokenization (sacreBLEU -tok none, multi-bleu.perl): the text's own tokens,
+ * cut at whitespace of any kind and nowhere else, counted by hand here; 13a would cut
+ * "a,b" and "&apos;s" further. And `s2s eval --tokenize none` prints it. */
+START_TEST(bleu_without_tokenization_counts_the_texts_own_tokens)
+{
+    const char *hyps[] = {"a,b  c\xc2\xa0" "d ", "x &apos;s y", "p q r s t"};
+    const char *refs[] = {"a,b c d", "\tx &apos;s z", "p q r s t"};
+    Bleu b;
+    bleu_corpus_tokenized(&b, hyps, refs, 3, 0, BLEU_TOKENIZE_NONE);
+    const long correct[4] = {10, 7, 4, 2}, total[4] = {11, 8, 5, 2};
+    for (int k = 0; k < 4; k++) {
+        ck_assert_int_eq(b.correct[k], correct[k]);
+        ck_assert_int_eq(b.total[k], total[k]);
+    }
+    ck_assert_int_eq(b.hyp_len, 11);
+    ck_assert_int_eq(b.ref_len, 11);
+    const double want = 100 * pow(10.0 / 11 * 7.0 / 8 * 4.0 / 5 * 2.0 / 2, 0.25);
+    ck_assert_double_eq_tol(b.score, want, 1e-12);
+    Bleu t13a;
+    bleu_corpus_tokenized(&t13a, hyps, refs, 3, 0, BLEU_TOKENIZE_13A);
+    ck_assert_int_gt(t13a.hyp_len, b.hyp_len);
+
+    char dir[512], hyp[600], ref[600], out[600], err[600], line[1024], expected[256];
+    scratch_dir(dir, sizeof dir, "evalnone");
+    snprintf(hyp, sizeof hyp, "%s/hyp.txt", dir);
+    snprintf(ref, sizeof ref, "%s/ref.txt", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    write_file(hyp, "a,b  c\xc2\xa0" "d \nx &apos;s y\np q r s t\n");
+    write_file(ref, "a,b c d\n\tx &apos;s z\np q r s t\n");
+    const char *argv[] = {S2S, "eval", "--hyp", hyp, "--ref", ref, "--tokenize", "none", NULL};
+    ck_assert_int_eq(run_command(argv, out, err, NULL), 0);
+    first_line(out, line, sizeof line);
+    char formatted[256];
+    bleu_format(&b, formatted, sizeof formatted);
+    ck_assert_str_eq(line, formatted);
+    const char *bad[] = {S2S, "eval", "--hyp", hyp, "--ref", ref, "--tokenize", "moses", NULL};
+    ck_assert_int_eq(run_command(bad, out, err, NULL), 2);
+    first_line(err, line, sizeof line);
+    snprintf(expected, sizeof expected, "s2s: error: --tokenize: expected 13a or none, got `moses`");
+    ck_assert_str_eq(line, expected);
+}
+END_TEST
+
 Suite *metrics_suite(void)
 {
     Suite *s = suite_create("metrics");
     TCase *tc = tcase_create("bleu");
     tcase_add_loop_test(tc, bleu_matches_sacrebleu, 0, 2 * (int)(sizeof CASES / sizeof *CASES));
     tcase_add_test(tc, tokenizer_13a_splits_like_mteval);
+    tcase_add_test(tc, bleu_without_tokenization_counts_the_texts_own_tokens);
     tcase_add_test(tc, exact_match_counts_identical_lines);
     tcase_add_test(tc, eval_command_prints_sacrebleu_lines_and_refuses_bad_input);
     tcase_add_test(tc, eval_by_length_scores_each_group_as_its_lines_alone);
