@@ -1,7 +1,9 @@
 /* test_get_multi30k.c: scripts/get-multi30k.sh --from on a made-up checkout of the
- * dataset (the real one's file names and line counts, made-up lines): it writes the raw
- * splits and the tokenized references where the configs read them; a file of the wrong
- * length stops it naming the file, exit 1; a directory that is no checkout, exit 2. */
+ * dataset (the real one's file names and line counts, made-up lines, stand-ins for its
+ * Moses scripts): it writes the raw splits, the tokenized references and the Moses
+ * scripts where the configs and scripts/experiments/multi30k/score.sh read them; a file of
+ * the wrong length stops it naming the file, exit 1; a directory that is no checkout,
+ * exit 2. And score.sh scores both ways through those scripts. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,17 +13,25 @@
 
 #include "support/cli.h"
 #include "support/suites.h"
+#include "support/tinyrun.h"
 
 /* A shell loop that writes DIR/data/task1/{raw/SPLIT.L.gz, tok/SPLIT.lc.norm.tok.L} for
- * every split and language of task 1, line k of each "SPLIT L k" (raw) or "split l k"
- * (tok), so that the copies can be told apart and traced. */
+ * every split and language of task 1, line k of each "SPLIT L k of a split" (raw) or "tok
+ * SPLIT L k of a split" (tok), so that the copies can be told apart and traced. */
 static const char MAKE_CHECKOUT[] =
     "set -e; d=\"$1\"; mkdir -p \"$d/data/task1/raw\" \"$d/data/task1/tok\"; "
     "for e in train:29000:'en de fr cs' val:1014:'en de fr cs' "
     "test_2016_flickr:1000:'en de fr cs' test_2017_flickr:1000:'en de fr' "
     "test_2017_mscoco:461:'en de fr'; do s=${e%%:*}; r=${e#*:}; n=${r%%:*}; "
-    "for l in ${r#*:}; do seq 1 \"$n\" | sed \"s/^/$s $l /\" | gzip > \"$d/data/task1/raw/$s.$l.gz\"; "
-    "seq 1 \"$n\" | sed \"s/^/tok $s $l /\" > \"$d/data/task1/tok/$s.lc.norm.tok.$l\"; done; done";
+    "for l in ${r#*:}; do seq 1 \"$n\" | sed \"s/^/$s $l /; s/$/ of a split/\" | gzip > \"$d/data/task1/raw/$s.$l.gz\"; "
+    "seq 1 \"$n\" | sed \"s/^/tok $s $l /; s/$/ of a split/\" > \"$d/data/task1/tok/$s.lc.norm.tok.$l\"; done; done; "
+    /* Moses's scripts stood in for: the tokenizer marks each line as the tok/ files are */
+    "m=\"$d/scripts/moses-3a0631a\"; mkdir -p \"$m/tokenizer\" \"$m/share/nonbreaking_prefixes\"; "
+    "echo 'while (<STDIN>) { print lc $_; }' > \"$m/tokenizer/lowercase.perl\"; "
+    "echo 'while (<STDIN>) { print $_; }' > \"$m/tokenizer/normalize-punctuation.perl\"; "
+    "echo 'while (<STDIN>) { print \"tok $_\"; }' > \"$m/tokenizer/tokenizer.perl\"; "
+    "touch \"$m/tokenizer/basic-protected-patterns\"; "
+    "for l in en de fr cs; do touch \"$m/share/nonbreaking_prefixes/nonbreaking_prefix.$l\"; done";
 
 static int run(const char *cmd)
 {
@@ -55,11 +65,12 @@ START_TEST(get_multi30k_copies_a_checkout_and_checks_its_lengths)
     static const struct {
         const char *file, *first;
     } WANT[] = {
-        {"train.de", "train de 1"}, {"train.cs", "train cs 1"}, {"val.en", "val en 1"},
-        {"test_2016_flickr.fr", "test_2016_flickr fr 1"},
-        {"test_2017_mscoco.en", "test_2017_mscoco en 1"},
-        {"tok/test_2016_flickr.lc.norm.tok.de", "tok test_2016_flickr de 1"},
-        {"tok/train.lc.norm.tok.en", "tok train en 1"},
+        {"train.de", "train de 1 of a split"}, {"train.cs", "train cs 1 of a split"}, {"val.en", "val en 1 of a split"},
+        {"test_2016_flickr.fr", "test_2016_flickr fr 1 of a split"},
+        {"test_2017_mscoco.en", "test_2017_mscoco en 1 of a split"},
+        {"tok/test_2016_flickr.lc.norm.tok.de", "tok test_2016_flickr de 1 of a split"},
+        {"tok/train.lc.norm.tok.en", "tok train en 1 of a split"},
+        {"moses/tokenizer/lowercase.perl", "while (<STDIN>) { print lc $_; }"},
     };
     for (size_t w = 0; w < sizeof WANT / sizeof *WANT; w++) {
         snprintf(path, sizeof path, "%s/out/%s", dir, WANT[w].file);
@@ -68,6 +79,20 @@ START_TEST(get_multi30k_copies_a_checkout_and_checks_its_lengths)
     }
     snprintf(path, sizeof path, "%s/out/test_2017_flickr.cs", dir); /* the dataset has none */
     ck_assert(access(path, F_OK) != 0);
+    /* the references translated perfectly score 100 both ways: the raw lines as they
+     * are, and through the (stand-in) Moses scripts against tok/ */
+    snprintf(cmd, sizeof cmd, "sh scripts/experiments/multi30k/score.sh '%s/out/val.de' de val "
+             "--data '%s/out' --s2s '%s' > '%s/score.txt' 2> '%s/score-err.txt'", dir, dir, S2S,
+             dir, dir);
+    ck_assert_msg(run(cmd) == 0, "score.sh failed: see %s", dir);
+    snprintf(path, sizeof path, "%s/score.txt", dir);
+    char *score = read_file(path);
+    ck_assert_ptr_nonnull(strstr(score, "sacreBLEU BLEU = 100.00 100.0/100.0/100.0/100.0 (BP = "
+                                        "1.000 ratio = 1.000 hyp_len = 6084 ref_len = 6084) | "
+                                        "chrF2 = 100.00 | nrefs:1|case:mixed|eff:no|tok:13a|"));
+    ck_assert_ptr_nonnull(strstr(score, "\ntokenized BLEU = 100.00 100.0/100.0/100.0/100.0 "
+                                        "(BP = 1.000 ratio = 1.000 hyp_len = 7098 ref_len = 7098)\n"));
+    free(score);
     /* a reference one line short: named, exit 1 */
     snprintf(cmd, sizeof cmd, "sed -i '$d' '%s/checkout/data/task1/tok/val.lc.norm.tok.fr' && "
              "sh scripts/get-multi30k.sh --from '%s/checkout' --out '%s/out2' "
