@@ -27,7 +27,7 @@ static const struct {
     SUITE(ops), SUITE(conv), SUITE(cell), SUITE(attention), SUITE(self_attention),
     SUITE(model), SUITE(hard), SUITE(explain), SUITE(training), SUITE(evaluator), SUITE(checkpoint),
     SUITE(train), SUITE(resume), SUITE(shards), SUITE(average), SUITE(mpi), SUITE(faults),
-    SUITE(report), SUITE(picture), SUITE(grounding), SUITE(beam), SUITE(split), SUITE(translate), SUITE(regress),
+    SUITE(report), SUITE(picture), SUITE(grounding), SUITE(beam), SUITE(split), SUITE(translate), SUITE(subword_run), SUITE(regress),
     SUITE(badinput), SUITE(variants), SUITE(images), SUITE(explain_cli), SUITE(gradcheck), SUITE(gradcheck_self),
     SUITE(gradcheck_tatoeba),
     SUITE(install), SUITE(tour_text), SUITE(tour_image), SUITE(tour_commands),

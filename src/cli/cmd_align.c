@@ -222,7 +222,9 @@ int cmd_align(int argc, char **argv)
     }
     const int G = model_grid_side(&ck.dims);
     CorpusSpec spec = {.src_path = o.src, .tgt_path = o.tgt, .level = ck.config.data.level,
-                       .lowercase = ck.config.data.lowercase, .max_length = 0,
+                       .lowercase = ck.config.data.lowercase,
+                       .src_subwords = ck.subwords.model[SIDE_SRC],
+                       .tgt_subwords = ck.subwords.model[SIDE_TGT], .max_length = 0,
                        .max_line_bytes = ck.config.data.max_line_bytes, .pictures = picture,
                        .picture_size = ck.dims.image_size,
                        .picture_resize = ck.config.data.image_resize, .picture_cells = G * G,

@@ -14,6 +14,7 @@
 #include "model/explain.h"
 #include "report/explain_print.h"
 #include "text/linereader.h"
+#include "text/splitter.h"
 #include "text/tokenize.h"
 #include "run/saved_model.h"
 
@@ -225,17 +226,22 @@ static void fill_batch(Batch *bt, const SavedModel *ck, const Sentence *src, con
     }
 }
 
-/* Tokenizes text[0..len) as the model's config says, into ids of vocab. `what` names
- * it in messages ("stdin:1", "--tgt"). */
-static int sentence_read(Sentence *s, const char *text, size_t len, const Config *cfg,
-                         const Vocab *vocab, const char *what, Error *err)
+/* Tokenizes text[0..len) as the model splits its side's text (side: SIDE_SRC or
+ * SIDE_TGT), into ids of vocab. `what` names it in messages ("stdin:1", "--tgt"). */
+static int sentence_read(Sentence *s, const char *text, size_t len, const SavedModel *ck,
+                         int side, const Vocab *vocab, const char *what, Error *err)
 {
     size_t bad_at, bad_len;
     *s = (Sentence){0};
     if (utf8_validate(text, len, &bad_at, &bad_len) < 0)
         return error_set(err, "%s:%zu: %s (expected UTF-8 text)", what, bad_at + 1,
                          text[bad_at] ? "invalid UTF-8" : "NUL byte"), -1;
-    s->n = tokenize_line(&s->tokens, text, len, cfg->data.level, cfg->data.lowercase, 0);
+    Splitter split = {ck->config.data.level, ck->config.data.lowercase, ck->subwords.model[side],
+                      0, {0}};
+    s->n = splitter_split(&split, &s->tokens, text, len, 0, err);
+    splitter_free(&split);
+    if (s->n < 0)
+        return -1;
     s->ids = xmalloc_array((size_t)s->n + 1, sizeof(int));
     s->words = xmalloc_array((size_t)s->n + 1, sizeof(char *));
     s->unk = xcalloc((size_t)s->n + 1, 1);
@@ -265,7 +271,7 @@ static int read_source(Sentence *s, const SavedModel *ck, Error *err)
                   ck->config.data.max_line_bytes);
     int rc = got <= 0 || too_long                ? -1
              : model_reads_pictures(&ck->dims) ? picture_read(s, in.line, len, ck, err)
-                                                 : sentence_read(s, in.line, len, &ck->config,
+                                                 : sentence_read(s, in.line, len, ck, SIDE_SRC,
                                                                  &ck->src_vocab, "stdin:1", err);
     linereader_close(&in);
     const long most = ck->config.translate.max_source_length;
@@ -451,7 +457,7 @@ int cmd_explain(int argc, char **argv)
         explain_self(&ck, &o, &src);
     } else {
         if (o.tgt) {
-            if (sentence_read(&tgt, o.tgt, strlen(o.tgt), &ck.config, &ck.tgt_vocab, "--tgt",
+            if (sentence_read(&tgt, o.tgt, strlen(o.tgt), &ck, SIDE_TGT, &ck.tgt_vocab, "--tgt",
                               &err) < 0)
                 goto done;
             const int most = decode_output_limit(src.n + 1, ck.config.translate.max_output_ratio,

@@ -20,6 +20,7 @@
 #include "report/heatmap.h"
 #include "report/links.h"
 #include "text/linereader.h"
+#include "text/splitter.h"
 #include "text/tokenize.h"
 #include "run/saved_model.h"
 
@@ -68,6 +69,8 @@ typedef struct {
     float threshold;
     FILE *json;
     const SavedModel *ck;
+    Splitter *src_split;        /* how the model's sides become tokens and back: its */
+    const Splitter *tgt_split;  /* data.level, or its SentencePiece models */
 } Options;
 
 /* One input line waiting in the batch. */
@@ -130,12 +133,10 @@ static char *hypothesis_text(const Options *o, const Pending *p, const Hypothesi
             words[i] = p->words[best];
         }
     }
-    TokenLevel level = o->ck->config.data.level;
-    size_t (*join)(char *, size_t, const char *const *, int, TokenLevel) =
-        o->ck->config.translate.detokenize ? detokenize_text : detokenize;
-    size_t len = join(NULL, 0, words, h->len, level);
+    const int natural = o->ck->config.translate.detokenize;
+    size_t len = splitter_join(o->tgt_split, NULL, 0, words, h->len, natural);
     char *text = xmalloc(len + 1);
-    join(text, len + 1, words, h->len, level);
+    splitter_join(o->tgt_split, text, len + 1, words, h->len, natural);
     return text;
 }
 
@@ -441,7 +442,12 @@ static void take_line(Pending *p, const Options *o, Tokens *tokens, const char *
                 line[bad_at] ? "invalid UTF-8" : "NUL byte", skipped);
         return;
     }
-    int n = tokenize_line(tokens, line, len, cfg->data.level, cfg->data.lowercase, (int)max_src);
+    Error split_err;
+    int n = splitter_split(o->src_split, tokens, line, len, (int)max_src, &split_err);
+    if (n < 0) {
+        fprintf(stderr, "s2s: warning: stdin:%ld: %s; %s\n", line_no, split_err.msg, skipped);
+        return;
+    }
     if (n == 0) {
         fprintf(stderr, "s2s: warning: stdin:%ld: empty line; %s\n", line_no, skipped);
         return;
@@ -494,6 +500,12 @@ int cmd_translate(int argc, char **argv)
         return cmd_error(&err, EXIT_USAGE);
     }
     o.ck = &ck;
+    Splitter src_split = {ck.config.data.level, ck.config.data.lowercase,
+                          ck.subwords.model[SIDE_SRC], 0, {0}};
+    const Splitter tgt_split = {ck.config.data.level, ck.config.data.lowercase,
+                                ck.subwords.model[SIDE_TGT], 0, {0}};
+    o.src_split = &src_split;
+    o.tgt_split = &tgt_split;
     if ((rc = settle_options(&o, &ck, model, json_path)) != 0) {
         saved_model_free(&ck);
         return rc;
@@ -543,6 +555,7 @@ int cmd_translate(int argc, char **argv)
         free_pending(&pend[k]);
     linereader_close(&in);
     tokens_free(&tokens);
+    splitter_free(&src_split);
     chunk_decoder_free(&cd);
     saved_model_free(&ck);
     rc = EXIT_OK;

@@ -56,21 +56,22 @@ static void store_tokens(Corpus *c, const Tokens *t, int n, Vocab *v, int counti
         push_id(c, counting ? vocab_count(v, tokens_get(t, k)) : vocab_id(v, tokens_get(t, k)));
 }
 
-/* The target as text: its tokens detokenized, as translations are written. */
-static char *reference_text(const Tokens *t, int n, TokenLevel level, int natural)
+/* The target as text: its tokens joined, as translations are written. */
+static char *reference_text(const Splitter *sp, const Tokens *t, int n, int natural)
 {
     const char **words = xmalloc_array((size_t)n, sizeof(char *));
     for (int k = 0; k < n; k++)
         words[k] = tokens_get(t, k);
-    size_t len = (natural ? detokenize_text : detokenize)(NULL, 0, words, n, level);
+    size_t len = splitter_join(sp, NULL, 0, words, n, natural);
     char *s = xmalloc(len + 1);
-    (natural ? detokenize_text : detokenize)(s, len + 1, words, n, level);
+    splitter_join(sp, s, len + 1, words, n, natural);
     free(words);
     return s;
 }
 
 typedef struct {
     Tokens src, tgt;
+    Splitter src_split, tgt_split; /* how each side's lines become tokens */
 } Scratch;
 
 /* An image corpus's pair: the picture named on the source line (its header checked
@@ -80,7 +81,9 @@ static int add_picture_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const
                             size_t n_src, const char *tgt, size_t n_tgt, long line_no, Vocab *tv,
                             int counting, Error *err)
 {
-    int nt = tokenize_line(&s->tgt, tgt, n_tgt, spec->level, spec->lowercase, (int)spec->max_length);
+    int nt = splitter_split(&s->tgt_split, &s->tgt, tgt, n_tgt, (int)spec->max_length, err);
+    if (nt < 0)
+        return -1;
     if (nt == 0 || (spec->max_length > 0 && nt > spec->max_length)) {
         c->counts.empty += nt == 0;
         c->counts.too_long += nt != 0;
@@ -99,27 +102,32 @@ static int add_picture_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const
     c->tgt_len[k] = nt;
     store_tokens(c, &s->tgt, nt, tv, counting);
     c->line_no[k] = line_no;
-    c->refs[k] = spec->keep_refs ? reference_text(&s->tgt, nt, spec->level, spec->natural) : NULL;
+    c->refs[k] = spec->keep_refs ? reference_text(&s->tgt_split, &s->tgt, nt, spec->natural) : NULL;
     c->max_src_len = spec->picture_cells - 1;
     if (nt > c->max_tgt_len)
         c->max_tgt_len = nt;
     return 0;
 }
 
-/* Tokenizes one pair and keeps it unless a filter drops it. */
-static void add_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const char *src, size_t n_src,
-                     const char *tgt, size_t n_tgt, long line_no, Vocab *sv, Vocab *tv, int counting)
+/* Tokenizes one pair and keeps it unless a filter drops it. Returns 0, or -1 with err
+ * set if a subword model failed. */
+static int add_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const char *src, size_t n_src,
+                    const char *tgt, size_t n_tgt, long line_no, Vocab *sv, Vocab *tv, int counting,
+                    Error *err)
 {
     /* a side over max_length is dropped: its tokens past that are never made */
-    int ns = tokenize_line(&s->src, src, n_src, spec->level, spec->lowercase, (int)spec->max_length);
-    int nt = tokenize_line(&s->tgt, tgt, n_tgt, spec->level, spec->lowercase, (int)spec->max_length);
+    int ns = splitter_split(&s->src_split, &s->src, src, n_src, (int)spec->max_length, err);
+    int nt = ns < 0 ? -1 : splitter_split(&s->tgt_split, &s->tgt, tgt, n_tgt,
+                                          (int)spec->max_length, err);
+    if (nt < 0)
+        return -1;
     if (ns == 0 || nt == 0) {
         c->counts.empty++;
-        return;
+        return 0;
     }
     if (spec->max_length > 0 && (ns > spec->max_length || nt > spec->max_length)) {
         c->counts.too_long++;
-        return;
+        return 0;
     }
     push_pair_slot(c);
     int k = c->n++;
@@ -130,11 +138,12 @@ static void add_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const char *
     c->tgt_len[k] = nt;
     store_tokens(c, &s->tgt, nt, tv, counting);
     c->line_no[k] = line_no;
-    c->refs[k] = spec->keep_refs ? reference_text(&s->tgt, nt, spec->level, spec->natural) : NULL;
+    c->refs[k] = spec->keep_refs ? reference_text(&s->tgt_split, &s->tgt, nt, spec->natural) : NULL;
     if (ns > c->max_src_len)
         c->max_src_len = ns;
     if (nt > c->max_tgt_len)
         c->max_tgt_len = nt;
+    return 0;
 }
 
 /* ---- the two layouts ------------------------------------------------------------------------ */
@@ -184,8 +193,9 @@ static int read_two_files(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *
             if (add_picture_pair(c, s, spec, a.line, la, b.line, lb, a.line_no, tv, counting,
                                  err) < 0)
                 goto done;
-        } else {
-            add_pair(c, s, spec, a.line, la, b.line, lb, a.line_no, sv, tv, counting);
+        } else if (add_pair(c, s, spec, a.line, la, b.line, lb, a.line_no, sv, tv, counting,
+                            err) < 0) {
+            goto done;
         }
     }
 done:
@@ -226,10 +236,13 @@ static int read_tsv(Corpus *c, const CorpusSpec *spec, Scratch *s, Vocab *sv, Vo
         size_t n_first = (size_t)(tab - r.line);
         const char *end = memchr(second, '\t', len - n_first - 1); /* more columns: ignored */
         size_t n_second = end ? (size_t)(end - second) : len - n_first - 1;
-        if (spec->tsv_reverse)
-            add_pair(c, s, spec, second, n_second, first, n_first, r.line_no, sv, tv, counting);
-        else
-            add_pair(c, s, spec, first, n_first, second, n_second, r.line_no, sv, tv, counting);
+        if (spec->tsv_reverse ? add_pair(c, s, spec, second, n_second, first, n_first, r.line_no,
+                                         sv, tv, counting, err)
+                              : add_pair(c, s, spec, first, n_first, second, n_second, r.line_no,
+                                         sv, tv, counting, err)) {
+            rc = -1;
+            break;
+        }
     }
     linereader_close(&r);
     return rc;
@@ -241,11 +254,14 @@ int corpus_read(Corpus *c, const CorpusSpec *spec, Vocab *src_vocab, Vocab *tgt_
     memset(c, 0, sizeof *c);
     if (spec->pictures)
         pictures_init(&c->pics, spec->picture_size, spec->picture_resize);
-    Scratch s = {0};
+    Scratch s = {.src_split = {spec->level, spec->lowercase, spec->src_subwords, 0, {0}},
+                 .tgt_split = {spec->level, spec->lowercase, spec->tgt_subwords, 0, {0}}};
     int rc = spec->tsv_path ? read_tsv(c, spec, &s, src_vocab, tgt_vocab, counting, err)
                             : read_two_files(c, spec, &s, src_vocab, tgt_vocab, counting, err);
     tokens_free(&s.src);
     tokens_free(&s.tgt);
+    splitter_free(&s.src_split);
+    splitter_free(&s.tgt_split);
     if (rc < 0)
         return -1;
     if (c->n == 0) {

@@ -14,6 +14,7 @@
 #include "data/pictures.h"
 #include "data/vocab.h"
 #include "model/batch.h"
+#include "text/splitter.h"
 #include "text/tokenize.h"
 
 typedef struct {
@@ -22,6 +23,9 @@ typedef struct {
     int tsv_reverse;                 /* the TSV's second column is the source */
     TokenLevel level;
     int lowercase;
+    /* SentencePiece models (text/subwords.h) whose pieces are a side's tokens instead
+     * of level's; NULL: none */
+    const Subwords *src_subwords, *tgt_subwords;
     long max_length;                 /* tokens per side; 0: no limit */
     long max_line_bytes;
     int keep_refs;                   /* keep each target as detokenized text, for BLEU */

@@ -120,6 +120,25 @@ static int check_image_model(Config *cfg, Error *err)
     return 0;
 }
 
+/* data.subwords: sentencepiece replaces the tokenizer, whose settings then have no say
+ * (SentencePiece normalises the text itself). */
+static int check_subwords(Config *cfg, Error *err)
+{
+    const int asked_level = cfg->origin.line[config_find_key("data.level")] != 0;
+    if (asked_level && cfg->data.level != LEVEL_WORD)
+        return key_error(cfg, err, "data.level", "data.level: %s does not go with data.subwords: "
+                         "sentencepiece (its pieces are the tokens)",
+                         token_level_names[cfg->data.level]);
+    if (cfg->data.train_tsv[0])
+        return key_error(cfg, err, "data.train_tsv", "data.subwords: sentencepiece learns its "
+                         "models from data.train_src and data.train_tgt, not yet from a TSV file");
+    if (cfg->data.lowercase)
+        return key_error(cfg, err, "data.lowercase", "data.lowercase does not go with "
+                         "data.subwords: sentencepiece (it normalises the text itself; the "
+                         "translations keep their case)");
+    return 0;
+}
+
 int config_validate(Config *cfg, Error *err)
 {
     if (!cfg->name[0])
@@ -161,6 +180,8 @@ int config_validate(Config *cfg, Error *err)
                          number_shortest(min, sizeof min, T->learning_rate_min),
                          number_shortest(lr, sizeof lr, T->learning_rate));
     }
+    if (D->subwords && check_subwords(cfg, err) < 0)
+        return -1;
     if (cfg->model.encoder == CONFIG_ENCODER_IMAGE && check_image_model(cfg, err) < 0)
         return -1;
     if (cfg->model.decoder_cell == DECODER_CELL_NONE && check_transformer_decoder(cfg, err) < 0)

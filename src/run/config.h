@@ -62,6 +62,10 @@ typedef struct {
         int tsv_reverse;
         TokenLevel level;
         int lowercase;
+        int subwords;           /* 1: SentencePiece's pieces (text/subwords.h) */
+        long subword_vocab_size;
+        int subword_type;       /* a SubwordType */
+        int subword_joint;
         long max_length;
         long max_line_bytes;
         long src_vocab_size, tgt_vocab_size;

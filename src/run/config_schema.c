@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "text/number.h"
+#include "text/subwords.h"
 #include "text/tokenize.h"
 
 /* Choice fields are enums stored and read as int. */
@@ -23,6 +24,7 @@ static const char *const svg_names[] = {"last", "all", "none", NULL};
 static const char *const attention_mode_names[] = {"soft", "hard", NULL};
 static const char *const hard_reward_names[] = {"sentence", "token", NULL};
 static const char *const encoder_names[] = {"text", "image", NULL};
+static const char *const subword_names[] = {"none", "sentencepiece", NULL};
 const char *const decode_mode_names[] = {"auto", "soft", "argmax", NULL};
 /* cell_names (CellKind order), then none: ENCODER_CELL_NONE, the attention-only encoder,
  * and DECODER_CELL_NONE, the Transformer decoder */
@@ -78,6 +80,14 @@ const KeySpec config_keys[] = {
     "tokens are words (punctuation split off) or characters"},
     {"data.lowercase", T_BOOL, OFF(data.lowercase), "false", 0, 0, NULL, 0,
     "lowercase both sides (full Unicode case mapping)"},
+    {"data.subwords", T_ENUM, OFF(data.subwords), "none", 0, 0, subword_names, 0,
+    "none: tokens are data.level's; sentencepiece: subword pieces of a SentencePiece model learned from the training split at the start of the run (stored in every checkpoint)"},
+    {"data.subword_vocab_size", T_INT, OFF(data.subword_vocab_size), "8000", 16, 1000000, NULL, 0,
+    "sentencepiece: pieces in each model (its <unk>, <s> and </s> included)"},
+    {"data.subword_type", T_ENUM, OFF(data.subword_type), "unigram", 0, 0, subword_type_names, 0,
+    "sentencepiece: the model, unigram (Kudo 2018) or bpe (Sennrich et al. 2016)"},
+    {"data.subword_joint", T_BOOL, OFF(data.subword_joint), "true", 0, 0, NULL, 0,
+    "sentencepiece: one model learned from both sides; false: one per side"},
     {"data.max_length", T_INT, OFF(data.max_length), "50", 1, 1000, NULL, 0,
     "training pairs with more tokens on a side are skipped"},
     {"data.max_line_bytes", T_INT, OFF(data.max_line_bytes), "1048576", 64, 1073741824, NULL, 0,

@@ -19,6 +19,11 @@ static const char *why_unused(const Config *cfg, const char *path)
     const int transformer = cfg->model.decoder_cell == DECODER_CELL_NONE;
 #define IS(p) (!strcmp(path, (p)))
 #define STARTS(p) (!strncmp(path, (p), strlen(p)))
+    if (cfg->data.subwords && (IS("data.valid_align") || IS("data.test_align")))
+        return "with data.subwords the tokens are subword pieces, and gold links join words "
+               "(training scores no AER on pieces yet)";
+    if (!cfg->data.subwords && STARTS("data.subword_"))
+        return "data.subwords is none";
     if (transformer && (IS("model.decoder_size") || IS("model.attention") ||
                         IS("model.attention_size") || IS("model.readout_size") ||
                         IS("translate.attention_mode")))

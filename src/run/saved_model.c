@@ -9,6 +9,9 @@
 #include "base/mem.h"
 #include "run/section_pack.h"
 
+/* The sections of the sides' SentencePiece models: source, target. */
+static const char *const SUBWORD_SECTIONS[2] = {"SPMS", "SPMT"};
+
 /* ---- writing ---------------------------------------------------------------------------- */
 
 static void pack_vocab(Pack *p, const Vocab *v)
@@ -39,7 +42,7 @@ static void pack_tensor_table(Pack *p, const Params *params)
 
 int saved_model_write(SectionWriter *w, const char *config_yaml, const Dims *dims,
                       const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
-                      const double *picture_mean, Error *err)
+                      const double *picture_mean, const SubwordModels *subwords, Error *err)
 {
     Pack p[5] = {{0}};
     pack_dims(&p[0], dims);
@@ -57,6 +60,11 @@ int saved_model_write(SectionWriter *w, const char *config_yaml, const Dims *dim
         secfile_section(w, "PARM", params->mem, sizeof(float) * params->n, err) < 0 ||
         (picture_mean && secfile_section(w, "IMGM", p[4].b, p[4].len, err) < 0))
         rc = -1;
+    for (int side = 0; rc == 0 && subwords && side < 2; side++)
+        if (subwords->bytes[side] &&
+            secfile_section(w, SUBWORD_SECTIONS[side], subwords->bytes[side], subwords->size[side],
+                            err) < 0)
+            rc = -1;
     for (int k = 0; k < 5; k++)
         free(p[k].b);
     return rc;
@@ -169,6 +177,24 @@ static int load_picture_mean(SavedModel *m, const SectionFile *f, const char *na
     return 0;
 }
 
+/* The SentencePiece models of a model with data.subwords: sentencepiece: one per side
+ * that reads text (SPMS, SPMT), each loaded. */
+static int load_subwords(SavedModel *m, const SectionFile *f, const char *name, Error *err)
+{
+    for (int side = 0; side < 2; side++) {
+        if (side == SIDE_SRC && model_reads_pictures(&m->dims))
+            continue; /* a picture's grid has no words */
+        const Section *s = secfile_need(f, SUBWORD_SECTIONS[side], name, err);
+        if (!s)
+            return -1;
+        char where[700];
+        snprintf(where, sizeof where, "checkpoint `%s`, section %s", name, SUBWORD_SECTIONS[side]);
+        if (subword_models_set(&m->subwords, side, s->data, s->len, where, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int saved_model_read(SavedModel *m, const SectionFile *f, const char *name, Error *err)
 {
     const Section *conf = secfile_need(f, "CONF", name, err), *s;
@@ -210,6 +236,8 @@ int saved_model_read(SavedModel *m, const SectionFile *f, const char *name, Erro
                          "PARM)",
                          name, (unsigned long long)s->len, sizeof(float) * n_weights);
     if (model_reads_pictures(&m->dims) && load_picture_mean(m, f, name, err) < 0)
+        return -1;
+    if (m->config.data.subwords && load_subwords(m, f, name, err) < 0)
         return -1;
     params_alloc(&m->params, &m->dims);
     memcpy(m->params.mem, s->data, s->len);
@@ -257,5 +285,6 @@ void saved_model_free(SavedModel *m)
     vocab_free(&m->src_vocab);
     vocab_free(&m->tgt_vocab);
     params_free(&m->params);
+    subword_models_free(&m->subwords);
     memset(m, 0, sizeof *m);
 }

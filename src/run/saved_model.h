@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "run/config.h"
 #include "run/sectionfile.h"
+#include "text/subword_models.h"
 
 typedef struct {
     Config config;          /* from the stored effective config */
@@ -21,14 +22,16 @@ typedef struct {
     Vocab src_vocab, tgt_vocab;
     Params params;
     double picture_mean[3]; /* an image model's channel means (0 for text) */
+    SubwordModels subwords; /* data.subwords: sentencepiece's models (SPMS, SPMT) */
     long step;              /* the training step it was saved at (0 if unknown) */
 } SavedModel;
 
 /* Appends the model's sections to w. picture_mean: an image model's 3 channel means
- * (NULL for text). Returns 0, or -1 with err set. */
+ * (NULL for text); subwords: its SentencePiece models (NULL, or sides without one: none).
+ * Returns 0, or -1 with err set. */
 int saved_model_write(SectionWriter *w, const char *config_yaml, const Dims *dims,
                       const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
-                      const double *picture_mean, Error *err);
+                      const double *picture_mean, const SubwordModels *subwords, Error *err);
 /* Reads the model's sections of a parsed file (name for messages). m comes zeroed;
  * saved_model_free is safe after a failure. */
 int saved_model_read(SavedModel *m, const SectionFile *f, const char *name, Error *err);

@@ -334,6 +334,21 @@ int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int l
     return t->count;
 }
 
+void tokens_clear(Tokens *t)
+{
+    t->count = 0;
+    t->text_len = 0;
+}
+
+void tokens_add(Tokens *t, const char *s, size_t len)
+{
+    begin_token(t);
+    text_reserve(t, len + 1);
+    memcpy(t->text + t->text_len, s, len);
+    t->text_len += len;
+    end_token(t);
+}
+
 void tokens_free(Tokens *t)
 {
     free(t->text);

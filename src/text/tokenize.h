@@ -63,6 +63,10 @@ static inline const char *tokens_get(const Tokens *t, int k)
 int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int lowercase,
                   int max_tokens);
 void tokens_free(Tokens *t);
+/* Empties t, and appends the token s[0..len): for tokens that come from elsewhere (a
+ * subword model's pieces, text/splitter.h). */
+void tokens_clear(Tokens *t);
+void tokens_add(Tokens *t, const char *s, size_t len);
 
 /* Joins tokens back into text: word level with single spaces, character level by
  * concatenation with "▁" turned back into a space. Writes at most cap bytes including

@@ -90,7 +90,8 @@ static void pack_optim(Pack *p, const Optimizer *o)
 
 int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                     const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
-                    const double *picture_mean, const Optimizer *optim,
+                    const double *picture_mean, const SubwordModels *subwords,
+                    const Optimizer *optim,
                     const Progress *progress, const WeightAverage *average, Error *err)
 {
     Pack p[5] = {{0}};
@@ -107,7 +108,7 @@ int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
     if (secfile_begin(&w, path, err) < 0)
         goto done;
     if (saved_model_write(&w, config_yaml, dims, src_vocab, tgt_vocab, params, picture_mean,
-                          err) < 0)
+                          subwords, err) < 0)
         goto fail;
     if (optim) {
         size_t state = optim->kind == OPTIM_SGD ? 0 : sizeof(float) * optim->n;

@@ -63,8 +63,9 @@ typedef struct {
  * averaging) and is saved only with progress. */
 int checkpoint_save(const char *path, const char *config_yaml, const Dims *dims,
                     const Vocab *src_vocab, const Vocab *tgt_vocab, const Params *params,
-                    const double *picture_mean, const Optimizer *optim,
-                    const Progress *progress, const WeightAverage *average, Error *err);
+                    const double *picture_mean, const SubwordModels *subwords,
+                    const Optimizer *optim, const Progress *progress,
+                    const WeightAverage *average, Error *err);
 
 /* Loads path; with with_training, also the optimizer and progress (an error if the
  * file has none). checkpoint_free is safe after a failure. */

@@ -68,14 +68,14 @@ void evaluator_free(Evaluator *e)
 }
 
 /* The words of one decoded sentence as text. */
-static char *hyp_text(const Vocab *v, const int *ids, int n, TokenLevel level, int natural)
+static char *hyp_text(const Vocab *v, const int *ids, int n, const Splitter *sp, int natural)
 {
     const char **words = xmalloc_array((size_t)n + 1, sizeof(char *));
     for (int k = 0; k < n; k++)
         words[k] = vocab_word(v, ids[k]);
-    size_t len = (natural ? detokenize_text : detokenize)(NULL, 0, words, n, level);
+    size_t len = splitter_join(sp, NULL, 0, words, n, natural);
     char *s = xmalloc(len + 1);
-    (natural ? detokenize_text : detokenize)(s, len + 1, words, n, level);
+    splitter_join(sp, s, len + 1, words, n, natural);
     free(words);
     return s;
 }
@@ -86,7 +86,7 @@ void evaluator_set_argmax(Evaluator *e, int argmax)
     e->dec.argmax = argmax;
 }
 
-int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
+int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, const Splitter *tgt,
              int natural, double max_output_ratio, long max_output_extra, EvalScores *out,
              int (*stop)(void))
 {
@@ -112,7 +112,7 @@ int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel l
                                             max_output_extra);
             int n = e->out_len[k] < limit ? e->out_len[k] : limit;
             free(e->hyps[pair]);
-            e->hyps[pair] = hyp_text(tgt_vocab, e->out + (size_t)k * max_out, n, level, natural);
+            e->hyps[pair] = hyp_text(tgt_vocab, e->out + (size_t)k * max_out, n, tgt, natural);
         }
     }
     out->tokens = tokens;

@@ -43,10 +43,11 @@ void evaluator_free(Evaluator *e);
 void evaluator_set_argmax(Evaluator *e, int argmax);
 
 /* Scores params on the corpus. Translations stop after ratio * (source tokens) + extra
- * words; they are left in e->hyps, as natural text or as tokens (natural 0). With stop
- * not NULL, it is asked between batches whether to give up (a signal arrived): then
- * returns -1 and out and e->hyps are incomplete. Returns 0 otherwise. */
-int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, TokenLevel level,
+ * words; they are left in e->hyps, joined by the target side's splitter, as natural text
+ * or as tokens (natural 0). With stop not NULL, it is asked between batches whether to
+ * give up (a signal arrived): then returns -1 and out and e->hyps are incomplete.
+ * Returns 0 otherwise. */
+int evaluate(Evaluator *e, const Params *P, const Vocab *tgt_vocab, const Splitter *tgt,
              int natural, double max_output_ratio, long max_output_extra, EvalScores *out,
              int (*stop)(void));
 

@@ -32,6 +32,7 @@
  * links and their words' boxes. */
 typedef struct {
     Vocab src_vocab, tgt_vocab;
+    SubwordModels subwords; /* data.subwords: sentencepiece's models, else empty */
     Corpus train;
     GroundFile *train_ground; /* training.attention_supervision: the captions' boxes */
     Corpus *valid, *test;

@@ -33,6 +33,7 @@ int save_checkpoint_with(Trainer *t, const char *name, const Params *weights, Er
     int rc = checkpoint_save(full, t->config_yaml, &t->model.dims, &t->data.src_vocab,
                              &t->data.tgt_vocab,
                              weights, t->data.train.pics.n ? t->data.train.mean : NULL,
+                             &t->data.subwords,
                              &t->model.opt, &t->prog,
                              t->val.average.count > 0 ? &t->val.average : NULL, err);
     interrupt_saving(0);

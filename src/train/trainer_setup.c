@@ -26,7 +26,9 @@ static CorpusSpec corpus_spec(const Trainer *t, const char *src, const char *tgt
     return (CorpusSpec){.src_path = src[0] ? src : NULL, .tgt_path = tgt[0] ? tgt : NULL,
                         .tsv_path = tsv[0] ? tsv : NULL, .tsv_reverse = cfg->data.tsv_reverse,
                         .level = cfg->data.level,
-                        .lowercase = cfg->data.lowercase, .max_length = max_length,
+                        .lowercase = cfg->data.lowercase,
+                        .src_subwords = t->data.subwords.model[SIDE_SRC],
+                        .tgt_subwords = t->data.subwords.model[SIDE_TGT], .max_length = max_length,
                         .max_line_bytes = cfg->data.max_line_bytes, .keep_refs = keep_refs,
                         .natural = cfg->translate.detokenize,
                         .pictures = model_reads_pictures(&d), .picture_size = d.image_size,
@@ -90,6 +92,26 @@ static int choose_probes(Trainer *t, Error *err)
     }
     t->probes.n = want;
     return 0;
+}
+
+/* data.subwords: sentencepiece: the models that split the text, the checkpoint's (ck),
+ * else learned from the training files (every process learns the same). */
+static int take_subword_models(Trainer *t, Checkpoint *ck, Error *err)
+{
+    const Config *cfg = t->cfg;
+    if (!cfg->data.subwords)
+        return 0;
+    if (ck) {
+        t->data.subwords = ck->model.subwords;
+        memset(&ck->model.subwords, 0, sizeof ck->model.subwords);
+        return 0;
+    }
+    const Dims d = config_model_dims(cfg, 1, 1);
+    return subword_models_learn(&t->data.subwords,
+                                model_reads_pictures(&d) ? NULL : cfg->data.train_src,
+                                cfg->data.train_tgt, cfg->data.subword_joint,
+                                (int)cfg->data.subword_vocab_size,
+                                (SubwordType)cfg->data.subword_type, (uint32_t)cfg->seed, err);
 }
 
 /* The training pairs, and the vocabularies: the checkpoint's (ck), else built from the
@@ -189,11 +211,14 @@ static int read_data(Trainer *t, Checkpoint *ck, Error *err)
 {
     const Config *cfg = t->cfg;
     TrainData *d = &t->data;
-    if (read_training_pairs(t, ck, err) < 0 || check_training_ground(t, err) < 0)
+    if (take_subword_models(t, ck, err) < 0 || read_training_pairs(t, ck, err) < 0 ||
+        check_training_ground(t, err) < 0)
         return -1;
+    /* gold links join words; subword pieces have none yet (config_usage.c says so) */
+    const int gold = !cfg->data.subwords;
     if (cfg->data.valid_src[0] || cfg->data.valid_tsv[0]) {
         const HeldOutFiles files = {cfg->data.valid_src, cfg->data.valid_tgt,
-                                    cfg->data.valid_tsv, cfg->data.valid_align,
+                                    cfg->data.valid_tsv, gold ? cfg->data.valid_align : "",
                                     cfg->data.valid_ground};
         d->valid = xcalloc(1, sizeof *d->valid);
         if (read_held_out(t, "validation", files, d->valid, &d->valid_gold, &d->valid_ground,
@@ -203,7 +228,7 @@ static int read_data(Trainer *t, Checkpoint *ck, Error *err)
     }
     if (cfg->data.test_src[0] || cfg->data.test_tsv[0]) {
         const HeldOutFiles files = {cfg->data.test_src, cfg->data.test_tgt, cfg->data.test_tsv,
-                                    cfg->data.test_align, cfg->data.test_ground};
+                                    gold ? cfg->data.test_align : "", cfg->data.test_ground};
         d->test = xcalloc(1, sizeof *d->test);
         if (read_held_out(t, "test", files, d->test, &d->test_gold, &d->test_ground, err) < 0)
             return -1;
@@ -348,6 +373,7 @@ void trainer_free(Trainer *t)
     free(t->config_yaml);
     vocab_free(&t->data.src_vocab);
     vocab_free(&t->data.tgt_vocab);
+    subword_models_free(&t->data.subwords);
     corpus_free(&t->data.train);
     free_ground(t->data.train_ground);
     free_corpus(t->data.valid);

@@ -31,7 +31,8 @@ int validate_keep_best(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
     EvalScores s;
-    TokenLevel level = cfg->data.level;
+    const Splitter tgt = {cfg->data.level, cfg->data.lowercase,
+                          t->data.subwords.model[SIDE_TGT], 0, {0}};
     double t0 = now_seconds();
     use_blas_threads(t, 1);
     fault_signal_at("validate", t->prog.step);
@@ -42,7 +43,7 @@ int validate_keep_best(Trainer *t, Error *err)
         V = &t->val.averaged;
     }
     /* not interrupted: a signal waits for the validation (its step's last work) */
-    evaluate(&t->val.eval, V, &t->data.tgt_vocab, level, cfg->translate.detokenize,
+    evaluate(&t->val.eval, V, &t->data.tgt_vocab, &tgt, cfg->translate.detokenize,
              cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s, NULL);
     /* where the attention looks, against the captions' boxes */
     char ground_text[96] = "", ground_json[96] = "";
@@ -159,12 +160,13 @@ int translate_test_set(Trainer *t, Error *err)
     }
     Evaluator e;
     EvalScores s;
-    TokenLevel level = cfg->data.level;
+    const Splitter tgt = {cfg->data.level, cfg->data.lowercase,
+                          t->data.subwords.model[SIDE_TGT], 0, {0}};
     evaluator_init(&e, &t->model.dims, t->data.test, (int)cfg->training.batch_size,
                    cfg->translate.max_output_ratio, cfg->translate.max_output_extra);
     evaluator_set_argmax(&e, config_decodes_argmax(cfg, -1));
     fault_signal_at("test", t->prog.step);
-    if (evaluate(&e, P, &t->data.tgt_vocab, level, cfg->translate.detokenize,
+    if (evaluate(&e, P, &t->data.tgt_vocab, &tgt, cfg->translate.detokenize,
                  cfg->translate.max_output_ratio, cfg->translate.max_output_extra, &s,
                  interrupt_pending) < 0) {
         evaluator_free(&e);

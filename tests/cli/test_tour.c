@@ -54,6 +54,8 @@ static const TourVariant TEXT[] = {
     {{"training.optimizer=sgd", "training.average_last=3", "training.scheduling=none", NULL}},
     {{"training.optimizer=adadelta", "training.shards=2", "training.threads=2", NULL}},
     {{"data.level=char", "data.lowercase=true", NULL}},
+    {{"data.subwords=sentencepiece", "data.subword_vocab_size=20", "data.subword_type=bpe",
+      "data.subword_joint=false", NULL}},
 };
 enum { N_TEXT = sizeof TEXT / sizeof *TEXT };
 
@@ -280,8 +282,8 @@ START_TEST(every_image_variant_trains_captions_aligns_and_explains)
 }
 END_TEST
 
-/* Every value of every choice and switch of the model section (and the data level and
- * the optimizer), as `s2s config --doc` lists them, is one some variant of the tour
+/* Every value of every choice and switch of the model section (and the data level, the
+ * subword units and the optimizer), as `s2s config --doc` lists them, is one some variant of the tour
  * trains: a new kind of model cannot escape the tour. */
 START_TEST(the_tour_trains_every_choice_of_the_model)
 {
@@ -301,6 +303,7 @@ START_TEST(the_tour_trains_every_choice_of_the_model)
         const bool choice = !strcmp(type, "choice"), boolean = !strcmp(type, "boolean");
         if ((!choice && !boolean) ||
             (strncmp(key, "model.", 6) && strcmp(key, "data.level") &&
+             strncmp(key, "data.subword", 12) &&
              strcmp(key, "training.optimizer") && strcmp(key, "training.hard_reward")))
             continue;
         if (boolean)

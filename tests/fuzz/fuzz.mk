@@ -12,6 +12,7 @@
 # goes to build/fuzz/ (the gcc build owns build/obj/).
 
 FUZZ_CC      ?= clang
+FUZZ_CXX     ?= clang++
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := config corpus ckpt align image ground
 FUZZ_JOBS    ?= $(words $(FUZZ_TARGETS))
@@ -21,7 +22,8 @@ FUZZ_CFLAGS   = -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc $(WARN) -g -O1 -fno-omi
                 $(FUZZ_SAN) -MMD -MP $(PKG_CFLAGS)
 # What the fuzzers link from src/: all but the program's main and the double-only checks.
 FUZZ_LIB_OBJS := $(patsubst src/%.c,build/fuzz/obj/%.o,\
-                   $(filter-out src/cli/main.c src/nn/fdcheck.c src/model/fdcheck_model.c src/model/explain_examples.c,$(SRCS)))
+                   $(filter-out src/cli/main.c src/nn/fdcheck.c src/model/fdcheck_model.c src/model/explain_examples.c,$(SRCS))) \
+                 $(patsubst src/%.cc,build/fuzz/obj/%.o,$(CXX_SRCS))
 FUZZ_BINS    := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 # No input of at most a few KiB justifies more: a bigger allocation is a bug (say, a
 # size read from a damaged checkpoint and trusted).
@@ -54,6 +56,11 @@ build/fuzz/obj/%.o: src/%.c | test-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
+build/fuzz/obj/%.o: src/%.cc | test-deps
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) -std=c++17 -Isrc -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -fno-sanitize=vptr -MMD -MP \
+	    $(PKG_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
 build/fuzz/obj/fuzz_targets.o: tests/fuzz/fuzz_targets.c | test-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Itests -c -o $@ $<
@@ -69,7 +76,7 @@ build/fuzz/libs2s.a: $(FUZZ_LIB_OBJS)
 
 $(FUZZ_BINS): build/fuzz/fuzz_%: build/fuzz/obj/main_%.o build/fuzz/obj/fuzz_targets.o \
                                 build/fuzz/libs2s.a
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lunistring -lm
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lstdc++ -lunistring -lm
 
 # One target: the fuzzer runs from its inputs (the working corpus build/fuzz/corpus/T is
 # kept between runs), and one summary line reports executions and crashes. On a crash,

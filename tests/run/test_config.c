@@ -162,6 +162,25 @@ START_TEST(config_rejects_impossible_combinations)
 }
 END_TEST
 
+/* data.subwords: sentencepiece replaces the tokenizer: its level and lowercasing are
+ * refused beside it, at the key that sets them, and so is a TSV training file (the
+ * models are learned from the two files). */
+START_TEST(config_rejects_what_subwords_cannot_go_with)
+{
+    ck_assert_str_eq(load(BASE "  subwords: sentencepiece\n  level: char\n"),
+                     "c.yaml:7:10: data.level: char does not go with data.subwords: "
+                     "sentencepiece (its pieces are the tokens)");
+    ck_assert_str_eq(load(BASE "  subwords: sentencepiece\n  lowercase: true\n"),
+                     "c.yaml:7:14: data.lowercase does not go with data.subwords: "
+                     "sentencepiece (it normalises the text itself; the translations keep "
+                     "their case)");
+    ck_assert_str_eq(load("data:\n  train_tsv: t.tsv\n  subwords: sentencepiece\n"),
+                     "c.yaml:2:14: data.subwords: sentencepiece learns its models from "
+                     "data.train_src and data.train_tgt, not yet from a TSV file");
+    ck_assert_str_eq(load(BASE "  subwords: sentencepiece\n  level: word\n"), "");
+}
+END_TEST
+
 /* Issue 18's sizes and combinations: heads that must split what they read, layers the
  * attention-only encoder cannot do without. */
 START_TEST(config_rejects_heads_and_layers_that_do_not_fit)
@@ -875,6 +894,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, config_rejects_wrong_types);
     tcase_add_test(tc, config_rejects_out_of_range_values_at_the_boundaries);
     tcase_add_test(tc, config_rejects_impossible_combinations);
+    tcase_add_test(tc, config_rejects_what_subwords_cannot_go_with);
     tcase_add_test(tc, config_rejects_heads_and_layers_that_do_not_fit);
     tcase_add_test(tc, config_rejects_a_name_that_is_a_path);
     tcase_add_test(tc, config_accepts_unused_keys_and_names_each);

@@ -13,6 +13,7 @@ Suite *tokenize_suite(void);
 Suite *number_suite(void);
 Suite *subwords_suite(void);
 Suite *get_multi30k_suite(void);
+Suite *subword_run_suite(void);
 Suite *config_suite(void);
 Suite *data_suite(void);
 Suite *image_suite(void);

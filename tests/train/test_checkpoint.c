@@ -62,7 +62,7 @@ static char *make_checkpoint(const char *dir, size_t *size)
                      .log_entropy_terms = 57};
     char path[600];
     snprintf(path, sizeof path, "%s/x.ckpt", dir);
-    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, &opt, &prog, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, &opt, &prog, NULL, &err) == 0, "%s", err.msg);
     Checkpoint ck;
     ck_assert_msg(checkpoint_load(&ck, path, 1, &err) == 0, "%s", err.msg);
     ck_assert(memcmp(ck.model.params.mem, p.mem, sizeof(float) * p.n) == 0);
@@ -116,7 +116,7 @@ static const char *mismatch_error(const char *dir, CellKind decoder_cell,
     d.src_vocab += extra_src;
     char path[600];
     snprintf(path, sizeof path, "%s/mismatch.ckpt", dir);
-    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, NULL, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_msg(checkpoint_save(path, yaml, &d, &src, &tgt, &p, NULL, NULL, NULL, NULL, NULL, &err) == 0, "%s", err.msg);
     Checkpoint ck;
     err.msg[0] = '\0';
     checkpoint_load(&ck, path, 0, &err);
@@ -394,7 +394,7 @@ START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
     WeightAverage a;
     fill_ring(&a, 2, &p, 3, 1000); /* the third wraps: the oldest is in slot 1 */
     Error err;
-    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, &opt, &prog, &a,
+    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, NULL, &opt, &prog, &a,
                                   &err) == 0, "%s", err.msg);
     Checkpoint ck;
     ck_assert_msg(checkpoint_load(&ck, path, 1, &err) == 0, "%s", err.msg);
@@ -413,7 +413,7 @@ START_TEST(the_weight_average_round_trips_and_a_bad_one_is_refused)
             wrong.oldest = 2; /* a slot the ring does not have */
         else
             wrong.k = 3, wrong.oldest = 0; /* whole, but not the config's average_last (2) */
-        ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, &opt, &prog,
+        ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, NULL, &opt, &prog,
                                       &wrong, &err) == 0, "%s", err.msg);
         ck_assert_int_eq(checkpoint_load(&ck, path, 1, &err), -1);
         ck_assert_str_eq(err.msg, expected);
@@ -481,7 +481,7 @@ START_TEST(every_section_of_a_damaged_checkpoint_is_refused_by_name)
     WeightAverage a;
     fill_ring(&a, 3, &p, 2, 100); /* two of three: not yet full */
     Error err;
-    ck_assert_msg(checkpoint_save(good, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, &opt, &prog, &a,
+    ck_assert_msg(checkpoint_save(good, m.yaml, &m.d, &m.src, &m.tgt, &p, NULL, NULL, &opt, &prog, &a,
                                   &err) == 0, "%s", err.msg);
     Checkpoint ck;
     ck_assert_msg(checkpoint_load(&ck, good, 1, &err) == 0, "%s", err.msg);
@@ -564,7 +564,7 @@ START_TEST(a_tied_config_with_untieable_sizes_is_refused)
     m.cfg.model.readout_size = m.cfg.model.embedding_size;
     small_model_finish(&m); /* readout 7, embedding 3: sizes that cannot be tied */
     Error err;
-    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &m.p, NULL, NULL, NULL, NULL,
+    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &m.p, NULL, NULL, NULL, NULL, NULL,
                                   &err) == 0, "%s", err.msg);
     Checkpoint ck;
     ck_assert_int_eq(checkpoint_load(&ck, path, 0, &err), -1);

@@ -14,6 +14,9 @@
 #include "support/tinyrun.h"
 #include "train/evaluator.h"
 
+/* Translations joined as words, as the models here were trained. */
+static const Splitter WORDS = {LEVEL_WORD, 0, NULL, 0, {0}};
+
 typedef struct {
     char dir[512];
     SavedModel model;
@@ -48,7 +51,7 @@ static EvalScores scores_at(Setup *s, int batch_size, Evaluator *e)
 {
     evaluator_init(e, &s->model.dims, &s->valid, batch_size, 2.0, 10);
     EvalScores out;
-    ck_assert_int_eq(evaluate(e, &s->model.params, &s->model.tgt_vocab, LEVEL_WORD, 0, 2.0,
+    ck_assert_int_eq(evaluate(e, &s->model.params, &s->model.tgt_vocab, &WORDS, 0, 2.0,
                               10, &out, NULL), 0);
     return out;
 }
@@ -137,7 +140,7 @@ START_TEST(a_stop_request_between_batches_ends_the_evaluation)
     Evaluator e;
     evaluator_init(&e, &s.model.dims, &s.valid, 3, 2.0, 10);
     EvalScores out = {0};
-    ck_assert_int_eq(evaluate(&e, &s.model.params, &s.model.tgt_vocab, LEVEL_WORD, 0, 2.0, 10,
+    ck_assert_int_eq(evaluate(&e, &s.model.params, &s.model.tgt_vocab, &WORDS, 0, 2.0, 10,
                               &out, stop_at_once), -1);
     for (int pair = 0; pair < s.valid.n; pair++)
         ck_assert_ptr_null(e.hyps[pair]); /* nothing was translated */

@@ -1,0 +1,137 @@
+/* test_subword_run.c: data.subwords: sentencepiece end to end on the tiny setup: training
+ * learns the models from the training files (the same bytes as learning them again with
+ * the run's seed), keeps them in its checkpoints, trains on pieces, and translate reads
+ * raw text and writes detokenized text with the checkpoint alone; a checkpoint whose model
+ * is damaged or missing is an error naming it, exit 2, nothing written. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/cli.h"
+#include "support/suites.h"
+#include "support/tinyrun.h"
+#include "text/subword_models.h"
+
+#define SPACE_PIECE "\xe2\x96\x81" /* ▁, SentencePiece's word start */
+
+static const char *const SUBWORDS[] = {"data.subwords=sentencepiece",
+                                       "data.subword_vocab_size=24", NULL};
+/* ... trained long enough to write words (a few seconds) */
+static const char *const SUBWORDS_TRAINED[] = {"data.subwords=sentencepiece",
+                                               "data.subword_vocab_size=24",
+                                               "training.max_steps=3000", "training.epochs=200",
+                                               "model.embedding_size=32", NULL};
+
+/* Runs s2s translate --model model on input; out and err files under dir. */
+static int translate(const char *dir, const char *model, const char *input, char *out, char *err)
+{
+    char in[700];
+    snprintf(in, sizeof in, "%s/input.txt", dir);
+    write_file(in, input);
+    sprintf(out, "%s/out.txt", dir);
+    sprintf(err, "%s/err.txt", dir);
+    const char *argv[] = {S2S, "translate", "--model", model, NULL};
+    const RunOptions opt = {.in_path = in, .timeout = 60};
+    return run_command_with(argv, out, err, &opt, NULL);
+}
+
+START_TEST(training_on_subwords_keeps_its_models_and_translates_raw_text)
+{
+    char dir[512], run[600], train_src[600], train_tgt[600], out[700], err[700];
+    tiny_model_run(dir, sizeof dir, "subwordrun", SUBWORDS_TRAINED);
+    snprintf(run, sizeof run, "%s/run", dir);
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "best.ckpt");
+    const SubwordModels *m = &ck.model.subwords;
+    ck_assert_ptr_nonnull(m->model[SIDE_SRC]);
+    ck_assert_ptr_nonnull(m->model[SIDE_TGT]);
+    /* joint (the default): one model for both sides */
+    ck_assert(m->size[SIDE_SRC] == m->size[SIDE_TGT] &&
+              !memcmp(m->bytes[SIDE_SRC], m->bytes[SIDE_TGT], m->size[SIDE_SRC]));
+    ck_assert_int_eq(subwords_vocab_size(m->model[SIDE_TGT]), 24);
+    /* the same bytes as learning again from the same files and seed */
+    snprintf(train_src, sizeof train_src, "%s/train.src", dir);
+    snprintf(train_tgt, sizeof train_tgt, "%s/train.tgt", dir);
+    SubwordModels again;
+    Error e;
+    ck_assert_msg(subword_models_learn(&again, train_src, train_tgt, 1, 24, SUBWORD_UNIGRAM,
+                                       (uint32_t)ck.model.config.seed, &e) == 0, "%s", e.msg);
+    ck_assert(again.size[SIDE_TGT] == m->size[SIDE_TGT] &&
+              !memcmp(again.bytes[SIDE_TGT], m->bytes[SIDE_TGT], m->size[SIDE_TGT]));
+    subword_models_free(&again);
+    /* the vocabularies are of pieces */
+    int starts = 0;
+    for (int k = 0; k < ck.model.tgt_vocab.size; k++)
+        starts += !strncmp(vocab_word(&ck.model.tgt_vocab, k), SPACE_PIECE, 3);
+    ck_assert_int_gt(starts, 0);
+    checkpoint_free(&ck);
+    /* raw text in, text out: no piece marks left */
+    char model[700];
+    snprintf(model, sizeof model, "%s/checkpoints/best.ckpt", run);
+    ck_assert_int_eq(translate(dir, model, "w1 w2 w3\nw4 w5\n", out, err), 0);
+    char *text = read_file(out);
+    int lines = 0;
+    for (const char *c = text; *c; c++)
+        lines += *c == '\n';
+    ck_assert_int_eq(lines, 2);
+    ck_assert_msg(strstr(text, SPACE_PIECE) == NULL, "pieces left in the output:\n%s", text);
+    ck_assert_msg(text[0] == 'w', "expected the tiny corpus's words, got:\n%s", text);
+    free(text);
+}
+END_TEST
+
+/* A model-only copy of best.ckpt at path with the given subword models (NULL: none). */
+static void save_with(const char *run, const char *path, const SubwordModels *subwords)
+{
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "best.ckpt");
+    Error e;
+    ck_assert_msg(checkpoint_save(path, ck.model.config_yaml, &ck.model.dims, &ck.model.src_vocab,
+                                  &ck.model.tgt_vocab, &ck.model.params, NULL, subwords, NULL,
+                                  NULL, NULL, &e) == 0, "%s", e.msg);
+    checkpoint_free(&ck);
+}
+
+START_TEST(a_damaged_or_missing_subword_model_is_an_error_naming_it)
+{
+    char dir[512], run[600], path[700], out[700], err[700], line[1024], want[1200];
+    tiny_model_run(dir, sizeof dir, "subwordbad", SUBWORDS);
+    snprintf(run, sizeof run, "%s/run", dir);
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "best.ckpt");
+    SubwordModels damaged = ck.model.subwords;
+    char garbage[64];
+    memset(garbage, 0x5a, sizeof garbage);
+    damaged.bytes[SIDE_TGT] = garbage;
+    damaged.size[SIDE_TGT] = sizeof garbage;
+    snprintf(path, sizeof path, "%s/damaged.ckpt", dir);
+    save_with(run, path, &damaged);
+    checkpoint_free(&ck);
+    ck_assert_int_eq(translate(dir, path, "w1 w2\n", out, err), 2);
+    first_line(err, line, sizeof line);
+    snprintf(want, sizeof want, "s2s: error: checkpoint `%s`, section SPMT: not a SentencePiece "
+             "model", path);
+    ck_assert_msg(!strncmp(line, want, strlen(want)), "%s", line);
+    char *text = read_file(out);
+    ck_assert_str_eq(text, "");
+    free(text);
+    snprintf(path, sizeof path, "%s/missing.ckpt", dir);
+    save_with(run, path, NULL);
+    ck_assert_int_eq(translate(dir, path, "w1 w2\n", out, err), 2);
+    first_line(err, line, sizeof line);
+    snprintf(want, sizeof want, "s2s: error: checkpoint `%s` has no SPMS section", path);
+    ck_assert_str_eq(line, want);
+}
+END_TEST
+
+Suite *subword_run_suite(void)
+{
+    Suite *s = suite_create("subword_run");
+    TCase *tc = tcase_create("sentencepiece");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, training_on_subwords_keeps_its_models_and_translates_raw_text);
+    tcase_add_test(tc, a_damaged_or_missing_subword_model_is_an_error_naming_it);
+    suite_add_tcase(s, tc);
+    return s;
+}
