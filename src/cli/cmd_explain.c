@@ -236,10 +236,9 @@ static int sentence_read(Sentence *s, const char *text, size_t len, const SavedM
     if (utf8_validate(text, len, &bad_at, &bad_len) < 0)
         return error_set(err, "%s:%zu: %s (expected UTF-8 text)", what, bad_at + 1,
                          text[bad_at] ? "invalid UTF-8" : "NUL byte"), -1;
-    Splitter split = {ck->config.data.level, ck->config.data.lowercase, ck->subwords.model[side],
-                      0, {0}};
+    const Splitter split = {ck->config.data.level, ck->config.data.lowercase,
+                            ck->subwords.model[side], 0};
     s->n = splitter_split(&split, &s->tokens, text, len, 0, err);
-    splitter_free(&split);
     if (s->n < 0)
         return -1;
     s->ids = xmalloc_array((size_t)s->n + 1, sizeof(int));

@@ -69,7 +69,7 @@ typedef struct {
     float threshold;
     FILE *json;
     const SavedModel *ck;
-    Splitter *src_split;        /* how the model's sides become tokens and back: its */
+    const Splitter *src_split;  /* how the model's sides become tokens and back: its */
     const Splitter *tgt_split;  /* data.level, or its SentencePiece models */
 } Options;
 
@@ -500,10 +500,10 @@ int cmd_translate(int argc, char **argv)
         return cmd_error(&err, EXIT_USAGE);
     }
     o.ck = &ck;
-    Splitter src_split = {ck.config.data.level, ck.config.data.lowercase,
-                          ck.subwords.model[SIDE_SRC], 0, {0}};
+    const Splitter src_split = {ck.config.data.level, ck.config.data.lowercase,
+                                ck.subwords.model[SIDE_SRC], 0};
     const Splitter tgt_split = {ck.config.data.level, ck.config.data.lowercase,
-                                ck.subwords.model[SIDE_TGT], 0, {0}};
+                                ck.subwords.model[SIDE_TGT], 0};
     o.src_split = &src_split;
     o.tgt_split = &tgt_split;
     if ((rc = settle_options(&o, &ck, model, json_path)) != 0) {
@@ -555,7 +555,6 @@ int cmd_translate(int argc, char **argv)
         free_pending(&pend[k]);
     linereader_close(&in);
     tokens_free(&tokens);
-    splitter_free(&src_split);
     chunk_decoder_free(&cd);
     saved_model_free(&ck);
     rc = EXIT_OK;

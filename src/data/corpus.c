@@ -254,14 +254,12 @@ int corpus_read(Corpus *c, const CorpusSpec *spec, Vocab *src_vocab, Vocab *tgt_
     memset(c, 0, sizeof *c);
     if (spec->pictures)
         pictures_init(&c->pics, spec->picture_size, spec->picture_resize);
-    Scratch s = {.src_split = {spec->level, spec->lowercase, spec->src_subwords, 0, {0}},
-                 .tgt_split = {spec->level, spec->lowercase, spec->tgt_subwords, 0, {0}}};
+    Scratch s = {.src_split = {spec->level, spec->lowercase, spec->src_subwords, 0},
+                 .tgt_split = {spec->level, spec->lowercase, spec->tgt_subwords, 0}};
     int rc = spec->tsv_path ? read_tsv(c, spec, &s, src_vocab, tgt_vocab, counting, err)
                             : read_two_files(c, spec, &s, src_vocab, tgt_vocab, counting, err);
     tokens_free(&s.src);
     tokens_free(&s.tgt);
-    splitter_free(&s.src_split);
-    splitter_free(&s.tgt_split);
     if (rc < 0)
         return -1;
     if (c->n == 0) {

@@ -1,22 +1,12 @@
 /* splitter.c: a side's unit of text (see splitter.h). */
 #include "text/splitter.h"
 
-#include <string.h>
-
-int splitter_split(Splitter *s, Tokens *t, const char *line, size_t n, int max_tokens,
+int splitter_split(const Splitter *s, Tokens *t, const char *line, size_t n, int max_tokens,
                    Error *err)
 {
     if (!s->subwords)
         return tokenize_line(t, line, n, s->level, s->lowercase, max_tokens);
-    const int count = subwords_encode(s->subwords, &s->pieces, line, n, s->alpha, err);
-    if (count < 0)
-        return -1;
-    tokens_clear(t);
-    for (int k = 0; k < count; k++) {
-        const char *piece = pieces_get(&s->pieces, k);
-        tokens_add(t, piece, strlen(piece));
-    }
-    return count;
+    return subwords_encode(s->subwords, t, line, n, s->alpha, err);
 }
 
 size_t splitter_join(const Splitter *s, char *out, size_t cap, const char *const *tokens, int n,
@@ -29,9 +19,4 @@ size_t splitter_join(const Splitter *s, char *out, size_t cap, const char *const
         return (size_t)len;
     /* SentencePiece refuses nothing our vocabularies hold; joined plainly all the same */
     return detokenize(out, cap, tokens, n, LEVEL_CHAR);
-}
-
-void splitter_free(Splitter *s)
-{
-    pieces_free(&s->pieces);
 }

@@ -17,13 +17,12 @@ typedef struct {
     int lowercase;            /* lowercase first (words and characters only) */
     const Subwords *subwords; /* a SentencePiece model: its pieces are the tokens */
     double alpha;             /* > 0: a sampled split of the pieces (training only) */
-    Pieces pieces;            /* scratch, reused from line to line */
 } Splitter;
 
 /* The tokens of line[0..n) (valid UTF-8 without a line break) into t. Returns their
  * count: with max_tokens > 0 it may stop past max_tokens (see tokenize_line); -1 with err
  * set if the subword model failed. */
-int splitter_split(Splitter *s, Tokens *t, const char *line, size_t n, int max_tokens,
+int splitter_split(const Splitter *s, Tokens *t, const char *line, size_t n, int max_tokens,
                    Error *err);
 
 /* Joins tokens into text, at most cap bytes with the NUL; returns the length the whole
@@ -31,7 +30,5 @@ int splitter_split(Splitter *s, Tokens *t, const char *line, size_t n, int max_t
  * spaces); words and characters as detokenize does, or with natural as detokenize_text. */
 size_t splitter_join(const Splitter *s, char *out, size_t cap, const char *const *tokens, int n,
                      int natural);
-
-void splitter_free(Splitter *s);
 
 #endif

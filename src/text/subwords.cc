@@ -76,35 +76,10 @@ extern "C" void subwords_free(Subwords *s)
     delete s;
 }
 
-// Appends piece to out; 0, or -1 when memory runs out.
-static int add_piece(Pieces *out, const std::string &piece)
-{
-    if (out->count == out->start_cap) {
-        const int cap = out->start_cap ? 2 * out->start_cap : 64;
-        void *start = std::realloc(out->start, sizeof(size_t) * cap);
-        if (!start)
-            return -1;
-        out->start = static_cast<size_t *>(start), out->start_cap = cap;
-    }
-    if (out->len + piece.size() + 1 > out->cap) {
-        size_t cap = out->cap ? out->cap : 256;
-        while (out->len + piece.size() + 1 > cap)
-            cap *= 2;
-        void *text = std::realloc(out->text, cap);
-        if (!text)
-            return -1;
-        out->text = static_cast<char *>(text), out->cap = cap;
-    }
-    out->start[out->count++] = out->len;
-    std::memcpy(out->text + out->len, piece.c_str(), piece.size() + 1);
-    out->len += piece.size() + 1;
-    return 0;
-}
-
-extern "C" int subwords_encode(const Subwords *s, Pieces *out, const char *line, size_t n,
+extern "C" int subwords_encode(const Subwords *s, Tokens *out, const char *line, size_t n,
                                double alpha, Error *err)
 {
-    out->count = 0, out->len = 0;
+    tokens_clear(out);
     std::vector<std::string> pieces;
     try {
         const absl::string_view text(line, n);
@@ -117,16 +92,8 @@ extern "C" int subwords_encode(const Subwords *s, Pieces *out, const char *line,
         return error_set(err, "SentencePiece could not split a line: %s", e.what());
     }
     for (const auto &piece : pieces)
-        if (add_piece(out, piece))
-            return error_set(err, "out of memory for a line's subword pieces");
+        tokens_add(out, piece.data(), piece.size());
     return out->count;
-}
-
-extern "C" void pieces_free(Pieces *p)
-{
-    std::free(p->text);
-    std::free(p->start);
-    std::memset(p, 0, sizeof *p);
 }
 
 extern "C" long subwords_decode(const Subwords *s, char *out, size_t cap,

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "text/tokenize.h"
 
 typedef enum { SUBWORD_UNIGRAM, SUBWORD_BPE } SubwordType;
 
@@ -45,27 +46,13 @@ typedef struct Subwords Subwords;
 Subwords *subwords_load(const void *model, size_t size, const char *name, Error *err);
 void subwords_free(Subwords *s);
 
-/* The pieces of one line of UTF-8 text: NUL-terminated strings in one buffer, reused from
- * line to line; pieces_free on a zeroed Pieces is safe. */
-typedef struct {
-    char *text;    /* the pieces, each followed by a NUL */
-    size_t len, cap;
-    size_t *start; /* offset of piece k in text */
-    int count, start_cap;
-} Pieces;
-
-static inline const char *pieces_get(const Pieces *p, int k)
-{
-    return p->text + p->start[k];
-}
-
-/* Splits line[0..n) into pieces: the most likely split, or with alpha > 0 one drawn
- * from the model's distribution over splits (SentencePiece's subword regularisation,
- * unigram models only; the draw from SentencePiece's generator, seeded by
- * subwords_seed). Returns the number of pieces, or -1 with err set. */
-int subwords_encode(const Subwords *s, Pieces *out, const char *line, size_t n, double alpha,
+/* Splits line[0..n) into pieces, the tokens of out (text/tokenize.h; emptied first): the
+ * most likely split, or with alpha > 0 one drawn from the model's distribution over
+ * splits (SentencePiece's subword regularisation, unigram models only; the draw from
+ * SentencePiece's generator, seeded by subwords_seed). Returns the number of pieces, or
+ * -1 with err set. */
+int subwords_encode(const Subwords *s, Tokens *out, const char *line, size_t n, double alpha,
                     Error *err);
-void pieces_free(Pieces *p);
 
 /* Joins pieces back into text (SentencePiece's decoding: "▁" becomes a space, the
  * leading one dropped). Writes at most cap bytes including the NUL; returns the length

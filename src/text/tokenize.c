@@ -320,8 +320,7 @@ static size_t piece_end(const char *line, size_t n, size_t at)
 int tokenize_line(Tokens *t, const char *line, size_t n, TokenLevel level, int lowercase,
                   int max_tokens)
 {
-    t->count = 0;
-    t->text_len = 0;
+    tokens_clear(t);
     int pending_space = 0;
     for (size_t at = 0; at < n;) {
         size_t end = piece_end(line, n, at);

@@ -32,7 +32,7 @@ int validate_keep_best(Trainer *t, Error *err)
     const Config *cfg = t->cfg;
     EvalScores s;
     const Splitter tgt = {cfg->data.level, cfg->data.lowercase,
-                          t->data.subwords.model[SIDE_TGT], 0, {0}};
+                          t->data.subwords.model[SIDE_TGT], 0};
     double t0 = now_seconds();
     use_blas_threads(t, 1);
     fault_signal_at("validate", t->prog.step);
@@ -161,7 +161,7 @@ int translate_test_set(Trainer *t, Error *err)
     Evaluator e;
     EvalScores s;
     const Splitter tgt = {cfg->data.level, cfg->data.lowercase,
-                          t->data.subwords.model[SIDE_TGT], 0, {0}};
+                          t->data.subwords.model[SIDE_TGT], 0};
     evaluator_init(&e, &t->model.dims, t->data.test, (int)cfg->training.batch_size,
                    cfg->translate.max_output_ratio, cfg->translate.max_output_extra);
     evaluator_set_argmax(&e, config_decodes_argmax(cfg, -1));

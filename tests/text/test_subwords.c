@@ -53,7 +53,7 @@ static char *learn(const char *path, SubwordType type, uint32_t seed, size_t *si
 }
 
 /* Splits line and joins the pieces back: the text, and the pieces' count. */
-static int round_trip(const Subwords *sw, Pieces *p, const char *line, double alpha, char *text,
+static int round_trip(const Subwords *sw, Tokens *p, const char *line, double alpha, char *text,
                       size_t cap)
 {
     Error err;
@@ -62,7 +62,7 @@ static int round_trip(const Subwords *sw, Pieces *p, const char *line, double al
     const char *list[256];
     ck_assert_int_le(n, 256);
     for (int k = 0; k < n; k++)
-        list[k] = pieces_get(p, k);
+        list[k] = tokens_get(p, k);
     const long len = subwords_decode(sw, text, cap, list, n);
     ck_assert_int_ge(len, 0);
     ck_assert_int_lt(len, (long)cap);
@@ -84,7 +84,7 @@ static void check_type(SubwordType type)
     ck_assert_msg(sw != NULL, "%s", err.msg);
     ck_assert_int_eq(subwords_vocab_size(sw), 300);
     ck_assert_str_eq(subwords_piece(sw, 0), "<unk>");
-    Pieces p = {0};
+    Tokens p = {0};
     char text[1024];
     FILE *in = fopen("corpora/toy-fr/train.tgt", "r");
     char line[1024];
@@ -93,7 +93,7 @@ static void check_type(SubwordType type)
         line[strcspn(line, "\n")] = '\0';
         pieces += round_trip(sw, &p, line, 0, text, sizeof text);
         ck_assert_str_eq(text, line);
-        ck_assert(!strncmp(pieces_get(&p, 0), "\xe2\x96\x81", 3)); /* a word starts with ▁ */
+        ck_assert(!strncmp(tokens_get(&p, 0), "\xe2\x96\x81", 3)); /* a word starts with ▁ */
         for (const char *c = line; *c; c++)
             words += *c == ' ';
     }
@@ -115,7 +115,7 @@ static void check_type(SubwordType type)
         }
         ck_assert_msg(differ, "20 sampled splits of one line all had %d pieces", first);
     }
-    pieces_free(&p);
+    tokens_free(&p);
     subwords_free(sw);
     free(model);
     free(again);

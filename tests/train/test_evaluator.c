@@ -15,7 +15,7 @@
 #include "train/evaluator.h"
 
 /* Translations joined as words, as the models here were trained. */
-static const Splitter WORDS = {LEVEL_WORD, 0, NULL, 0, {0}};
+static const Splitter WORDS = {LEVEL_WORD, 0, NULL, 0};
 
 typedef struct {
     char dir[512];
