@@ -171,7 +171,7 @@ int config_validate(Config *cfg, Error *err)
     /* Idling, the default plateau does what none says. Say none: the effective config
      * (in every checkpoint) names every key, so a plateau there would count as asked
      * for, and the checkpoint would be refused when loaded. */
-    if (!has_valid)
+    if (!has_valid && T->scheduling == SCHEDULING_PLATEAU)
         T->scheduling = SCHEDULING_NONE;
     if (T->scheduling == SCHEDULING_PLATEAU && T->learning_rate_min > T->learning_rate) {
         char min[32], lr[32];
@@ -180,6 +180,10 @@ int config_validate(Config *cfg, Error *err)
                          number_shortest(min, sizeof min, T->learning_rate_min),
                          number_shortest(lr, sizeof lr, T->learning_rate));
     }
+    if (T->scheduling == SCHEDULING_INVERSE_SQRT && config_warmup_steps(cfg) < 1)
+        return key_error(cfg, err, "training.warmup_steps", "training.scheduling: inverse_sqrt "
+                         "needs training.warmup_steps >= 1 (the rate falls as sqrt(W / k) after "
+                         "the W warm-up updates)");
     if (D->subwords && check_subwords(cfg, err) < 0)
         return -1;
     if (cfg->model.encoder == CONFIG_ENCODER_IMAGE && check_image_model(cfg, err) < 0)

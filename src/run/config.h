@@ -36,7 +36,7 @@ typedef struct {
  * model's choices are the model's own enums, named by its lists (score_names,
  * cell_names, token_level_names). */
 typedef enum { OPTIMIZER_ADAM, OPTIMIZER_SGD, OPTIMIZER_ADADELTA } ConfigOptimizer;
-typedef enum { SCHEDULING_NONE, SCHEDULING_PLATEAU } ConfigScheduling;
+typedef enum { SCHEDULING_NONE, SCHEDULING_PLATEAU, SCHEDULING_INVERSE_SQRT } ConfigScheduling;
 typedef enum { METRIC_BLEU, METRIC_LOSS, METRIC_EXACT } ConfigMetric;
 typedef enum { SVG_LAST, SVG_ALL, SVG_NONE } ConfigSvg;
 typedef enum { ATTENTION_SOFT, ATTENTION_HARD } ConfigAttentionMode;

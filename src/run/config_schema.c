@@ -18,7 +18,7 @@ _Static_assert(sizeof(ScoreKind) == sizeof(int) && sizeof(CellKind) == sizeof(in
                sizeof(TokenLevel) == sizeof(int), "choices are ints");
 
 static const char *const optimizer_names[] = {"adam", "sgd", "adadelta", NULL};
-static const char *const scheduling_names[] = {"none", "plateau", NULL};
+static const char *const scheduling_names[] = {"none", "plateau", "inverse_sqrt", NULL};
 static const char *const metric_names[] = {"bleu", "loss", "exact", NULL};
 static const char *const svg_names[] = {"last", "all", "none", NULL};
 static const char *const attention_mode_names[] = {"soft", "hard", NULL};
@@ -186,7 +186,8 @@ const KeySpec config_keys[] = {
     {"training.max_time", T_REAL, OFF(training.max_time), "0", 0, 1e9, NULL, FREE,
     "stop after this many seconds of training, validation not counted (0: no limit)"},
     {"training.scheduling", T_ENUM, OFF(training.scheduling), "plateau", 0, 0, scheduling_names, 0,
-    "plateau: multiply the learning rate by decrease_factor after patience validations without improvement"},
+    "plateau: multiply the learning rate by decrease_factor after patience validations without improvement; "
+    "inverse_sqrt: after the W warm-up updates, update k uses learning_rate sqrt(W / k) (Vaswani et al. 2017; needs W >= 1)"},
     {"training.patience", T_INT, OFF(training.patience), "3", 1, 1000000, NULL, 0,
     "validations without improvement before the learning rate decays"},
     {"training.decrease_factor", T_REAL, OFF(training.decrease_factor), "0.5", 0, 1, NULL,

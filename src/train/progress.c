@@ -65,6 +65,9 @@ void log_header(Trainer *t, int resumed)
                    "(training.warmup_steps%s)", number_shortest(lr, sizeof lr,
                    cfg->training.learning_rate), warmup, plural(warmup),
                    cfg->training.warmup_steps < 0 ? " -1: the self-attention layers' default" : "");
+        if (cfg->training.scheduling == SCHEDULING_INVERSE_SQRT)
+            rundir_log(&t->run.dir, "learning rate: then falls as sqrt(%ld / k) at update k "
+                       "(training.scheduling: inverse_sqrt)", warmup);
     }
     if (!model_has_alignments(&t->model.dims) && cfg->alignments.every > 0)
         rundir_log(&t->run.dir, "no attention (model.attention: none): no alignments to dump");

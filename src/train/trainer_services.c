@@ -2,6 +2,7 @@
  * all: a checkpoint of the moment, OpenBLAS's threads for a phase, and the learning
  * rate of a step. */
 #include <cblas.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,10 +57,16 @@ void use_blas_threads(Trainer *t, int eval)
 }
 
 /* The learning rate of update k (1-based): the scheduled rate (prog.lr, which the plateau
- * rule decays), times k / W during the W warm-up updates. A function of the step alone,
- * so a resumed run uses the rates a straight run does. */
+ * rule decays), times k / W during the W warm-up updates, and with inverse_sqrt times
+ * sqrt(W / k) after them (the two meet at k = W). A function of the step alone (and of
+ * prog.lr, which is in the checkpoint), so a resumed run uses the rates a straight run
+ * does. */
 double learning_rate_at(const Trainer *t, long k)
 {
     const long w = config_warmup_steps(t->cfg);
-    return k < w ? t->prog.lr * (double)k / (double)w : t->prog.lr;
+    if (k < w)
+        return t->prog.lr * (double)k / (double)w;
+    if (t->cfg->training.scheduling == SCHEDULING_INVERSE_SQRT)
+        return t->prog.lr * sqrt((double)w / (double)k);
+    return t->prog.lr;
 }

@@ -679,6 +679,57 @@ START_TEST(the_warmup_rises_linearly_and_composes_with_the_plateau_decay)
 }
 END_TEST
 
+/* training.scheduling inverse_sqrt: update k of the W warm-up updates uses k/W of the rate,
+ * and update k >= W uses sqrt(W / k) of it, with or without a validation set (the rule
+ * reads the step alone). Every training record's rate is checked, and the validation
+ * records' (the next update's). With no warm-up the schedule has no scale: refused. */
+START_TEST(inverse_sqrt_falls_as_the_root_of_the_step_after_the_warmup)
+{
+    for (int with_valid = 0; with_valid < 2; with_valid++) {
+        char dir[512], path[700], key[64], text[32];
+        scratch_dir(dir, sizeof dir, with_valid ? "rsqrt-valid" : "rsqrt");
+        write_tiny_setup(dir);
+        const char *sets[] = {"training.max_steps=12", "training.scheduling=inverse_sqrt",
+                              "training.warmup_steps=4",
+                              with_valid ? "training.valid_every=3" : "data.valid_src=",
+                              with_valid ? NULL : "data.valid_tgt=", NULL};
+        ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+        snprintf(path, sizeof path, "%s/run/metrics.jsonl", dir);
+        char *m = read_file(path);
+        int checked = 0;
+        for (char *line = strtok(m, "\n"); line; line = strtok(NULL, "\n")) {
+            long step = atol(line + strlen("{\"step\":"));
+            const int validation = strstr(line, "\"valid_loss\"") != NULL;
+            if (!validation && !strstr(line, "\"train_loss\""))
+                continue;
+            const long k = validation ? step + 1 : step;
+            const double expected = k < 4 ? 0.01 * (double)k / 4 : 0.01 * sqrt(4.0 / (double)k);
+            snprintf(key, sizeof key, "\"lr\":%s,", number_digits(text, sizeof text, expected, 6));
+            ck_assert_msg(strstr(line, key) != NULL, "step %ld: expected %s in %s", step, key, line);
+            checked++;
+        }
+        ck_assert_int_eq(checked, 12 + (with_valid ? 4 : 0));
+        free(m);
+        snprintf(path, sizeof path, "%s/stderr.txt", dir);
+        char *log = read_file(path);
+        ck_assert_ptr_nonnull(strstr(log, "learning rate: then falls as sqrt(4 / k) at update k "
+                                          "(training.scheduling: inverse_sqrt)\n"));
+        free(log);
+    }
+    char dir[512], path[600];
+    scratch_dir(dir, sizeof dir, "rsqrt-nowarmup");
+    write_tiny_setup(dir);
+    const char *sets[] = {"training.scheduling=inverse_sqrt", "training.warmup_steps=0", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 2);
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    char *log = read_file(path);
+    ck_assert_str_eq(log, "s2s: error: --set training.warmup_steps: training.scheduling: "
+                          "inverse_sqrt needs training.warmup_steps >= 1 (the rate falls as "
+                          "sqrt(W / k) after the W warm-up updates)\n");
+    free(log);
+}
+END_TEST
+
 /* The weights of dir/RUN/checkpoints/last.ckpt minus those of dir/OTHER's, as an L2 norm. */
 static double weight_distance(const char *run_a, const char *run_b)
 {
@@ -1078,6 +1129,7 @@ Suite *train_suite(void)
     tcase_add_test(tc, plateau_decay_and_early_stopping_follow_the_validations);
     tcase_add_test(tc, the_warmup_rises_linearly_and_composes_with_the_plateau_decay);
     tcase_add_test(tc, the_warmup_scales_the_update);
+    tcase_add_test(tc, inverse_sqrt_falls_as_the_root_of_the_step_after_the_warmup);
     tcase_add_test(tc, gradcheck_command_checks_the_configured_model);
     tcase_add_test(tc, the_log_keeps_control_characters_off_the_terminal);
     tcase_add_test(tc, clipping_scales_the_step_to_the_threshold);

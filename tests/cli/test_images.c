@@ -55,7 +55,8 @@ static void write_image_setup(const char *dir, int max_steps)
 {
     char shapes[600], from[700], to[700], text[8192], shared[200];
     /* the corpus once per run of the suite (its 1,048 pictures take a while under
-     * valgrind), each test's own copy of its text files beside a link to its pictures */
+     * valgrind; check_main.c removes it at the end), each test's own copy of its text
+     * files beside a link to its pictures */
     snprintf(shared, sizeof shared, "/tmp/s2s-test-images-corpus-%ld", (long)getppid());
     Error err;
     snprintf(from, sizeof from, "%s/test.ground", shared);

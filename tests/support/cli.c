@@ -19,13 +19,46 @@
 
 extern char **environ;
 
+void remove_tree(const char *path)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The scratch directories this process made. Each test runs in a forked process, which
+ * inherits the list and the atexit handler: an entry is removed only by the process
+ * that made it, so no child removes its parent's directory. */
+enum { MAX_SCRATCH = 64 };
+static struct {
+    char path[512];
+    pid_t owner;
+} scratch[MAX_SCRATCH];
+static int n_scratch;
+
+static void remove_scratch(void)
+{
+    for (int k = 0; k < n_scratch; k++)
+        if (scratch[k].owner == getpid()) {
+            char cmd[600];
+            snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch[k].path);
+            if (system(cmd) != 0)
+                fprintf(stderr, "could not remove %s\n", scratch[k].path);
+        }
+}
+
 void scratch_dir(char *out, size_t cap, const char *name)
 {
     snprintf(out, cap, "/tmp/s2s-test-%s-%ld", name, (long)getpid());
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_tree(out);
     ck_assert_int_eq(mkdir(out, 0777), 0);
+    static int registered;
+    if (!registered)
+        ck_assert_int_eq(atexit(remove_scratch), 0);
+    registered = 1;
+    ck_assert_int_lt(n_scratch, MAX_SCRATCH);
+    snprintf(scratch[n_scratch].path, sizeof scratch[n_scratch].path, "%s", out);
+    scratch[n_scratch++].owner = getpid();
 }
 
 static void redirect(int fd, const char *path)

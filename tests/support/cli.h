@@ -6,9 +6,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* A fresh empty directory under /tmp for one test; returned path is static storage
- * of the caller's buffer. */
+/* A fresh empty directory under /tmp for one test, its path written to out. It is
+ * removed when the test's process exits normally (a passing test); a failing or
+ * crashing test leaves it for inspection (Check ends those without running atexit). */
 void scratch_dir(char *out, size_t cap, const char *name);
+/* Removes path and everything under it (rm -rf); a missing path is fine. */
+void remove_tree(const char *path);
 
 /* Runs argv (argv[0] a path) with stdout and stderr captured into out_path and
  * err_path (either may be NULL: /dev/null) and extra environment entries env (NULL-
