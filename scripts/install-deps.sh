@@ -22,8 +22,10 @@ fi
 # Check (unit tests), xmllint (SVG is XML), Chromium (the report in a real browser),
 # clang and its runtime (libFuzzer), valgrind, strace (the system calls of a save),
 # PyTorch (the cross-check and the speed baseline) and PyYAML (the PyTorch reference
-# reads s2s's configs: scripts/torch_reference.py train)
+# reads s2s's configs: scripts/torch_reference.py train), SentencePiece's Python module (the
+# reference learns subword models as s2s does)
 TEST="check libxml2-utils chromium clang libclang-rt-14-dev valgrind strace python3-torch python3-yaml"
+TEST="$TEST python3-sentencepiece"
 # the other library of small matrix products issue 29 measured
 GEMM="libblis-dev"
 

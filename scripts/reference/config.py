@@ -15,11 +15,16 @@ CONFIG_KEYS = {
     "data.tsv_reverse": False, "data.lowercase": False, "data.max_length": 50,
     "data.max_line_bytes": 1048576, "data.src_vocab_size": 0, "data.tgt_vocab_size": 0,
     "data.src_min_freq": 1, "data.tgt_min_freq": 1,
+    "data.subwords": "none", "data.subword_vocab_size": 8000, "data.subword_type": "unigram",
+    "data.subword_joint": True,
     "model.embedding_size": 64, "model.encoder_size": 64, "model.decoder_size": 128,
     "model.attention_size": 64, "model.readout_size": 128, "model.attention": "additive",
     "model.attention_heads": 1, "model.encoder_cell": "gru", "model.decoder_cell": "gru",
     "model.encoder_layers": 1, "model.context_gate": False, "model.embedding_dropout": 0.0,
     "model.readout_dropout": 0.0, "model.init_range": 0.1, "model.tie_output": False,
+    "model.self_attention_layers": 0, "model.self_attention_heads": 4,
+    "model.self_attention_ffn": 0, "model.self_attention_dropout": 0.1,
+    "model.decoder_layers": 1,
     "training.optimizer": "adam", "training.learning_rate": 0.001, "training.warmup_steps": -1,
     "training.adam_beta1": 0.9, "training.adam_beta2": 0.999, "training.adam_eps": 1e-8,
     "training.clip_grad_norm": 5.0, "training.label_smoothing": 0.0, "training.batch_size": 32,
@@ -35,16 +40,17 @@ CONFIG_KEYS = {
 }
 # The values a choice key may take here (s2s has more for some: those are refused below).
 CONFIG_CHOICES = {
-    "model.attention": SCORES, "model.encoder_cell": ("gru", "lstm", "rnn"),
-    "model.decoder_cell": ("gru", "lstm", "rnn"), "training.optimizer": ("adam",),
-    "training.scheduling": ("none", "plateau"),
+    "model.attention": SCORES, "model.encoder_cell": ("gru", "lstm", "rnn", "none"),
+    "model.decoder_cell": ("gru", "lstm", "rnn", "none"), "training.optimizer": ("adam",),
+    "training.scheduling": ("none", "plateau", "inverse_sqrt"),
+    "data.subwords": ("none", "sentencepiece"), "data.subword_type": ("unigram", "bpe"),
     "training.early_stopping_metric": ("bleu", "loss", "exact"),
     "translate.attention_mode": ("auto", "soft"),
 }
 # Keys of s2s the reference does not implement, with their defaults: any other value is an
 # error, since the model or its training would then not be the one s2s trains.
 CONFIG_UNSUPPORTED = {
-    "data.level": "word", "model.encoder": "text", "model.self_attention_layers": 0,
+    "data.level": "word", "model.encoder": "text",
     "model.attention_mode": "soft", "training.doubly_stochastic": 0.0,
     "training.attention_supervision": 0.0,
 }
@@ -57,8 +63,7 @@ CONFIG_IGNORED = {
     "name", "run_dir", "training.threads", "training.shards", "translate.max_source_length",
     "data.valid_align", "data.test_align", "data.train_ground",
     "data.valid_ground", "data.test_ground", "data.image_size", "data.image_resize",
-    "model.conv_channels", "model.grid_positions", "model.self_attention_heads",
-    "model.self_attention_ffn", "model.self_attention_dropout", "training.adadelta_rho",
+    "model.conv_channels", "model.grid_positions", "training.adadelta_rho",
     "training.adadelta_eps", "training.hard_reinforce_weight", "training.hard_entropy_weight",
     "training.hard_expected_prob", "training.hard_baseline_decay", "training.hard_warmup_steps",
     "training.hard_reward",
@@ -161,13 +166,19 @@ def load_config(text, where, overrides=()):
     for key in positive:
         if cfg[key] < 1:
             raise ConfigError("%s: %s must be at least 1" % (where, key))
+    if cfg["model.encoder_cell"] == "none" and cfg["model.self_attention_layers"] < 1:
+        raise ConfigError("%s: model.encoder_cell none needs model.self_attention_layers >= 1"
+                          % where)
+    if not 1 <= cfg["model.decoder_layers"] <= 6:
+        raise ConfigError("%s: model.decoder_layers must be 1 to 6" % where)
     if not 1 <= cfg["model.encoder_layers"] <= 4:
         raise ConfigError("%s: model.encoder_layers must be 1 to 4" % where)
     heads, n, p, a = (cfg["model." + k] for k in ("attention_heads", "encoder_size",
                                                   "decoder_size", "attention_size"))
     if cfg["model.attention"] == "dot" and p != 2 * n:
         raise ConfigError("%s: model.attention dot needs decoder_size = 2 encoder_size" % where)
-    if cfg["model.tie_output"] and cfg["model.readout_size"] != cfg["model.embedding_size"]:
+    if (cfg["model.tie_output"] and not is_transformer(cfg)
+            and cfg["model.readout_size"] != cfg["model.embedding_size"]):
         raise ConfigError("%s: model.tie_output needs model.readout_size = model.embedding_size"
                           % where)
     widths = {"model.encoder_size (d_h = 2n)": 2 * n}
@@ -182,13 +193,37 @@ def load_config(text, where, overrides=()):
     return cfg
 
 
+def is_transformer(cfg):
+    return cfg["model.decoder_cell"] == "none"
+
+
+def warmup_steps(cfg):
+    """training.warmup_steps, its -1 resolved as s2s resolves it (config_warmup_steps):
+    200 for a model with self-attention layers or the Transformer decoder, else 0."""
+    if cfg["training.warmup_steps"] >= 0:
+        return cfg["training.warmup_steps"]
+    return 200 if cfg["model.self_attention_layers"] > 0 or is_transformer(cfg) else 0
+
+
 def config_model(cfg, vx, vy):
-    """The Seq2Seq the config describes, for vocabularies of vx and vy words."""
+    """The Seq2Seq the config describes, for vocabularies of vx and vy words; its
+    self-attention and Transformer layers are torch's own modules with dropout
+    model.self_attention_dropout at torch's sites (active in train() mode only)."""
     m, n, p, a, l = (cfg["model." + k] for k in ("embedding_size", "encoder_size",
                                                  "decoder_size", "attention_size",
                                                  "readout_size"))
+    transformer = is_transformer(cfg)
     return Seq2Seq(vx, vy, m, n, p, a, l, score=cfg["model.attention"],
-                   enc_cell=cfg["model.encoder_cell"], dec_cell=cfg["model.decoder_cell"],
+                   enc_cell=cfg["model.encoder_cell"] if cfg["model.encoder_cell"] != "none"
+                   else "gru",
+                   dec_cell="gru" if transformer else cfg["model.decoder_cell"],
+                   encoder="attn" if cfg["model.encoder_cell"] == "none" else "birnn",
                    enc_layers=cfg["model.encoder_layers"], heads=cfg["model.attention_heads"],
+                   sa_layers=cfg["model.self_attention_layers"],
+                   sa_heads=cfg["model.self_attention_heads"],
+                   sa_ffn=cfg["model.self_attention_ffn"],
+                   dec_layers=cfg["model.decoder_layers"] if transformer else 0,
+                   dec_ffn=cfg["model.self_attention_ffn"],
+                   dropout=cfg["model.self_attention_dropout"],
                    context_gate=int(cfg["model.context_gate"]),
                    tie_output=int(cfg["model.tie_output"]))

@@ -162,13 +162,14 @@ class Seq2Seq(nn.Module):
     c_0 and score none's context from the mean annotation, as for "attn"). Optionally
     `context_gate`, the gate beta_i on the context, for any encoder; `tie_output`, W_o
     the very parameter E_y (l = m; the model then has no W_o of its own). Sizes as in
-    MODEL.md: vx, vy, m, n, p, a, l. The keywords are crosscheck_dump's settings, named
-    alike."""
+    MODEL.md: vx, vy, m, n, p, a, l. `dropout`: the torch layers' own, at torch's sites, in
+    train() mode (training by the reference; the cross-check gives masks instead). The
+    keywords are crosscheck_dump's settings, named alike."""
 
     def __init__(self, vx, vy, m, n, p, a, l, score="additive", enc_cell="gru",
                  dec_cell="gru", enc_layers=1, heads=1, sa_layers=0, sa_heads=4, sa_ffn=0,
                  encoder="birnn", image_size=8, conv_channels=(3, 4), grid_positions=1,
-                 context_gate=0, tie_output=0, dec_layers=0, dec_ffn=0):
+                 context_gate=0, tie_output=0, dec_layers=0, dec_ffn=0, dropout=0.0):
         super().__init__()
         assert score in SCORES and encoder in ENCODERS and enc_cell in CELLS and dec_cell in CELLS
         self.n, self.score, self.dec_cell, self.heads = n, score, dec_cell, heads
@@ -207,18 +208,18 @@ class Seq2Seq(nn.Module):
             self.W_c = None
             d_h = 2 * n
         self.self_attention = nn.ModuleList(
-            nn.TransformerEncoderLayer(d_h, sa_heads, sa_ffn or 4 * d_h, dropout=0.0)
+            nn.TransformerEncoderLayer(d_h, sa_heads, sa_ffn or 4 * d_h, dropout=dropout)
             for _ in range(sa_layers))
         # The Transformer decoder (model.decoder_cell none): torch's layers, m wide, their
         # cross-attention's keys and values d_h wide; no s_0, no score, no readout layer
         # (torch.nn.TransformerDecoder itself, without a final norm: the post-norm layers
         # end on one)
         self.transformer = nn.TransformerDecoder(
-            nn.TransformerDecoderLayer(m, heads, dec_ffn or 4 * m, dropout=0.0),
+            nn.TransformerDecoderLayer(m, heads, dec_ffn or 4 * m, dropout=dropout),
             dec_layers) if dec_layers else None
         for layer in self.transformer.layers if dec_layers else ():
             if d_h != m:
-                layer.multihead_attn = nn.MultiheadAttention(m, heads, dropout=0.0, kdim=d_h,
+                layer.multihead_attn = nn.MultiheadAttention(m, heads, dropout=dropout, kdim=d_h,
                                                              vdim=d_h)
         if dec_layers:
             self.W_s = self.W_c = self.gate = None

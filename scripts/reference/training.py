@@ -11,7 +11,7 @@ import torch
 
 from reference.model import PAD, UNK, pad_batch
 from reference.tokenizer import detokenize, tokenize
-from reference.config import ConfigError, config_model, load_config
+from reference.config import ConfigError, config_model, is_transformer, load_config, warmup_steps
 from reference.data import Batches, build_vocab, read_pairs
 from reference.search import beam_search, greedy_batch, output_limit
 
@@ -31,15 +31,44 @@ def run_s2s_eval(s2s, hyp, ref):
     return scores["bleu"], scores["exact"]
 
 
-def validation_scores(net, valid, cfg, tgt_words, s2s, out_dir):
+def learn_subword_models(cfg):
+    """data.subwords sentencepiece: the (source, target) SentencePieceProcessors, learned from
+    the training files with s2s's options (src/text/subwords.cc: the model type and size,
+    character coverage 1, one thread, the generator seeded by the config's seed), one
+    model from both files when data.subword_joint, else one a side."""
+    import io
+    import sentencepiece as spm
+
+    def learn(paths):
+        spm.set_random_generator_seed(cfg["seed"])
+        model = io.BytesIO()
+        spm.SentencePieceTrainer.train(input=",".join(paths), model_type=cfg["data.subword_type"],
+                                       vocab_size=cfg["data.subword_vocab_size"],
+                                       character_coverage=1.0, num_threads=1, minloglevel=2,
+                                       model_writer=model)
+        return spm.SentencePieceProcessor(model_proto=model.getvalue())
+    src, tgt = cfg["data.train_src"], cfg["data.train_tgt"]
+    if not src or not tgt:
+        raise ConfigError("data.subwords sentencepiece: the reference needs data.train_src and "
+                          "data.train_tgt (as s2s, no TSV)")
+    if cfg["data.subword_joint"]:
+        both = learn([src, tgt])
+        return both, both
+    return learn([src]), learn([tgt])
+
+
+def validation_scores(net, valid, cfg, tgt_words, s2s, out_dir, written=None):
     """s2s's validation (src/train/evaluator.c) of net on the pairs valid (source ids,
     target ids, target tokens): batches of training.batch_size in order of source length;
     the loss, the mean over every target token (</s> included) of -log P; and BLEU and
     exact match, by `s2s eval`, of the greedy translations against the references, both
     written as s2s validates them: detokenized (as s2s translate writes) unless
-    translate.detokenize is false, then the tokens joined by spaces. Writes them to
-    out_dir/valid.hyp (the last validation's) and valid.ref. Returns (loss, bleu, exact)."""
-    written = detokenize if cfg["translate.detokenize"] else " ".join
+    translate.detokenize is false, then the tokens joined by spaces (or by `written`, the
+    subword model's decoding). Writes them to out_dir/valid.hyp (the last validation's) and
+    valid.ref. Returns (loss, bleu, exact). net is in eval() mode meanwhile (no dropout)."""
+    written = written or (detokenize if cfg["translate.detokenize"] else " ".join)
+    was_training = net.training
+    net.eval()
     order = sorted(range(len(valid)), key=lambda k: (len(valid[k][0]), k))
     loss_sum, tokens, hyps = 0.0, 0, [None] * len(valid)
     B = cfg["training.batch_size"]
@@ -54,6 +83,7 @@ def validation_scores(net, valid, cfg, tgt_words, s2s, out_dir):
                                [output_limit(len(valid[k][0]), cfg) for k in chunk])
             for k, words in zip(chunk, out):
                 hyps[k] = written([tgt_words[w] for w in words])
+    net.train(was_training)
     ref_path, hyp_path = os.path.join(out_dir, "valid.ref"), os.path.join(out_dir, "valid.hyp")
     for path, lines in ((ref_path, [written(v[2]) for v in valid]), (hyp_path, hyps)):
         with open(path, "w", encoding="utf-8") as f:
@@ -102,13 +132,30 @@ def train(args):
     lower = cfg["data.lowercase"]
     torch.manual_seed(cfg["seed"])
     rng = random.Random(cfg["seed"])
+    if cfg["data.subwords"] == "sentencepiece":
+        start = time.perf_counter()
+        sp_src, sp_tgt = learn_subword_models(cfg)
+        log("subwords: SentencePiece %s models of %d pieces learned in %.1f s%s" % (
+            cfg["data.subword_type"], cfg["data.subword_vocab_size"], time.perf_counter() - start,
+            ", one from both sides" if cfg["data.subword_joint"] else ", one a side"))
 
-    def tok(text):
-        return tokenize(text, lower)
+        def tok_src(text):
+            return sp_src.encode_as_pieces(text)
+
+        def tok(text):
+            return sp_tgt.encode_as_pieces(text)
+
+        def written(pieces):
+            return sp_tgt.decode_pieces(list(pieces))
+    else:
+        def tok(text):
+            return tokenize(text, lower)
+        tok_src = tok
+        written = detokenize if cfg["translate.detokenize"] else " ".join
     # training pairs: both sides non-empty and at most max_length tokens
     max_len, train_tok = cfg["data.max_length"], []
     for x, y in train_raw:
-        xs, ys = tok(x), tok(y)
+        xs, ys = tok_src(x), tok(y)
         if xs and ys and len(xs) <= max_len and len(ys) <= max_len:
             train_tok.append((xs, ys))
     src_words = build_vocab((x for x, _ in train_tok), cfg["data.src_vocab_size"],
@@ -124,7 +171,7 @@ def train(args):
     # validation: every pair with both sides non-empty, however long
     valid = []
     for x, y in valid_raw or []:
-        xs, ys = tok(x), tok(y)
+        xs, ys = tok_src(x), tok(y)
         if xs and ys:
             valid.append((ids(xs, src_id), ids(ys, tgt_id), ys))
     log("data: %d training pairs (of %d lines), %d validation pairs, %d test sources; "
@@ -138,18 +185,25 @@ def train(args):
     model = config_model(cfg, len(src_words), len(tgt_words))
     model.init_uniform(cfg["model.init_range"])
     params = list(model.parameters())
-    log("model: %d parameters, %s score, %s/%s cells, %d encoder layer%s, %d head%s; torch %s, "
-        "%d torch threads, OPENBLAS_NUM_THREADS=%s" % (
-            sum(w.numel() for w in params), cfg["model.attention"], cfg["model.encoder_cell"],
-            cfg["model.decoder_cell"], cfg["model.encoder_layers"],
-            "s" if cfg["model.encoder_layers"] > 1 else "", cfg["model.attention_heads"],
+    if is_transformer(cfg):
+        shape = "the Transformer decoder of %d layers over %s" % (
+            cfg["model.decoder_layers"], "%d self-attention layers" %
+            cfg["model.self_attention_layers"] if cfg["model.encoder_cell"] == "none"
+            else "a %s encoder" % cfg["model.encoder_cell"])
+    else:
+        shape = "%s score, %s/%s cells, %d encoder layer%s" % (
+            cfg["model.attention"], cfg["model.encoder_cell"], cfg["model.decoder_cell"],
+            cfg["model.encoder_layers"], "s" if cfg["model.encoder_layers"] > 1 else "")
+    log("model: %d parameters, %s, %d head%s; torch %s, %d torch threads, "
+        "OPENBLAS_NUM_THREADS=%s" % (
+            sum(w.numel() for w in params), shape, cfg["model.attention_heads"],
             "s" if cfg["model.attention_heads"] > 1 else "", torch.__version__,
             torch.get_num_threads(), os.environ.get("OPENBLAS_NUM_THREADS", "unset")))
     base_lr = cfg["training.learning_rate"]
     adam = torch.optim.Adam(params, lr=base_lr, betas=(cfg["training.adam_beta1"],
                                                        cfg["training.adam_beta2"]),
                             eps=cfg["training.adam_eps"])
-    warmup = max(cfg["training.warmup_steps"], 0)      # -1: 0 without self-attention layers
+    warmup = warmup_steps(cfg)
     batches = Batches(train_pairs, cfg["training.batch_size"], cfg["training.bucket_batches"],
                       cfg["training.shuffle"], rng)
     emb_rate, ro_rate = cfg["model.embedding_dropout"], cfg["model.readout_dropout"]
@@ -166,7 +220,7 @@ def train(args):
     logged = {"loss": 0.0, "steps": 0, "tokens": 0, "seconds": 0.0}
 
     def evaluate(net):
-        return validation_scores(net, valid, cfg, tgt_words, args.s2s, args.out)
+        return validation_scores(net, valid, cfg, tgt_words, args.s2s, args.out, written)
 
     def validate():
         start = time.perf_counter()
@@ -228,7 +282,8 @@ def train(args):
             masks["mask_y"] = dropout_mask((tgt_in.size(0), tgt_in.size(1), m), emb_rate)
         n_tokens = int((tgt_out != PAD).sum())
         if ro_rate > 0:
-            masks["mask_t"] = dropout_mask((n_tokens, cfg["model.readout_size"]), ro_rate)
+            width = m if is_transformer(cfg) else cfg["model.readout_size"]   # t_i's width
+            masks["mask_t"] = dropout_mask((n_tokens, width), ro_rate)
         adam.zero_grad(set_to_none=True)
         loss = model.loss(src, src_len, tgt_in, tgt_out, masks, smoothing)
         loss.backward()
@@ -241,8 +296,11 @@ def train(args):
             if clip > 0 and norm_value > clip:          # as s2s: the factor max / norm
                 torch._foreach_mul_(grads, clip / norm_value)
             k = state["step"]                           # update k of the warm-up's W
+            rate = state["lr"] * k / warmup if k < warmup else state["lr"]
+            if k >= warmup and cfg["training.scheduling"] == "inverse_sqrt":
+                rate = state["lr"] * math.sqrt(warmup / k)
             for group in adam.param_groups:
-                group["lr"] = state["lr"] * k / warmup if k < warmup else state["lr"]
+                group["lr"] = rate
             adam.step()
             logged["loss"] += loss_value
             logged["steps"] += 1
@@ -283,27 +341,43 @@ def train(args):
               "valid_loss": state["best_scores"][0] if state["best_scores"] else None}
     if test_raw is not None:
         start = time.perf_counter()
-        sources = [ids(tok(x), src_id) for x, _ in test_raw]
-        found = beam_search(model, sources, cfg["translate.beam_size"], cfg["translate.alpha"],
-                            [output_limit(len(x), cfg) for x in sources],
-                            cfg["training.batch_size"])
+        sources = [ids(tok_src(x), src_id) for x, _ in test_raw]
+        limits = [output_limit(len(x), cfg) for x in sources]
+        if is_transformer(cfg):
+            # the reference has s2s's beam search for the recurrent decoders only: a
+            # Transformer's test sources are decoded greedily (s2s's greedy, batched)
+            found, beam = [None] * len(sources), 1    # an empty source: no translation
+            real = [k for k, x in enumerate(sources) if x]
+            B = cfg["training.batch_size"]
+            for first in range(0, len(real), B):
+                chunk = real[first:first + B]
+                out = greedy_batch(model, [sources[k] for k in chunk], [limits[k] for k in chunk])
+                for k, w in zip(chunk, out):
+                    found[k] = (w,)
+        else:
+            beam = cfg["translate.beam_size"]
+            found = beam_search(model, sources, beam, cfg["translate.alpha"], limits,
+                                cfg["training.batch_size"])
         # test.hyp: the tokens, joined by spaces; test.txt: what s2s translate would write
-        # (detokenized unless translate.detokenize is false), for scripts that tokenize it
+        # (detokenized unless translate.detokenize is false; with subwords, the pieces
+        # decoded), for scripts that tokenize it
         hyp = os.path.join(args.out, "test.hyp")
         words = [[tgt_words[w] for w in r[0]] if r else [] for r in found]
         with open(hyp, "w", encoding="utf-8") as f:
             f.writelines(" ".join(w) + "\n" for w in words)
-        with open(os.path.join(args.out, "test.txt"), "w", encoding="utf-8") as f:
-            f.writelines((detokenize(w) if cfg["translate.detokenize"] else " ".join(w)) + "\n"
-                         for w in words)
+        txt = os.path.join(args.out, "test.txt")
+        with open(txt, "w", encoding="utf-8") as f:
+            f.writelines(written(w) + "\n" for w in words)
         text = "test (%s weights, %d sources, beam %d, alpha %g): %s, %.1fs" % (
             "best" if valid and state["best_step"] > 0 else "last", len(sources),
-            cfg["translate.beam_size"], cfg["translate.alpha"], hyp, time.perf_counter() - start)
+            beam, cfg["translate.alpha"], hyp, time.perf_counter() - start)
         if any(y for _, y in test_raw):
             ref = os.path.join(args.out, "test.ref")
+            subwords = cfg["data.subwords"] == "sentencepiece"
             with open(ref, "w", encoding="utf-8") as f:
-                f.writelines(" ".join(tok(y)) + "\n" for _, y in test_raw)
-            bleu, exact = run_s2s_eval(args.s2s, hyp, ref)
+                f.writelines((written(tok(y)) if subwords else " ".join(tok(y))) + "\n"
+                             for _, y in test_raw)
+            bleu, exact = run_s2s_eval(args.s2s, txt if subwords else hyp, ref)
             text += "; test_bleu=%.2f test_exact=%.2f against %s" % (bleu, exact, ref)
             result.update(test_bleu=bleu, test_exact=exact)
         log(text)

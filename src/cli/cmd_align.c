@@ -18,6 +18,7 @@
 static const char ALIGN_USAGE[] =
     "usage: s2s align --model CKPT --src FILE --tgt FILE [--gold FILE | --ground FILE]\n"
     "                 [--out FILE] [--threshold P] [--attention-mode auto|soft|argmax]\n"
+    "                 [--words]\n"
     "\n"
     "Runs the model over the given sentence pairs with teacher forcing and reads its\n"
     "attention as a word alignment. stdout: one line per pair, Pharaoh links j-i (0-based\n"
@@ -26,6 +27,10 @@ static const char ALIGN_USAGE[] =
     "--out FILE writes the attention matrices as JSONL (the format of alignments.jsonl).\n"
     "--gold FILE (links j-i sure, j?i possible; one line per line of the corpus files)\n"
     "prints AER, precision and recall on stderr.\n"
+    "--words: the links (and AER) are between words, not tokens: a subword model's\n"
+    "pieces are merged into the space-separated words of the line (a piece that starts\n"
+    "with \"\u2581\" starts a word), two words linked when any of their pieces are, as\n"
+    "word-level gold alignments need; --out still writes the pieces' matrices.\n"
     "An image model's --src lists pictures (paths relative to that file); its sources are\n"
     "the cells of a grid over the picture, numbered row by row from 0. --ground FILE (per\n"
     "caption word `-` or its box x0,y0,x1,y1 in the picture) prints on stderr\n"
@@ -44,16 +49,18 @@ typedef struct {
     const char *model, *src, *tgt, *gold, *ground, *out;
     float threshold; /* 0: the argmax of each row */
     int attention_mode; /* a ConfigDecodeMode, -1: the model's translate.attention_mode */
+    int words;          /* links between words, not tokens */
 } AlignOptions;
 
 /* Reads the options into o. Returns -1 to go on, or the exit code (--help, an error). */
 static int parse_options(AlignOptions *o, int argc, char **argv)
 {
-    enum { HELP, MODEL, SRC, TGT, GOLD, GROUND, OUT, THRESHOLD, MODE };
+    enum { HELP, MODEL, SRC, TGT, GOLD, GROUND, OUT, THRESHOLD, MODE, WORDS };
     static const CmdOption OPTS[] = {
         [HELP] = {"--help", 0}, [MODEL] = {"--model", 1}, [SRC] = {"--src", 1},
         [TGT] = {"--tgt", 1}, [GOLD] = {"--gold", 1}, [GROUND] = {"--ground", 1}, [OUT] = {"--out", 1},
-        [THRESHOLD] = {"--threshold", 1}, [MODE] = {"--attention-mode", 1}, {NULL, 0}};
+        [THRESHOLD] = {"--threshold", 1}, [MODE] = {"--attention-mode", 1}, [WORDS] = {"--words", 0},
+        {NULL, 0}};
     *o = (AlignOptions){.attention_mode = -1};
     for (int a = 0; a < argc; a++) {
         const char *value = NULL;
@@ -83,6 +90,9 @@ static int parse_options(AlignOptions *o, int argc, char **argv)
             break;
         case OUT:
             o->out = value;
+            break;
+        case WORDS:
+            o->words = 1;
             break;
         case MODE:
             if ((o->attention_mode = cmd_attention_mode(value)) < 0)
@@ -123,7 +133,7 @@ static void grid_cell_names(const char **names, char *text, int S)
  * empty line for each line the corpus skipped), scored into sc, and its matrix to out
  * (if any). Returns 0, or -1 with err set (a picture that no longer decodes). */
 static int align_corpus(const SavedModel *ck, const Corpus *c, AlignScores *sc, float threshold,
-                        int argmax, FILE *out, Error *err)
+                        int argmax, int words, FILE *out, Error *err)
 {
     Workspace ws;
     Batch bt;
@@ -156,6 +166,9 @@ static int align_corpus(const SavedModel *ck, const Corpus *c, AlignScores *sc, 
             next_line++;
             const AttnMatrix m = align_of_pass(&ws, k, bt.tgt_len[k], bt.src_len[k]);
             int n = align_hard_links(&m, threshold, links, max_links);
+            if (words)
+                n = align_links_to_words(links, n, c->word_of + c->src_start[pair],
+                                         c->word_of + c->tgt_start[pair]);
             align_format_links(links, n, text, (size_t)max_links * 16 + 1);
             puts(text);
             if (sc->gold)
@@ -214,6 +227,11 @@ int cmd_align(int argc, char **argv)
         goto done;
     }
     const int picture = model_reads_pictures(&ck.dims);
+    if (o.words && picture) {
+        error_set(&err, "--words: the model `%s` reads pictures: its sources are grid cells, "
+                  "not words", o.model);
+        goto done;
+    }
     if ((o.gold && picture) || (o.ground && !picture)) {
         error_set(&err, "%s: the model `%s` reads %s", o.gold ? "--gold" : "--ground", o.model,
                   picture ? "pictures: score its attention with --ground" : "words: --ground is for "
@@ -226,6 +244,7 @@ int cmd_align(int argc, char **argv)
                        .src_subwords = ck.subwords.model[SIDE_SRC],
                        .tgt_subwords = ck.subwords.model[SIDE_TGT], .max_length = 0,
                        .max_line_bytes = ck.config.data.max_line_bytes, .pictures = picture,
+                       .keep_words = o.words,
                        .picture_size = ck.dims.image_size,
                        .picture_resize = ck.config.data.image_resize, .picture_cells = G * G,
                        .cache_bytes = PICTURES_CACHE_BYTES,
@@ -233,7 +252,7 @@ int cmd_align(int argc, char **argv)
     if (corpus_read(&c, &spec, &ck.src_vocab, &ck.tgt_vocab, 0, "alignment", &err) < 0)
         goto done;
     memcpy(c.mean, ck.picture_mean, sizeof c.mean); /* what the model was trained on */
-    if (o.gold && gold_read(&gold, o.gold, &c, (size_t)ck.config.data.max_line_bytes, &err) < 0)
+    if (o.gold && gold_read(&gold, o.gold, &c, o.words, (size_t)ck.config.data.max_line_bytes, &err) < 0)
         goto done;
     if (o.ground && (ground_read(&ground, o.ground, (size_t)ck.config.data.max_line_bytes, &err) < 0 ||
                      ground_check_corpus(&ground, o.ground, &c, &err) < 0))
@@ -245,7 +264,7 @@ int cmd_align(int argc, char **argv)
     }
     AlignScores sc = {.gold = o.gold ? &gold : NULL, .ground = o.ground ? &ground : NULL};
     if (align_corpus(&ck, &c, &sc, o.threshold, config_decodes_argmax(&ck.config, o.attention_mode),
-                     out, &err) < 0) {
+                     o.words, out, &err) < 0) {
         rc = EXIT_FAILED;
         goto done;
     }

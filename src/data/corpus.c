@@ -46,6 +46,8 @@ static void push_pair_slot(Corpus *c)
         c->tgt_len = xrealloc_array(c->tgt_len, cap, sizeof(int));
         c->line_no = xrealloc_array(c->line_no, cap, sizeof(long));
         c->refs = xrealloc_array(c->refs, cap, sizeof(char *));
+        c->src_words = xrealloc_array(c->src_words, cap, sizeof(int));
+        c->tgt_words = xrealloc_array(c->tgt_words, cap, sizeof(int));
     }
 }
 
@@ -54,6 +56,22 @@ static void store_tokens(Corpus *c, const Tokens *t, int n, Vocab *v, int counti
 {
     for (int k = 0; k < n; k++)
         push_id(c, counting ? vocab_count(v, tokens_get(t, k)) : vocab_id(v, tokens_get(t, k)));
+}
+
+/* With keep_words: the words of the n tokens just stored (splitter_words), their
+ * indices into word_of beside the ids; returns the number of words (0 without). */
+static int store_words(Corpus *c, const CorpusSpec *spec, const Splitter *sp, const Tokens *t,
+                       int n)
+{
+    if (!spec->keep_words)
+        return 0;
+    c->word_of = xrealloc_array(c->word_of, c->ids_cap, sizeof(int));
+    const char **tokens = xmalloc_array((size_t)n, sizeof(char *));
+    for (int k = 0; k < n; k++)
+        tokens[k] = tokens_get(t, k);
+    int words = splitter_words(sp, tokens, n, c->word_of + c->n_ids - n);
+    free(tokens);
+    return words;
 }
 
 /* The target as text: its tokens joined, as translations are written. */
@@ -134,9 +152,11 @@ static int add_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const char *s
     c->src_start[k] = (int)c->n_ids;
     c->src_len[k] = ns;
     store_tokens(c, &s->src, ns, sv, counting);
+    c->src_words[k] = store_words(c, spec, &s->src_split, &s->src, ns);
     c->tgt_start[k] = (int)c->n_ids;
     c->tgt_len[k] = nt;
     store_tokens(c, &s->tgt, nt, tv, counting);
+    c->tgt_words[k] = store_words(c, spec, &s->tgt_split, &s->tgt, nt);
     c->line_no[k] = line_no;
     c->refs[k] = spec->keep_refs ? reference_text(&s->tgt_split, &s->tgt, nt, spec->natural) : NULL;
     if (ns > c->max_src_len)
@@ -289,6 +309,9 @@ void corpus_free(Corpus *c)
     free(c->tgt_len);
     free(c->line_no);
     free(c->ids);
+    free(c->word_of);
+    free(c->src_words);
+    free(c->tgt_words);
     pictures_free(&c->pics);
     memset(c, 0, sizeof *c);
 }

@@ -29,6 +29,7 @@ typedef struct {
     long max_length;                 /* tokens per side; 0: no limit */
     long max_line_bytes;
     int keep_refs;                   /* keep each target as detokenized text, for BLEU */
+    int keep_words;                  /* keep the word of each token (splitter_words) */
     int natural;                     /* ... as natural text (detokenize_text) */
     /* an image corpus (model.encoder: image): src_path lists pictures, one path a line
      * (pictures.h), of picture_size pixels square (resized unless picture_resize is 0),
@@ -55,6 +56,10 @@ typedef struct Corpus {
     int *ids;
     size_t n_ids, ids_cap;
     char **refs;                  /* with keep_refs: each target, detokenized */
+    /* with keep_words: the word of each token, word_of[x] for ids[x] (pair k's source
+     * token j is part of its word word_of[src_start[k] + j]), and each pair's number of
+     * words on each side; else NULL */
+    int *word_of, *src_words, *tgt_words;
     int max_src_len, max_tgt_len; /* in tokens, without </s> */
     int pairs_cap;
     CorpusCounts counts;

@@ -183,8 +183,26 @@ void align_format_links(const Link *links, int n, char *out, size_t cap)
         used += (size_t)snprintf(out + used, cap - used, "%s%d-%d", k ? " " : "", links[k].j, links[k].i);
 }
 
-int gold_read(GoldAlignments *g, const char *path, const Corpus *c, size_t max_line_bytes,
-              Error *err)
+int align_links_to_words(Link *links, int n, const int *src_word, const int *tgt_word)
+{
+    int kept = 0;
+    for (int k = 0; k < n; k++) {
+        Link w = {src_word[links[k].j], tgt_word[links[k].i], links[k].possible};
+        /* insertion into the sorted, distinct links kept so far */
+        int at = kept;
+        while (at > 0 && (links[at - 1].i > w.i || (links[at - 1].i == w.i && links[at - 1].j > w.j)))
+            at--;
+        if (at > 0 && links[at - 1].i == w.i && links[at - 1].j == w.j)
+            continue;
+        memmove(links + at + 1, links + at, (size_t)(kept - at) * sizeof *links);
+        links[at] = w;
+        kept++;
+    }
+    return kept;
+}
+
+int gold_read(GoldAlignments *g, const char *path, const Corpus *c, int by_words,
+              size_t max_line_bytes, Error *err)
 {
     memset(g, 0, sizeof *g);
     g->n = c->n;
@@ -211,7 +229,9 @@ int gold_read(GoldAlignments *g, const char *path, const Corpus *c, size_t max_l
         }
         if (k == c->n || c->line_no[k] != line)
             continue; /* a line whose pair was skipped (empty, too long) */
-        int room = c->src_len[k] * c->tgt_len[k] + 16, bad_at = 0;
+        const int src_n = by_words ? c->src_words[k] : c->src_len[k];
+        const int tgt_n = by_words ? c->tgt_words[k] : c->tgt_len[k];
+        int room = src_n * tgt_n + 16, bad_at = 0;
         if (used + room > cap) {
             cap = (used + room) * 2;
             g->links = xrealloc_array(g->links, (size_t)cap, sizeof(Link));
@@ -224,10 +244,10 @@ int gold_read(GoldAlignments *g, const char *path, const Corpus *c, size_t max_l
         }
         for (int l = 0; l < n && rc == 0; l++) {
             const Link *x = &g->links[used + l];
-            if (x->j >= c->src_len[k] || x->i >= c->tgt_len[k])
+            if (x->j >= src_n || x->i >= tgt_n)
                 rc = error_at(err, path, line, 0, "link %d-%d is outside the pair (%d source and "
-                              "%d target token%s)", x->j, x->i, c->src_len[k], c->tgt_len[k],
-                              plural(c->tgt_len[k]));
+                              "%d target %s%s)", x->j, x->i, src_n, tgt_n,
+                              by_words ? "word" : "token", plural(tgt_n));
         }
         g->start[k] = used;
         g->count[k] = n;

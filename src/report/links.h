@@ -35,6 +35,11 @@ static inline float attn_at(const AttnMatrix *m, int i, int j)
  * grid cell) it attends to most, or with threshold > 0 every source word above it; links
  * to the source </s> are left out. Returns the number of links written (at most cap). */
 int align_hard_links(const AttnMatrix *m, float threshold, Link *out, int cap);
+/* Links between tokens to links between the words they are part of (src_word, tgt_word:
+ * each token's word), in place: word j' and word i' are linked when any token of one is
+ * linked to any token of the other. Sorted by target word, then source word, each once;
+ * returns their number (<= n). */
+int align_links_to_words(Link *links, int n, const int *src_word, const int *tgt_word);
 
 /* Sum over the rows of m of the entropy (in nats) of the row's distribution. */
 double align_entropy_sum(const AttnMatrix *m);
@@ -105,11 +110,12 @@ typedef struct {
 
 /* Reads path for the pairs of c: one line per line of c's files (c->counts.lines), in
  * memory bounded by c (lines over max_line_bytes, data.max_line_bytes, are refused, and
- * so is a line past c's last). Checks every link against the pair's lengths. Returns 0,
+ * so is a line past c's last). Checks every link against the pair's lengths: in tokens,
+ * or with by_words in words (c read with keep_words: links between words). Returns 0,
  * or -1 with err = "path:line:col: ..." (textfile.h's messages for lines that are not
  * text). gold_free is safe either way. */
-int gold_read(GoldAlignments *g, const char *path, const Corpus *c, size_t max_line_bytes,
-              Error *err);
+int gold_read(GoldAlignments *g, const char *path, const Corpus *c, int by_words,
+              size_t max_line_bytes, Error *err);
 void gold_free(GoldAlignments *g);
 
 #endif

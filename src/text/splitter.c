@@ -1,6 +1,8 @@
 /* splitter.c: a side's unit of text (see splitter.h). */
 #include "text/splitter.h"
 
+#include <string.h>
+
 int splitter_split(const Splitter *s, Tokens *t, const char *line, size_t n, int max_tokens,
                    Error *err)
 {
@@ -19,4 +21,17 @@ size_t splitter_join(const Splitter *s, char *out, size_t cap, const char *const
         return (size_t)len;
     /* SentencePiece refuses nothing our vocabularies hold; joined plainly all the same */
     return detokenize(out, cap, tokens, n, LEVEL_CHAR);
+}
+
+int splitter_words(const Splitter *s, const char *const *tokens, int n, int *word)
+{
+    static const char SPACE_MARK[] = "\xE2\x96\x81"; /* U+2581, what SentencePiece writes */
+    int words = 0;
+    for (int k = 0; k < n; k++) {
+        int starts = !s->subwords || k == 0 ||
+                     strncmp(tokens[k], SPACE_MARK, sizeof SPACE_MARK - 1) == 0;
+        words += starts;
+        word[k] = words - 1;
+    }
+    return words;
 }

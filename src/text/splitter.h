@@ -31,4 +31,10 @@ int splitter_split(const Splitter *s, Tokens *t, const char *line, size_t n, int
 size_t splitter_join(const Splitter *s, char *out, size_t cap, const char *const *tokens, int n,
                      int natural);
 
+/* The word each of tokens[0..n) belongs to, into word (n): with subwords, a piece that
+ * begins with "▁" (SentencePiece's mark of a space before it) starts the next word, so
+ * the words are the line's space-separated words; without, each token is its own word.
+ * Returns the number of words. */
+int splitter_words(const Splitter *s, const char *const *tokens, int n, int *word);
+
 #endif

@@ -173,7 +173,7 @@ static int read_held_out(Trainer *t, const char *name, HeldOutFiles files, Corpu
     memcpy(pairs->mean, t->data.train.mean, sizeof pairs->mean); /* what the model expects */
     if (files.align[0]) { /* read now: a bad test file must not wait for the end */
         *gold = xcalloc(1, sizeof **gold);
-        if (gold_read(*gold, files.align, pairs, (size_t)cfg->data.max_line_bytes, err) < 0)
+        if (gold_read(*gold, files.align, pairs, 0, (size_t)cfg->data.max_line_bytes, err) < 0)
             return -1;
     }
     if (pairs->pics.n && files.ground[0]) { /* the same for the word boxes */

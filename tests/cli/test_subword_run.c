@@ -2,7 +2,9 @@
  * learns the models from the training files (the same bytes as learning them again with
  * the run's seed), keeps them in its checkpoints, trains on pieces, and translate reads
  * raw text and writes detokenized text with the checkpoint alone; a checkpoint whose model
- * is damaged or missing is an error naming it, exit 2, nothing written. */
+ * is damaged or missing is an error naming it, exit 2, nothing written; `s2s align --words`
+ * merges the pieces' links into links between words. */
+#define _DEFAULT_SOURCE /* strsep */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "support/suites.h"
 #include "support/tinyrun.h"
 #include "text/subword_models.h"
+#include "text/subwords.h"
 
 #define SPACE_PIECE "\xe2\x96\x81" /* ▁, SentencePiece's word start */
 
@@ -82,6 +85,119 @@ START_TEST(training_on_subwords_keeps_its_models_and_translates_raw_text)
 }
 END_TEST
 
+/* The word of each piece of line by the model: a piece starting with "▁" starts one
+ * (worked out here from the pieces themselves, not by splitter_words). Returns the count
+ * of pieces; words[k] is piece k's word. */
+static int piece_words(const Subwords *sw, const char *line, int *words, int cap)
+{
+    Tokens t = {0};
+    Error e;
+    int n = subwords_encode(sw, &t, line, strlen(line), 0, &e);
+    ck_assert_msg(n > 0 && n <= cap, "%d pieces", n);
+    int w = -1;
+    for (int k = 0; k < n; k++) {
+        if (k == 0 || !strncmp(tokens_get(&t, k), SPACE_PIECE, 3))
+            w++;
+        words[k] = w;
+    }
+    tokens_free(&t);
+    return n;
+}
+
+/* `s2s align --words`: the links of `s2s align` between pieces, merged into links between
+ * the space-separated words (a word pair linked when any of their pieces are), sorted by
+ * target word, then source word, each once; AER against word-level gold is that of the
+ * merged links, worked out here; a gold link beyond the words (though within the pieces)
+ * is refused naming the words. */
+START_TEST(align_words_merges_piece_links_into_word_links)
+{
+    char dir[512], run[600], model[700], src[600], tgt[600], gold[600], pieces_out[700],
+        words_out[700], err[700], line[1024];
+    tiny_model_run(dir, sizeof dir, "subwordalign", SUBWORDS_TRAINED);
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(model, sizeof model, "%s/checkpoints/best.ckpt", run);
+    snprintf(src, sizeof src, "%s/valid.src", dir);
+    snprintf(tgt, sizeof tgt, "%s/valid.tgt", dir);
+    snprintf(gold, sizeof gold, "%s/valid.align", dir);
+    snprintf(pieces_out, sizeof pieces_out, "%s/pieces.txt", dir);
+    snprintf(words_out, sizeof words_out, "%s/words.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    const char *by_pieces[] = {S2S, "align", "--model", model, "--src", src, "--tgt", tgt, NULL};
+    ck_assert_int_eq(run_command(by_pieces, pieces_out, NULL, NULL), 0);
+    const char *by_words[] = {S2S, "align", "--model", model, "--src", src, "--tgt", tgt,
+                              "--gold", gold, "--words", NULL};
+    ck_assert_int_eq(run_command(by_words, words_out, err, NULL), 0);
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "best.ckpt");
+    const Subwords *sw = ck.model.subwords.model[SIDE_SRC];
+    char *srcs = read_file(src), *tgts = read_file(tgt), *golds = read_file(gold);
+    char *piece_links = read_file(pieces_out), *word_links = read_file(words_out);
+    char *sp = srcs, *tp = tgts, *gp = golds, *pp = piece_links, *wp = word_links;
+    long hyp = 0, sure = 0, hit = 0;
+    int merged_somewhere = 0;
+    for (int pair = 0; pair < 20; pair++) {
+        char *s_line = strsep(&sp, "\n"), *t_line = strsep(&tp, "\n");
+        char *g_line = strsep(&gp, "\n"), *p_line = strsep(&pp, "\n"), *w_line = strsep(&wp, "\n");
+        ck_assert(s_line && t_line && g_line && p_line && w_line);
+        int sword[64], tword[64];
+        int ns = piece_words(sw, s_line, sword, 64), nt = piece_words(sw, t_line, tword, 64);
+        merged_somewhere |= sword[ns - 1] < ns - 1 || tword[nt - 1] < nt - 1;
+        /* the word links the piece links make: linked[i][j] for target word i, source j */
+        char linked[64][64] = {{0}};
+        for (char *tok = strtok(p_line, " "); tok; tok = strtok(NULL, " ")) {
+            int j, i;
+            ck_assert_int_eq(sscanf(tok, "%d-%d", &j, &i), 2);
+            ck_assert(j < ns && i < nt);
+            linked[tword[i]][sword[j]] = 1;
+        }
+        char want[1024] = "";
+        size_t used = 0;
+        for (int i = 0; i < 64; i++)
+            for (int j = 0; j < 64; j++)
+                if (linked[i][j]) {
+                    used += (size_t)snprintf(want + used, sizeof want - used, "%s%d-%d",
+                                             used ? " " : "", j, i);
+                    hyp++;
+                }
+        ck_assert_msg(!strcmp(w_line, want), "pair %d: --words gave `%s`, the pieces' links "
+                      "`%s`", pair, w_line, want);
+        for (char *tok = strtok(g_line, " "); tok; tok = strtok(NULL, " ")) {
+            int j, i;
+            ck_assert_int_eq(sscanf(tok, "%d-%d", &j, &i), 2);
+            sure++;
+            hit += linked[i][j];
+        }
+    }
+    ck_assert_msg(merged_somewhere, "no word of the validation set has several pieces");
+    /* every gold link is sure: AER = 1 - 2 |A & S| / (|A| + |S|) */
+    char want_aer[64];
+    snprintf(want_aer, sizeof want_aer, "AER = %.4f ", 1.0 - 2.0 * (double)hit / (double)(hyp + sure));
+    first_line(err, line, sizeof line);
+    ck_assert_msg(!strncmp(line, want_aer, strlen(want_aer)), "%s, expected %s", line, want_aer);
+    printf("align --words on the tiny subword model: %s\n", line);
+    free(srcs);
+    free(tgts);
+    free(golds);
+    free(piece_links);
+    free(word_links);
+    checkpoint_free(&ck);
+    /* a gold link past the words of its pair, within its pieces, is refused */
+    char bad[700];
+    snprintf(bad, sizeof bad, "%s/bad.align", dir);
+    char *lines = read_file(gold), *rest = strchr(lines, '\n');
+    char text[8192];
+    snprintf(text, sizeof text, "0-0 0-9%s", rest);
+    write_file(bad, text);
+    free(lines);
+    const char *with_bad[] = {S2S, "align", "--model", model, "--src", src, "--tgt", tgt,
+                              "--gold", bad, "--words", NULL};
+    ck_assert_int_eq(run_command(with_bad, NULL, err, NULL), 2);
+    first_line(err, line, sizeof line);
+    ck_assert_msg(strstr(line, "bad.align:1: link 0-9 is outside the pair (") &&
+                  strstr(line, " target words)"), "%s", line);
+}
+END_TEST
+
 /* A model-only copy of best.ckpt at path with the given subword models (NULL: none). */
 static void save_with(const char *run, const char *path, const SubwordModels *subwords)
 {
@@ -133,6 +249,7 @@ Suite *subword_run_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, training_on_subwords_keeps_its_models_and_translates_raw_text);
     tcase_add_test(tc, a_damaged_or_missing_subword_model_is_an_error_naming_it);
+    tcase_add_test(tc, align_words_merges_piece_links_into_word_links);
     suite_add_tcase(s, tc);
     return s;
 }
