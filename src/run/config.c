@@ -132,6 +132,16 @@ static int check_subwords(Config *cfg, Error *err)
     if (cfg->data.train_tsv[0])
         return key_error(cfg, err, "data.train_tsv", "data.subwords: sentencepiece learns its "
                          "models from data.train_src and data.train_tgt, not yet from a TSV file");
+    const int image = cfg->model.encoder == CONFIG_ENCODER_IMAGE; /* no source text */
+    if (!cfg->data.subword_src_model[0] != !cfg->data.subword_tgt_model[0] &&
+        !(image && cfg->data.subword_tgt_model[0])) {
+        const char *missing = cfg->data.subword_src_model[0] ? "data.subword_tgt_model"
+                                                             : "data.subword_src_model";
+        const char *given = cfg->data.subword_src_model[0] ? "data.subword_src_model"
+                                                           : "data.subword_tgt_model";
+        return key_error(cfg, err, given, "%s needs %s too (the same file twice for a joint "
+                         "model)", given, missing);
+    }
     if (cfg->data.lowercase)
         return key_error(cfg, err, "data.lowercase", "data.lowercase does not go with "
                          "data.subwords: sentencepiece (it normalises the text itself; the "

@@ -66,6 +66,8 @@ typedef struct {
         long subword_vocab_size;
         int subword_type;       /* a SubwordType */
         int subword_joint;
+        /* given SentencePiece .model files (both, or none: learned) */
+        char subword_src_model[CONFIG_STR_MAX], subword_tgt_model[CONFIG_STR_MAX];
         long max_length;
         long max_line_bytes;
         long src_vocab_size, tgt_vocab_size;

@@ -24,6 +24,9 @@ static const char *why_unused(const Config *cfg, const char *path)
                "(training scores no AER on pieces yet)";
     if (!cfg->data.subwords && STARTS("data.subword_"))
         return "data.subwords is none";
+    if (cfg->data.subword_tgt_model[0] && (IS("data.subword_vocab_size") ||
+                                           IS("data.subword_type") || IS("data.subword_joint")))
+        return "the models are given (data.subword_tgt_model), not learned";
     if (transformer && (IS("model.decoder_size") || IS("model.attention") ||
                         IS("model.attention_size") || IS("model.readout_size") ||
                         IS("translate.attention_mode")))

@@ -1,6 +1,7 @@
 /* subword_models.c: a model's SentencePiece models (see subword_models.h). */
 #include "text/subword_models.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,66 @@ int subword_models_learn(SubwordModels *m, const char *src_path, const char *tgt
     if (src_path && learn_side(m, SIDE_SRC, &src_path, 1, vocab_size, type, seed, err) < 0)
         return -1;
     return learn_side(m, SIDE_TGT, &tgt_path, 1, vocab_size, type, seed, err);
+}
+
+/* The whole of the file at path, at most SUBWORD_MODEL_MAX bytes, into a new buffer
+ * (*size bytes). Returns NULL with err set if it cannot be read or is larger. */
+enum { SUBWORD_MODEL_MAX = 256 << 20 };
+static char *read_model_file(const char *path, size_t *size, Error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        error_errno(err, "cannot read the SentencePiece model", path);
+        return NULL;
+    }
+    size_t cap = 1 << 16, used = 0;
+    char *bytes = xmalloc(cap);
+    for (;;) {
+        if (used == cap) {
+            if (cap >= SUBWORD_MODEL_MAX) {
+                error_set(err, "`%s`: larger than %d MiB, not a SentencePiece model", path,
+                          SUBWORD_MODEL_MAX >> 20);
+                break;
+            }
+            cap *= 2;
+            bytes = xrealloc_array(bytes, cap, 1);
+        }
+        size_t got = fread(bytes + used, 1, cap - used, f);
+        used += got;
+        if (got == 0) {
+            if (!ferror(f)) {
+                fclose(f);
+                *size = used;
+                return bytes;
+            }
+            error_errno(err, "cannot read the SentencePiece model", path);
+            break;
+        }
+    }
+    fclose(f);
+    free(bytes);
+    return NULL;
+}
+
+static int read_side(SubwordModels *m, int side, const char *path, Error *err)
+{
+    size_t size = 0;
+    char *bytes = read_model_file(path, &size, err);
+    if (!bytes)
+        return -1;
+    char name[4200];
+    snprintf(name, sizeof name, "`%s`", path);
+    int rc = subword_models_set(m, side, bytes, size, name, err);
+    free(bytes);
+    return rc;
+}
+
+int subword_models_read(SubwordModels *m, const char *src_path, const char *tgt_path, Error *err)
+{
+    memset(m, 0, sizeof *m);
+    if (src_path && read_side(m, SIDE_SRC, src_path, err) < 0)
+        return -1;
+    return read_side(m, SIDE_TGT, tgt_path, err);
 }
 
 void subword_models_free(SubwordModels *m)

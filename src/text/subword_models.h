@@ -26,6 +26,12 @@ typedef struct {
 int subword_models_learn(SubwordModels *m, const char *src_path, const char *tgt_path, int joint,
                          int vocab_size, SubwordType type, uint32_t seed, Error *err);
 
+/* Reads the models from SentencePiece .model files, src_path (NULL for an image model's
+ * pictures) and tgt_path (the same path twice: a joint model). Returns 0, or -1 with err
+ * naming the file that cannot be read or is not a model; m comes zeroed,
+ * subword_models_free is safe either way. */
+int subword_models_read(SubwordModels *m, const char *src_path, const char *tgt_path, Error *err);
+
 /* Takes side's model from bytes[0..size) (copied), loading it (name for messages:
  * "checkpoint `X`, section SPMT"). Returns 0, or -1 with err set. */
 int subword_models_set(SubwordModels *m, int side, const void *bytes, size_t size,

@@ -95,7 +95,8 @@ static int choose_probes(Trainer *t, Error *err)
 }
 
 /* data.subwords: sentencepiece: the models that split the text, the checkpoint's (ck),
- * else learned from the training files (every process learns the same). */
+ * else the given .model files, else learned from the training files (every process
+ * learns the same). */
 static int take_subword_models(Trainer *t, Checkpoint *ck, Error *err)
 {
     const Config *cfg = t->cfg;
@@ -107,6 +108,10 @@ static int take_subword_models(Trainer *t, Checkpoint *ck, Error *err)
         return 0;
     }
     const Dims d = config_model_dims(cfg, 1, 1);
+    if (cfg->data.subword_tgt_model[0])
+        return subword_models_read(&t->data.subwords,
+                                   model_reads_pictures(&d) ? NULL : cfg->data.subword_src_model,
+                                   cfg->data.subword_tgt_model, err);
     return subword_models_learn(&t->data.subwords,
                                 model_reads_pictures(&d) ? NULL : cfg->data.train_src,
                                 cfg->data.train_tgt, cfg->data.subword_joint,

@@ -3,7 +3,8 @@
  * the run's seed), keeps them in its checkpoints, trains on pieces, and translate reads
  * raw text and writes detokenized text with the checkpoint alone; a checkpoint whose model
  * is damaged or missing is an error naming it, exit 2, nothing written; `s2s align --words`
- * merges the pieces' links into links between words. */
+ * merges the pieces' links into links between words; given .model files are used as they
+ * are, and a damaged or missing one is refused naming it. */
 #define _DEFAULT_SOURCE /* strsep */
 #include <check.h>
 #include <stdio.h>
@@ -242,6 +243,82 @@ START_TEST(a_damaged_or_missing_subword_model_is_an_error_naming_it)
 }
 END_TEST
 
+/* Trains the tiny setup in dir on the given .model files (a run directory dir/NAME);
+ * returns the exit code, the first line of stderr in line. */
+static int train_given(const char *dir, const char *name, const char *src_model,
+                       const char *tgt_model, char *line, size_t cap)
+{
+    char run_set[700], src_set[800], tgt_set[800], err_name[64];
+    snprintf(run_set, sizeof run_set, "run_dir=%s/%s", dir, name);
+    snprintf(src_set, sizeof src_set, "data.subword_src_model=%s", src_model);
+    snprintf(tgt_set, sizeof tgt_set, "data.subword_tgt_model=%s", tgt_model);
+    snprintf(err_name, sizeof err_name, "%s.err", name);
+    const char *sets[] = {"data.subwords=sentencepiece", "training.max_steps=2", run_set,
+                          src_model ? src_set : tgt_set, src_model ? tgt_set : NULL, NULL};
+    int rc = train(S2S, dir, sets, NULL, err_name);
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, err_name);
+    first_line(path, line, cap);
+    return rc;
+}
+
+/* data.subword_src_model / subword_tgt_model: the given .model files split the text
+ * instead of models learned at the start (here one of 20 pieces, where learning would
+ * make 8000), and are what the checkpoint keeps, byte for byte; a damaged or missing file
+ * is an error naming it (exit 2, no run directory made), as is one key without the other. */
+START_TEST(given_subword_model_files_are_used_and_bad_ones_refused)
+{
+    char dir[512], train_src[600], train_tgt[600], model[600], line[1024], want[1400], run[700];
+    scratch_dir(dir, sizeof dir, "subwordgiven");
+    write_tiny_setup(dir);
+    snprintf(train_src, sizeof train_src, "%s/train.src", dir);
+    snprintf(train_tgt, sizeof train_tgt, "%s/train.tgt", dir);
+    const char *both[] = {train_src, train_tgt};
+    const SubwordTraining learn = {both, 2, 20, SUBWORD_BPE, 7};
+    char *bytes = NULL;
+    size_t size = 0;
+    Error e;
+    ck_assert_msg(subwords_train(&learn, &bytes, &size, &e) == 0, "%s", e.msg);
+    snprintf(model, sizeof model, "%s/joint.model", dir);
+    FILE *f = fopen(model, "wb");
+    ck_assert(f && fwrite(bytes, 1, size, f) == size && fclose(f) == 0);
+    ck_assert_int_eq(train_given(dir, "given", model, model, line, sizeof line), 0);
+    snprintf(run, sizeof run, "%s/given", dir);
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "last.ckpt");
+    for (int side = 0; side < 2; side++) {
+        const SubwordModels *m = &ck.model.subwords;
+        ck_assert(m->size[side] == size && !memcmp(m->bytes[side], bytes, size));
+        ck_assert_int_eq(subwords_vocab_size(m->model[side]), 20);
+    }
+    checkpoint_free(&ck);
+    free(bytes);
+    /* damaged: a file that is not a model */
+    char damaged[600];
+    snprintf(damaged, sizeof damaged, "%s/damaged.model", dir);
+    write_file(damaged, "not a model\n");
+    ck_assert_int_eq(train_given(dir, "damaged", model, damaged, line, sizeof line), 2);
+    snprintf(want, sizeof want, "s2s: error: `%s`: not a SentencePiece model", damaged);
+    ck_assert_msg(!strncmp(line, want, strlen(want)), "%s", line);
+    snprintf(run, sizeof run, "%s/damaged", dir);
+    ck_assert_msg(!path_exists(run), "the failed run made %s", run);
+    /* missing */
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/missing.model", dir);
+    ck_assert_int_eq(train_given(dir, "missing", missing, model, line, sizeof line), 2);
+    snprintf(want, sizeof want, "s2s: error: cannot read the SentencePiece model `%s`: No such "
+             "file or directory", missing);
+    ck_assert_str_eq(line, want);
+    snprintf(run, sizeof run, "%s/missing", dir);
+    ck_assert_msg(!path_exists(run), "the failed run made %s", run);
+    /* one without the other */
+    ck_assert_int_eq(train_given(dir, "half", NULL, model, line, sizeof line), 2);
+    ck_assert_str_eq(line, "s2s: error: --set data.subword_tgt_model: data.subword_tgt_model "
+                           "needs data.subword_src_model too (the same file twice for a joint "
+                           "model)");
+}
+END_TEST
+
 Suite *subword_run_suite(void)
 {
     Suite *s = suite_create("subword_run");
@@ -250,6 +327,7 @@ Suite *subword_run_suite(void)
     tcase_add_test(tc, training_on_subwords_keeps_its_models_and_translates_raw_text);
     tcase_add_test(tc, a_damaged_or_missing_subword_model_is_an_error_naming_it);
     tcase_add_test(tc, align_words_merges_piece_links_into_word_links);
+    tcase_add_test(tc, given_subword_model_files_are_used_and_bad_ones_refused);
     suite_add_tcase(s, tc);
     return s;
 }
