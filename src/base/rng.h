@@ -16,7 +16,7 @@ typedef struct {
 
 /* Stream numbers (PCG's initseq) for each purpose, all seeded with the run's seed. */
 enum { RNG_STREAM_INIT = 1, RNG_STREAM_SHUFFLE = 2, RNG_STREAM_DROPOUT = 3, RNG_STREAM_DATA = 4,
-       RNG_STREAM_HARD = 5 };
+       RNG_STREAM_HARD = 5, RNG_STREAM_SUBWORDS = 6 };
 
 /* Seeds as the reference pcg32_srandom_r does: state 0, inc = 2 * initseq + 1, one
  * step, add initstate, one step. */

@@ -48,6 +48,8 @@ static void push_pair_slot(Corpus *c)
         c->refs = xrealloc_array(c->refs, cap, sizeof(char *));
         c->src_words = xrealloc_array(c->src_words, cap, sizeof(int));
         c->tgt_words = xrealloc_array(c->tgt_words, cap, sizeof(int));
+        c->src_text = xrealloc_array(c->src_text, cap, sizeof(char *));
+        c->tgt_text = xrealloc_array(c->tgt_text, cap, sizeof(char *));
     }
 }
 
@@ -56,6 +58,15 @@ static void store_tokens(Corpus *c, const Tokens *t, int n, Vocab *v, int counti
 {
     for (int k = 0; k < n; k++)
         push_id(c, counting ? vocab_count(v, tokens_get(t, k)) : vocab_id(v, tokens_get(t, k)));
+}
+
+/* A copy of text[0..n) with a NUL after it. */
+static char *copy_line(const char *text, size_t n)
+{
+    char *s = xmalloc(n + 1);
+    memcpy(s, text, n);
+    s[n] = '\0';
+    return s;
 }
 
 /* With keep_words: the words of the n tokens just stored (splitter_words), their
@@ -157,6 +168,8 @@ static int add_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const char *s
     c->tgt_len[k] = nt;
     store_tokens(c, &s->tgt, nt, tv, counting);
     c->tgt_words[k] = store_words(c, spec, &s->tgt_split, &s->tgt, nt);
+    c->src_text[k] = spec->keep_text ? copy_line(src, n_src) : NULL;
+    c->tgt_text[k] = spec->keep_text ? copy_line(tgt, n_tgt) : NULL;
     c->line_no[k] = line_no;
     c->refs[k] = spec->keep_refs ? reference_text(&s->tgt_split, &s->tgt, nt, spec->natural) : NULL;
     if (ns > c->max_src_len)
@@ -302,6 +315,13 @@ void corpus_free(Corpus *c)
     if (c->refs)
         for (int k = 0; k < c->n; k++)
             free(c->refs[k]);
+    if (c->src_text)
+        for (int k = 0; k < c->n; k++) {
+            free(c->src_text[k]);
+            free(c->tgt_text[k]);
+        }
+    free(c->src_text);
+    free(c->tgt_text);
     free(c->refs);
     free(c->src_start);
     free(c->src_len);
@@ -367,4 +387,62 @@ int corpus_batch(const Corpus *c, const int *order, int first, int count, int wi
             return -1;
     }
     return 0;
+}
+
+/* ---- a new split of every pair (subword sampling) ---------------------------------------- */
+
+/* One side of pair k split by sp into ids of v appended to ids (*n of *cap used): the
+ * drawn split, or the best one (best) if the drawn is longer than bound or fails; if
+ * that fails too, the pair's current ids (old, old_n). Returns 1 if it fell back. */
+static int resplit_side(Tokens *t, const Splitter *sp, const Splitter *best, const char *text,
+                        int bound, const Vocab *v, const int *old, int old_n, int **ids,
+                        size_t *n, size_t *cap, int *len)
+{
+    Error err;
+    int fell_back = 0;
+    int count = splitter_split(sp, t, text, strlen(text), 0, &err);
+    if (count <= 0 || count > bound) {
+        fell_back = 1;
+        count = splitter_split(best, t, text, strlen(text), 0, &err);
+    }
+    const int keep_old = count <= 0 || count > bound;
+    const int m = keep_old ? old_n : count;
+    if (*n + (size_t)m > *cap) {
+        *cap = (*n + (size_t)m) * 2;
+        *ids = xrealloc_array(*ids, *cap, sizeof(int));
+    }
+    for (int k = 0; k < m; k++)
+        (*ids)[*n + (size_t)k] = keep_old ? old[k] : vocab_id(v, tokens_get(t, k));
+    *n += (size_t)m;
+    *len = m;
+    return fell_back;
+}
+
+long corpus_resplit(Corpus *c, const Splitter *src, const Splitter *tgt, const Vocab *src_vocab,
+                    const Vocab *tgt_vocab)
+{
+    Splitter src_best = *src, tgt_best = *tgt;
+    src_best.alpha = tgt_best.alpha = 0;
+    Tokens t = {0};
+    size_t cap = c->ids_cap, n = 0;
+    int *ids = xmalloc_array(cap, sizeof(int));
+    long fell_back = 0;
+    for (int k = 0; k < c->n; k++) {
+        const int src_start = (int)n;
+        fell_back += resplit_side(&t, src, &src_best, c->src_text[k], c->max_src_len, src_vocab,
+                                  c->ids + c->src_start[k], c->src_len[k], &ids, &n, &cap,
+                                  &c->src_len[k]);
+        const int tgt_start = (int)n;
+        fell_back += resplit_side(&t, tgt, &tgt_best, c->tgt_text[k], c->max_tgt_len, tgt_vocab,
+                                  c->ids + c->tgt_start[k], c->tgt_len[k], &ids, &n, &cap,
+                                  &c->tgt_len[k]);
+        c->src_start[k] = src_start;
+        c->tgt_start[k] = tgt_start;
+    }
+    tokens_free(&t);
+    free(c->ids);
+    c->ids = ids;
+    c->n_ids = n;
+    c->ids_cap = cap;
+    return fell_back;
 }

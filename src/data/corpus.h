@@ -30,6 +30,7 @@ typedef struct {
     long max_line_bytes;
     int keep_refs;                   /* keep each target as detokenized text, for BLEU */
     int keep_words;                  /* keep the word of each token (splitter_words) */
+    int keep_text;                   /* keep each pair's lines, for corpus_resplit */
     int natural;                     /* ... as natural text (detokenize_text) */
     /* an image corpus (model.encoder: image): src_path lists pictures, one path a line
      * (pictures.h), of picture_size pixels square (resized unless picture_resize is 0),
@@ -60,6 +61,7 @@ typedef struct Corpus {
      * token j is part of its word word_of[src_start[k] + j]), and each pair's number of
      * words on each side; else NULL */
     int *word_of, *src_words, *tgt_words;
+    char **src_text, **tgt_text;  /* with keep_text: each pair's lines, else NULL */
     int max_src_len, max_tgt_len; /* in tokens, without </s> */
     int pairs_cap;
     CorpusCounts counts;
@@ -80,6 +82,15 @@ typedef struct Corpus {
 int corpus_read(Corpus *c, const CorpusSpec *spec, Vocab *src_vocab, Vocab *tgt_vocab,
                 int counting, const char *name, Error *err);
 void corpus_free(Corpus *c);
+
+/* Splits every pair of c (read with keep_text) anew with src and tgt (whose alpha draws
+ * the split: subword sampling) into ids of src_vocab and tgt_vocab (unknown pieces
+ * become <unk>). A side whose drawn split is longer than the longest the corpus was read
+ * with (c->max_src_len, c->max_tgt_len: what workspaces were made for), or that cannot
+ * be drawn, takes its best split. The pairs, their order and lines stay. Returns how many
+ * sides took the best split. */
+long corpus_resplit(Corpus *c, const Splitter *src, const Splitter *tgt, const Vocab *src_vocab,
+                    const Vocab *tgt_vocab);
 
 /* Turns counter ids into ids of the built vocabularies. */
 void corpus_remap(Corpus *c, const Vocab *src_counted, const Vocab *src_vocab,

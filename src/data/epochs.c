@@ -25,6 +25,8 @@ static int by_length(const void *a, const void *b)
 /* Plans the epoch that starts with the stream in b->rng. */
 static void plan_epoch(Epochs *b)
 {
+    if (b->before_epoch)
+        b->before_epoch(b->ctx, b->epoch);
     const Corpus *c = b->corpus;
     b->epoch_start = b->rng;
     for (int k = 0; k < c->n; k++)
@@ -63,6 +65,16 @@ void epochs_init(Epochs *b, const Corpus *c, int batch_size, int pool_batches, i
     plan_epoch(b);
 }
 
+void epochs_set_hook(Epochs *b, void (*before_epoch)(void *ctx, long epoch), void *ctx)
+{
+    b->before_epoch = before_epoch;
+    b->ctx = ctx;
+    b->rng = b->epoch_start;
+    const long next = b->next;
+    plan_epoch(b);
+    b->next = next;
+}
+
 void epochs_free(Epochs *b)
 {
     free(b->order);
@@ -91,7 +103,7 @@ void epochs_restore(Epochs *b, long epoch, long next, uint64_t rng_state, uint64
 {
     b->rng.state = rng_state;
     b->rng.inc = rng_inc;
-    plan_epoch(b);
     b->epoch = epoch;
+    plan_epoch(b);
     b->next = next;
 }

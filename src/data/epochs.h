@@ -20,6 +20,10 @@ typedef struct {
     int n_batches;
     int *order;          /* (pairs) this epoch's order of the pairs */
     int *batch_order;    /* (n_batches) order of the batches; batch b is order[b*size ...] */
+    /* called with the epoch's number before each epoch is planned (its batches depend
+     * on the pairs' lengths): subword sampling splits the corpus anew there */
+    void (*before_epoch)(void *ctx, long epoch);
+    void *ctx;
 } Epochs;
 
 /* Sets up the first epoch from the seed's shuffle stream. epochs_free on a zeroed
@@ -27,6 +31,10 @@ typedef struct {
 void epochs_init(Epochs *b, const Corpus *c, int batch_size, int pool_batches, int shuffle,
                   uint64_t seed);
 void epochs_free(Epochs *b);
+
+/* Sets the hook called before each epoch is planned, and plans the current epoch again
+ * with it (the same draws of the shuffle stream). */
+void epochs_set_hook(Epochs *b, void (*before_epoch)(void *ctx, long epoch), void *ctx);
 
 /* Fills out with the next batch, moving to the next epoch when this one is done.
  * Returns corpus_batch's 0, or -1 with err set. */

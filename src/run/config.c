@@ -142,6 +142,9 @@ static int check_subwords(Config *cfg, Error *err)
         return key_error(cfg, err, given, "%s needs %s too (the same file twice for a joint "
                          "model)", given, missing);
     }
+    if (cfg->data.subword_alpha > 0 && image)
+        return key_error(cfg, err, "data.subword_alpha", "data.subword_alpha: the captions of an "
+                         "image model are split by their best split (sampling not yet)");
     if (cfg->data.lowercase)
         return key_error(cfg, err, "data.lowercase", "data.lowercase does not go with "
                          "data.subwords: sentencepiece (it normalises the text itself; the "

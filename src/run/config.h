@@ -66,6 +66,7 @@ typedef struct {
         long subword_vocab_size;
         int subword_type;       /* a SubwordType */
         int subword_joint;
+        double subword_alpha;   /* > 0: a sampled split every epoch (subword regularisation) */
         /* given SentencePiece .model files (both, or none: learned) */
         char subword_src_model[CONFIG_STR_MAX], subword_tgt_model[CONFIG_STR_MAX];
         long max_length;

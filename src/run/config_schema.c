@@ -88,6 +88,8 @@ const KeySpec config_keys[] = {
     "sentencepiece: the model, unigram (Kudo 2018) or bpe (Sennrich et al. 2016)"},
     {"data.subword_joint", T_BOOL, OFF(data.subword_joint), "true", 0, 0, NULL, 0,
     "sentencepiece: one model learned from both sides; false: one per side"},
+    {"data.subword_alpha", T_REAL, OFF(data.subword_alpha), "0", 0, 1, NULL, 0,
+    "sentencepiece: > 0: every epoch splits each training sentence anew, drawing its pieces (subword regularisation, Kudo 2018: unigram, splits drawn with probability ~ P^alpha; bpe: BPE-dropout, each merge dropped with probability alpha); 0: the best split always"},
     {"data.subword_src_model", T_STR, OFF(data.subword_src_model), "", 0, 0, NULL, 0,
     "sentencepiece: a SentencePiece .model file to split the source with instead of learning one (with subword_tgt_model; the same file twice for a joint model)"},
     {"data.subword_tgt_model", T_STR, OFF(data.subword_tgt_model), "", 0, 0, NULL, 0,

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -128,4 +129,11 @@ extern "C" const char *subwords_piece(const Subwords *s, int k)
 extern "C" void subwords_seed(uint32_t seed)
 {
     sentencepiece::SetRandomGeneratorSeed(seed);
+}
+
+extern "C" void subwords_with_generator(uint32_t seed, void (*fn)(void *), void *arg)
+{
+    sentencepiece::SetRandomGeneratorSeed(seed);
+    std::thread worker(fn, arg);
+    worker.join();
 }

@@ -67,4 +67,11 @@ const char *subwords_piece(const Subwords *s, int k);
  * and training's. */
 void subwords_seed(uint32_t seed);
 
+/* Runs fn(arg) on a new thread whose SentencePiece draws start from seed, and waits for
+ * it. SentencePiece keeps one generator per thread, seeded from subwords_seed's value
+ * when the thread first samples, and never again: a fresh thread is the only way to
+ * start its draws over from a given seed (an epoch's sampled splits, the same in a
+ * resumed run and in every process of an MPI run). */
+void subwords_with_generator(uint32_t seed, void (*fn)(void *), void *arg);
+
 #endif

@@ -130,6 +130,10 @@ static const char *const RESUME_VARIANTS[][8] = {
      "training.log_every=4", NULL},
     {"model.attention_mode=hard", "training.hard_warmup_steps=2", "training.hard_reward=sentence",
      "training.hard_entropy_weight=0.01", "training.log_every=4", NULL},
+    /* subword sampling: each epoch's drawn split (5 batches an epoch: the split at step 7
+     * resumes inside epoch 1, whose split the resumed run must draw again) */
+    {"data.subwords=sentencepiece", "data.subword_vocab_size=24", "data.subword_alpha=0.5",
+     "training.batch_size=64", NULL},
 };
 
 START_TEST(resume_continues_bit_identically)

@@ -243,6 +243,63 @@ START_TEST(a_damaged_or_missing_subword_model_is_an_error_naming_it)
 }
 END_TEST
 
+/* The piece counts of the epochs' drawn splits that the run's stderr (path) reports, into
+ * pieces (at most cap); returns how many epochs it reported. */
+static int drawn_pieces(const char *path, long *pieces, int cap)
+{
+    char *log = read_file(path);
+    int n = 0;
+    for (const char *at = log; (at = strstr(at, ": the training pairs drawn anew")); at++) {
+        const char *count = strstr(at, "): ");
+        ck_assert_ptr_nonnull(count);
+        ck_assert_int_lt(n, cap);
+        pieces[n++] = atol(count + 3);
+    }
+    free(log);
+    return n;
+}
+
+/* data.subword_alpha: every epoch draws the training pairs' split anew (the logged piece
+ * counts vary from epoch to epoch; without alpha nothing is drawn), and every piece of the
+ * model has a place in the vocabulary, since a drawn split may use any. (That a resumed
+ * run draws what the straight run drew: test_cmd_train.c's resume variants.) */
+START_TEST(subword_alpha_draws_each_epochs_split_anew)
+{
+    char dir[512], path[700];
+    scratch_dir(dir, sizeof dir, "subwordalpha");
+    write_tiny_setup(dir);
+    const char *sets[] = {"data.subwords=sentencepiece", "data.subword_vocab_size=24",
+                          "data.subword_alpha=0.5", "training.batch_size=64",
+                          "training.max_steps=25", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, "alpha.err"), 0);
+    long pieces[8];
+    snprintf(path, sizeof path, "%s/alpha.err", dir);
+    ck_assert_int_eq(drawn_pieces(path, pieces, 8), 4); /* epochs 1 to 4 */
+    int vary = 0;
+    for (int k = 1; k < 4; k++)
+        vary |= pieces[k] != pieces[0];
+    ck_assert_msg(vary, "four epochs drew %ld pieces each", pieces[0]);
+    char run[600];
+    snprintf(run, sizeof run, "%s/run", dir);
+    Checkpoint ck;
+    load_checkpoint(&ck, run, "last.ckpt");
+    const Subwords *sw = ck.model.subwords.model[SIDE_TGT];
+    for (int k = 3; k < subwords_vocab_size(sw); k++) /* past <unk>, <s>, </s> */
+        ck_assert_msg(vocab_id(&ck.model.tgt_vocab, subwords_piece(sw, k)) != TOK_UNK,
+                      "the piece %s has no place in the vocabulary", subwords_piece(sw, k));
+    checkpoint_free(&ck);
+    const char *plain[] = {"data.subwords=sentencepiece", "data.subword_vocab_size=24",
+                           "training.batch_size=64", "training.max_steps=25", "run_dir=",
+                           NULL};
+    char run_set[700];
+    snprintf(run_set, sizeof run_set, "run_dir=%s/plain", dir);
+    plain[4] = run_set;
+    ck_assert_int_eq(train(S2S, dir, plain, NULL, "plain.err"), 0);
+    snprintf(path, sizeof path, "%s/plain.err", dir);
+    ck_assert_int_eq(drawn_pieces(path, pieces, 8), 0);
+}
+END_TEST
+
 /* Trains the tiny setup in dir on the given .model files (a run directory dir/NAME);
  * returns the exit code, the first line of stderr in line. */
 static int train_given(const char *dir, const char *name, const char *src_model,
@@ -328,6 +385,7 @@ Suite *subword_run_suite(void)
     tcase_add_test(tc, a_damaged_or_missing_subword_model_is_an_error_naming_it);
     tcase_add_test(tc, align_words_merges_piece_links_into_word_links);
     tcase_add_test(tc, given_subword_model_files_are_used_and_bad_ones_refused);
+    tcase_add_test(tc, subword_alpha_draws_each_epochs_split_anew);
     suite_add_tcase(s, tc);
     return s;
 }

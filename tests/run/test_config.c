@@ -871,7 +871,8 @@ END_TEST
 /* Every shipped config loads and validates. */
 START_TEST(shipped_configs_load_cleanly)
 {
-    const char *shipped[] = {"configs/tatoeba-fr-en.yaml", "configs/tatoeba-full-fr-en.yaml"};
+    const char *shipped[] = {"configs/tatoeba-fr-en.yaml", "configs/tatoeba-full-fr-en.yaml",
+                             "configs/multi30k-en-de.yaml", "configs/multi30k-de-en.yaml"};
     for (size_t s = 0; s < sizeof shipped / sizeof *shipped; s++) {
         Config cfg;
         Error err;

@@ -1,7 +1,8 @@
 /* test_subwords.c: the SentencePiece seam (text/subwords.h): models learned from s2s's own
  * corpora are the same bytes for the same text and seed, split lines into pieces that
- * join back into the (normalised) line, sample other splits that join back the same, and
- * damaged model bytes are an error naming where they came from. */
+ * join back into the (normalised) line, sample other splits that join back the same (a
+ * fresh thread's draws starting over from a given seed), and damaged model bytes are an
+ * error naming where they came from. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +104,7 @@ static void check_type(SubwordType type)
         round_trip(sw, &p, HAND_MADE[k][0], 0, text, sizeof text);
         ck_assert_str_eq(text, HAND_MADE[k][1]);
     }
-    if (type == SUBWORD_UNIGRAM) { /* sampled splits join back the same, and vary */
+    { /* sampled splits (bpe: BPE-dropout) join back the same, and vary */
         const char *line0 = HAND_MADE[1][1];
         int first = -1, differ = 0;
         subwords_seed(11);
@@ -122,6 +123,57 @@ static void check_type(SubwordType type)
     unlink(path);
     close(fd);
 }
+
+/* What one thread's 20 draws of a split give, its pieces joined by '|'. */
+typedef struct {
+    const Subwords *sw;
+    char text[8192];
+} Draws;
+
+static void draw_twenty(void *arg)
+{
+    Draws *d = arg;
+    Tokens p = {0};
+    Error err;
+    size_t used = 0;
+    const char *line = HAND_MADE[1][1];
+    for (int r = 0; r < 20; r++) {
+        const int n = subwords_encode(d->sw, &p, line, strlen(line), 0.5, &err);
+        ck_assert_int_gt(n, 0);
+        for (int k = 0; k < n; k++)
+            used += (size_t)snprintf(d->text + used, sizeof d->text - used, "%s|",
+                                     tokens_get(&p, k));
+        ck_assert_int_lt(used, sizeof d->text);
+    }
+    tokens_free(&p);
+}
+
+/* subwords_with_generator: the draws of a fresh thread start from the seed given, the
+ * same seed giving the same splits (whatever was drawn before), another seed others. */
+START_TEST(draws_start_over_from_a_seed_on_a_fresh_thread)
+{
+    char path[] = "/tmp/s2s-test-subwords-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    write_training_text(path);
+    size_t size;
+    char *model = learn(path, SUBWORD_UNIGRAM, 7, &size);
+    Error err;
+    Subwords *sw = subwords_load(model, size, "the test's model", &err);
+    ck_assert_msg(sw != NULL, "%s", err.msg);
+    static Draws a, b, c;
+    a.sw = b.sw = c.sw = sw;
+    subwords_with_generator(5, draw_twenty, &a);
+    subwords_with_generator(6, draw_twenty, &c);
+    subwords_with_generator(5, draw_twenty, &b);
+    ck_assert_str_eq(a.text, b.text);
+    ck_assert_str_ne(a.text, c.text);
+    subwords_free(sw);
+    free(model);
+    unlink(path);
+    close(fd);
+}
+END_TEST
 
 START_TEST(unigram_models_split_and_join_back_the_line)
 {
@@ -186,6 +238,7 @@ Suite *subwords_suite(void)
     tcase_add_test(tc, bpe_models_split_and_join_back_the_line);
     tcase_add_test(tc, damaged_model_bytes_are_an_error_naming_their_source);
     tcase_add_test(tc, a_vocabulary_the_text_cannot_fill_is_an_error);
+    tcase_add_test(tc, draws_start_over_from_a_seed_on_a_fresh_thread);
     suite_add_tcase(s, tc);
     return s;
 }
