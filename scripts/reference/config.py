@@ -50,7 +50,8 @@ CONFIG_CHOICES = {
 # Keys of s2s the reference does not implement, with their defaults: any other value is an
 # error, since the model or its training would then not be the one s2s trains.
 CONFIG_UNSUPPORTED = {
-    "data.level": "word", "model.encoder": "text",
+    "data.level": "word", "model.encoder": "text", "data.subword_alpha": 0.0,
+    "data.subword_src_model": "", "data.subword_tgt_model": "",
     "model.attention_mode": "soft", "training.doubly_stochastic": 0.0,
     "training.attention_supervision": 0.0,
 }

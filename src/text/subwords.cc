@@ -64,7 +64,13 @@ extern "C" Subwords *subwords_load(const void *model, size_t size, const char *n
             absl::string_view(static_cast<const char *>(model), size));
         if (status.ok())
             return s;
-        error_set(err, "%s: not a SentencePiece model (%s)", name, status.message());
+        // the library's message for bytes that do not parse names its own source line
+        // ("./src/...cc(232) [model_proto->ParseFromArray(...)]"): said in our words
+        const std::string why = status.message();
+        error_set(err, "%s: not a SentencePiece model (%s)", name,
+                  why.find("ParseFromArray") != std::string::npos
+                      ? "its bytes are not a model's protocol buffer"
+                      : why.c_str());
     } catch (const std::exception &e) {
         error_set(err, "%s: not a SentencePiece model (%s)", name, e.what());
     }

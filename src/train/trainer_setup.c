@@ -349,10 +349,17 @@ static void split_epoch_anew(void *ctx, long epoch)
     uint32_t seed = pcg32_next(&rng);
     /* SentencePiece reserves the largest seed for "from the clock" */
     subwords_with_generator(seed == UINT32_MAX ? 0 : seed, split_pairs, &job);
-    if (t->run.dir.dir[0]) /* training's own epochs (the setup's come before the log) */
+    if (t->run.dir.dir[0]) { /* training's own epochs (the setup's come before the log) */
+        const Corpus *c = &t->data.train;
+        long src = 0, tgt = 0;
+        for (int k = 0; k < c->n; k++) {
+            src += c->src_len[k];
+            tgt += c->tgt_len[k];
+        }
         rundir_log(&t->run.dir, "epoch %ld: the training pairs drawn anew (data.subword_alpha): "
-                   "%zu pieces; %ld side%s kept the best split (longer than any read)", epoch,
-                   t->data.train.n_ids, job.fell_back, plural(job.fell_back));
+                   "%ld source and %ld target pieces; %ld side%s kept the best split (longer "
+                   "than any read)", epoch, src, tgt, job.fell_back, plural(job.fell_back));
+    }
 }
 
 /* The model, the optimizer and the progress, and every buffer that training, validation

@@ -243,9 +243,10 @@ START_TEST(a_damaged_or_missing_subword_model_is_an_error_naming_it)
 }
 END_TEST
 
-/* The piece counts of the epochs' drawn splits that the run's stderr (path) reports, into
- * pieces (at most cap); returns how many epochs it reported. */
-static int drawn_pieces(const char *path, long *pieces, int cap)
+/* The source and target piece counts of the epochs' drawn splits that the run's stderr
+ * (path) reports, into pieces[k][0] and [k][1] (at most cap epochs); returns how many
+ * epochs it reported. */
+static int drawn_pieces(const char *path, long (*pieces)[2], int cap)
 {
     char *log = read_file(path);
     int n = 0;
@@ -253,7 +254,9 @@ static int drawn_pieces(const char *path, long *pieces, int cap)
         const char *count = strstr(at, "): ");
         ck_assert_ptr_nonnull(count);
         ck_assert_int_lt(n, cap);
-        pieces[n++] = atol(count + 3);
+        ck_assert_int_eq(sscanf(count, "): %ld source and %ld target pieces", &pieces[n][0],
+                                &pieces[n][1]), 2);
+        n++;
     }
     free(log);
     return n;
@@ -272,13 +275,16 @@ START_TEST(subword_alpha_draws_each_epochs_split_anew)
                           "data.subword_alpha=0.5", "training.batch_size=64",
                           "training.max_steps=25", NULL};
     ck_assert_int_eq(train(S2S, dir, sets, NULL, "alpha.err"), 0);
-    long pieces[8];
+    long pieces[8][2];
     snprintf(path, sizeof path, "%s/alpha.err", dir);
     ck_assert_int_eq(drawn_pieces(path, pieces, 8), 4); /* epochs 1 to 4 */
-    int vary = 0;
-    for (int k = 1; k < 4; k++)
-        vary |= pieces[k] != pieces[0];
-    ck_assert_msg(vary, "four epochs drew %ld pieces each", pieces[0]);
+    for (int side = 0; side < 2; side++) { /* each side's split is drawn */
+        int vary = 0;
+        for (int k = 1; k < 4; k++)
+            vary |= pieces[k][side] != pieces[0][side];
+        ck_assert_msg(vary, "four epochs drew %ld %s pieces each", pieces[0][side],
+                      side ? "target" : "source");
+    }
     char run[600];
     snprintf(run, sizeof run, "%s/run", dir);
     Checkpoint ck;

@@ -1,7 +1,8 @@
 /* fuzz_targets.c: the fuzz targets of fuzz_targets.h: the config loader, the corpus
  * reader with its UTF-8 validation and tokenizer, the checkpoint loader, the
  * alignments reader with the heatmaps drawn from it, the picture loader, and the word
- * boxes with the attention correctness computed from them. Each target checks the promises
+ * boxes with the attention correctness computed from them, and SentencePiece models (a
+ * .model file of data.subword_src_model, a checkpoint's SPMS section). Each target checks the promises
  * the headers of src/ make about a successful result, not only that nothing crashes.
  * Writes nothing to disk: corpus files are memory files (memfd). */
 #define _GNU_SOURCE /* memfd_create */
@@ -23,6 +24,7 @@
 #include "report/alignlog.h"
 #include "report/grounding.h"
 #include "report/heatmap.h"
+#include "text/subwords.h"
 #include "text/tokenize.h"
 #include "train/checkpoint.h"
 #include "run/config.h"
@@ -695,5 +697,61 @@ int fuzz_ground_one(const uint8_t *data, size_t size)
     }
     ground_free(&g);
     memfile_close(&m);
+    return 0;
+}
+
+/* ---- SentencePiece models ---------------------------------------------------------------- */
+
+/* Lines a loaded model splits: ASCII, accents, a ligature NFKC rewrites, spaces only,
+ * nothing. */
+static const char *const SPM_LINES[] = {"a b c ab", "\xc3\x80 la c\xc3\xb4t\xc3\xa9",
+                                        "zwei Hunde", "\xef\xac\x81ne", "   ", ""};
+
+/* line split by sw (alpha 0: the best split; else drawn): the pieces are non-empty
+ * UTF-8 and decode into UTF-8. */
+static void check_split(const Subwords *sw, Tokens *t, const char *line, double alpha)
+{
+    Error err;
+    const int n = subwords_encode(sw, t, line, strlen(line), alpha, &err);
+    require(n >= -1, "subwords_encode returns a count or -1", NULL);
+    if (n <= 0)
+        return;
+    const char **pieces = malloc((size_t)n * sizeof *pieces);
+    require(pieces != NULL, "memory", NULL);
+    for (int k = 0; k < n; k++) {
+        pieces[k] = tokens_get(t, k);
+        require(pieces[k][0] != '\0', "a piece is not empty", line);
+    }
+    const long len = subwords_decode(sw, NULL, 0, pieces, n);
+    if (len >= 0) {
+        char *text = malloc((size_t)len + 1);
+        require(text != NULL, "memory", NULL);
+        require(subwords_decode(sw, text, (size_t)len + 1, pieces, n) == len,
+                "subwords_decode gives the length it said", line);
+        free(text);
+    }
+    free(pieces);
+}
+
+int fuzz_spm_one(const uint8_t *data, size_t size)
+{
+    verdict[0] = '\0';
+    Error err;
+    Subwords *sw = subwords_load(data, size, "fuzz.model", &err);
+    char detail[64] = "";
+    if (sw)
+        snprintf(detail, sizeof detail, "(%d pieces)", subwords_vocab_size(sw));
+    add_verdict("subword model", sw ? 0 : -1, &err, sw ? detail : NULL, NULL, NULL, 0);
+    if (!sw)
+        return 0;
+    for (int k = 0; k < subwords_vocab_size(sw); k++)
+        require(subwords_piece(sw, k) != NULL, "every piece has a text", NULL);
+    Tokens t = {0};
+    for (size_t k = 0; k < sizeof SPM_LINES / sizeof *SPM_LINES; k++) {
+        check_split(sw, &t, SPM_LINES[k], 0);
+        check_split(sw, &t, SPM_LINES[k], 0.5);
+    }
+    tokens_free(&t);
+    subwords_free(sw);
     return 0;
 }

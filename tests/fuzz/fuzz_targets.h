@@ -48,4 +48,8 @@ int fuzz_image_one(const uint8_t *data, size_t size);
  * grids (report/grounding.h), which uniform attention scores as it must. */
 int fuzz_ground_one(const uint8_t *data, size_t size);
 
+/* data is a SentencePiece model (a .model file, a checkpoint's SPMS section): loaded,
+ * and if it loads, lines split by it (best and drawn splits) and joined back. */
+int fuzz_spm_one(const uint8_t *data, size_t size);
+
 #endif

@@ -184,6 +184,12 @@ START_TEST(align_crashes_and_seeds_replay_cleanly)
 }
 END_TEST
 
+START_TEST(spm_crashes_and_seeds_replay_cleanly)
+{
+    replay_target("spm", fuzz_spm_one, NULL);
+}
+END_TEST
+
 Suite *regress_suite(void)
 {
     Suite *s = suite_create("regress");
@@ -195,6 +201,7 @@ Suite *regress_suite(void)
     tcase_add_test(tc, align_crashes_and_seeds_replay_cleanly);
     tcase_add_test(tc, image_crashes_and_seeds_replay_cleanly);
     tcase_add_test(tc, ground_crashes_and_seeds_replay_cleanly);
+    tcase_add_test(tc, spm_crashes_and_seeds_replay_cleanly);
     suite_add_tcase(s, tc);
     return s;
 }
