@@ -1,9 +1,9 @@
 #!/bin/sh
-# Regenerates the checkpoint and alignments seeds of the fuzzers (tests/fuzz/seeds/ckpt
-# and seeds/align) with the built ./s2s: a tiny model (sizes of 2, six words) trained
-# for two steps with each optimizer, so each checkpoint is a few KiB. Run from the
-# repository root after `make`; the seeds are committed, so this is needed only when
-# the checkpoint format or the alignments.jsonl records change.
+# Regenerates the checkpoint, alignments and SentencePiece seeds of the fuzzers
+# (tests/fuzz/seeds/ckpt, align and spm) with the built ./s2s: a tiny model (sizes of 2,
+# six words) trained for two steps with each optimizer, so each checkpoint is a few KiB.
+# Run from the repository root after `make`; the seeds are committed, so this is needed
+# only when the checkpoint format or the alignments.jsonl records change.
 set -eu
 
 work=$(mktemp -d)
@@ -56,4 +56,19 @@ cp "$work/transformer/checkpoints/last.ckpt" tests/fuzz/seeds/ckpt/transformer.c
 cp "$work/transformer/alignments.jsonl" tests/fuzz/seeds/align/transformer.jsonl
 cp "$work/adam/alignments.jsonl" tests/fuzz/seeds/align/word.jsonl
 cp "$work/char/alignments.jsonl" tests/fuzz/seeds/align/char.jsonl
-ls -l tests/fuzz/seeds/ckpt tests/fuzz/seeds/align
+# SentencePiece models of 30 pieces, unigram and bpe, learned by SentencePiece's Python
+# module (python3-sentencepiece): without NFKC's tables (normalization "identity") a
+# model is a few hundred bytes, where s2s's own (NFKC) carry some 240 KB of them
+mkdir -p tests/fuzz/seeds/spm
+printf 'a b c ab abc\nbca cab ba\n\303\200 la c\303\264t\303\251 \303\251t\303\251\nzwei Hunde\n' \
+    >"$work/spm.txt"
+for k in 1 2 3 4; do cat "$work/spm.txt"; done >"$work/spm5.txt"
+cat "$work/spm.txt" >>"$work/spm5.txt"
+for type in unigram bpe; do
+    /usr/bin/python3 -c "import sentencepiece as s, sys; s.SentencePieceTrainer.train(
+input=sys.argv[1], model_prefix=sys.argv[2], model_type=sys.argv[3], vocab_size=30,
+normalization_rule_name='identity', character_coverage=1.0, minloglevel=2,
+hard_vocab_limit=False)" "$work/spm5.txt" "$work/$type" "$type"
+    cp "$work/$type.model" "tests/fuzz/seeds/spm/$type-identity.model"
+done
+ls -l tests/fuzz/seeds/ckpt tests/fuzz/seeds/align tests/fuzz/seeds/spm
