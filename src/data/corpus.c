@@ -132,6 +132,8 @@ static int add_picture_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const
     store_tokens(c, &s->tgt, nt, tv, counting);
     c->line_no[k] = line_no;
     c->refs[k] = spec->keep_refs ? reference_text(&s->tgt_split, &s->tgt, nt, spec->natural) : NULL;
+    c->src_words[k] = c->tgt_words[k] = 0; /* a picture has no words, nor lines kept */
+    c->src_text[k] = c->tgt_text[k] = NULL;
     c->max_src_len = spec->picture_cells - 1;
     if (nt > c->max_tgt_len)
         c->max_tgt_len = nt;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -140,6 +141,10 @@ extern "C" void subwords_seed(uint32_t seed)
 extern "C" void subwords_with_generator(uint32_t seed, void (*fn)(void *), void *arg)
 {
     sentencepiece::SetRandomGeneratorSeed(seed);
-    std::thread worker(fn, arg);
-    worker.join();
+    try {
+        std::thread worker(fn, arg);
+        worker.join();
+    } catch (const std::system_error &) {
+        fn(arg); // no thread to be had: drawn all the same, from where this thread's draws are
+    }
 }

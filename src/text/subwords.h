@@ -71,7 +71,8 @@ void subwords_seed(uint32_t seed);
  * it. SentencePiece keeps one generator per thread, seeded from subwords_seed's value
  * when the thread first samples, and never again: a fresh thread is the only way to
  * start its draws over from a given seed (an epoch's sampled splits, the same in a
- * resumed run and in every process of an MPI run). */
+ * resumed run and in every process of an MPI run). Should no thread be had, fn runs on
+ * the caller's, its draws not started over. */
 void subwords_with_generator(uint32_t seed, void (*fn)(void *), void *arg);
 
 #endif

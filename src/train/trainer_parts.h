@@ -152,4 +152,16 @@ void note_early_stopping(Trainer *t);
 /* Returns 0, -1 (err set) or 1: a signal stopped it. */
 int translate_test_set(Trainer *t, Error *err);
 
+/* ---- subword sampling (subword_sampling.c) ---- */
+
+/* data.subword_alpha > 0 with subwords: the training pairs are drawn anew each epoch. */
+int subword_sampling_on(const Config *cfg);
+/* Counts every piece of model once into counts (its <unk>, <s>, </s> aside): a drawn
+ * split may use pieces no best split of the training text does. */
+void subword_sampling_count_pieces(Vocab *counts, const Subwords *model);
+/* The Epochs hook (ctx: the Trainer): epoch's split of the training pairs, drawn by
+ * SentencePiece from the epoch's own seed (subwords_with_generator), logged from the
+ * second epoch on. */
+void subword_sampling_epoch(void *ctx, long epoch);
+
 #endif

@@ -119,24 +119,6 @@ static int take_subword_models(Trainer *t, Checkpoint *ck, Error *err)
                                 (SubwordType)cfg->data.subword_type, (uint32_t)cfg->seed, err);
 }
 
-/* data.subword_alpha: the training pairs are split anew, drawing the pieces, each epoch. */
-static int sampling(const Config *cfg)
-{
-    return cfg->data.subwords && cfg->data.subword_alpha > 0;
-}
-
-/* Counts every piece of model once more into counts (its <unk>, <s> and </s> aside): a
- * drawn split may use pieces that no best split of the training text does, and they
- * need a place in the vocabulary. */
-static void count_every_piece(Vocab *counts, const Subwords *model)
-{
-    for (int k = 0; model && k < subwords_vocab_size(model); k++) {
-        const char *piece = subwords_piece(model, k);
-        if (strcmp(piece, "<unk>") && strcmp(piece, "<s>") && strcmp(piece, "</s>"))
-            vocab_count(counts, piece);
-    }
-}
-
 /* The training pairs, and the vocabularies: the checkpoint's (ck), else built from the
  * pairs' counts. */
 static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
@@ -145,7 +127,7 @@ static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
     CorpusSpec spec = corpus_spec(t, cfg->data.train_src, cfg->data.train_tgt,
                                   cfg->data.train_tsv, cfg->data.max_length, 0,
                                   PICTURES_CACHE_BYTES);
-    spec.keep_text = sampling(cfg); /* split anew every epoch */
+    spec.keep_text = subword_sampling_on(cfg); /* split anew every epoch */
     if (ck) {
         /* the vocabularies are the checkpoint's */
         t->data.src_vocab = ck->model.src_vocab;
@@ -162,9 +144,9 @@ static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
         vocab_init(&src_counts);
         vocab_init(&tgt_counts);
         int rc = corpus_read(&t->data.train, &spec, &src_counts, &tgt_counts, 1, "training", err);
-        if (rc == 0 && sampling(cfg)) {
-            count_every_piece(&src_counts, t->data.subwords.model[SIDE_SRC]);
-            count_every_piece(&tgt_counts, t->data.subwords.model[SIDE_TGT]);
+        if (rc == 0 && subword_sampling_on(cfg)) {
+            subword_sampling_count_pieces(&src_counts, t->data.subwords.model[SIDE_SRC]);
+            subword_sampling_count_pieces(&tgt_counts, t->data.subwords.model[SIDE_TGT]);
         }
         if (rc == 0) {
             vocab_build(&t->data.src_vocab, &src_counts, (int)cfg->data.src_vocab_size,
@@ -318,50 +300,6 @@ static void init_probe_buffers(Trainer *t, int argmax)
     }
 }
 
-/* Epoch `epoch`'s split of the training pairs (data.subword_alpha): each drawn by
- * SentencePiece on a fresh thread whose draws start from the epoch's own seed, so every
- * process of a run, and a resumed run, draws the same. */
-typedef struct {
-    Trainer *t;
-    long fell_back;
-} SplitJob;
-
-static void split_pairs(void *arg)
-{
-    SplitJob *job = arg;
-    Trainer *t = job->t;
-    const Config *cfg = t->cfg;
-    const Splitter src = {.subwords = t->data.subwords.model[SIDE_SRC],
-                          .alpha = cfg->data.subword_alpha};
-    const Splitter tgt = {.subwords = t->data.subwords.model[SIDE_TGT],
-                          .alpha = cfg->data.subword_alpha};
-    job->fell_back = corpus_resplit(&t->data.train, &src, &tgt, &t->data.src_vocab,
-                                    &t->data.tgt_vocab);
-}
-
-static void split_epoch_anew(void *ctx, long epoch)
-{
-    SplitJob job = {ctx, 0};
-    Trainer *t = job.t;
-    Pcg32 rng;
-    pcg32_seed(&rng, (uint64_t)job.t->cfg->seed, RNG_STREAM_SUBWORDS);
-    pcg32_advance(&rng, (uint64_t)epoch);
-    uint32_t seed = pcg32_next(&rng);
-    /* SentencePiece reserves the largest seed for "from the clock" */
-    subwords_with_generator(seed == UINT32_MAX ? 0 : seed, split_pairs, &job);
-    if (t->run.dir.dir[0]) { /* training's own epochs (the setup's come before the log) */
-        const Corpus *c = &t->data.train;
-        long src = 0, tgt = 0;
-        for (int k = 0; k < c->n; k++) {
-            src += c->src_len[k];
-            tgt += c->tgt_len[k];
-        }
-        rundir_log(&t->run.dir, "epoch %ld: the training pairs drawn anew (data.subword_alpha): "
-                   "%ld source and %ld target pieces; %ld side%s kept the best split (longer "
-                   "than any read)", epoch, src, tgt, job.fell_back, plural(job.fell_back));
-    }
-}
-
 /* The model, the optimizer and the progress, and every buffer that training, validation
  * and the dumps use, sized once for their largest batch. */
 static void init_model(Trainer *t, Checkpoint *ck)
@@ -387,8 +325,8 @@ static void init_model(Trainer *t, Checkpoint *ck)
                 t->data.train.max_src_len + 1, t->data.train.max_tgt_len + 1, picture_size, cells);
     epochs_init(&t->data.batcher, &t->data.train, max_batch, (int)cfg->training.bucket_batches,
                  cfg->training.shuffle, (uint64_t)cfg->seed);
-    if (sampling(cfg))
-        epochs_set_hook(&t->data.batcher, split_epoch_anew, t);
+    if (subword_sampling_on(cfg))
+        epochs_set_hook(&t->data.batcher, subword_sampling_epoch, t);
     if (ck)
         epochs_restore(&t->data.batcher, t->prog.epoch, t->prog.next_batch, t->prog.rng_state,
                         t->prog.rng_inc);
