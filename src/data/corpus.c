@@ -51,6 +51,9 @@ static void push_pair_slot(Corpus *c)
         c->src_text = xrealloc_array(c->src_text, cap, sizeof(char *));
         c->tgt_text = xrealloc_array(c->tgt_text, cap, sizeof(char *));
     }
+    /* what only some corpora keep starts empty, so that any pair frees cleanly */
+    c->refs[c->n] = c->src_text[c->n] = c->tgt_text[c->n] = NULL;
+    c->src_words[c->n] = c->tgt_words[c->n] = 0;
 }
 
 /* Tokens to ids: counted into v, or looked up in it. */
@@ -132,8 +135,6 @@ static int add_picture_pair(Corpus *c, Scratch *s, const CorpusSpec *spec, const
     store_tokens(c, &s->tgt, nt, tv, counting);
     c->line_no[k] = line_no;
     c->refs[k] = spec->keep_refs ? reference_text(&s->tgt_split, &s->tgt, nt, spec->natural) : NULL;
-    c->src_words[k] = c->tgt_words[k] = 0; /* a picture has no words, nor lines kept */
-    c->src_text[k] = c->tgt_text[k] = NULL;
     c->max_src_len = spec->picture_cells - 1;
     if (nt > c->max_tgt_len)
         c->max_tgt_len = nt;

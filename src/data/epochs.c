@@ -70,9 +70,7 @@ void epochs_set_hook(Epochs *b, void (*before_epoch)(void *ctx, long epoch), voi
     b->before_epoch = before_epoch;
     b->ctx = ctx;
     b->rng = b->epoch_start;
-    const long next = b->next;
     plan_epoch(b);
-    b->next = next;
 }
 
 void epochs_free(Epochs *b)

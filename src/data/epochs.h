@@ -33,7 +33,8 @@ void epochs_init(Epochs *b, const Corpus *c, int batch_size, int pool_batches, i
 void epochs_free(Epochs *b);
 
 /* Sets the hook called before each epoch is planned, and plans the current epoch again
- * with it (the same draws of the shuffle stream). */
+ * with it (the same draws of the shuffle stream), from its first batch: call it before
+ * drawing any (epochs_restore may follow). */
 void epochs_set_hook(Epochs *b, void (*before_epoch)(void *ctx, long epoch), void *ctx);
 
 /* Fills out with the next batch, moving to the next epoch when this one is done.

@@ -43,13 +43,36 @@ static void write_training_text(const char *path)
     ck_assert_int_eq(fclose(out), 0);
 }
 
-static char *learn(const char *path, SubwordType type, uint32_t seed, size_t *size)
+/* A model of 300 pieces of the given type and seed learned from the file at path; its
+ * bytes, *size of them. */
+static char *learn_from(const char *path, SubwordType type, uint32_t seed, size_t *size)
 {
     const char *paths[] = {path};
     const SubwordTraining t = {paths, 1, 300, type, seed};
     char *model = NULL;
     Error err;
     ck_assert_msg(subwords_train(&t, &model, size, &err) == 0, "%s", err.msg);
+    return model;
+}
+
+/* learn_from write_training_text's text, `again` times from one temporary file (removed
+ * again; a model records the path it was learned from): models[k], sizes[k]. */
+static void learn_again(SubwordType type, uint32_t seed, int again, char **models, size_t *sizes)
+{
+    char path[] = "/tmp/s2s-test-subwords-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    write_training_text(path);
+    for (int k = 0; k < again; k++)
+        models[k] = learn_from(path, type, seed, &sizes[k]);
+    unlink(path);
+    close(fd);
+}
+
+static char *learn(SubwordType type, uint32_t seed, size_t *size)
+{
+    char *model;
+    learn_again(type, seed, 1, &model, size);
     return model;
 }
 
@@ -72,12 +95,11 @@ static int round_trip(const Subwords *sw, Tokens *p, const char *line, double al
 
 static void check_type(SubwordType type)
 {
-    char path[] = "/tmp/s2s-test-subwords-XXXXXX";
-    const int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    write_training_text(path);
-    size_t size, again_size;
-    char *model = learn(path, type, 7, &size), *again = learn(path, type, 7, &again_size);
+    size_t sizes[2];
+    char *models[2];
+    learn_again(type, 7, 2, models, sizes);
+    char *model = models[0], *again = models[1];
+    const size_t size = sizes[0], again_size = sizes[1];
     ck_assert_msg(size == again_size && memcmp(model, again, size) == 0,
                   "%s: two models of the same text and seed differ", subword_type_names[type]);
     Error err;
@@ -120,8 +142,6 @@ static void check_type(SubwordType type)
     subwords_free(sw);
     free(model);
     free(again);
-    unlink(path);
-    close(fd);
 }
 
 /* What one thread's 20 draws of a split give, its pieces joined by '|'. */
@@ -152,12 +172,8 @@ static void draw_twenty(void *arg)
  * same seed giving the same splits (whatever was drawn before), another seed others. */
 START_TEST(draws_start_over_from_a_seed_on_a_fresh_thread)
 {
-    char path[] = "/tmp/s2s-test-subwords-XXXXXX";
-    const int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    write_training_text(path);
     size_t size;
-    char *model = learn(path, SUBWORD_UNIGRAM, 7, &size);
+    char *model = learn(SUBWORD_UNIGRAM, 7, &size);
     Error err;
     Subwords *sw = subwords_load(model, size, "the test's model", &err);
     ck_assert_msg(sw != NULL, "%s", err.msg);
@@ -170,8 +186,6 @@ START_TEST(draws_start_over_from_a_seed_on_a_fresh_thread)
     ck_assert_str_ne(a.text, c.text);
     subwords_free(sw);
     free(model);
-    unlink(path);
-    close(fd);
 }
 END_TEST
 
@@ -191,12 +205,8 @@ END_TEST
  * source, never as a model. */
 START_TEST(damaged_model_bytes_are_an_error_naming_their_source)
 {
-    char path[] = "/tmp/s2s-test-subwords-XXXXXX";
-    const int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    write_training_text(path);
     size_t size;
-    char *model = learn(path, SUBWORD_UNIGRAM, 3, &size);
+    char *model = learn(SUBWORD_UNIGRAM, 3, &size);
     Error err;
     static const char noise[] = "not a model at all, just text";
     ck_assert_ptr_null(subwords_load(noise, sizeof noise, "noise.model", &err));
@@ -205,8 +215,6 @@ START_TEST(damaged_model_bytes_are_an_error_naming_their_source)
     ck_assert_msg(strstr(err.msg, "half.model") != NULL, "%s", err.msg);
     ck_assert_ptr_null(subwords_load(model, 0, "empty.model", &err));
     free(model);
-    unlink(path);
-    close(fd);
 }
 END_TEST
 
