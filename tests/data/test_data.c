@@ -181,6 +181,60 @@ START_TEST(batcher_is_deterministic_and_restores_exactly)
 }
 END_TEST
 
+/* What the before-epoch hook saw: the epochs it was called with, and the corpus it
+ * changes (as subword sampling does: each call gives the pairs other lengths). */
+typedef struct {
+    Corpus *corpus;
+    long calls[8];
+    int n_calls;
+} HookLog;
+
+static void lengthen_sources(void *ctx, long epoch)
+{
+    HookLog *log = ctx;
+    ck_assert_int_lt(log->n_calls, 8);
+    log->calls[log->n_calls++] = epoch;
+    Corpus *c = log->corpus;
+    for (int k = 0; k < c->n; k++) /* shorter or the same: within the pair's ids */
+        c->src_len[k] = 1 + (k + (int)epoch) % c->src_len[k];
+}
+
+/* epochs_set_hook plans the current epoch again with the hook called first, so the first
+ * epoch's batches already follow the hook's lengths (those of a batcher set up on the
+ * corpus as the hook left it), and each later epoch calls it with its number. */
+START_TEST(batcher_hook_runs_before_every_epoch_the_first_included)
+{
+    Corpus c;
+    make_corpus(&c, 200);
+    Batch bt;
+    batch_init(&bt, 16, c.max_src_len + 1, c.max_tgt_len + 1);
+    enum { N = 13 }; /* one epoch of 200 pairs in batches of 16 */
+    int unhooked[3 * N], hooked[3 * N], fresh[3 * N];
+    HookLog log = {.corpus = &c};
+    Epochs x, y;
+    epochs_init(&x, &c, 16, 3, 1, 77);
+    record(&x, &bt, N, unhooked);
+    epochs_free(&x);
+    epochs_init(&x, &c, 16, 3, 1, 77);
+    epochs_set_hook(&x, lengthen_sources, &log);
+    ck_assert_int_eq(log.n_calls, 1);
+    ck_assert_int_eq(log.calls[0], 0);
+    record(&x, &bt, N, hooked);
+    epochs_init(&y, &c, 16, 3, 1, 77); /* the corpus as the hook left it */
+    record(&y, &bt, N, fresh);
+    ck_assert(memcmp(hooked, fresh, sizeof hooked) == 0);
+    ck_assert(memcmp(hooked, unhooked, sizeof hooked) != 0); /* the hook's lengths counted */
+    ck_assert_int_eq(log.n_calls, 1);
+    record(&x, &bt, 1, hooked); /* into epoch 1 */
+    ck_assert_int_eq(log.n_calls, 2);
+    ck_assert_int_eq(log.calls[1], 1);
+    epochs_free(&x);
+    epochs_free(&y);
+    batch_free(&bt);
+    corpus_free(&c);
+}
+END_TEST
+
 Suite *data_suite(void)
 {
     Suite *s = suite_create("data");
@@ -190,6 +244,7 @@ Suite *data_suite(void)
     tcase_add_test(tc, vocabulary_survives_growth);
     tcase_add_test(tc, batcher_covers_each_pair_once_per_epoch_in_length_buckets);
     tcase_add_test(tc, batcher_is_deterministic_and_restores_exactly);
+    tcase_add_test(tc, batcher_hook_runs_before_every_epoch_the_first_included);
     suite_add_tcase(s, tc);
     return s;
 }
