@@ -11,7 +11,7 @@ entry point of the package scripts/reference/, whose modules are its parts:
   training.py    the `train` subcommand;
   checkpoint.py  s2s checkpoints read, and the `beamcheck` subcommand;
   speed.py       the speed baseline (the `bench` subcommand);
-  selfcheck.py   autograd against finite differences.
+  selfcheck.py   autograd against finite differences; decoding against the loss.
 
 Three users:
   - scripts/checks/crosscheck.py imports the package: the C pass's weights are loaded
@@ -31,7 +31,7 @@ Three users:
   torch_reference.py beamcheck CKPT SRC [--beam K] [--alpha A] [--limit N] [--s2s ./s2s]
       # an s2s checkpoint's weights, decoded by this beam search (and compared with s2s's)
   torch_reference.py tokenize [--lowercase] < text       # the word tokenizer, one line a line
-  torch_reference.py selfcheck                           # autograd vs finite differences
+  torch_reference.py selfcheck             # autograd vs finite differences, decoding vs the loss
 
 The model's parameters are torch.nn modules; c_tensors() names each by the C tensor it
 holds (E_x, enc_fwd.W_i, ..., b_o), so weights move between the two by name.
@@ -113,7 +113,8 @@ def main():
     c.add_argument("--s2s", default=None, help="the s2s binary to compare with")
     t = sub.add_parser("tokenize", help="stdin to tokens, one line a line")
     t.add_argument("--lowercase", action="store_true")
-    sub.add_parser("selfcheck", help="the reference's gradients by finite differences")
+    sub.add_parser("selfcheck", help="the reference's gradients by finite "
+                   "differences, its decoding by its loss")
     args = ap.parse_args()
     if args.mode == "bench":
         (bench_translate if args.translate else bench)(args)

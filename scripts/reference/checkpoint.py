@@ -5,11 +5,11 @@ import time
 
 import torch
 
-from reference.model import BOS, EOS, UNK
+from reference.model import BOS, EOS, UNK, pad_batch
 from reference.tokenizer import detokenize, tokenize
 from reference.config import ConfigError, config_model, load_config
 from reference.data import read_lines
-from reference.search import _encoded, beam_search, length_penalty, output_limit
+from reference.search import beam_search, length_penalty, output_limit
 
 
 # ---- s2s checkpoints, and beam search against s2s's: the `beamcheck` subcommand --------
@@ -166,11 +166,11 @@ def hypothesis_score(model, source, words, limit, alpha):
     ended = len(words) < limit
     targets = words + [EOS] if ended else words
     with torch.no_grad():
-        H, keys, fixed, real_src, s, cell = _encoded(model, [source])
+        src, src_len, _, _ = pad_batch([(source, [])])
+        steps = model.decoding(src, src_len, len(targets))
         prev, total = torch.tensor([BOS]), 0.0
         for y in targets:
-            logits, s, cell = model.step(prev, s, cell, H, keys, fixed, real_src)
-            o = logits.double()[0]
+            o = steps.step(prev).double()[0]
             total += (o[y] - torch.logsumexp(o, 0)).item()
             prev = torch.tensor([y])
     return total / length_penalty(len(targets), alpha)

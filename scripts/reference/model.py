@@ -149,6 +149,80 @@ def cross_weights(attn):
     return attn.q_proj_weight, attn.k_proj_weight, attn.v_proj_weight
 
 
+class RecurrentSteps:
+    """A recurrent decoder (soft contexts) stepping over a batch of rows, sentences or a
+    beam's hypotheses: step() computes each row's logits for its previous word and moves
+    its state on, as a teacher-forced step of Seq2Seq.loss(); reorder() makes row r
+    continue from row parent[r]'s state (a beam's hypotheses)."""
+
+    def __init__(self, model, src, src_len):
+        self.model = model
+        (self.H, self.keys, self.fixed, self.real_src, self.s,
+         self.cell) = model.prepare_decoding(src, src_len)
+
+    def repeat(self, K):
+        """Each row K times, side by side: row b's copies become rows b K .. b K + K - 1."""
+        def per_row(x, dim):
+            return None if x is None else x.repeat_interleave(K, dim=dim)
+        self.H, self.keys, self.real_src = (per_row(self.H, 1), per_row(self.keys, 1),
+                                            per_row(self.real_src, 1))
+        self.fixed, self.s, self.cell = (per_row(self.fixed, 0), per_row(self.s, 0),
+                                         per_row(self.cell, 0))
+
+    def step(self, prev):
+        """The logits (rows, V_y) for the previous words prev (rows)."""
+        logits, self.s, self.cell = self.model.step(prev, self.s, self.cell, self.H, self.keys,
+                                                    self.fixed, self.real_src)
+        return logits
+
+    def reorder(self, parent):
+        self.s = self.s[parent]
+        self.cell = None if self.cell is None else self.cell[parent]
+
+
+class TransformerSteps:
+    """A Transformer decoder stepping over a batch of rows as s2s decodes, under no_grad
+    with a key/value cache: each step computes one new row per layer (its query, key and
+    value; attention over the cached keys and values of the positions so far and over the
+    source's, which are computed once). The interface of RecurrentSteps; reorder() reorders
+    every layer's cache."""
+
+    def __init__(self, model, src, src_len, max_steps):
+        _, H = model.encode(src, src_len, {})
+        self.model, self.m = model, model.m
+        self.layers = model.transformer.layers
+        self.heads = self.layers[0].self_attn.num_heads
+        self.padding = torch.arange(H.size(0)).unsqueeze(0) >= src_len.unsqueeze(1)  # (B, S)
+        self.cross = []                                # each layer's (Kc, Vc), (B, heads, S, hd)
+        for layer in self.layers:
+            ca = layer.multihead_attn
+            _, w_k, w_v = cross_weights(ca)
+            _, b_k, b_v = ca.in_proj_bias.chunk(3)
+            self.cross.append((split_heads(F.linear(H, w_k, b_k), self.heads),
+                               split_heads(F.linear(H, w_v, b_v), self.heads)))
+        self.cache = [[None, None] for _ in self.layers]
+        self.pe = positions(max_steps, self.m).to(H.dtype)
+        self.i = 0                                     # the position the next step computes
+
+    def repeat(self, K):
+        """As RecurrentSteps.repeat, before the first step."""
+        assert self.i == 0
+        self.padding = self.padding.repeat_interleave(K, dim=0)
+        self.cross = [(Kc.repeat_interleave(K, dim=0), Vc.repeat_interleave(K, dim=0))
+                      for Kc, Vc in self.cross]
+
+    def step(self, prev):
+        x = self.model.E_y(prev) * self.m ** 0.5 + self.pe[self.i]
+        for layer, kv, (Kc, Vc) in zip(self.layers, self.cache, self.cross):
+            x = cached_decoder_step(layer, x, kv, Kc, Vc, self.padding, self.heads)
+        self.i += 1
+        return self.model.W_o(x)
+
+    def reorder(self, parent):
+        for kv in self.cache:
+            kv[0], kv[1] = kv[0][parent], kv[1][parent]
+
+
 class Seq2Seq(nn.Module):
     """RNNsearch and its variants (src/model/MODEL.md): a bidirectional recurrent encoder
     (`encoder` "birnn") of `enc_layers` layers, optionally `sa_layers` self-attention
@@ -479,53 +553,24 @@ class Seq2Seq(nn.Module):
 
     def greedy(self, src, src_len, max_out):
         """s2s's greedy decoding (decode_greedy, s2s translate --beam 1) of a source
-        batch with soft contexts: at each step the most probable word other than <pad>
-        and <s> (the first of equal ones); sentence b stops at </s> or after max_out[b]
-        words. Every sentence of the batch steps until the last stops. Returns the
-        words of each (without </s>)."""
-        if self.transformer is not None:
-            return self.greedy_transformer(src, src_len, max_out)
+        batch: at each step the most probable word other than <pad> and <s> (the first of
+        equal ones); sentence b stops at </s> or after max_out[b] words. Every sentence of
+        the batch steps until the last stops. Returns the words of each (without </s>)."""
         with torch.no_grad():
-            H, keys, fixed, real_src, s, cell = self.prepare_decoding(src, src_len)
+            steps = self.decoding(src, src_len, max(max_out) + 1)
             B = src.size(1)
             prev = torch.full((B,), BOS, dtype=torch.long)
             out, live = [[] for _ in range(B)], [max_out[b] > 0 for b in range(B)]
             while any(live):
-                logits, s, cell = self.step(prev, s, cell, H, keys, fixed, real_src)
-                prev = take_greedy_words(logits, out, live, max_out)
+                prev = take_greedy_words(steps.step(prev), out, live, max_out)
             return out
 
-    def greedy_transformer(self, src, src_len, max_out):
-        """greedy() for a Transformer decoder, batched under no_grad with a key/value cache:
-        each step computes one new row per layer (its query, key and value; attention over
-        the cached keys and values of the positions so far and over the source's, which are
-        computed once), as s2s decodes. The words as greedy() returns them."""
-        with torch.no_grad():
-            _, H = self.encode(src, src_len, {})
-            B, m = src.size(1), self.m
-            padding = torch.arange(H.size(0)).unsqueeze(0) >= src_len.unsqueeze(1)  # (B, S)
-            layers = self.transformer.layers
-            heads = layers[0].self_attn.num_heads
-            cross = []                                 # each layer's (Kc, Vc), (B, heads, S, hd)
-            for layer in layers:
-                ca = layer.multihead_attn
-                _, w_k, w_v = cross_weights(ca)
-                _, b_k, b_v = ca.in_proj_bias.chunk(3)
-                cross.append((split_heads(F.linear(H, w_k, b_k), heads),
-                              split_heads(F.linear(H, w_v, b_v), heads)))
-            cache = [[None, None] for _ in layers]
-            prev = torch.full((B,), BOS, dtype=torch.long)
-            out, live = [[] for _ in range(B)], [max_out[b] > 0 for b in range(B)]
-            pe = positions(max(max_out) + 1, m).to(H.dtype)
-            i = 0
-            while any(live):
-                x = self.E_y(prev) * m ** 0.5 + pe[i]
-                for layer, kv, (Kc, Vc) in zip(layers, cache, cross):
-                    x = cached_decoder_step(layer, x, kv, Kc, Vc, padding, heads)
-                logits = self.W_o(x)
-                prev = take_greedy_words(logits, out, live, max_out)
-                i += 1
-            return out
+    def decoding(self, src, src_len, max_steps):
+        """The decoder's state over a padded source batch, ready to step (RecurrentSteps,
+        or TransformerSteps for a Transformer decoder), for at most max_steps steps."""
+        if self.transformer is not None:
+            return TransformerSteps(self, src, src_len, max_steps)
+        return RecurrentSteps(self, src, src_len)
 
     def prepare_decoding(self, src, src_len):
         """What step() reads of a padded source batch: the annotations, the keys, score

@@ -11,13 +11,6 @@ def output_limit(src_words, cfg):
             + cfg["translate.max_output_extra"])
 
 
-def _encoded(model, sources):
-    """Encodes a batch of sources (lists of ids, each non-empty or not): what step()
-    reads (Seq2Seq.prepare_decoding)."""
-    src, src_len, _, _ = pad_batch([(x, []) for x in sources])
-    return model.prepare_decoding(src, src_len)
-
-
 def greedy_batch(model, sources, max_out):
     """s2s's greedy decoding (Seq2Seq.greedy) of a batch of sources (lists of ids)."""
     src, src_len, _, _ = pad_batch([(x, []) for x in sources])
@@ -29,7 +22,7 @@ def length_penalty(length, alpha):
     return ((5.0 + length) / 6.0) ** alpha if alpha > 0 else 1.0
 
 
-def beam_batch(model, sources, K, alpha, max_out):
+def beam_batch(model, sources, K, alpha, max_out, every=None):
     """s2s's beam search (src/decode/beam.c) over a batch of non-empty sources, K
     hypotheses each side by side in the decoder's rows (sentence b's are rows b K .. b K
     + K - 1). Step t extends every live hypothesis by every word but <pad> and <s>, scored
@@ -42,16 +35,16 @@ def beam_batch(model, sources, K, alpha, max_out):
     finished, or when nothing lives, or after max_out[b] words: there its live hypotheses
     (t + 1 words) finish too, cut, ranked by sum / ((5 + t + 1) / 6)^alpha, no </s> in the
     length. The best finished hypothesis (ties: lower row) is the translation.
-    Returns (words, score, ended) for each sentence, or None when none finished."""
+    Any decoder: the model's decoding() steps the rows (a recurrent decoder's states, or
+    a Transformer's key/value caches, reordered with the hypotheses).
+    Returns (words, score, ended) for each sentence, or None when none finished; every, a
+    list, gets each sentence's list of all its finished hypotheses alike."""
     B, V = len(sources), model.W_o.out_features
     rows, inf = B * K, float("-inf")
     with torch.no_grad():
-        H, keys, fixed, real_src, s, cell = _encoded(model, sources)
-
-        def per_row(x, dim):
-            return None if x is None else x.repeat_interleave(K, dim=dim)
-        H, keys, real_src = per_row(H, 1), per_row(keys, 1), per_row(real_src, 1)
-        fixed, s, cell = per_row(fixed, 0), per_row(s, 0), per_row(cell, 0)
+        src, src_len, _, _ = pad_batch([(x, []) for x in sources])
+        steps = model.decoding(src, src_len, max(max_out) + 1)
+        steps.repeat(K)
         score = torch.full((rows,), inf, dtype=torch.float64)
         score[::K] = 0.0                                # one start, not K copies of it
         prev = torch.full((rows,), BOS, dtype=torch.long)
@@ -62,8 +55,7 @@ def beam_batch(model, sources, K, alpha, max_out):
         for t in range(T):
             if n_done == B:
                 break
-            logits, s_next, cell_next = model.step(prev, s, cell, H, keys, fixed, real_src)
-            o = logits.double()
+            o = steps.step(prev).double()
             top = o.max(dim=1, keepdim=True).values
             lse = top + torch.log(torch.exp(o - top).sum(dim=1, keepdim=True))
             cand = (score.unsqueeze(1) + o) - lse
@@ -104,24 +96,30 @@ def beam_batch(model, sources, K, alpha, max_out):
                                            False, v))
                     done[b] = True
                     n_done += 1
-            parent = torch.tensor(next_parent)
-            s, cell = s_next[parent], cell_next[parent]
+            steps.reorder(torch.tensor(next_parent))
             prev = torch.tensor(next_token)
             score = torch.tensor(next_score, dtype=torch.float64)
             tokens.append(next_token)
             parents.append(next_parent)
-    out = []
-    for b in range(B):
-        if not fin[b]:
-            out.append(None)
-            continue
-        best, row, t, ended, _ = min(fin[b], key=lambda f: (-f[0], f[1]))
+
+    def words_of(row, t, ended):
+        """The words of the hypothesis that finished in row at step t, by its parents."""
         last = t - 1 if ended else t                    # the step of its last word
         words = []
         for step in range(last, -1, -1):
             words.append(tokens[step][row])
             row = parents[step][row]
-        out.append((words[::-1], best, ended))
+        return words[::-1]
+    out = []
+    for b in range(B):
+        if every is not None:
+            every.append([(words_of(row, t, ended), score, ended)
+                          for score, row, t, ended, _ in fin[b]])
+        if not fin[b]:
+            out.append(None)
+            continue
+        best, row, t, ended, _ = min(fin[b], key=lambda f: (-f[0], f[1]))
+        out.append((words_of(row, t, ended), best, ended))
     return out
 
 

@@ -1,9 +1,11 @@
-"""The reference checks itself: autograd against finite differences in double."""
+"""The reference checks itself: autograd against finite differences in double, and its
+decoding (greedy, beam search) against its own loss."""
 import random
 
 import torch
 
-from reference.model import CELLS, SCORES, Seq2Seq, UNK, pad_batch
+from reference.model import CELLS, PAD, SCORES, Seq2Seq, UNK, pad_batch
+from reference.search import beam_batch, length_penalty
 
 
 # ---- the reference checks itself ---------------------------------------------------
@@ -100,5 +102,59 @@ def selfcheck():
     print("selfcheck general    lstm, image encoder, gate, doubly stochastic: %d parameters, "
           "worst relative error %.1e" % (n, worst))
     worst_all = max(worst_all, worst)
-    print("selfcheck %s (tolerance 1e-6)" % ("PASSED" if worst_all < 1e-6 else "FAILED"))
-    return 0 if worst_all < 1e-6 else 1
+    ok = worst_all < 1e-6
+    print("selfcheck %s (tolerance 1e-6)" % ("PASSED" if ok else "FAILED"))
+    return 0 if ok and decoding_check() else 1
+
+
+def _full_pass_log_probability(model, source, words, ended):
+    """The summed log-probability of words (and </s> when ended) given source, from the
+    teacher-forced pass of the loss (no cache, no decoding state carried between steps)."""
+    src, src_len, tgt_in, tgt_out = pad_batch([(source, words)])
+    if not ended:
+        tgt_out[len(words), 0] = PAD                   # a cut hypothesis: no </s> to score
+    n = int((tgt_out != PAD).sum())
+    return -model.loss(src, src_len, tgt_in, tgt_out).item() * n
+
+
+def decoding_check():
+    """The reference's decoding (model.decoding(): a recurrent decoder's states, a
+    Transformer's key/value caches, reordered with a beam's hypotheses) against the loss's
+    teacher-forced pass: on tiny random models in float64 (a Transformer decoder, an LSTM
+    decoder), every finished hypothesis of a beam of 3 (not only the best, which tends to
+    stay in the first row) has the summed log-probability that the loss gives its words
+    (to 1e-10), and a beam of 1 writes greedy decoding's words. A state or cache left
+    unordered, or a position off by one, fails it."""
+    torch.manual_seed(11)
+    rng = random.Random(11)
+    models = {
+        "Transformer": Seq2Seq(12, 10, 4, 2, 4, 4, 4, heads=2, sa_layers=1, sa_heads=2,
+                               sa_ffn=6, encoder="attn", dec_layers=2, dec_ffn=6),
+        "lstm": Seq2Seq(12, 10, 3, 2, 4, 5, 4, "additive", "lstm", "lstm")}
+    sources = [[rng.randrange(4, 12) for _ in range(n)] for n in (3, 1, 5, 2, 4, 6)]
+    max_out = [7, 2, 7, 7, 3, 7]                       # two cut short: hypotheses without </s>
+    ok_all = True
+    for name, model in models.items():
+        model = model.double()
+        with torch.no_grad():
+            for w in model.parameters():
+                w.uniform_(-1.0, 1.0)
+        model.eval()
+        worst, same, every = 0.0, True, []
+        beam_batch(model, sources, 3, 0.6, max_out, every)
+        for source, finished in zip(sources, every):
+            for words, score, ended in finished:
+                length = len(words) + 1 if ended else len(words)
+                full = _full_pass_log_probability(model, source, words, ended)
+                worst = max(worst, abs(full - score * length_penalty(length, 0.6)))
+        for k, source in enumerate(sources):
+            src, src_len, _, _ = pad_batch([(source, [])])
+            greedy = model.greedy(src, src_len, [max_out[k]])[0]
+            same = same and beam_batch(model, [source], 1, 0.0, [max_out[k]])[0][0] == greedy
+        ok = worst < 1e-10 and same
+        ok_all = ok_all and ok
+        print("selfcheck decoding, %s: every finished hypothesis of beam 3 against the loss's "
+              "pass, worst log-probability difference %.1e (tolerance 1e-10); beam 1 %s "
+              "greedy: %s" % (name, worst, "equals" if same else "DIFFERS FROM",
+                              "PASSED" if ok else "FAILED"))
+    return ok_all

@@ -343,21 +343,9 @@ def train(args):
         start = time.perf_counter()
         sources = [ids(tok_src(x), src_id) for x, _ in test_raw]
         limits = [output_limit(len(x), cfg) for x in sources]
-        if is_transformer(cfg):
-            # the reference has s2s's beam search for the recurrent decoders only: a
-            # Transformer's test sources are decoded greedily (s2s's greedy, batched)
-            found, beam = [None] * len(sources), 1    # an empty source: no translation
-            real = [k for k, x in enumerate(sources) if x]
-            B = cfg["training.batch_size"]
-            for first in range(0, len(real), B):
-                chunk = real[first:first + B]
-                out = greedy_batch(model, [sources[k] for k in chunk], [limits[k] for k in chunk])
-                for k, w in zip(chunk, out):
-                    found[k] = (w,)
-        else:
-            beam = cfg["translate.beam_size"]
-            found = beam_search(model, sources, beam, cfg["translate.alpha"], limits,
-                                cfg["training.batch_size"])
+        beam = cfg["translate.beam_size"]
+        found = beam_search(model, sources, beam, cfg["translate.alpha"], limits,
+                            cfg["training.batch_size"])
         # test.hyp: the tokens, joined by spaces; test.txt: what s2s translate would write
         # (detokenized unless translate.detokenize is false; with subwords, the pieces
         # decoded), for scripts that tokenize it

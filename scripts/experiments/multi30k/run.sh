@@ -7,7 +7,7 @@
 # translation of the test split), translates the test sources again with the config's
 # beam search (beam.hyp), and scores both with score.sh into OUT/s2s-seedSEED/scores.txt.
 # --torch: the PyTorch reference instead (scripts/torch_reference.py train: the same
-# config, data, subword models and time budget; it decodes a Transformer greedily), into
+# config, data, subword models and time budget; it decodes with the config's beam), into
 # OUT/torch-seedSEED. --pair S-T (en-fr, en-cs, ...) trains CONFIG's recipe unchanged on
 # another pair of Multi30k's languages: every data file and the run's name are set to
 # S and T. --set overrides go to both trainers. Run from the repository's top.
@@ -54,7 +54,7 @@ if [ "$torch" = 1 ]; then
     /usr/bin/python3 scripts/torch_reference.py train "$config" --set "seed=$seed" $sets \
         --out "$dir" --s2s ./s2s > "$dir.log" 2>&1
     {
-        echo "greedy (test.txt):"
+        echo "beam (test.txt: the config's beam size and alpha):"
         sh "$here/score.sh" "$dir/test.txt" "$lang" "$split"
     } > "$dir/scores.txt"
 else
