@@ -176,8 +176,7 @@ class RecurrentSteps:
         return logits
 
     def reorder(self, parent):
-        self.s = self.s[parent]
-        self.cell = None if self.cell is None else self.cell[parent]
+        self.s, self.cell = self.s[parent], self.cell[parent]
 
 
 class TransformerSteps:

@@ -104,7 +104,8 @@ def selfcheck():
     worst_all = max(worst_all, worst)
     ok = worst_all < 1e-6
     print("selfcheck %s (tolerance 1e-6)" % ("PASSED" if ok else "FAILED"))
-    return 0 if ok and decoding_check() else 1
+    decoded = decoding_check()                         # run and reported either way
+    return 0 if ok and decoded else 1
 
 
 def _full_pass_log_probability(model, source, words, ended):
