@@ -74,7 +74,7 @@ deps:
 test-deps: deps
 	@{ pkg-config --exists check && command -v strace && command -v xmllint && command -v mpirun && \
 	   command -v valgrind && command -v clang && test -x /usr/bin/chromium && \
-	   /usr/bin/python3 -c 'import torch'; } >/dev/null 2>&1 || sh scripts/install-deps.sh test
+	   /usr/bin/python3 -c 'import torch, yaml, sentencepiece, PIL'; } >/dev/null 2>&1 || sh scripts/install-deps.sh test
 
 $(PROG): $(B)/obj/cli/main.o $(LIB_OBJS) $(F64_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

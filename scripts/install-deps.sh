@@ -23,9 +23,10 @@ fi
 # clang and its runtime (libFuzzer), valgrind, strace (the system calls of a save),
 # PyTorch (the cross-check and the speed baseline) and PyYAML (the PyTorch reference
 # reads s2s's configs: scripts/torch_reference.py train), SentencePiece's Python module (the
-# reference learns subword models as s2s does)
+# reference learns subword models as s2s does) and Pillow (the reference reads an image
+# corpus's PNG and JPEG pictures, as s2s does with stb_image)
 TEST="check libxml2-utils chromium clang libclang-rt-14-dev valgrind strace python3-torch python3-yaml"
-TEST="$TEST python3-sentencepiece"
+TEST="$TEST python3-sentencepiece python3-pil"
 # the other library of small matrix products issue 29 measured
 GEMM="libblis-dev"
 

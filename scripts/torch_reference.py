@@ -9,7 +9,8 @@ entry point of the package scripts/reference/, whose modules are its parts:
   data.py        real text: pairs, vocabularies, batches;
   search.py      greedy decoding and s2s's beam search, written again;
   training.py    the `train` subcommand;
-  checkpoint.py  s2s checkpoints read, and the `beamcheck` subcommand;
+  checkpoint.py  s2s checkpoints read, and the `beamcheck` and `groundcheck` subcommands;
+  pictures.py    image corpora: pictures, channel means, word boxes, pointing and mass;
   speed.py       the speed baseline (the `bench` subcommand);
   selfcheck.py   autograd against finite differences; decoding against the loss.
 
@@ -30,13 +31,17 @@ Three users:
       # the test sources with s2s's beam search: DIR/test.hyp, DIR/train.log, a RESULT line
   torch_reference.py beamcheck CKPT SRC [--beam K] [--alpha A] [--limit N] [--s2s ./s2s]
       # an s2s checkpoint's weights, decoded by this beam search (and compared with s2s's)
+  torch_reference.py groundcheck CKPT SRC TGT GROUND [--s2s ./s2s]
+      # an s2s image checkpoint's attention on captions and its pointing and mass against
+      # word boxes, here (pictures read and scored as s2s does) and by s2s align
   torch_reference.py tokenize [--lowercase] < text       # the word tokenizer, one line a line
   torch_reference.py selfcheck             # autograd vs finite differences, decoding vs the loss
 
 The model's parameters are torch.nn modules; c_tensors() names each by the C tensor it
 holds (E_x, enc_fwd.W_i, ..., b_o), so weights move between the two by name.
-Only dependencies: Debian's python3-torch (PyTorch 1.13), and for train and beamcheck
-python3-yaml (s2s's configs).
+Only dependencies: Debian's python3-torch (PyTorch 1.13), and for train, beamcheck and
+groundcheck python3-yaml (s2s's configs), python3-sentencepiece (subword units) and
+python3-pil (an image corpus's pictures).
 """
 import os
 import sys
@@ -56,7 +61,7 @@ if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] in ("bench", "tr
         if sys.argv[1] == "train" and arg.startswith("--threads"):
             given = arg.partition("=")[2] if "=" in arg else "".join(sys.argv[k + 1:k + 2])
             os.environ["OPENBLAS_NUM_THREADS"] = given or "2"
-elif __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "beamcheck":
+elif __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] in ("beamcheck", "groundcheck"):
     # a check, not a race: one thread, whatever else runs
     os.environ["OMP_NUM_THREADS"] = "1"
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
@@ -67,7 +72,7 @@ import argparse  # noqa: E402
 from reference.tokenizer import tokenize  # noqa: E402
 from reference.speed import SIZES, bench, bench_translate  # noqa: E402
 from reference.training import train  # noqa: E402
-from reference.checkpoint import beamcheck  # noqa: E402
+from reference.checkpoint import beamcheck, groundcheck  # noqa: E402
 from reference.selfcheck import selfcheck  # noqa: E402
 
 
@@ -111,6 +116,13 @@ def main():
     c.add_argument("--alpha", type=float, default=None, help="default: translate.alpha")
     c.add_argument("--limit", type=int, default=0, help="only the first N lines")
     c.add_argument("--s2s", default=None, help="the s2s binary to compare with")
+    g = sub.add_parser("groundcheck", help="an s2s image checkpoint's attention on captions, "
+                       "here and by s2s align, scored against word boxes by both")
+    g.add_argument("checkpoint")
+    g.add_argument("source", help="the pictures' list (an image corpus's .src)")
+    g.add_argument("target", help="their captions (.tgt)")
+    g.add_argument("ground", help="the captions' word boxes (.ground)")
+    g.add_argument("--s2s", default="./s2s", help="the s2s binary to compare with")
     t = sub.add_parser("tokenize", help="stdin to tokens, one line a line")
     t.add_argument("--lowercase", action="store_true")
     sub.add_parser("selfcheck", help="the reference's gradients by finite "
@@ -122,6 +134,8 @@ def main():
         return train(args)
     elif args.mode == "beamcheck":
         return beamcheck(args)
+    elif args.mode == "groundcheck":
+        return groundcheck(args)
     elif args.mode == "tokenize":
         # lines end at \n only (text mode would also cut at \r, which s2s keeps inside a line)
         lines = sys.stdin.buffer.read().decode("utf-8").split("\n")

@@ -31,7 +31,9 @@ Tolerances:
   a gradient whose norm is below 1e-2 is measured as if it were 1e-2 (GRAD_NORM_FLOOR);
   the conv blocks: 1e-12 relative per tensor in the double build and with ties in
   both, 1e-5 on the float build's uniform numbers; pooling's choices all equal.
-With --s2s, it also runs s2s bench --translate and the reference's at size S, which must
+With --s2s, it also checks the reference's reading of image corpora and its attention
+scores (pointing and mass) against s2s align's on a small trained image model
+(check_grounding); it runs s2s bench --translate and the reference's at size S, which must
 decode the same words from the weights and sources both make by one formula; and it
 tokenizes the texts of tests/fixtures/sacrebleu (English and French,
 with and without lowercasing) -- and the Tatoeba valid and test files, when
@@ -723,6 +725,47 @@ def check_translate_bench(s2s):
     return same
 
 
+GROUNDCHECK_CONFIG = """\
+data: {train_src: c/train.src, train_tgt: c/train.tgt, valid_src: c/valid.src,
+       valid_tgt: c/valid.tgt, image_size: 32}
+model: {encoder: image, conv_channels: [4, 8], embedding_size: 8, decoder_size: 12,
+        attention_size: 6, readout_size: 10, self_attention_layers: %d,
+        self_attention_heads: 2}
+training: {max_steps: 300, epochs: 0, batch_size: 8, valid_every: 300, learning_rate: 0.01}
+alignments: {every: 0}
+"""
+
+
+def check_grounding(s2s):
+    """An image model's attention and its pointing and mass against word boxes, computed by
+    the reference (`torch_reference.py groundcheck`: pictures read with PIL, resized from
+    64 to 32 pixels by s2s's bilinear rule, less the checkpoint's channel means; the boxes'
+    cells by INTERFACE.md's rule) and by `s2s align --ground`, on a small shapes corpus and
+    a model trained 300 steps, with and without a self-attention layer on the grid."""
+    import tempfile
+    ok, s2s = True, os.path.abspath(s2s)               # it runs in the corpus's folder
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([s2s, "corpus", "shapes", "--out", os.path.join(tmp, "c"), "--size", "64"],
+                       check=True, capture_output=True)
+        for layers in (0, 1):
+            config = os.path.join(tmp, "image%d.yaml" % layers)
+            with open(config, "w") as f:
+                f.write(GROUNDCHECK_CONFIG % layers)
+            run = os.path.join(tmp, "run%d" % layers)
+            subprocess.run([s2s, "train", config, "--set", "run_dir=" + run], cwd=tmp, check=True,
+                           capture_output=True)
+            c = os.path.join(tmp, "c")
+            done = subprocess.run(
+                [sys.executable, TORCH_REFERENCE, "groundcheck",
+                 os.path.join(run, "checkpoints", "last.ckpt"), os.path.join(c, "valid.src"),
+                 os.path.join(c, "valid.tgt"), os.path.join(c, "valid.ground"), "--s2s", s2s],
+                capture_output=True, text=True)
+            print("image model, %d self-attention layer%s: %s" % (
+                layers, "" if layers == 1 else "s", (done.stdout + done.stderr).strip()))
+            ok = ok and done.returncode == 0
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dump", action="append", required=True,
@@ -733,6 +776,7 @@ def main():
     if args.s2s:
         ok = check_tokenizer(args.s2s)
         ok = check_translate_bench(args.s2s) and ok
+        ok = check_grounding(args.s2s) and ok
     ok = check_layer_form() and ok
     for binary in args.dump:
         ok = check_refusals(binary) and ok

@@ -80,6 +80,9 @@ def load_checkpoint(path):
             at += rows * cols
     assert at == flat.numel()
     model.eval()
+    if "IMGM" in sec:                                   # an image model's channel means
+        model.picture_mean = torch.tensor(struct.unpack_from("=3d", sec["IMGM"], 0),
+                                          dtype=torch.float64)
     return cfg, model, src_words, tgt_words
 
 
@@ -174,3 +177,85 @@ def hypothesis_score(model, source, words, limit, alpha):
             total += (o[y] - torch.logsumexp(o, 0)).item()
             prev = torch.tensor([y])
     return total / length_penalty(len(targets), alpha)
+
+
+# ---- an image model's attention, scored against word boxes: the `groundcheck` subcommand ---
+
+def groundcheck(args):
+    """An s2s image checkpoint's teacher-forced attention over the captions TGT of the
+    pictures SRC, computed here (the pictures read with PIL, resized and less the
+    checkpoint's channel means as s2s reads them) and by `s2s align --ground`, and scored
+    against the word boxes GROUND by both: every weight must agree to 1e-5, each grounded
+    word's most attended cell too unless its two largest weights are within 1e-5 (a near
+    tie, counted), and pointing and mass to s2s's 4 printed decimals (pointing give or
+    take the near ties). Exit 1 if anything else differs."""
+    import json
+    import os
+    import subprocess
+    import tempfile
+    from reference.pictures import load_pictures
+    from reference.training import Grounding, teacher_forced
+    try:
+        cfg, model, _, tgt_words = load_checkpoint(args.checkpoint)
+        if cfg["model.encoder"] != "image":
+            raise ConfigError("`%s` is not an image model" % args.checkpoint)
+        paths, captions = read_lines(args.source), read_lines(args.target)
+        size = cfg["data.image_size"]
+        pictures, sizes = load_pictures(args.source, paths, size, cfg["data.image_resize"])
+        grounding = Grounding(args.ground, sizes, size // 2 ** len(cfg["model.conv_channels"]))
+    except (ConfigError, OSError) as e:
+        print("torch_reference.py groundcheck: error: %s" % e, file=sys.stderr)
+        return 2
+    model.set_pictures(pictures - model.picture_mean.float())
+    G = grounding.G
+    tgt_id = {w: k for k, w in enumerate(tgt_words)}
+    lower = cfg["data.lowercase"]
+    pairs = []
+    for k, text in enumerate(captions):
+        words = tokenize(text, lower)
+        if words:
+            pairs.append(([k] * (G * G - 1), [tgt_id.get(w, UNK) for w in words], words, k))
+    grounding.records = []
+    teacher_forced(model, pairs, 32, grounding)
+    pointing, mass = grounding.scores()
+    ours = {r["id"]: r for r in grounding.records}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "align.jsonl")
+        err = subprocess.run([args.s2s, "align", "--model", args.checkpoint, "--src", args.source,
+                              "--tgt", args.target, "--ground", args.ground, "--out", out],
+                             check=True, capture_output=True, text=True).stderr
+        with open(out, encoding="utf-8") as f:
+            theirs = [json.loads(line) for line in f]
+    scores = dict(field.split("=") for field in err.split("attention_correctness:")[1].split())
+    # each grounded word's most attended cell, by both weights: where they differ, the two
+    # largest weights must be a near tie (within 1e-5), and pointing may differ by them
+    worst, flips, differ = 0.0, 0, int(len(theirs) != len(ours))
+    for r in theirs:
+        mine = ours.get(r["id"])
+        if mine is None or len(mine["weights"]) != len(r["weights"]):
+            differ += 1
+            print("line %d: no record here, or another length" % r["id"])
+            continue
+        a, b = torch.tensor(mine["weights"]), torch.tensor(r["weights"])
+        worst = max(worst, float((a - b).abs().max()))
+        for i, box in enumerate(grounding.boxes[r["id"] - 1]):
+            if box is None or int(a[i].argmax()) == int(b[i].argmax()):
+                continue
+            top2 = b[i].topk(2).values
+            if float(top2[0] - top2[1]) < 1e-5:
+                flips += 1
+            else:
+                differ += 1
+                print("line %d, word %d: most attended cell %d here, %d by s2s" % (
+                    r["id"], i + 1, int(a[i].argmax()), int(b[i].argmax())))
+    theirs_pointing, theirs_mass = float(scores["pointing"]), float(scores["mass"])
+    words = int(scores["words"])
+    # s2s prints 4 decimals
+    same = (worst < 1e-5 and abs(pointing - theirs_pointing) <= flips / max(words, 1) + 5e-5
+            and abs(mass - theirs_mass) <= 5e-5 and not differ)
+    print("groundcheck: %d captions, %d grounded words, grid %d x %d: weights agree to %.1e "
+          "(largest difference); pointing %.4f here, %.4f by s2s; mass %.4f, %.4f; the most "
+          "attended cell the same for every word%s -- %s" % (
+              len(theirs), words, G, G, worst, pointing, theirs_pointing, mass, theirs_mass,
+              " but %d near ties" % flips if flips else "", "the same" if same else "FAIL"))
+    return 0 if same else 1

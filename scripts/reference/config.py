@@ -25,6 +25,9 @@ CONFIG_KEYS = {
     "model.self_attention_layers": 0, "model.self_attention_heads": 4,
     "model.self_attention_ffn": 0, "model.self_attention_dropout": 0.1,
     "model.decoder_layers": 1,
+    "model.encoder": "text", "model.conv_channels": [16, 32, 64], "model.grid_positions": True,
+    "data.image_size": 64, "data.image_resize": True, "data.valid_ground": "",
+    "data.test_ground": "",
     "training.optimizer": "adam", "training.learning_rate": 0.001, "training.warmup_steps": -1,
     "training.adam_beta1": 0.9, "training.adam_beta2": 0.999, "training.adam_eps": 1e-8,
     "training.clip_grad_norm": 5.0, "training.label_smoothing": 0.0, "training.batch_size": 32,
@@ -45,12 +48,12 @@ CONFIG_CHOICES = {
     "training.scheduling": ("none", "plateau", "inverse_sqrt"),
     "data.subwords": ("none", "sentencepiece"), "data.subword_type": ("unigram", "bpe"),
     "training.early_stopping_metric": ("bleu", "loss", "exact"),
-    "translate.attention_mode": ("auto", "soft"),
+    "translate.attention_mode": ("auto", "soft"), "model.encoder": ("text", "image"),
 }
 # Keys of s2s the reference does not implement, with their defaults: any other value is an
 # error, since the model or its training would then not be the one s2s trains.
 CONFIG_UNSUPPORTED = {
-    "data.level": "word", "model.encoder": "text", "data.subword_alpha": 0.0,
+    "data.level": "word", "data.subword_alpha": 0.0,
     "data.subword_src_model": "", "data.subword_tgt_model": "",
     "model.attention_mode": "soft", "training.doubly_stochastic": 0.0,
     "training.attention_supervision": 0.0,
@@ -58,13 +61,12 @@ CONFIG_UNSUPPORTED = {
 # Keys that change nothing the reference computes, whatever their value: where the run
 # goes, threads and shards (s2s's numbers depend on its shards; the reference has none),
 # the attention dumps, s2s translate's source cut (sources over 250 tokens), gold alignments
-# and boxes, and the settings of parts this model does not have (pictures, self-attention
-# layers, hard attention, Adadelta).
+# and the training captions' boxes (read by attention supervision alone, which the
+# reference's `train` does not do), and the settings of parts this model does not have
+# (hard attention, Adadelta).
 CONFIG_IGNORED = {
     "name", "run_dir", "training.threads", "training.shards", "translate.max_source_length",
-    "data.valid_align", "data.test_align", "data.train_ground",
-    "data.valid_ground", "data.test_ground", "data.image_size", "data.image_resize",
-    "model.conv_channels", "model.grid_positions", "training.adadelta_rho",
+    "data.valid_align", "data.test_align", "data.train_ground", "training.adadelta_rho",
     "training.adadelta_eps", "training.hard_reinforce_weight", "training.hard_entropy_weight",
     "training.hard_expected_prob", "training.hard_baseline_decay", "training.hard_warmup_steps",
     "training.hard_reward",
@@ -95,6 +97,11 @@ def _coerce(key, value, default, where):
             return int(str(value))
         except ValueError:
             raise bad() from None
+    if isinstance(default, list):                       # a list of integers
+        if (isinstance(value, list) and value
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+            return list(value)
+        raise ConfigError("%s: %s: expected a list of integers, got %r" % (where, key, value))
     if isinstance(default, float):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
@@ -182,7 +189,11 @@ def load_config(text, where, overrides=()):
             and cfg["model.readout_size"] != cfg["model.embedding_size"]):
         raise ConfigError("%s: model.tie_output needs model.readout_size = model.embedding_size"
                           % where)
-    widths = {"model.encoder_size (d_h = 2n)": 2 * n}
+    image = cfg["model.encoder"] == "image"
+    if image and cfg["data.image_size"] % 2 ** len(cfg["model.conv_channels"]):
+        raise ConfigError("%s: data.image_size must be divisible by 2^(conv blocks)" % where)
+    widths = ({"model.conv_channels' last (d_h)": cfg["model.conv_channels"][-1]} if image
+              else {"model.encoder_size (d_h = 2n)": 2 * n})
     if cfg["model.attention"] in ("additive", "scaled_dot"):
         widths["model.attention_size"] = a
     if cfg["model.attention"] == "general":
@@ -218,7 +229,10 @@ def config_model(cfg, vx, vy):
                    enc_cell=cfg["model.encoder_cell"] if cfg["model.encoder_cell"] != "none"
                    else "gru",
                    dec_cell="gru" if transformer else cfg["model.decoder_cell"],
-                   encoder="attn" if cfg["model.encoder_cell"] == "none" else "birnn",
+                   encoder="image" if cfg["model.encoder"] == "image" else
+                   "attn" if cfg["model.encoder_cell"] == "none" else "birnn",
+                   image_size=cfg["data.image_size"], conv_channels=cfg["model.conv_channels"],
+                   grid_positions=int(cfg["model.grid_positions"]),
                    enc_layers=cfg["model.encoder_layers"], heads=cfg["model.attention_heads"],
                    sa_layers=cfg["model.self_attention_layers"],
                    sa_heads=cfg["model.self_attention_heads"],

@@ -248,6 +248,7 @@ class Seq2Seq(nn.Module):
         self.n, self.score, self.dec_cell, self.heads = n, score, dec_cell, heads
         self.attention_only = encoder == "attn"
         self.image = encoder == "image"
+        self.pictures = None                          # an image model's bank (set_pictures)
         # s_0 (and an LSTM's c_0) from the mean annotation, which is score none's context
         self.from_mean = self.attention_only or self.image
         self.E_x = nn.Embedding(vx, m)                # an image model's is never read
@@ -452,8 +453,12 @@ class Seq2Seq(nn.Module):
         """src (S, B), src_len (B) -> the recurrent encoder's output (S, B, 2n), 0 at
         padding, and the annotations H: that output through the self-attention layers
         (torch's own modules, or with given dropout masks their written-out form).
-        An image model reads pixels (B, N, N, 3) instead (see grid_cells)."""
+        An image model reads pixels (B, N, N, 3) instead (see grid_cells), or when none
+        are given, its bank's (set_pictures): picture src[0, b] for sentence b, so that
+        decoding, greedy and beam, takes a picture's index as its source."""
         if self.image:
+            if pixels is None:                         # the bank's pictures src[0, b]
+                pixels = self.pictures[src[0]]
             top = self.grid_cells(pixels)
             return top, self.self_attend(top, src_len, masks)
         ex = self.E_x(src)
@@ -466,6 +471,11 @@ class Seq2Seq(nn.Module):
             packed = pack_padded_sequence(ex, src_len, enforce_sorted=False)
             top, _ = pad_packed_sequence(self.encoder(packed)[0], total_length=src.size(0))
         return top, self.self_attend(top, src_len, masks)
+
+    def set_pictures(self, pictures):
+        """The pictures (n, N, N, 3), less the channel means, that an image model's
+        sources name by index (see encode)."""
+        self.pictures = pictures
 
     def grid_cells(self, pixels):
         """The image encoder (MODEL.md, "Image encoder") up to the self-attention layers:
@@ -615,7 +625,8 @@ class Seq2Seq(nn.Module):
         return torch.cat([last, H[0, :, self.n:]], dim=1)
 
     def loss(self, src, src_len, tgt_in, tgt_out, masks=None, smoothing=0.0, hard=None,
-             pixels=None, doubly_stochastic=0.0, supervision=0.0, ground=None):
+             pixels=None, doubly_stochastic=0.0, supervision=0.0, ground=None,
+             alignments_out=None):
         """Token-mean cross-entropy over the real target tokens (label-smoothed as
         torch's cross_entropy does it). masks: dropout's masks (draw_training_masks), mask_x
         (S, B, m), mask_y (T, B, m), mask_t (N, l) and the self-attention layers' (see
@@ -624,7 +635,8 @@ class Seq2Seq(nn.Module):
         src then holds a token per cell, src_len S for each. doubly_stochastic: lambda of
         the doubly stochastic term (see doubly_stochastic_term), added to either;
         supervision: lambda of attention supervision on the word cells ground (T, B, S)
-        (see attention_supervision_term), added likewise."""
+        (see attention_supervision_term), added likewise. alignments_out, a list, gets
+        each step's weights (S, B), the heads' mean (a recurrent decoder's)."""
         masks = masks or {}
         real = tgt_out != PAD                          # the loss's positions, (T, B)
         if self.transformer is not None:
@@ -668,6 +680,8 @@ class Seq2Seq(nn.Module):
                 s = self.decoder(x, s)
             states.append(s)
             contexts.append(c)
+        if alignments_out is not None:
+            alignments_out.extend(alignments)
         ro_in = torch.cat([torch.stack(states)[real], torch.stack(contexts)[real], ey[real]], 1)
         t = torch.tanh(self.W_t(ro_in))
         if "mask_t" in masks:

@@ -57,28 +57,27 @@ def learn_subword_models(cfg):
     return learn([src]), learn([tgt])
 
 
-def validation_scores(net, valid, cfg, tgt_words, s2s, out_dir, written=None):
+def validation_scores(net, valid, cfg, tgt_words, s2s, out_dir, written=None, grounding=None):
     """s2s's validation (src/train/evaluator.c) of net on the pairs valid (source ids,
-    target ids, target tokens): batches of training.batch_size in order of source length;
+    target ids, target tokens, line): batches of training.batch_size in order of source length;
     the loss, the mean over every target token (</s> included) of -log P; and BLEU and
     exact match, by `s2s eval`, of the greedy translations against the references, both
     written as s2s validates them: detokenized (as s2s translate writes) unless
     translate.detokenize is false, then the tokens joined by spaces (or by `written`, the
     subword model's decoding). Writes them to out_dir/valid.hyp (the last validation's) and
-    valid.ref. Returns (loss, bleu, exact). net is in eval() mode meanwhile (no dropout)."""
+    valid.ref. Returns (loss, bleu, exact). net is in eval() mode meanwhile (no dropout).
+    grounding: an image corpus's word boxes (Grounding), whose pointing and mass the
+    teacher-forced weights then get (its counts, added up)."""
     written = written or (detokenize if cfg["translate.detokenize"] else " ".join)
+    B = cfg["training.batch_size"]
+    loss = teacher_forced(net, valid, B, grounding)
     was_training = net.training
     net.eval()
     order = sorted(range(len(valid)), key=lambda k: (len(valid[k][0]), k))
-    loss_sum, tokens, hyps = 0.0, 0, [None] * len(valid)
-    B = cfg["training.batch_size"]
+    hyps = [None] * len(valid)
     with torch.no_grad():
         for first in range(0, len(order), B):
             chunk = order[first:first + B]
-            src, src_len, tgt_in, tgt_out = pad_batch([valid[k][:2] for k in chunk])
-            n = int((tgt_out != PAD).sum())
-            loss_sum += net.loss(src, src_len, tgt_in, tgt_out).item() * n
-            tokens += n
             out = greedy_batch(net, [valid[k][0] for k in chunk],
                                [output_limit(len(valid[k][0]), cfg) for k in chunk])
             for k, words in zip(chunk, out):
@@ -89,7 +88,87 @@ def validation_scores(net, valid, cfg, tgt_words, s2s, out_dir, written=None):
         with open(path, "w", encoding="utf-8") as f:
             f.writelines(line + "\n" for line in lines)
     bleu, exact = run_s2s_eval(s2s, hyp_path, ref_path)
-    return loss_sum / tokens, bleu, exact
+    return loss, bleu, exact
+
+
+def teacher_forced(net, pairs, B, grounding=None):
+    """The mean over every target token (</s> included) of -log P, net reading the pairs
+    (source ids, target ids, target tokens, line) teacher-forced in batches of B in order of source
+    length (net in eval() mode: no dropout); grounding, if given, counts their attention's
+    pointing and mass."""
+    was_training = net.training
+    net.eval()
+    order = sorted(range(len(pairs)), key=lambda k: (len(pairs[k][0]), k))
+    loss_sum, tokens = 0.0, 0
+    with torch.no_grad():
+        for first in range(0, len(order), B):
+            chunk = order[first:first + B]
+            src, src_len, tgt_in, tgt_out = pad_batch([pairs[k][:2] for k in chunk])
+            n = int((tgt_out != PAD).sum())
+            weights = [] if grounding else None
+            loss_sum += net.loss(src, src_len, tgt_in, tgt_out,
+                                 alignments_out=weights).item() * n
+            tokens += n
+            if grounding:
+                grounding.add([pairs[k][3] for k in chunk], [pairs[k][2] for k in chunk],
+                              torch.stack(weights))
+    net.train(was_training)
+    return loss_sum / tokens
+
+
+class Grounding:
+    """The word boxes of a split's captions (a .ground file, line k for pair k) and the
+    attention correctness counts of s2s's validation and `s2s align --ground`: words with
+    a box, hits (most-attended cell one of the word's), and the summed mass on them."""
+
+    def __init__(self, path, sizes, G):
+        from reference.pictures import read_ground
+        self.boxes, self.sizes, self.G = read_ground(path), sizes, G
+        self.counts = {}                                # word: [words, hits, mass]
+        self.records = None                             # a list: each caption's weights too
+
+    def add(self, lines, captions, weights):
+        """weights (T, S, B): the teacher-forced steps of a batch of captions (lists of
+        tokens), those of the split's lines numbered lines (from 0)."""
+        from reference.pictures import attention_correctness
+        for b, (k, caption) in enumerate(zip(lines, captions)):
+            if self.records is not None:                # as `s2s align --out` writes them
+                self.records.append({
+                    "id": k + 1, "src": ["cell%d" % j for j in range(weights.size(1))],
+                    "tgt": list(caption) + ["</s>"],
+                    "weights": [[float(w) for w in row]
+                                for row in weights[:len(caption) + 1, :, b]]})
+            for i, hit, mass in attention_correctness(weights[:, :, b], self.boxes[k], self.G,
+                                                      self.sizes[k]):
+                count = self.counts.setdefault(caption[i], [0, 0, 0.0])
+                count[0], count[1], count[2] = count[0] + 1, count[1] + hit, count[2] + mass
+
+    def scores(self):
+        """(pointing, mass) over every word, and zero the counts."""
+        words, hits, mass = (sum(c[k] for c in self.counts.values()) for k in range(3))
+        self.counts = {}
+        return hits / max(words, 1), mass / max(words, 1)
+
+    def by_word(self):
+        """"word pointing/mass (count)" for each grounded word, most frequent first."""
+        return ", ".join("%s %.2f/%.2f (%d)" % (w, c[1] / c[0], c[2] / c[0], c[0]) for w, c in
+                         sorted(self.counts.items(), key=lambda wc: (-wc[1][0], wc[0])))
+
+
+def image_sources(cfg, splits):
+    """An image corpus's pictures: {split: (list path, its lines, sizes in file, first index
+    in the bank)} and the bank (all pictures, less the training pictures' channel means, as
+    s2s reads them), for the splits given as {split: (list path, lines)}."""
+    from reference.pictures import channel_means, load_pictures
+    loaded, at, info = [], 0, {}
+    for split, (path, lines) in splits.items():
+        pics, sizes = load_pictures(path, lines, cfg["data.image_size"], cfg["data.image_resize"])
+        info[split] = (path, lines, sizes, at)
+        loaded.append(pics)
+        at += len(lines)
+    mean = channel_means(loaded[0])                     # the training split's, first
+    bank = torch.cat(loaded) - mean.float()
+    return info, bank, mean
 
 
 class TrainLog:
@@ -152,14 +231,41 @@ def train(args):
             return tokenize(text, lower)
         tok_src = tok
         written = detokenize if cfg["translate.detokenize"] else " ".join
-    # training pairs: both sides non-empty and at most max_length tokens
+    image, grounding = cfg["model.encoder"] == "image", {}
+    if image:
+        # a picture's source: its index in the bank, once per grid cell but the last
+        # (pad_batch adds the </s> row), read by the model's encode()
+        G = cfg["data.image_size"] // 2 ** len(cfg["model.conv_channels"])
+        start = time.perf_counter()
+        try:
+            pictures, bank, mean = image_sources(cfg, {
+                split: (cfg["data.%s_src" % split], [x for x, _ in raw]) for split, raw in
+                (("train", train_raw), ("valid", valid_raw), ("test", test_raw)) if raw})
+            for split in ("valid", "test"):
+                if cfg["data.%s_ground" % split] and split in pictures:
+                    grounding[split] = Grounding(cfg["data.%s_ground" % split],
+                                                 pictures[split][2], G)
+        except (ConfigError, OSError) as e:
+            print("torch_reference.py train: error: %s" % e, file=sys.stderr)
+            return 2
+        log("pictures: %d read in %.1f s, %d x %d pixels, channel means %.4f %.4f %.4f; "
+            "a %d x %d grid" % (bank.size(0), time.perf_counter() - start, cfg["data.image_size"],
+                                cfg["data.image_size"], *mean.tolist(), G, G))
+
+        def source(split, k, _):
+            return [pictures[split][3] + k] * (G * G - 1)
+    else:
+        def source(split, k, x):
+            return tok_src(x)
+    # training pairs: both sides non-empty and at most max_length tokens (a caption's
+    # picture has its grid's cells, whatever max_length says)
     max_len, train_tok = cfg["data.max_length"], []
-    for x, y in train_raw:
-        xs, ys = tok_src(x), tok(y)
-        if xs and ys and len(xs) <= max_len and len(ys) <= max_len:
+    for k, (x, y) in enumerate(train_raw):
+        xs, ys = source("train", k, x), tok(y)
+        if xs and ys and (image or len(xs) <= max_len) and len(ys) <= max_len:
             train_tok.append((xs, ys))
-    src_words = build_vocab((x for x, _ in train_tok), cfg["data.src_vocab_size"],
-                            cfg["data.src_min_freq"])
+    src_words = build_vocab((x for x, _ in train_tok) if not image else (),
+                            cfg["data.src_vocab_size"], cfg["data.src_min_freq"])
     tgt_words = build_vocab((y for _, y in train_tok), cfg["data.tgt_vocab_size"],
                             cfg["data.tgt_min_freq"])
     src_id = {w: k for k, w in enumerate(src_words)}
@@ -167,13 +273,17 @@ def train(args):
 
     def ids(words, vocab):
         return [vocab.get(w, UNK) for w in words]
-    train_pairs = [(ids(x, src_id), ids(y, tgt_id)) for x, y in train_tok]
-    # validation: every pair with both sides non-empty, however long
+
+    def src_ids(xs):                                   # a picture's source is ids already
+        return xs if image else ids(xs, src_id)
+    train_pairs = [(src_ids(x), ids(y, tgt_id)) for x, y in train_tok]
+    # validation: every pair with both sides non-empty, however long; (source ids, target
+    # ids, target tokens, line)
     valid = []
-    for x, y in valid_raw or []:
-        xs, ys = tok_src(x), tok(y)
+    for k, (x, y) in enumerate(valid_raw or []):
+        xs, ys = source("valid", k, x), tok(y)
         if xs and ys:
-            valid.append((ids(xs, src_id), ids(ys, tgt_id), ys))
+            valid.append((src_ids(xs), ids(ys, tgt_id), ys, k))
     log("data: %d training pairs (of %d lines), %d validation pairs, %d test sources; "
         "vocabularies %d source, %d target words" % (len(train_pairs), len(train_raw), len(valid),
                                                      len(test_raw or []), len(src_words),
@@ -184,6 +294,8 @@ def train(args):
 
     model = config_model(cfg, len(src_words), len(tgt_words))
     model.init_uniform(cfg["model.init_range"])
+    if image:
+        model.set_pictures(bank)
     params = list(model.parameters())
     if is_transformer(cfg):
         shape = "the Transformer decoder of %d layers over %s" % (
@@ -220,7 +332,8 @@ def train(args):
     logged = {"loss": 0.0, "steps": 0, "tokens": 0, "seconds": 0.0}
 
     def evaluate(net):
-        return validation_scores(net, valid, cfg, tgt_words, args.s2s, args.out, written)
+        return validation_scores(net, valid, cfg, tgt_words, args.s2s, args.out, written,
+                                 grounding.get("valid"))
 
     def validate():
         start = time.perf_counter()
@@ -243,9 +356,13 @@ def train(args):
         else:
             state["stale"] += 1
             state["plateau"] += 1
-        log("validation step=%d valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f valid_exact=%.2f "
-            "time=%.1fs%s" % (state["step"], loss, math.exp(min(loss, 700)), bleu, exact,
-                              time.perf_counter() - start, " (best so far)" if improved else ""))
+        ground = ""
+        if "valid" in grounding:                        # as s2s's validation.c writes it
+            ground = " valid_pointing=%.4f valid_mass=%.4f" % grounding["valid"].scores()
+        log("validation step=%d valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f valid_exact=%.2f"
+            "%s time=%.1fs%s" % (state["step"], loss, math.exp(min(loss, 700)), bleu, exact,
+                                 ground, time.perf_counter() - start,
+                                 " (best so far)" if improved else ""))
         if (not improved and cfg["training.scheduling"] == "plateau"
                 and state["plateau"] >= cfg["training.patience"]
                 and state["lr"] > cfg["training.learning_rate_min"]):
@@ -341,7 +458,7 @@ def train(args):
               "valid_loss": state["best_scores"][0] if state["best_scores"] else None}
     if test_raw is not None:
         start = time.perf_counter()
-        sources = [ids(tok_src(x), src_id) for x, _ in test_raw]
+        sources = [src_ids(source("test", k, x)) for k, (x, _) in enumerate(test_raw)]
         limits = [output_limit(len(x), cfg) for x in sources]
         beam = cfg["translate.beam_size"]
         found = beam_search(model, sources, beam, cfg["translate.alpha"], limits,
@@ -368,6 +485,20 @@ def train(args):
             bleu, exact = run_s2s_eval(args.s2s, txt if subwords else hyp, ref)
             text += "; test_bleu=%.2f test_exact=%.2f against %s" % (bleu, exact, ref)
             result.update(test_bleu=bleu, test_exact=exact)
+        if "test" in grounding:
+            # the test captions' attention, teacher-forced, as `s2s align --ground` scores it
+            tests = [(sources[k], ids(tok(y), tgt_id), tok(y), k)
+                     for k, (_, y) in enumerate(test_raw) if tok(y)]
+            grounding["test"].records = []
+            teacher_forced(model, tests, cfg["training.batch_size"], grounding["test"])
+            with open(os.path.join(args.out, "test-align.jsonl"), "w", encoding="utf-8") as f:
+                f.writelines(json.dumps(r) + "\n" for r in sorted(grounding["test"].records,
+                                                                  key=lambda r: r["id"]))
+            words = grounding["test"].by_word()
+            pointing, mass = grounding["test"].scores()
+            text += "; test_pointing=%.4f test_mass=%.4f (by word, pointing/mass: %s)" % (
+                pointing, mass, words)
+            result.update(test_pointing=pointing, test_mass=mass)
         log(text)
     print("RESULT " + json.dumps(result), flush=True)
     return 0
