@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""The PyTorch reference's `train` (scripts/torch_reference.py) on an image config with one
+design choice of the model changed, for the rows of the design table in this folder's
+README that s2s has no setting for. VARIANT (the environment) lists them, comma-separated:
+
+  s0zero     the decoder starts from s_0 = 0 (and c_0 = 0), not tanh(W_s mean cell)
+  noctxin    the decoder's cell reads ey_{i-1} alone: the context's columns of its input
+             read as 0, so c_i reaches the readout but not the recurrence
+  torchinit  the conv blocks keep torch.nn.Conv2d's own initialisation (uniform in
+             +-1/sqrt(fan-in)) instead of s2s's uniform +-init_range
+
+Everything else is torch_reference.py train's, arguments included:
+  VARIANT=noctxin python3 reference_variants.py configs/shapes.yaml --set ... --out DIR
+"""
+import os
+import sys
+
+if __name__ == "__main__":                             # as torch_reference.py train
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))    # scripts/, the reference package
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+from reference import config as ref_config  # noqa: E402
+from reference import training as ref_training  # noqa: E402
+from reference.model import Seq2Seq  # noqa: E402
+
+KNOWN = {"s0zero", "noctxin", "torchinit"}
+FLAGS = set(filter(None, os.environ.get("VARIANT", "").split(",")))
+if FLAGS - KNOWN:
+    sys.exit("reference_variants.py: unknown VARIANT %s (known: %s)"
+             % (",".join(sorted(FLAGS - KNOWN)), ", ".join(sorted(KNOWN))))
+
+
+class ZeroColumns(nn.Module):
+    """A layer whose input's columns [lo, hi) read as 0 (their weights then learn nothing)."""
+
+    def __init__(self, inner, lo, hi):
+        super().__init__()
+        self.inner, self.lo, self.hi = inner, lo, hi
+
+    def forward(self, x, *rest):
+        x = x.clone()
+        x[:, self.lo:self.hi] = 0
+        return self.inner(x, *rest)
+
+
+class Variant(Seq2Seq):
+    def initial_state(self, top, H, src_len):
+        s, cell = super().initial_state(top, H, src_len)
+        if "s0zero" in FLAGS:
+            return torch.zeros_like(s), torch.zeros_like(cell)
+        return s, cell
+
+    def init_uniform(self, scale=0.1):
+        super().init_uniform(scale)
+        if "torchinit" in FLAGS:
+            for conv in self.convs:
+                conv.reset_parameters()
+        if "noctxin" in FLAGS:                         # after init: c_tensors names the cell
+            m, d_h = self.E_y.embedding_dim, self.W_s.in_features
+            self.decoder = ZeroColumns(self.decoder, m, m + d_h)
+
+
+def config_model(cfg, vx, vy):
+    model = ref_config.config_model(cfg, vx, vy)
+    assert model.transformer is None, "the variants are of the recurrent decoder"
+    model.__class__ = Variant
+    return model
+
+
+if __name__ == "__main__":
+    import argparse
+    ref_training.config_model = config_model
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("config")
+    ap.add_argument("--set", action="append")
+    ap.add_argument("--s2s", default="./s2s")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--threads", type=int, default=2, help="ignored: OPENBLAS_NUM_THREADS")
+    sys.exit(ref_training.train(ap.parse_args()))

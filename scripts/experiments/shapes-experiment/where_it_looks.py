@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""Where each kind of word's attention looks, from `s2s align --out` records (or the
+reference's test-align.jsonl) and the .ground file they were scored against: for size,
+colour and shape words and `it`, pointing and mass (src/cli/INTERFACE.md's rule), and
+where the most attended cell lies when it misses -- on a cell the box touches but covers
+less than half of, one or two cells off the box, on another object, or further -- and
+pointing and mass over size, colour and shape words alone (without `it`).
+
+usage: where_it_looks.py ALIGN.jsonl TEST.ground
+"""
+import collections
+import json
+import sys
+
+KINDS = {"small": "size", "big": "size", "red": "colour", "green": "colour", "blue": "colour",
+         "yellow": "colour", "square": "shape", "circle": "shape", "triangle": "shape",
+         "it": "it"}
+
+
+def touched(box, grid, side):
+    """The cells a box overlaps at all, as (row, col)."""
+    x0, y0, x1, y1 = box
+    size = side / grid
+    return {(r, c) for r in range(grid) for c in range(grid)
+            if min(x1, (c + 1) * size) > max(x0, c * size)
+            and min(y1, (r + 1) * size) > max(y0, r * size)}
+
+
+def named_cells(box, grid, side):
+    """The cells a box covers by at least half their area, or the one it overlaps most."""
+    x0, y0, x1, y1 = box
+    size = side / grid
+    best, best_overlap, out = None, -1.0, []
+    for r in range(grid):
+        for c in range(grid):
+            w = max(0.0, min(x1, (c + 1) * size) - max(x0, c * size))
+            h = max(0.0, min(y1, (r + 1) * size) - max(y0, r * size))
+            if 2 * w * h >= size * size:
+                out.append((r, c))
+            if w * h > best_overlap:
+                best, best_overlap = (r, c), w * h
+    return out or [best]
+
+
+def main():
+    align, ground_path, side = sys.argv[1], sys.argv[2], 64
+    ground = [line.split() for line in open(ground_path)]
+    where = collections.defaultdict(collections.Counter)
+    hits, mass, words = collections.Counter(), collections.Counter(), collections.Counter()
+    for line in open(align):
+        r = json.loads(line)
+        grid = int(round(len(r["src"]) ** 0.5))
+        fields = ground[r["id"] - 1]
+        boxes = {tuple(map(int, f.split(","))) for f in fields if f != "-"}
+        for i, field in enumerate(fields):
+            kind = KINDS.get(r["tgt"][i])
+            if field == "-" or kind is None:
+                continue
+            box = tuple(map(int, field.split(",")))
+            row = r["weights"][i]
+            most = divmod(max(range(len(row)), key=lambda j: (row[j], -j)), grid)
+            own, near = named_cells(box, grid, side), touched(box, grid, side)
+            others = set().union(*(touched(b, grid, side) for b in boxes if b != box))
+            words[kind] += 1
+            hits[kind] += most in own
+            mass[kind] += sum(row[r_ * grid + c] for r_, c in own)
+            if most in own:
+                at = "box"
+            elif most in near:
+                at = "touches"
+            elif most in others:
+                at = "other object"
+            else:
+                off = min(max(abs(most[0] - r_), abs(most[1] - c)) for r_, c in near)
+                at = "%d off" % off if off <= 2 else "further"
+            where[kind][at] += 1
+    for kind in ("size", "colour", "shape", "it"):
+        n = words[kind]
+        print("%-6s %4d words: pointing %.2f, mass %.2f; most attended cell: %s" % (
+            kind, n, hits[kind] / n, mass[kind] / n,
+            ", ".join("%s %.2f" % (k, v / n) for k, v in where[kind].most_common())))
+    kinds = ("size", "colour", "shape")
+    n = sum(words[k] for k in kinds)
+    print("without it: pointing %.3f, mass %.3f" % (sum(hits[k] for k in kinds) / n,
+                                                   sum(mass[k] for k in kinds) / n))
+
+
+if __name__ == "__main__":
+    main()
