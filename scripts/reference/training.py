@@ -118,14 +118,16 @@ def teacher_forced(net, pairs, B, grounding=None):
 
 class Grounding:
     """The word boxes of a split's captions (a .ground file, line k for pair k) and the
-    attention correctness counts of s2s's validation and `s2s align --ground`: words with
-    a box, hits (most-attended cell one of the word's), and the summed mass on them."""
+    attention correctness counts of s2s's validation and `s2s align --ground`, kept for
+    each word of the vocabulary: words with a box, hits (the most attended cell one of the
+    word's), and the summed mass on them; and, when records is a list, each caption's
+    weights as `s2s align --out` writes them."""
 
     def __init__(self, path, sizes, G):
         from reference.pictures import read_ground
         self.boxes, self.sizes, self.G = read_ground(path), sizes, G
         self.counts = {}                                # word: [words, hits, mass]
-        self.records = None                             # a list: each caption's weights too
+        self.records = None
 
     def add(self, lines, captions, weights):
         """weights (T, S, B): the teacher-forced steps of a batch of captions (lists of

@@ -19,7 +19,8 @@ s2s=$(pwd)/s2s
 [ -f corpora/shapes/train.src ] || "$s2s" corpus shapes --out corpora/shapes
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-steps="--set training.max_steps=6000 --set training.max_time=0 --set training.valid_every=1000"
+n=${STEPS:-6000} # STEPS=50 for a quick try of the script itself
+steps="--set training.max_steps=$n --set training.max_time=0 --set training.valid_every=$((n < 1000 ? n : 1000))"
 row() { # NAME PROGRAM(s2s|ref) VARIANT [--set K=V]...
     name=$1 program=$2 variant=$3
     shift 3
