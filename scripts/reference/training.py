@@ -158,14 +158,14 @@ class Grounding:
 
 
 def image_sources(cfg, splits):
-    """An image corpus's pictures: {split: (list path, its lines, sizes in file, first index
+    """An image corpus's pictures: {split: (each picture's size in its file, its first index
     in the bank)} and the bank (all pictures, less the training pictures' channel means, as
     s2s reads them), for the splits given as {split: (list path, lines)}."""
     from reference.pictures import channel_means, load_pictures
     loaded, at, info = [], 0, {}
     for split, (path, lines) in splits.items():
         pics, sizes = load_pictures(path, lines, cfg["data.image_size"], cfg["data.image_resize"])
-        info[split] = (path, lines, sizes, at)
+        info[split] = (sizes, at)
         loaded.append(pics)
         at += len(lines)
     mean = channel_means(loaded[0])                     # the training split's, first
@@ -246,7 +246,7 @@ def train(args):
             for split in ("valid", "test"):
                 if cfg["data.%s_ground" % split] and split in pictures:
                     grounding[split] = Grounding(cfg["data.%s_ground" % split],
-                                                 pictures[split][2], G)
+                                                 pictures[split][0], G)
         except (ConfigError, OSError) as e:
             print("torch_reference.py train: error: %s" % e, file=sys.stderr)
             return 2
@@ -255,7 +255,7 @@ def train(args):
                                 cfg["data.image_size"], *mean.tolist(), G, G))
 
         def source(split, k, _):
-            return [pictures[split][3] + k] * (G * G - 1)
+            return [pictures[split][1] + k] * (G * G - 1)
     else:
         def source(split, k, x):
             return tok_src(x)

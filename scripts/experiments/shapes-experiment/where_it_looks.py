@@ -10,7 +10,11 @@ usage: where_it_looks.py ALIGN.jsonl TEST.ground
 """
 import collections
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from reference.pictures import ground_cells  # noqa: E402  (INTERFACE.md's rule, exactly)
 
 KINDS = {"small": "size", "big": "size", "red": "colour", "green": "colour", "blue": "colour",
          "yellow": "colour", "square": "shape", "circle": "shape", "triangle": "shape",
@@ -24,22 +28,6 @@ def touched(box, grid, side):
     return {(r, c) for r in range(grid) for c in range(grid)
             if min(x1, (c + 1) * size) > max(x0, c * size)
             and min(y1, (r + 1) * size) > max(y0, r * size)}
-
-
-def named_cells(box, grid, side):
-    """The cells a box covers by at least half their area, or the one it overlaps most."""
-    x0, y0, x1, y1 = box
-    size = side / grid
-    best, best_overlap, out = None, -1.0, []
-    for r in range(grid):
-        for c in range(grid):
-            w = max(0.0, min(x1, (c + 1) * size) - max(x0, c * size))
-            h = max(0.0, min(y1, (r + 1) * size) - max(y0, r * size))
-            if 2 * w * h >= size * size:
-                out.append((r, c))
-            if w * h > best_overlap:
-                best, best_overlap = (r, c), w * h
-    return out or [best]
 
 
 def main():
@@ -59,7 +47,8 @@ def main():
             box = tuple(map(int, field.split(",")))
             row = r["weights"][i]
             most = divmod(max(range(len(row)), key=lambda j: (row[j], -j)), grid)
-            own, near = named_cells(box, grid, side), touched(box, grid, side)
+            own = [divmod(j, grid) for j in ground_cells(grid, box, side, side)]
+            near = touched(box, grid, side)
             others = set().union(*(touched(b, grid, side) for b in boxes if b != box))
             words[kind] += 1
             hits[kind] += most in own
