@@ -61,7 +61,7 @@ static void write_image_setup(const char *dir, int max_steps)
     Error err;
     snprintf(from, sizeof from, "%s/test.ground", shared);
     if (!path_exists(from))
-        ck_assert_msg(shapes_write(shared, 48, 3, &err) == 0, "%s", err.msg);
+        ck_assert_msg(shapes_write(shared, 48, 3, NULL, &err) == 0, "%s", err.msg);
     snprintf(shapes, sizeof shapes, "%s/shapes", dir);
     ck_assert(mkdir(shapes, 0777) == 0 || errno == EEXIST);
     snprintf(from, sizeof from, "%s/images", shared);

@@ -229,7 +229,7 @@ static void write_image_tour(const char *dir)
     char shapes[600], path[700], text[8192];
     snprintf(shapes, sizeof shapes, "%s/shapes", dir);
     Error err;
-    ck_assert_msg(shapes_write(shapes, 24, 7, &err) == 0, "%s", err.msg);
+    ck_assert_msg(shapes_write(shapes, 24, 7, NULL, &err) == 0, "%s", err.msg);
     static const char *const ext[] = {"src", "tgt", "ground"};
     for (int e = 0; e < 3; e++) {
         snprintf(path, sizeof path, "%s/valid.%s", shapes, ext[e]);

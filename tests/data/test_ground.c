@@ -210,9 +210,11 @@ START_TEST(the_shapes_corpus_reads_and_passes_the_checks)
     char dir[512], path[700];
     scratch_dir(dir, sizeof dir, "ground-shapes");
     Error err;
-    ck_assert_msg(shapes_write(dir, 20, 3, &err) == 0, "%s", err.msg);
+    ck_assert_msg(shapes_write(dir, 20, 3, NULL, &err) == 0, "%s", err.msg);
     static const char *const SPLITS[3] = {"train", "valid", "test"};
-    const ImageSize side = {SHAPES_SIDE, SHAPES_SIDE};
+    ShapesLook look;
+    shapes_default_look(&look);
+    const ImageSize side = {look.side, look.side};
     for (int sp = 0; sp < 3; sp++) {
         GroundFile g;
         snprintf(path, sizeof path, "%s/%s.ground", dir, SPLITS[sp]);

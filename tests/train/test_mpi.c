@@ -267,7 +267,7 @@ static void write_image_setup(const char *dir)
     char shapes[600], text[4096], path[700];
     snprintf(shapes, sizeof shapes, "%s/shapes", dir);
     Error err;
-    ck_assert_msg(shapes_write(shapes, 48, 5, &err) == 0, "%s", err.msg);
+    ck_assert_msg(shapes_write(shapes, 48, 5, NULL, &err) == 0, "%s", err.msg);
     snprintf(path, sizeof path, "%s/tiny.yaml", dir);
     snprintf(text, sizeof text,
              "name: img\n"

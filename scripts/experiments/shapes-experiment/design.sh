@@ -60,4 +60,8 @@ wanted() { case " ${ROWS:-$1} " in *" $1 "*) return 0 ;; esac; return 1; }
     ! wanted s2s-sa2 || row s2s-sa2 s2s "" --set model.self_attention_layers=2
     ! wanted s2s-sa1-g16 || row s2s-sa1-g16 s2s "" --set model.self_attention_layers=1 \
         --set "model.conv_channels=[16,32]"
+    ! wanted ref-sa1-g16 || row ref-sa1-g16 ref "" --set model.self_attention_layers=1 \
+        --set "model.conv_channels=[16,32]"
+    ! wanted ref-sa1-g16-localkeys || row ref-sa1-g16-localkeys ref localkeys \
+        --set model.self_attention_layers=1 --set "model.conv_channels=[16,32]"
 } 2>&1

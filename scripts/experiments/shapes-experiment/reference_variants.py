@@ -8,6 +8,10 @@ README that s2s has no setting for. VARIANT (the environment) lists them, comma-
              read as 0, so c_i reaches the readout but not the recurrence
   torchinit  the conv blocks keep torch.nn.Conv2d's own initialisation (uniform in
              +-1/sqrt(fan-in)) instead of s2s's uniform +-init_range
+  localkeys  the attention scores the cells by their keys before the self-attention
+             layers (U_a of the conv grid plus positions: where a cell is, what it shows
+             itself), while the context still reads the layers' output H (what the
+             object is, all of it); with no layer, the same as without the flag
 
 Everything else is torch_reference.py train's, arguments included:
   VARIANT=noctxin python3 reference_variants.py configs/shapes.yaml --set ... --out DIR
@@ -27,7 +31,7 @@ from reference import config as ref_config  # noqa: E402
 from reference import training as ref_training  # noqa: E402
 from reference.model import Seq2Seq  # noqa: E402
 
-KNOWN = {"s0zero", "noctxin", "torchinit"}
+KNOWN = {"s0zero", "noctxin", "torchinit", "localkeys"}
 FLAGS = set(filter(None, os.environ.get("VARIANT", "").split(",")))
 if FLAGS - KNOWN:
     sys.exit("reference_variants.py: unknown VARIANT %s (known: %s)"
@@ -48,6 +52,17 @@ class ZeroColumns(nn.Module):
 
 
 class Variant(Seq2Seq):
+    def encode(self, src, src_len, masks, pixels=None):
+        top, H = super().encode(src, src_len, masks, pixels)
+        self.below_layers = top                        # what source_keys reads next
+        return top, H
+
+    def source_keys(self, H):
+        if "localkeys" in FLAGS:
+            assert self.score == "additive", "localkeys is written for additive scores"
+            return self.U_a(self.below_layers)
+        return super().source_keys(H)
+
     def initial_state(self, top, H, src_len):
         s, cell = super().initial_state(top, H, src_len)
         if "s0zero" in FLAGS:
