@@ -64,4 +64,8 @@ wanted() { case " ${ROWS:-$1} " in *" $1 "*) return 0 ;; esac; return 1; }
         --set "model.conv_channels=[16,32]"
     ! wanted ref-sa1-g16-localkeys || row ref-sa1-g16-localkeys ref localkeys \
         --set model.self_attention_layers=1 --set "model.conv_channels=[16,32]"
+    ! wanted ref-lastunpooled || row ref-lastunpooled ref lastunpooled \
+        --set "model.conv_channels=[16,64]"
+    ! wanted ref-lastunpooled-sa1 || row ref-lastunpooled-sa1 ref lastunpooled \
+        --set "model.conv_channels=[16,64]" --set model.self_attention_layers=1
 } 2>&1

@@ -8,6 +8,10 @@ README that s2s has no setting for. VARIANT (the environment) lists them, comma-
              read as 0, so c_i reaches the readout but not the recurrence
   torchinit  the conv blocks keep torch.nn.Conv2d's own initialisation (uniform in
              +-1/sqrt(fan-in)) instead of s2s's uniform +-init_range
+  lastunpooled  one more conv block than model.conv_channels lists, of 32 channels,
+             before the last, and the last not pooled: conv_channels [16, 64] gives
+             blocks of 16, 32 and 64 channels on a 16 x 16 grid (the grid of two
+             blocks) whose cells see 18 x 18 pixels (those of three)
   localkeys  the attention scores the cells by their keys before the self-attention
              layers (U_a of the conv grid plus positions: where a cell is, what it shows
              itself), while the context still reads the layers' output H (what the
@@ -31,7 +35,7 @@ from reference import config as ref_config  # noqa: E402
 from reference import training as ref_training  # noqa: E402
 from reference.model import Seq2Seq  # noqa: E402
 
-KNOWN = {"s0zero", "noctxin", "torchinit", "localkeys"}
+KNOWN = {"s0zero", "noctxin", "torchinit", "localkeys", "lastunpooled"}
 FLAGS = set(filter(None, os.environ.get("VARIANT", "").split(",")))
 if FLAGS - KNOWN:
     sys.exit("reference_variants.py: unknown VARIANT %s (known: %s)"
@@ -70,6 +74,10 @@ class Variant(Seq2Seq):
         return s, cell
 
     def init_uniform(self, scale=0.1):
+        if "lastunpooled" in FLAGS:                    # before init: c_tensors names them
+            last = self.convs[-1]
+            self.convs[-1] = nn.Conv2d(last.in_channels, 32, 3, stride=1, padding=1)
+            self.convs.append(nn.Conv2d(32, last.out_channels, 3, stride=1, padding=1))
         super().init_uniform(scale)
         if "torchinit" in FLAGS:
             for conv in self.convs:
@@ -77,6 +85,18 @@ class Variant(Seq2Seq):
         if "noctxin" in FLAGS:                         # after init: c_tensors names the cell
             m, d_h = self.E_y.embedding_dim, self.W_s.in_features
             self.decoder = ZeroColumns(self.decoder, m, m + d_h)
+
+
+    def grid_cells(self, pixels):
+        if "lastunpooled" not in FLAGS:
+            return super().grid_cells(pixels)
+        x = pixels.permute(0, 3, 1, 2).contiguous()
+        for k, conv in enumerate(self.convs):
+            x = torch.relu(conv(x))
+            x = x if k == len(self.convs) - 1 else self.pool(x)
+        B, d_h, G, _ = x.shape
+        cells = x.permute(2, 3, 0, 1).reshape(G * G, B, d_h)
+        return cells if self.grid_P is None else cells + self.grid_P.unsqueeze(1)
 
 
 def config_model(cfg, vx, vy):

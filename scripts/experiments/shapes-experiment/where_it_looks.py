@@ -4,9 +4,10 @@ reference's test-align.jsonl) and the .ground file they were scored against: for
 colour and shape words and `it`, pointing and mass (src/cli/INTERFACE.md's rule), and
 where the most attended cell lies when it misses -- on a cell the box touches but covers
 less than half of, one or two cells off the box, on another object, or further -- and
-pointing and mass over size, colour and shape words alone (without `it`).
+pointing and mass over size, colour and shape words alone (without `it`, which the
+corpus has given no box since issue 45; a .ground file of before then gives it one).
 
-usage: where_it_looks.py ALIGN.jsonl TEST.ground
+usage: where_it_looks.py ALIGN.jsonl TEST.ground [PICTURE_SIDE]   (default 64)
 """
 import collections
 import json
@@ -16,9 +17,10 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from reference.pictures import ground_cells  # noqa: E402  (INTERFACE.md's rule, exactly)
 
-KINDS = {"small": "size", "big": "size", "red": "colour", "green": "colour", "blue": "colour",
-         "yellow": "colour", "square": "shape", "circle": "shape", "triangle": "shape",
-         "it": "it"}
+COLOURS = "red green blue yellow purple orange cyan white".split()   # s2s corpus shapes'
+SHAPES = "square circle triangle diamond cross".split()
+KINDS = dict([("small", "size"), ("big", "size"), ("it", "it")] + [(w, "colour") for w in COLOURS]
+             + [(w, "shape") for w in SHAPES])
 
 
 def touched(box, grid, side):
@@ -31,10 +33,12 @@ def touched(box, grid, side):
 
 
 def main():
-    align, ground_path, side = sys.argv[1], sys.argv[2], 64
+    align, ground_path = sys.argv[1], sys.argv[2]
+    side = int(sys.argv[3]) if len(sys.argv) > 3 else 64
     ground = [line.split() for line in open(ground_path)]
     where = collections.defaultdict(collections.Counter)
     hits, mass, words = collections.Counter(), collections.Counter(), collections.Counter()
+    by_word = collections.defaultdict(lambda: [0, 0])
     for line in open(align):
         r = json.loads(line)
         grid = int(round(len(r["src"]) ** 0.5))
@@ -52,6 +56,8 @@ def main():
             others = set().union(*(touched(b, grid, side) for b in boxes if b != box))
             words[kind] += 1
             hits[kind] += most in own
+            by_word[r["tgt"][i]][0] += 1
+            by_word[r["tgt"][i]][1] += most in own
             mass[kind] += sum(row[r_ * grid + c] for r_, c in own)
             if most in own:
                 at = "box"
@@ -65,9 +71,13 @@ def main():
             where[kind][at] += 1
     for kind in ("size", "colour", "shape", "it"):
         n = words[kind]
+        if n == 0:
+            continue
         print("%-6s %4d words: pointing %.2f, mass %.2f; most attended cell: %s" % (
             kind, n, hits[kind] / n, mass[kind] / n,
             ", ".join("%s %.2f" % (k, v / n) for k, v in where[kind].most_common())))
+    print("pointing by size word: " + ", ".join(
+        "%s %.2f" % (w, by_word[w][1] / by_word[w][0]) for w in ("small", "big") if by_word[w][0]))
     kinds = ("size", "colour", "shape")
     n = sum(words[k] for k in kinds)
     print("without it: pointing %.3f, mass %.3f" % (sum(hits[k] for k in kinds) / n,
