@@ -252,7 +252,7 @@ mutate:
 demo: s2s
 	sh scripts/demos/demo.sh
 
-# Captioning: trains configs/shapes.yaml for about two minutes and draws where each word
+# Captioning: trains configs/shapes.yaml for about three minutes and draws where each word
 # looked over the pictures (README).
 demo-image: s2s
 	sh scripts/demos/demo-image.sh
@@ -279,7 +279,7 @@ MANDIR   = $(DESTDIR)$(PREFIX)/share/man/man1
 DATADIR  = $(DESTDIR)$(PREFIX)/share/s2s
 COMPDIR  = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 # the corpora the repository ships: not those a script or a demo writes beside them
-CORPORA := $(filter-out shapes tatoeba-eng-fra toy-fr-long multi30k,$(patsubst corpora/%/,%,$(wildcard corpora/*/)))
+CORPORA := $(filter-out shapes shapes-% tatoeba-eng-fra toy-fr-long multi30k,$(patsubst corpora/%/,%,$(wildcard corpora/*/)))
 install: $(PROG)
 	install -d $(BINDIR) $(MANDIR) $(COMPDIR) $(DATADIR)/configs $(DATADIR)/corpora
 	install -m 755 $(PROG) $(BINDIR)/s2s

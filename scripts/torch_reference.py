@@ -95,7 +95,7 @@ def main():
                    help="the Transformer decoder of that many layers (m wide, --heads heads)")
     b.add_argument("--hard", action="store_true", help="hard attention (positions given)")
     b.add_argument("--image", action="store_true",
-                   help="configs/shapes.yaml's image model instead of a size")
+                   help="s2s bench --image's model instead of a size")
     b.add_argument("--shards", type=int, default=0, help="ignored: s2s's option")
     b.add_argument("--translate", action="store_true",
                    help="greedy decoding speed on formula weights and sources instead")

@@ -25,7 +25,7 @@ def synthetic_batches(count, batch, vocab, rng, shortest=5, longest=20):
     return [pad_batch([(sentence(), sentence()) for _ in range(batch)]) for _ in range(count)]
 
 
-# configs/shapes.yaml's image model, as s2s bench --image has it: 64 x 64 pictures, conv
+# s2s bench --image's model (configs/shapes.yaml's until issue 45): 64 x 64 pictures, conv
 # blocks of 16, 32 and 64 channels (an 8 x 8 grid), m 64, p 128, a 64, l 128, 21 words
 IMAGE = {"size": 64, "channels": (16, 32, 64), "m": 64, "p": 128, "a": 64, "l": 128, "V": 21}
 IMAGE_BATCHES = 8                                     # random pictures are large: used in turn

@@ -7,7 +7,9 @@ less than half of, one or two cells off the box, on another object, or further -
 pointing and mass over size, colour and shape words alone (without `it`, which the
 corpus has given no box since issue 45; a .ground file of before then gives it one).
 
-usage: where_it_looks.py ALIGN.jsonl TEST.ground [PICTURE_SIDE]   (default 64)
+usage: where_it_looks.py ALIGN.jsonl TEST.ground [SIDE]
+(the pictures' side in pixels: the first record's picture's, as s2s align names it, or
+else SIDE, default 64: the reference's records name none)
 """
 import collections
 import json
@@ -16,6 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from reference.pictures import ground_cells  # noqa: E402  (INTERFACE.md's rule, exactly)
+from PIL import Image  # noqa: E402
 
 COLOURS = "red green blue yellow purple orange cyan white".split()   # s2s corpus shapes'
 SHAPES = "square circle triangle diamond cross".split()
@@ -35,6 +38,11 @@ def touched(box, grid, side):
 def main():
     align, ground_path = sys.argv[1], sys.argv[2]
     side = int(sys.argv[3]) if len(sys.argv) > 3 else 64
+    with open(align) as f:
+        first = json.loads(f.readline())
+    if "image" in first:
+        with Image.open(first["image"]) as picture:
+            side = picture.size[0]                     # s2s corpus shapes' are square
     ground = [line.split() for line in open(ground_path)]
     where = collections.defaultdict(collections.Counter)
     hits, mass, words = collections.Counter(), collections.Counter(), collections.Counter()
@@ -78,6 +86,9 @@ def main():
             ", ".join("%s %.2f" % (k, v / n) for k, v in where[kind].most_common())))
     print("pointing by size word: " + ", ".join(
         "%s %.2f" % (w, by_word[w][1] / by_word[w][0]) for w in ("small", "big") if by_word[w][0]))
+    n = sum(words.values())
+    print("every word with a box: pointing %.3f, mass %.3f" % (sum(hits.values()) / n,
+                                                               sum(mass.values()) / n))
     kinds = ("size", "colour", "shape")
     n = sum(words[k] for k in kinds)
     print("without it: pointing %.3f, mass %.3f" % (sum(hits[k] for k in kinds) / n,
