@@ -52,8 +52,12 @@ static int parse_names(const char *value, const char *(*name)(int), int *out, in
         for (int k = 0; name(k); k++)
             if (strlen(name(k)) == len && !strncmp(p, name(k), len))
                 found = k;
-        if (found < 0 || n == cap) {
-            snprintf(why, why_cap, found < 0 ? "`%.*s` is not one" : "more than %d", found < 0 ? (int)len : cap, p);
+        if (found < 0) {
+            snprintf(why, why_cap, "`%.*s` is not one", (int)len, p);
+            return -1;
+        }
+        if (n == cap) {
+            snprintf(why, why_cap, "more than %d", cap);
             return -1;
         }
         out[n++] = found;
