@@ -65,6 +65,10 @@ wanted() { case " ${ROWS:-$1} " in *" $1 "*) return 0 ;; esac; return 1; }
         --set "model.conv_channels=[16,32]"
     ! wanted s2s-sa1-g16-heads2 || row s2s-sa1-g16-heads2 s2s "" --set model.self_attention_layers=1 \
         --set "model.conv_channels=[16,32]" --set model.attention_heads=2
+    ! wanted s2s-sa1-g16-wide || row s2s-sa1-g16-wide s2s "" --set model.self_attention_layers=1 \
+        --set "model.conv_channels=[32,64]"
+    ! wanted s2s-sa1-g16-lr2 || row s2s-sa1-g16-lr2 s2s "" --set model.self_attention_layers=1 \
+        --set "model.conv_channels=[16,32]" --set training.learning_rate=0.002
     ! wanted s2s-g16 || row s2s-g16 s2s "" --set "model.conv_channels=[16,32]"
     ! wanted ref-sa1-g16 || row ref-sa1-g16 ref "" --set model.self_attention_layers=1 \
         --set "model.conv_channels=[16,32]"
