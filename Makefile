@@ -252,8 +252,8 @@ mutate:
 demo: s2s
 	sh scripts/demos/demo.sh
 
-# Captioning: trains configs/shapes.yaml for about three minutes and draws where each word
-# looked over the pictures (README).
+# Captioning: trains configs/shapes.yaml for five minutes (issue 45's budget) and draws
+# where each word looked over the pictures (README).
 demo-image: s2s
 	sh scripts/demos/demo-image.sh
 

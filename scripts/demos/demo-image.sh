@@ -1,13 +1,13 @@
 #!/bin/sh
 # `make demo-image`: captioning with attention over the picture (Show, Attend and Tell):
 # writes the shapes corpus (corpora/shapes, once), trains configs/shapes.yaml for about
-# three minutes, captions a few test pictures with beam search, scores where the attention
+# five minutes, captions a few test pictures with beam search, scores where the attention
 # looks against the words' boxes, and draws it over the pictures. Rerunning starts afresh.
 set -eu
 cd "$(dirname "$0")/../.."
 [ -f corpora/shapes/train.src ] || ./s2s corpus shapes --out corpora/shapes
 rm -rf runs/shapes
-echo "== training configs/shapes.yaml (captioning 64 x 64 scenes of shapes, about 3 minutes)"
+echo "== training configs/shapes.yaml (captioning 64 x 64 scenes of shapes, about 5 minutes)"
 ./s2s train configs/shapes.yaml
 echo
 echo "== a few test pictures (picture / caption, beam 5 / reference)"
