@@ -162,6 +162,10 @@ VARIANTS = [
     {"encoder": "image", "image_size": 16, "conv_channels": (4, 6, 8)},
     {"encoder": "image", "image_size": 16, "conv_channels": (3, 5), "score": "general"},
     {"encoder": "image", "grid_positions": 0},
+    {"encoder": "image", "image_size": 16, "conv_channels": (3, 6), "grid_positions": 2,
+     "sa_layers": 1, "sa_heads": 2},
+    {"encoder": "image", "image_size": 16, "conv_channels": (4, 5), "grid_positions": 2,
+     "hard": 1, "expected_prob": 0.5, "entropy_weight": 0.2, "baseline": -3},
     {"encoder": "image", "dec_cell": "lstm"},
     {"encoder": "image", "heads": 2},
     {"encoder": "image", "score": "dot", "heads": 4, "conv_channels": (6, 24)},
@@ -226,7 +230,7 @@ REFUSED_ARGUMENTS = ("scor=dot", "score=dott", "heads=two", "heads=0", "readout_
                      "sa_layers", "seed=8", "encoder=imag", "image_size=1", "image_size=6",
                      "conv_channels=", "conv_channels=3,,4", "conv_channels=3,0",
                      "conv_channels=3,4,", "conv_channels=1,2,3,4,5,6,7",
-                     "conv_channels=3,4,5,6", "grid_positions=2", "context_gate=yes",
+                     "conv_channels=3,4,5,6", "grid_positions=3", "context_gate=yes",
                      "doubly_stochastic=-0.5", "mode=convolution", "ties=1", "tie_output=1",
                      ("score=none", "context_gate=1"), ("score=none", "doubly_stochastic=0.5"),
                      "attention_supervision=1", ("encoder=image", "score=none",
@@ -477,8 +481,8 @@ def check(dump_binary, size, variant=None):
     if image:
         print("  image encoder: %d pictures of %d x %d pixels, conv blocks %s, a %d x %d grid "
               "of d_h = %d cells%s%s" % (B, N, N, ",".join(map(str, settings["conv_channels"])),
-                                         G, G, d_h, ", grid positions" if
-                                         settings["grid_positions"] else "",
+                                         G, G, d_h, {1: ", grid positions", 2: ", grid sines"}
+                                         .get(settings["grid_positions"], ""),
                                          "" if cells_ok else ": not every picture has S = "
                                          "%d source positions  FAIL" % (G * G)))
     if not taken:

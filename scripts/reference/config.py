@@ -26,6 +26,7 @@ CONFIG_KEYS = {
     "model.self_attention_ffn": 0, "model.self_attention_dropout": 0.1,
     "model.decoder_layers": 1,
     "model.encoder": "text", "model.conv_channels": [16, 32, 64], "model.grid_positions": True,
+    "model.grid_position_sines": False,
     "data.image_size": 64, "data.image_resize": True, "data.valid_ground": "",
     "data.test_ground": "",
     "training.optimizer": "adam", "training.learning_rate": 0.001, "training.warmup_steps": -1,
@@ -232,7 +233,8 @@ def config_model(cfg, vx, vy):
                    encoder="image" if cfg["model.encoder"] == "image" else
                    "attn" if cfg["model.encoder_cell"] == "none" else "birnn",
                    image_size=cfg["data.image_size"], conv_channels=cfg["model.conv_channels"],
-                   grid_positions=int(cfg["model.grid_positions"]),
+                   grid_positions=(0 if not cfg["model.grid_positions"] else
+                                   2 if cfg["model.grid_position_sines"] else 1),
                    enc_layers=cfg["model.encoder_layers"], heads=cfg["model.attention_heads"],
                    sa_layers=cfg["model.self_attention_layers"],
                    sa_heads=cfg["model.self_attention_heads"],

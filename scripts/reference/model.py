@@ -231,7 +231,8 @@ class Seq2Seq(nn.Module):
     the readout tanh(W_t [s_i ; c_i ; ey_{i-1}] + b_t) and the output layer; or `encoder`
     "attn", the attention-only encoder; or "image", the image encoder (torch.nn.Conv2d,
     ReLU and MaxPool2d blocks of `conv_channels` channels over pictures of `image_size`
-    pixels, the grid of cells read row by row, learned `grid_positions`; s_0, an LSTM's
+    pixels, the grid of cells read row by row, `grid_positions` 1 learned, 2 the fixed
+    sines of each cell's row and column (grid_sines), 0 none; s_0, an LSTM's
     c_0 and score none's context from the mean annotation, as for "attn"). Optionally
     `context_gate`, the gate beta_i on the context, for any encoder; `tie_output`, W_o
     the very parameter E_y (l = m; the model then has no W_o of its own). Sizes as in
@@ -253,7 +254,7 @@ class Seq2Seq(nn.Module):
         self.from_mean = self.attention_only or self.image
         self.E_x = nn.Embedding(vx, m)                # an image model's is never read
         self.E_y = nn.Embedding(vy, m)
-        self.convs, self.grid_P = nn.ModuleList(), None
+        self.convs, self.grid_P, self.grid_sines = nn.ModuleList(), None, None
         if self.image:
             # conv blocks over (B, 3, N, N), torch's NCHW; a G x G grid of d_h = C_L cells
             channels = (3,) + tuple(conv_channels)
@@ -264,8 +265,10 @@ class Seq2Seq(nn.Module):
             self.encoder = None
             d_h = channels[-1]
             G = image_size // 2 ** len(conv_channels)
-            if grid_positions:
+            if grid_positions == 1:
                 self.grid_P = nn.Parameter(torch.zeros(G * G, d_h))
+            elif grid_positions == 2:
+                self.grid_sines = grid_sines(G, d_h)          # (G*G, d_h), float64
             self.W_s = nn.Linear(d_h, p)
             self.W_c = nn.Linear(d_h, p) if dec_cell == "lstm" else None
         elif self.attention_only:
@@ -489,6 +492,8 @@ class Seq2Seq(nn.Module):
             x = self.pool(F.relu(conv(x)))
         B, d_h, G, _ = x.shape
         cells = x.permute(2, 3, 0, 1).reshape(G * G, B, d_h)   # [r, c, b] -> [r G + c, b]
+        if self.grid_sines is not None:
+            return cells + self.grid_sines.to(cells.dtype).unsqueeze(1)
         return cells if self.grid_P is None else cells + self.grid_P.unsqueeze(1)
 
     def self_attend(self, top, src_len, masks):
@@ -766,6 +771,19 @@ def positions(S, m):
     pe[:, 0::2] = torch.sin(j / rate)
     pe[:, 1::2] = torch.cos(j / rate)
     return pe
+
+
+def grid_sines(G, d_h):
+    """The image encoder's fixed positions (G*G, d_h), cell r G + c: the sinusoidal
+    positions of row r at width w = d_h // 2 (entry 2t sin(r / 10000^(2t/w)), 2t+1 its
+    cos), then those of column c at width d_h - w; in float64."""
+    def axis(width):
+        u = torch.arange(width)
+        rate = 10000.0 ** ((u - u % 2).to(torch.float64) / width)
+        angle = torch.arange(G, dtype=torch.float64).unsqueeze(1) / rate
+        return torch.where(u % 2 == 1, torch.cos(angle), torch.sin(angle))
+    rows, cols = axis(d_h // 2), axis(d_h - d_h // 2)
+    return torch.cat([rows.repeat_interleave(G, 0), cols.repeat(G, 1)], 1)
 
 
 def real_mean(H, src_len):

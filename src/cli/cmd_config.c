@@ -1,5 +1,6 @@
 /* cmd_config.c: `s2s config`: a config with every key at its default, or the table of keys
  * of configs/README.md. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +34,18 @@ int cmd_config(int argc, char **argv)
         }
     }
     if (doc) {
-        puts("| key | type | default | range | meaning |");
-        puts("| --- | --- | --- | --- | --- |");
-        for (int k = 0; k < config_n_keys(); k++) {
+        /* stop at the first failed write, its errno kept for the message */
+        int failed = puts("| key | type | default | range | meaning |") == EOF ||
+                     puts("| --- | --- | --- | --- | --- |") == EOF;
+        int write_errno = errno;
+        for (int k = 0; k < config_n_keys() && !failed; k++) {
             char *row = config_key_doc_row(k);
-            puts(row);
+            failed = puts(row) == EOF;
+            write_errno = errno;
             free(row);
         }
+        if (failed)
+            cmd_stdout_write_failed(write_errno);
     } else {
         Config cfg;
         config_defaults(&cfg);

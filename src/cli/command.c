@@ -16,6 +16,15 @@ static void print_error(const char *msg)
     fprintf(stderr, "s2s: error: %s\n", termtext_escape(safe, sizeof safe, msg));
 }
 
+/* The errno of the first write to stdout a command saw fail (cmd_stdout_write_failed). */
+static int first_write_errno;
+
+void cmd_stdout_write_failed(int errno_value)
+{
+    if (!first_write_errno)
+        first_write_errno = errno_value;
+}
+
 int cmd_flush_stdout(void)
 {
     static int reported;
@@ -23,8 +32,10 @@ int cmd_flush_stdout(void)
     if (fflush(stdout) == 0 && !ferror(stdout))
         return 0;
     if (!reported) {
-        if (errno == 0) /* an earlier write failed, and its errno is gone */
-            errno = EIO;
+        /* an earlier write failed and the flush had nothing left to write: its errno,
+         * if the command kept it, else EIO */
+        if (errno == 0)
+            errno = first_write_errno ? first_write_errno : EIO;
         Error err;
         error_errno(&err, "cannot write", "stdout");
         print_error(err.msg);

@@ -23,6 +23,10 @@ int cmd_error(const Error *err, int code);
  * command (a failure there is exit 3); a command that writes as it goes calls it to
  * stop early. */
 int cmd_flush_stdout(void);
+/* For a command that stops at its first failed write: keeps that write's errno, which
+ * cmd_flush_stdout reports if its own flush finds nothing left to write (glibc drops a
+ * buffer it could not write, so the reason would otherwise be lost). */
+void cmd_stdout_write_failed(int errno_value);
 
 /* The index of value in names (NULL-terminated), or -1. */
 int cmd_choice(const char *const *names, const char *value);

@@ -28,6 +28,13 @@
 #define MODEL_MAX_LAYERS 4
 #define CONV_MAX_LAYERS 6
 
+/* The image encoder's grid positions (model.grid_positions, model.grid_position_sines). */
+typedef enum {
+    GRID_POSITIONS_NONE,    /* h_j = a_j */
+    GRID_POSITIONS_LEARNED, /* h_j = a_j + P_j, P learned (grid_P) */
+    GRID_POSITIONS_SINES    /* h_j = a_j + the fixed sines of cell j's row and column */
+} GridPositions;
+
 typedef enum {
     ENCODER_BIRNN, /* the bidirectional recurrent encoder (encoder_birnn.c) */
     ENCODER_ATTN,  /* attention-only: positions and self-attention layers (encoder_attn.c) */
@@ -43,7 +50,7 @@ typedef struct {
     CellKind cell;
     SelfAttnDims sa; /* self-attention layers on top (sa.layers 0: none); sa.width is d_h */
     /* image: image_size x image_size pictures, conv_layers blocks of conv_channels[l]
-     * channels each, and a learned position per grid cell or not */
+     * channels each, and the grid cells' positions (a GridPositions) */
     int image_size, conv_layers, conv_channels[CONV_MAX_LAYERS], grid_positions;
 } EncoderDims;
 
@@ -153,6 +160,12 @@ typedef struct {
 
 /* The encoder of kind d->kind. */
 const EncoderOps *encoder_ops(const EncoderDims *d);
+
+/* The image encoder's fixed position of cell j of a G x G grid (row j / G, column j % G),
+ * entry u of d_h: the first d_h / 2 entries are the Transformer's sinusoidal position of
+ * the row (sinusoid_position at width d_h / 2), the others the column's (at the width
+ * left). */
+double grid_sine(int G, int j, int u, int d_h);
 
 /* The text encoders' first stage (encoder.c): carving ex and mask_x (first, so that the
  * arena's layout is the one the model had), ex = the ids' embeddings with dropout

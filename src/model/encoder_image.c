@@ -4,8 +4,8 @@
  *     Y = maxpool_2x2(relu(conv_3x3(X) + b))      (B, N, N, C_{l-1}) -> (B, N/2, N/2, C_l)
  *
  * turn the pictures (B, image_size, image_size, 3) into a G x G grid of C_L-wide cells a_j,
- * read row by row; with a learned position per cell, X_j = a_j + P_j, then the
- * self-attention layers (if any): H, S = G^2 annotations of width d_h = C_L. Every picture
+ * read row by row; with positions, X_j = a_j + P_j (P learned, or the fixed sines of the
+ * cell's row and column: grid_sine), then the self-attention layers (if any): H, S = G^2 annotations of width d_h = C_L. Every picture
  * has all S cells. s_0 (and an LSTM decoder's c_0) comes from the mean of H over the
  * cells, and score none's fixed context is that mean too, as for the attention-only
  * encoder. Never allocates. */
@@ -37,6 +37,14 @@ static int grid_cells(const EncoderDims *d)
     return G * G;
 }
 
+double grid_sine(int G, int j, int u, int d_h)
+{
+    /* the row's sines in the first half of the channels, the column's in the rest */
+    const int row_width = d_h / 2;
+    return u < row_width ? sinusoid_position(j / G, u, row_width)
+                         : sinusoid_position(j % G, u - row_width, d_h - row_width);
+}
+
 static void image_carve_params(EncoderParams *p, TensorCarver *c, const EncoderDims *d)
 {
     static const char *const names[CONV_MAX_LAYERS][2] = {
@@ -48,7 +56,7 @@ static void image_carve_params(EncoderParams *p, TensorCarver *c, const EncoderD
         p->conv_W[l] = tensor_carve(c, C, 9 * block_in_channels(d, l), 0, names[l][0]);
         p->conv_b[l] = tensor_carve(c, C, 1, 1, names[l][1]);
     }
-    if (d->grid_positions)
+    if (d->grid_positions == GRID_POSITIONS_LEARNED)
         p->grid_P = tensor_carve(c, grid_cells(d), image_width(d), 0, "grid_P");
     sa_carve(p->sa, c, &d->sa);
 }
@@ -130,6 +138,13 @@ static void image_forward(EncoderWork *w, const EncoderParams *P, const EncoderD
             for (int u = 0; u < d_h; u++)
                 x[u] = a[u] + (P->grid_P ? P->grid_P[(size_t)j * d_h + u] : 0);
         }
+    if (d->grid_positions == GRID_POSITIONS_SINES) /* S d_h sines, few beside the convs */
+        for (int j = 0; j < S; j++)
+            for (int u = 0; u < d_h; u++) {
+                const real p = (real)grid_sine(block_side(d, d->conv_layers), j, u, d_h);
+                for (int b = 0; b < B; b++)
+                    w->x[((size_t)j * B + b) * d_h + u] += p;
+            }
     w->sa_in = w->x;
     sa_forward(&w->sa, P->sa, &d->sa, w->x, src->len, S, B, w->sa_dropout, w->rng);
     encoder_mean_forward(w, d_h, src->len); /* every picture has all S cells */
@@ -161,7 +176,8 @@ static void image_backward(EncoderParams *G, EncoderWork *w, const EncoderParams
     /* the mean is computed from H, the layers' output: its gradient joins d_H first */
     encoder_mean_backward(w, d_h, src->len);
     sa_backward(w->d_H, G->sa, &w->sa, w->d_H, P->sa, &d->sa, S, B);
-    /* forward: X_jb = a_jb + P_j, a_jb at row b * S + j of the grid */
+    /* forward: X_jb = a_jb + P_j, a_jb at row b * S + j of the grid (fixed sines: no
+     * gradient but a_jb's) */
     for (int j = 0; j < S; j++)
         for (int b = 0; b < B; b++) {
             const real *dx = w->d_H + ((size_t)j * B + b) * d_h;

@@ -55,7 +55,7 @@ typedef struct {
     int context_gate; /* beta_i = sigmoid(w_beta . s_{i-1} + b_beta) scales c_i (Xu et al.) */
     int tie_output; /* the output layer's W_o is E_y itself (needs l = m; Press and Wolf 2017) */
     /* the image encoder's (model.encoder image): pictures of image_size x image_size,
-     * conv_layers blocks of conv_channels[l] channels, learned grid positions or not */
+     * conv_layers blocks of conv_channels[l] channels, grid positions a GridPositions */
     int image_size, conv_layers, conv_channels[CONV_MAX_LAYERS], grid_positions;
 } Dims;
 
@@ -77,7 +77,7 @@ int model_has_alignments(const Dims *d);
  * around the model asks instead of naming the encoder. */
 int model_reads_pictures(const Dims *d);
 /* Makes d an image model: pictures of image_size x image_size pixels through `layers`
- * conv blocks of channels[l] channels, with learned grid positions or not. */
+ * conv blocks of channels[l] channels, with grid positions of that GridPositions kind. */
 void model_use_image_encoder(Dims *d, int image_size, const int *channels, int layers,
                              int grid_positions);
 /* An image model's grid side G (its source positions are the G x G cells over the

@@ -119,6 +119,7 @@ typedef double real;
 #define attn_step_backward attn_step_backward_f64
 #define attn_queries_backward attn_queries_backward_f64
 #define encoder_ops encoder_ops_f64
+#define grid_sine grid_sine_f64
 #define encoder_carve_embeddings encoder_carve_embeddings_f64
 #define encoder_embed_forward encoder_embed_forward_f64
 #define encoder_embed_backward encoder_embed_backward_f64

@@ -104,6 +104,9 @@ static int check_image_model(Config *cfg, Error *err)
         return key_error(cfg, err, "data.image_size", "data.image_size: %ld is not divisible "
                          "by 2^%d = %ld (each of model.conv_channels' %d blocks halves the "
                          "picture)", cfg->data.image_size, ch->n, step, ch->n);
+    if (cfg->model.grid_position_sines && !cfg->model.grid_positions)
+        return key_error(cfg, err, "model.grid_position_sines", "model.grid_position_sines: "
+                         "needs model.grid_positions: true (the sines are the positions)");
     const char *tsv = cfg->data.train_tsv[0]   ? "data.train_tsv"
                       : cfg->data.valid_tsv[0] ? "data.valid_tsv"
                       : cfg->data.test_tsv[0]  ? "data.test_tsv"
@@ -435,7 +438,9 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
                                                                      : CONV_MAX_LAYERS;
         for (int l = 0; l < d.conv_layers; l++)
             d.conv_channels[l] = (int)cfg->model.conv_channels.v[l];
-        d.grid_positions = cfg->model.grid_positions;
+        d.grid_positions = !cfg->model.grid_positions      ? GRID_POSITIONS_NONE
+                           : cfg->model.grid_position_sines ? GRID_POSITIONS_SINES
+                                                            : GRID_POSITIONS_LEARNED;
     }
     if (cfg->model.decoder_cell == DECODER_CELL_NONE) {
         /* its widths: embedding_size through every layer, the output layer reading the

@@ -77,7 +77,7 @@ typedef struct {
     struct {
         int encoder;        /* ConfigEncoder */
         ConfigIntList conv_channels;
-        int grid_positions, context_gate;
+        int grid_positions, grid_position_sines, context_gate;
         int tie_output;     /* W_o is E_y */
         long embedding_size, encoder_size, decoder_size, attention_size, readout_size;
         ScoreKind attention;

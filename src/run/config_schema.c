@@ -113,6 +113,8 @@ const KeySpec config_keys[] = {
     "image: the channels of each conv block (3x3 conv, relu, 2x2 max-pool); d_h is the last; 1 to 6 blocks"},
     {"model.grid_positions", T_BOOL, OFF(model.grid_positions), "true", 0, 0, NULL, 0,
     "image: add a learned position to each grid cell"},
+    {"model.grid_position_sines", T_BOOL, OFF(model.grid_position_sines), "false", 0, 0, NULL, 0,
+    "image: the grid positions are fixed, not learned: the Transformer's sinusoidal positions of the cell's row (the first half of the channels) and column (the rest; src/model/MODEL.md)"},
     {"model.context_gate", T_BOOL, OFF(model.context_gate), "false", 0, 0, NULL, 0,
     "scale the context by beta_i = sigmoid(w_beta . s_{i-1} + b_beta) where the decoder and the readout read it (Xu et al. 2015)"},
     {"model.embedding_size", T_INT, OFF(model.embedding_size), "64", 1, 8192, NULL, 0,

@@ -54,7 +54,7 @@ static const char *why_unused(const Config *cfg, const char *path)
                   IS("data.valid_align") || IS("data.test_align") || IS("data.tsv_reverse")))
         return "an image model has no source text (model.encoder: image)";
     if (!image && (STARTS("data.image_") || IS("model.conv_channels") ||
-                   IS("model.grid_positions") || STARTS("data.train_ground") ||
+                   STARTS("model.grid_position") || STARTS("data.train_ground") ||
                    IS("training.attention_supervision") ||
                    IS("data.valid_ground") || IS("data.test_ground")))
         return "a text model has no pictures (model.encoder: text)";

@@ -59,14 +59,15 @@ static const TourVariant TEXT[] = {
 };
 enum { N_TEXT = sizeof TEXT / sizeof *TEXT };
 
-/* The image encoder: with and without grid positions, every score's kind of key (dot
- * needs d_h = 8 here), hard attention, a self-attention layer over the cells, the gate,
- * attention supervision on the boxes. */
+/* The image encoder: with and without grid positions (learned, and fixed sines), every
+ * score's kind of key (dot needs d_h = 8 here), hard attention, a self-attention layer
+ * over the cells, the gate, attention supervision on the boxes. */
 static const TourVariant IMAGE[] = {
     {{"training.attention_supervision=0.5", "training.doubly_stochastic=0.5", NULL}},
     {{"model.grid_positions=false", "model.attention=dot", "model.decoder_size=8", NULL}},
     {{"model.attention_mode=hard", "training.hard_warmup_steps=2", "model.self_attention_layers=1",
-      "model.context_gate=true", "model.attention_heads=2", NULL}},
+      "model.context_gate=true", "model.attention_heads=2", "model.grid_position_sines=true",
+      NULL}},
     {{"model.decoder_cell=none", "model.attention_heads=2", NULL}},
 };
 enum { N_IMAGE = sizeof IMAGE / sizeof *IMAGE };

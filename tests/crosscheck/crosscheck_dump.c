@@ -26,7 +26,8 @@
  * and saL.mask_o (S, B, d_h).
  * encoder=image is the image encoder (model/MODEL.md, "Image encoder"; n, enc_cell and
  * the source words unused): image_size=8 pixels and conv_channels=3,4 (a list, one
- * block's channels each) unless given, grid_positions=1; the batch's pictures are
+ * block's channels each) unless given, grid_positions=1 (learned; 0 none, 2 the fixed
+ * sines: a GridPositions); the batch's pictures are
  * drawn from the seed after the words, uniform in [-0.5, 0.5), and written after the
  * batch as pixels (B, N, N, 3), channels last as the batch holds them. context_gate=1
  * adds the gate, doubly_stochastic=lambda the doubly stochastic term, to any model
@@ -126,7 +127,7 @@ static const Setting SETTINGS[] = {
     REAL_SETTING(token_baseline, -1e6, 1e6),
     /* the config's ranges (run/config_schema.c) */
     INT_SETTING(image_size, 2, 1024), LIST_SETTING(conv_channels, 1, 4096),
-    INT_SETTING(grid_positions, 0, 1), INT_SETTING(context_gate, 0, 1),
+    INT_SETTING(grid_positions, 0, 2), INT_SETTING(context_gate, 0, 1),
     INT_SETTING(tie_output, 0, 1),
     REAL_SETTING(doubly_stochastic, 0, 1e6),
     REAL_SETTING(attention_supervision, 0, 1e6),

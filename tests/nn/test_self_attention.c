@@ -329,6 +329,54 @@ START_TEST(the_attention_only_encoder_adds_the_published_positions)
 }
 END_TEST
 
+/* The image encoder's fixed grid positions (model.grid_position_sines) on a 4 x 4 grid of
+ * d_h = 8: cell j's first 4 entries are the sinusoidal position of its row at width 4,
+ * the last 4 its column's, against the same written-out values as above, added to the
+ * cells: zero conv weights leave each cell its last block's biases, relu(b_u). A row
+ * and column swapped, the positions overwriting the cells, or a width of 8 for each axis
+ * fails. */
+START_TEST(the_image_encoder_adds_the_sines_of_row_and_column)
+{
+    static const double PE[4][4] = {
+        {0, 1, 0, 1},
+        {0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653},
+        {0.9092974268256817, -0.4161468365471424, 0.01999866669333308, 0.9998000066665778},
+        {0.1411200080598672, -0.9899924966004454, 0.02999550020249566, 0.9995500337489875}};
+    enum { N = 16, G = 4, CELLS = G * G, D = 8, NB = 2 };
+    const EncoderDims d = {.kind = ENCODER_IMAGE, .image_size = N, .conv_layers = 2,
+                           .conv_channels = {3, D}, .grid_positions = GRID_POSITIONS_SINES};
+    const EncoderOps *ops = encoder_ops(&d);
+    ck_assert_int_eq(ops->width(&d), D);
+    EncoderParams P;
+    Tensor tensors[16];
+    real weights[1000] = {0};
+    TensorCarver carver = {.base = weights, .list = tensors, .cap = 16};
+    ops->carve_params(&P, &carver, &d);
+    ck_assert_uint_le(carver.offset, sizeof weights / sizeof *weights);
+    ck_assert_ptr_null(P.grid_P); /* nothing learned */
+    for (int u = 0; u < D; u++)
+        P.conv_b[1][u] = (real)(0.125 * (u + 1));
+    EncoderWork w = {0};
+    Arena count = {0}, arena;
+    ops->carve_work(&w, &count, &d, NB, CELLS, 0, 0);
+    arena_init(&arena, count.used);
+    ops->carve_work(&w, &arena, &d, NB, CELLS, 0, 0);
+    static float pixels[NB * N * N * 3];
+    const int len[NB] = {CELLS, CELLS};
+    const EncoderSource src = {.len = len, .pixels = pixels};
+    ops->forward(&w, &P, &d, &src);
+    for (int j = 0; j < CELLS; j++)
+        for (int b = 0; b < NB; b++)
+            for (int u = 0; u < D; u++) {
+                const double pe = u < D / 2 ? PE[j / G][u] : PE[j % G][u - D / 2];
+                ck_assert_double_eq_tol(w.x[((size_t)j * NB + b) * D + u], 0.125 * (u + 1) + pe,
+                                        1e-15);
+                ck_assert_double_eq_tol(grid_sine(G, j, u, D), pe, 1e-15);
+            }
+    arena_free(&arena);
+}
+END_TEST
+
 Suite *self_attention_suite(void)
 {
     Suite *s = suite_create("self_attention");
@@ -343,6 +391,7 @@ Suite *self_attention_suite(void)
     tcase_add_test(tc, padding_changes_no_real_row);
     tcase_add_test(tc, the_mean_of_the_heads_is_a_distribution);
     tcase_add_test(tc, the_attention_only_encoder_adds_the_published_positions);
+    tcase_add_test(tc, the_image_encoder_adds_the_sines_of_row_and_column);
     suite_add_tcase(s, tc);
     return s;
 }

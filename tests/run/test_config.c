@@ -159,6 +159,12 @@ START_TEST(config_rejects_impossible_combinations)
     ck_assert_str_eq(load("data:\n  train_tsv: t.tsv\ntraining:\n  early_stopping: 3\n"),
                      "c.yaml:4:19: training.early_stopping needs a validation set (data.valid_src and "
                      "data.valid_tgt, or data.valid_tsv)");
+    /* fixed grid positions are a kind of grid positions: without them, a contradiction */
+    ck_assert_str_eq(load(BASE "model:\n  encoder: image\n  grid_position_sines: true\n"), "");
+    ck_assert_str_eq(load(BASE "model:\n  encoder: image\n  grid_positions: false\n"
+                               "  grid_position_sines: true\n"),
+                     "c.yaml:9:24: model.grid_position_sines: needs model.grid_positions: true "
+                     "(the sines are the positions)");
 }
 END_TEST
 

@@ -59,6 +59,8 @@ static const ModelVariant VARIANTS[] = {
      .dec_layers = 1, .heads = 2},
     {.name = "Transformer decoder, output tied to E_y, label smoothing", .dec_layers = 1,
      .tie_output = 1, .label_smoothing = 0.1},
+    {.name = "image encoder, fixed grid sines, 1 self-attention layer", .encoder = ENCODER_IMAGE,
+     .grid_sines = 1, .sa_layers = 1, .sa_heads = 2},
     /* FIXTURE_FIRST_DROPOUT: from here on, draws that depend on the batch's layout */
     {.name = "embedding dropout 0.3, readout dropout 0.4", .embedding_dropout = 0.3,
      .readout_dropout = 0.4},
@@ -141,7 +143,9 @@ Dims fixture_variant_dims(int v)
         d.image_size = FIXTURE_IMAGE_SIZE;
         d.conv_layers = 2;
         d.conv_channels[0] = 3, d.conv_channels[1] = 4;
-        d.grid_positions = !x.no_grid_positions;
+        d.grid_positions = x.no_grid_positions ? GRID_POSITIONS_NONE
+                           : x.grid_sines      ? GRID_POSITIONS_SINES
+                                               : GRID_POSITIONS_LEARNED;
         d.src_vocab = N_SPECIAL_TOKENS;
         if (x.score == SCORE_DOT)
             d.dec_hidden = 4;

@@ -24,6 +24,7 @@ typedef struct {
                               * ENCODER_IMAGE: 8 x 8 pictures, conv blocks of 3 and 4
                               * channels, a 2 x 2 grid (d_h = 4) */
     int no_grid_positions;   /* image: without the learned grid positions */
+    int grid_sines;          /* image: fixed sines as the grid positions, not learned ones */
     int context_gate;        /* beta_i scales the context */
     int tie_output;          /* W_o is E_y, and l = m = 3 */
     double doubly_stochastic;/* lambda of the doubly stochastic term */
@@ -48,7 +49,7 @@ typedef struct {
  * draw from a stream (dropout's masks, hard attention's samples) in a way that depends
  * on the batch's layout, or (the doubly stochastic term) weigh captions, not tokens, so
  * checks that compare layouts leave them out. */
-enum { FIXTURE_N_VARIANTS = 47, FIXTURE_FIRST_DROPOUT = 32, FIXTURE_IMAGE_SIZE = 8 };
+enum { FIXTURE_N_VARIANTS = 48, FIXTURE_FIRST_DROPOUT = 33, FIXTURE_IMAGE_SIZE = 8 };
 /* Variant v (0 to FIXTURE_N_VARIANTS - 1), its defaults filled in. */
 ModelVariant fixture_variant(int v);
 /* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,
