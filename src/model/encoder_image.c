@@ -138,10 +138,11 @@ static void image_forward(EncoderWork *w, const EncoderParams *P, const EncoderD
             for (int u = 0; u < d_h; u++)
                 x[u] = a[u] + (P->grid_P ? P->grid_P[(size_t)j * d_h + u] : 0);
         }
+    const int G = block_side(d, d->conv_layers);
     if (d->grid_positions == GRID_POSITIONS_SINES) /* S d_h sines, few beside the convs */
         for (int j = 0; j < S; j++)
             for (int u = 0; u < d_h; u++) {
-                const real p = (real)grid_sine(block_side(d, d->conv_layers), j, u, d_h);
+                const real p = (real)grid_sine(G, j, u, d_h);
                 for (int b = 0; b < B; b++)
                     w->x[((size_t)j * B + b) * d_h + u] += p;
             }

@@ -282,33 +282,48 @@ START_TEST(the_mean_of_the_heads_is_a_distribution)
 }
 END_TEST
 
+/* The sinusoidal positions of Vaswani et al. (2017) at width 4, written out: PE_{j,2t} =
+ * sin(j / 10000^(2t/4)), PE_{j,2t+1} = cos(the same), j from 0 (values to 17 digits). */
+static const double PE[4][4] = {
+    {0, 1, 0, 1},
+    {0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653},
+    {0.9092974268256817, -0.4161468365471424, 0.01999866669333308, 0.9998000066665778},
+    {0.1411200080598672, -0.9899924966004454, 0.02999550020249566, 0.9995500337489875}};
+
+/* An encoder's parameters carved into weights (n of them, all zero) and its forward
+ * workspace for `batch` sources of `positions` positions into a fresh arena (arena_free it
+ * after). */
+static void carve_encoder(const EncoderDims *d, EncoderParams *P, real *weights, size_t n,
+                          EncoderWork *w, Arena *arena, int batch, int positions)
+{
+    static Tensor tensors[16];
+    const EncoderOps *ops = encoder_ops(d);
+    TensorCarver carver = {.base = weights, .list = tensors, .cap = 16};
+    ops->carve_params(P, &carver, d);
+    ck_assert_uint_le(carver.offset, n);
+    Arena count = {0};
+    *w = (EncoderWork){0};
+    ops->carve_work(w, &count, d, batch, positions, 0, 0);
+    arena_init(arena, count.used);
+    ops->carve_work(w, arena, d, batch, positions, 0, 0);
+}
+
 /* The attention-only encoder's input X_j = sqrt(m) ex_j + PE_j against the sinusoidal
  * positions of Vaswani et al. (2017) at m = 4, written out: PE_{j,2t} = sin(j /
  * 10000^(2t/m)), PE_{j,2t+1} = cos(the same), j from 0 (values of sin and cos to 17
  * digits). A swap of sin and cos, a position counted from 1 or a missing sqrt(m) fails. */
 START_TEST(the_attention_only_encoder_adds_the_published_positions)
 {
-    static const double PE[4][4] = {
-        {0, 1, 0, 1},
-        {0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653},
-        {0.9092974268256817, -0.4161468365471424, 0.01999866669333308, 0.9998000066665778},
-        {0.1411200080598672, -0.9899924966004454, 0.02999550020249566, 0.9995500337489875}};
     enum { M = 4, NB = 2 };
     const EncoderDims d = {.kind = ENCODER_ATTN, .emb = M, .layers = 1,
                            .sa = {.width = M, .heads = 2, .ffn = 4, .layers = 1}};
     const EncoderOps *ops = encoder_ops(&d);
     ck_assert_int_eq(ops->width(&d), M);
     EncoderParams P;
-    Tensor tensors[16];
     real weights[400] = {0};
-    TensorCarver carver = {.base = weights, .list = tensors, .cap = 16};
-    ops->carve_params(&P, &carver, &d);
-    ck_assert_uint_le(carver.offset, sizeof weights / sizeof *weights);
-    EncoderWork w = {0};
-    Arena count = {0}, arena;
-    ops->carve_work(&w, &count, &d, NB, S, 0, 0);
-    arena_init(&arena, count.used);
-    ops->carve_work(&w, &arena, &d, NB, S, 0, 0);
+    EncoderWork w;
+    Arena arena;
+    carve_encoder(&d, &P, weights, sizeof weights / sizeof *weights, &w, &arena, NB, S);
     /* the source: position k's id is k, whose embedding row holds ex's values there */
     real ex[S * NB * M];
     int ids[S * NB];
@@ -337,30 +352,19 @@ END_TEST
  * fails. */
 START_TEST(the_image_encoder_adds_the_sines_of_row_and_column)
 {
-    static const double PE[4][4] = {
-        {0, 1, 0, 1},
-        {0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653},
-        {0.9092974268256817, -0.4161468365471424, 0.01999866669333308, 0.9998000066665778},
-        {0.1411200080598672, -0.9899924966004454, 0.02999550020249566, 0.9995500337489875}};
     enum { N = 16, G = 4, CELLS = G * G, D = 8, NB = 2 };
     const EncoderDims d = {.kind = ENCODER_IMAGE, .image_size = N, .conv_layers = 2,
                            .conv_channels = {3, D}, .grid_positions = GRID_POSITIONS_SINES};
     const EncoderOps *ops = encoder_ops(&d);
     ck_assert_int_eq(ops->width(&d), D);
     EncoderParams P;
-    Tensor tensors[16];
     real weights[1000] = {0};
-    TensorCarver carver = {.base = weights, .list = tensors, .cap = 16};
-    ops->carve_params(&P, &carver, &d);
-    ck_assert_uint_le(carver.offset, sizeof weights / sizeof *weights);
+    EncoderWork w;
+    Arena arena;
+    carve_encoder(&d, &P, weights, sizeof weights / sizeof *weights, &w, &arena, NB, CELLS);
     ck_assert_ptr_null(P.grid_P); /* nothing learned */
     for (int u = 0; u < D; u++)
         P.conv_b[1][u] = (real)(0.125 * (u + 1));
-    EncoderWork w = {0};
-    Arena count = {0}, arena;
-    ops->carve_work(&w, &count, &d, NB, CELLS, 0, 0);
-    arena_init(&arena, count.used);
-    ops->carve_work(&w, &arena, &d, NB, CELLS, 0, 0);
     static float pixels[NB * N * N * 3];
     const int len[NB] = {CELLS, CELLS};
     const EncoderSource src = {.len = len, .pixels = pixels};
