@@ -27,6 +27,17 @@ static void decay_on_plateau(Trainer *t)
     }
 }
 
+/* A hard-attention model trains on expected contexts through its warm-up but is validated
+ * on argmax ones (translate.attention_mode), which it has not yet learned to use: there,
+ * exact match and BLEU stay near 0 however well it learns, so those validations neither
+ * decay the learning rate nor count towards early stopping (on scenes of shapes the
+ * plateau rule halved the rate at step 1200 of a 2000-step warm-up). */
+static int in_hard_warmup(const Trainer *t)
+{
+    return t->model.dims.hard && config_decodes_argmax(t->cfg, -1) &&
+           t->prog.step <= t->cfg->training.hard_warmup_steps;
+}
+
 int validate_keep_best(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
@@ -64,11 +75,12 @@ int validate_keep_best(Trainer *t, Error *err)
     int metric = cfg->training.early_stopping_metric;
     double score = metric == METRIC_BLEU ? s.bleu : metric == METRIC_LOSS ? -s.loss : s.exact;
     int improved = score > t->prog.best_score;
+    const int warm_up = in_hard_warmup(t);
     if (improved) {
         t->prog.best_score = score;
         t->prog.best_step = t->prog.step;
         t->prog.stale = t->prog.plateau = 0;
-    } else {
+    } else if (!warm_up) {
         t->prog.stale++;
         t->prog.plateau++;
     }
@@ -78,7 +90,9 @@ int validate_keep_best(Trainer *t, Error *err)
         return -1;
     rundir_log(&t->run.dir, "validation step=%ld valid_loss=%.4f valid_ppl=%.2f valid_bleu=%.2f "
                "valid_exact=%.2f%s time=%.1fs%s", t->prog.step, s.loss, s.ppl, s.bleu, s.exact,
-               ground_text, seconds, improved ? " (best so far: saved best.ckpt)" : "");
+               ground_text, seconds, improved  ? " (best so far: saved best.ckpt)"
+                                     : warm_up ? " (hard-attention warm-up: not counted)"
+                                               : "");
     if (!improved)
         decay_on_plateau(t);
     char json[512], next_lr[32];

@@ -628,6 +628,50 @@ START_TEST(plateau_decay_and_early_stopping_follow_the_validations)
 }
 END_TEST
 
+/* A hard-attention model is validated on argmax contexts, which it does not train on
+ * until its warm-up ends: those validations (steps 2 and 4 of a 4-step warm-up) neither
+ * halve the learning rate nor count towards early stopping; the ones after do (step 6
+ * halves it, step 8 halves it again and stops the run, 2 stale validations). */
+START_TEST(validations_in_the_hard_warmup_do_not_count_towards_the_plateau)
+{
+    char dir[512], path[700];
+    scratch_dir(dir, sizeof dir, "hard-plateau");
+    write_tiny_setup(dir);
+    const char *sets[] = {"model.attention_mode=hard", "training.hard_warmup_steps=4",
+                          "training.valid_every=2", "training.max_steps=100",
+                          "training.early_stopping_metric=exact", "training.patience=1",
+                          "training.early_stopping=2", "training.scheduling=plateau", NULL};
+    ck_assert_int_eq(train(S2S, dir, sets, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/run/metrics.jsonl", dir);
+    char *m = read_file(path);
+    const char *expected[] = {"{\"step\":2,", "\"lr\":0.01,\"best\":true}",
+                              "{\"step\":4,", "\"lr\":0.01,\"best\":false}",
+                              "{\"step\":6,", "\"lr\":0.005,\"best\":false}",
+                              "{\"step\":8,", "\"lr\":0.0025,\"best\":false}"};
+    int validations = 0;
+    for (char *line = strtok(m, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!strstr(line, "\"valid_loss\""))
+            continue;
+        ck_assert_int_lt(validations, 4);
+        ck_assert_msg(strncmp(line, expected[2 * validations], strlen(expected[2 * validations])) == 0 &&
+                          strstr(line, "\"valid_exact\":0.0000,") &&
+                          strstr(line, expected[2 * validations + 1]),
+                      "validation %d: %s", validations, line);
+        validations++;
+    }
+    ck_assert_int_eq(validations, 4);
+    ck_assert_ptr_null(strstr(m, "\"step\":9,"));
+    free(m);
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    char *log = read_file(path);
+    ck_assert_ptr_nonnull(strstr(log, "validation step=4 "));
+    ck_assert_ptr_nonnull(strstr(log, " (hard-attention warm-up: not counted)\n"));
+    ck_assert_ptr_nonnull(strstr(log, "early stopping: no improvement in 2 validations (best at step 2)"));
+    ck_assert_ptr_nonnull(strstr(log, "done: early stopping at step 8"));
+    free(log);
+}
+END_TEST
+
 /* training.warmup_steps W: update k of the first W uses k/W of the scheduled rate, which
  * the plateau rule halves meanwhile (here at every validation after the first, every 2
  * steps), and from update W on the scheduled rate itself. The rule decides on the
@@ -1132,6 +1176,7 @@ Suite *train_suite(void)
     tcase_add_test(tc, crlf_corpus_trains_exactly_like_lf);
     tcase_add_test(tc, a_config_error_exits_2_and_writes_nothing);
     tcase_add_test(tc, plateau_decay_and_early_stopping_follow_the_validations);
+    tcase_add_test(tc, validations_in_the_hard_warmup_do_not_count_towards_the_plateau);
     tcase_add_test(tc, the_warmup_rises_linearly_and_composes_with_the_plateau_decay);
     tcase_add_test(tc, the_warmup_scales_the_update);
     tcase_add_test(tc, inverse_sqrt_falls_as_the_root_of_the_step_after_the_warmup);
