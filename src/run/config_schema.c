@@ -231,8 +231,9 @@ const KeySpec config_keys[] = {
     0, "hard attention: the running baseline b <- decay b + (1 - decay) (the step's mean reward)"},
     {"training.hard_warmup_steps", T_INT, OFF(training.hard_warmup_steps), "1000", 0, BIG, NULL, 0,
     "hard attention: the first this many steps use the expected context for every sentence, so "
-    "that alignments form before sampling starts; validations up to its end (on argmax "
-    "contexts) neither decay the learning rate nor count towards early stopping"},
+    "that alignments form before sampling starts; validations up to its end neither decay "
+    "the learning rate nor count towards early stopping, and the first after it replaces "
+    "their best.ckpt"},
     {"training.hard_reward", T_ENUM, OFF(training.hard_reward), "token", 0, 0, hard_reward_names,
     0,
     "hard attention: sentence: the paper's reward log p(y | positions) against a running baseline; token: each step's own log p(y_i) against a per-token baseline (less variance, biased; src/model/MODEL.md)"},

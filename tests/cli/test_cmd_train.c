@@ -628,11 +628,20 @@ START_TEST(plateau_decay_and_early_stopping_follow_the_validations)
 }
 END_TEST
 
-/* A hard-attention model is validated on argmax contexts, which it does not train on
- * until its warm-up ends: those validations (steps 2 and 4 of a 4-step warm-up) neither
- * halve the learning rate nor count towards early stopping; the ones after do (step 6
- * halves it, step 8 halves it again and stops the run, 2 stale validations). */
-START_TEST(validations_in_the_hard_warmup_do_not_count_towards_the_plateau)
+/* Whether the line that starts at line (up to its newline) ends with suffix. */
+static int line_ends_with(const char *line, const char *suffix)
+{
+    const char *end = strchr(line, '\n');
+    const size_t n = end ? (size_t)(end - line) : strlen(line), k = strlen(suffix);
+    return n >= k && memcmp(line + n - k, suffix, k) == 0;
+}
+
+/* A hard-attention model trains on expected contexts until its warm-up ends (4 steps
+ * here) and only then samples: the validations of the warm-up (steps 2 and 4) neither
+ * halve the learning rate nor count towards early stopping, and the first after it (step
+ * 6) takes best.ckpt though its exact match (0) is no better; from there the rules apply
+ * (step 8 halves the rate, step 10 halves it again and stops the run, 2 stale). */
+START_TEST(the_hard_warmup_validations_count_for_nothing_but_a_short_run)
 {
     char dir[512], path[700];
     scratch_dir(dir, sizeof dir, "hard-plateau");
@@ -646,28 +655,32 @@ START_TEST(validations_in_the_hard_warmup_do_not_count_towards_the_plateau)
     char *m = read_file(path);
     const char *expected[] = {"{\"step\":2,", "\"lr\":0.01,\"best\":true}",
                               "{\"step\":4,", "\"lr\":0.01,\"best\":false}",
-                              "{\"step\":6,", "\"lr\":0.005,\"best\":false}",
-                              "{\"step\":8,", "\"lr\":0.0025,\"best\":false}"};
+                              "{\"step\":6,", "\"lr\":0.01,\"best\":true}",
+                              "{\"step\":8,", "\"lr\":0.005,\"best\":false}",
+                              "{\"step\":10,", "\"lr\":0.0025,\"best\":false}"};
     int validations = 0;
     for (char *line = strtok(m, "\n"); line; line = strtok(NULL, "\n")) {
         if (!strstr(line, "\"valid_loss\""))
             continue;
-        ck_assert_int_lt(validations, 4);
+        ck_assert_int_lt(validations, 5);
         ck_assert_msg(strncmp(line, expected[2 * validations], strlen(expected[2 * validations])) == 0 &&
                           strstr(line, "\"valid_exact\":0.0000,") &&
                           strstr(line, expected[2 * validations + 1]),
                       "validation %d: %s", validations, line);
         validations++;
     }
-    ck_assert_int_eq(validations, 4);
-    ck_assert_ptr_null(strstr(m, "\"step\":9,"));
+    ck_assert_int_eq(validations, 5);
+    ck_assert_ptr_null(strstr(m, "\"step\":11,"));
     free(m);
     snprintf(path, sizeof path, "%s/stderr.txt", dir);
     char *log = read_file(path);
-    ck_assert_ptr_nonnull(strstr(log, "validation step=4 "));
-    ck_assert_ptr_nonnull(strstr(log, " (hard-attention warm-up: not counted)\n"));
-    ck_assert_ptr_nonnull(strstr(log, "early stopping: no improvement in 2 validations (best at step 2)"));
-    ck_assert_ptr_nonnull(strstr(log, "done: early stopping at step 8"));
+    const char *step4 = strstr(log, "validation step=4 "), *step6 = strstr(log, "validation step=6 ");
+    ck_assert_ptr_nonnull(step4);
+    ck_assert_ptr_nonnull(step6);
+    ck_assert(line_ends_with(step4, " (hard-attention warm-up: not counted)"));
+    ck_assert(line_ends_with(step6, " (the first after the hard-attention warm-up: saved best.ckpt)"));
+    ck_assert_ptr_nonnull(strstr(log, "early stopping: no improvement in 2 validations (best at step 6)"));
+    ck_assert_ptr_nonnull(strstr(log, "done: early stopping at step 10"));
     free(log);
 }
 END_TEST
@@ -1176,7 +1189,7 @@ Suite *train_suite(void)
     tcase_add_test(tc, crlf_corpus_trains_exactly_like_lf);
     tcase_add_test(tc, a_config_error_exits_2_and_writes_nothing);
     tcase_add_test(tc, plateau_decay_and_early_stopping_follow_the_validations);
-    tcase_add_test(tc, validations_in_the_hard_warmup_do_not_count_towards_the_plateau);
+    tcase_add_test(tc, the_hard_warmup_validations_count_for_nothing_but_a_short_run);
     tcase_add_test(tc, the_warmup_rises_linearly_and_composes_with_the_plateau_decay);
     tcase_add_test(tc, the_warmup_scales_the_update);
     tcase_add_test(tc, inverse_sqrt_falls_as_the_root_of_the_step_after_the_warmup);
