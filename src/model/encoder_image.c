@@ -6,9 +6,9 @@
  * turn the pictures (B, image_size, image_size, 3) into a G x G grid of C_L-wide cells a_j,
  * read row by row; with positions, X_j = a_j + P_j (P learned, or the fixed sines of the
  * cell's row and column: grid_sine), then the self-attention layers (if any): H, S = G^2
- * annotations of width d_h = C_L. Every picture has all S cells. s_0 (and an LSTM decoder's c_0) comes from the mean of H over the
- * cells, and score none's fixed context is that mean too, as for the attention-only
- * encoder. Never allocates. */
+ * annotations of width d_h = C_L. Every picture has all S cells. s_0 (and an LSTM
+ * decoder's c_0) comes from the mean of H over the cells, and score none's fixed context
+ * is that mean too, as for the attention-only encoder. Never allocates. */
 #include <string.h>
 
 #include "model/encoder.h"
