@@ -38,6 +38,15 @@ static void formula_sources(Batch *bt, const Dims *d, int s, int batch, int (*wo
     batch_fill(bt, batch, bt->pair_src, bt->pair_src_n, NULL, NULL);
 }
 
+/* The step weight products' operations of every part's decoder so far. */
+static double parts_flops(const SplitDecoder *sd)
+{
+    double flops = 0;
+    for (int k = 0; k < SPLIT_MAX_PARTS; k++)
+        flops += sd->dec[k].flops;
+    return flops;
+}
+
 int bench_translate(const Dims *d, const char *size, int batch, int batches, int warmup,
                     int beam)
 {
@@ -53,13 +62,15 @@ int bench_translate(const Dims *d, const char *size, int batch, int batches, int
     int (*words)[MAX_WORDS] = xmalloc_array((size_t)batch, sizeof *words);
     int *max_out = xmalloc_array((size_t)batch, sizeof(int));
     NBest *out = xmalloc_array((size_t)batch, sizeof(NBest));
-    double seconds = 0;
+    double seconds = 0, warmup_flops = 0;
     long sentences = 0, words_out = 0;
     unsigned long fingerprint = 0; /* of the words: the same in torch's decoding */
     for (int s = 0; s < warmup + batches; s++) {
         formula_sources(&bt, d, s, batch, words);
         for (int k = 0; k < batch; k++)
             max_out[k] = decode_output_limit(bt.src_len[k], 2, 10);
+        if (s == warmup)
+            warmup_flops = parts_flops(&dec);
         const double t0 = now_seconds();
         split_beam_search(&dec, &bt, beam, 0.6, 1, max_out, out);
         const double dt = now_seconds() - t0;
@@ -76,6 +87,7 @@ int bench_translate(const Dims *d, const char *size, int batch, int batches, int
             sentences += batch;
         }
     }
+    const double flops = parts_flops(&dec) - warmup_flops;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const double rss_mib = (double)ru.ru_maxrss / 1024.0;
@@ -87,10 +99,13 @@ int bench_translate(const Dims *d, const char *size, int batch, int batches, int
     printf("sentences/s          : %.1f\n", (double)sentences / seconds);
     printf("words out            : %ld (%.1f a sentence)\n", words_out,
            (double)words_out / (double)sentences);
+    printf("weight products      : %.1f GFLOP/s (the steps' rows times their products)\n",
+           flops / seconds / 1e9);
     printf("peak RSS             : %.1f MiB\n", rss_mib);
     printf("RESULT {\"size\": \"%s\", \"batch\": %d, \"beam\": %d, \"sentences_per_s\": %.3f, "
-           "\"words_out\": %ld, \"fingerprint\": %lu, \"peak_rss_mib\": %.1f}\n", size, batch,
-           beam, (double)sentences / seconds, words_out, fingerprint, rss_mib);
+           "\"words_out\": %ld, \"fingerprint\": %lu, \"step_gflops\": %.2f, "
+           "\"peak_rss_mib\": %.1f}\n", size, batch, beam, (double)sentences / seconds, words_out,
+           fingerprint, flops / seconds / 1e9, rss_mib);
     free(words);
     free(max_out);
     free(out);

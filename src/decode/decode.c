@@ -174,14 +174,34 @@ static void transformer_alignments(Decoder *dec, int S, int rows)
 void decode_weights_make(DecodeWeights *w, const Dims *d, const Params *P)
 {
     *w = (DecodeWeights){0};
-    if (!model_is_transformer(d))
-        return;
-    const TdecDims td = model_tdec_dims(d);
     const size_t out = (size_t)d->readout * d->tgt_vocab;
-    w->mem = xmalloc_array(tdec_step_weights_floats(&td) + out, sizeof(real));
-    tdec_step_weights_make(w->layer, w->mem, P->tdec, &td);
-    w->W_o = w->mem + tdec_step_weights_floats(&td);
-    pack_panels(w->W_o, P->W_o, d->tgt_vocab, d->readout);
+    if (model_is_transformer(d)) {
+        const TdecDims td = model_tdec_dims(d);
+        w->mem = xmalloc_array(tdec_step_weights_floats(&td) + out, sizeof(real));
+        tdec_step_weights_make(w->layer, w->mem, P->tdec, &td);
+        w->W_o = w->mem + tdec_step_weights_floats(&td);
+        pack_panels(w->W_o, P->W_o, d->tgt_vocab, d->readout);
+        return;
+    }
+    const AttnDims ad = model_attn_dims(d);
+    const size_t p = d->dec_hidden, Gp = (size_t)cell_gates(d->dec_cell) * p;
+    const size_t in_width = d->emb + model_annotation_width(d), ro_width = p + in_width;
+    const size_t a = attn_query_width(&ad), readout = d->readout;
+    w->mem = xmalloc_array(a * p + Gp * in_width + Gp * p + readout * ro_width + out, sizeof(real));
+    real *at = w->mem;
+    if (a) { /* additive or scaled dot: q = W s_{i-1} */
+        w->W_query = at;
+        pack_panels(w->W_query, ad.score == SCORE_ADDITIVE ? P->att.W_a : P->att.W_q, (int)a, (int)p);
+        at += a * p;
+    }
+    w->W_i = at;
+    pack_panels(w->W_i, P->dec.W_i, (int)Gp, (int)in_width);
+    w->W_h = w->W_i + Gp * in_width;
+    pack_panels(w->W_h, P->dec.W_h, (int)Gp, (int)p);
+    w->W_t = w->W_h + Gp * p;
+    pack_panels(w->W_t, P->W_t, (int)readout, (int)ro_width);
+    w->W_o = w->W_t + readout * ro_width;
+    pack_panels(w->W_o, P->W_o, d->tgt_vocab, (int)readout);
 }
 
 void decode_weights_free(DecodeWeights *w)
@@ -210,9 +230,26 @@ static void transformer_step(Decoder *dec, const Params *P, int S, int rows)
         linear_forward(dec->logits, dec->tcache.out, P->W_o, P->b_o, rows, d->emb, d->tgt_vocab);
 }
 
+double decoder_row_flops(const Dims *d)
+{
+    double mads = (double)d->readout * d->tgt_vocab; /* W_o */
+    if (model_is_transformer(d)) {
+        const TdecDims td = model_tdec_dims(d);
+        const double w = td.width;
+        /* self-attention's W_Q, W_K, W_V, W_O; the cross-attention's Wc_Q, Wc_O; W_1, W_2 */
+        return 2 * (mads + td.layers * (6 * w * w + 2 * w * td.ffn));
+    }
+    const AttnDims ad = model_attn_dims(d);
+    const double p = d->dec_hidden, Gp = (double)cell_gates(d->dec_cell) * p;
+    const double in_width = d->emb + model_annotation_width(d);
+    mads += attn_query_width(&ad) * p + Gp * in_width + Gp * p + d->readout * (p + in_width);
+    return 2 * mads;
+}
+
 void decoder_step(Decoder *dec, const Params *P, int S, int rows)
 {
     const Dims *d = &dec->dims;
+    dec->flops += rows * decoder_row_flops(d);
     if (model_is_transformer(d)) {
         transformer_step(dec, P, S, rows);
         return;
@@ -229,15 +266,25 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows)
                      dec->query, dec->att_pre, NULL};
     const int argmax = dec->argmax && attn_has_weights(&ad);
     const AttnChoice choice = {dec->every_row, dec->no_len, NULL, 0, dec->chosen};
+    const DecodeWeights *w = dec->weights;
     const AttnInput in = {dec->state, dec->H_rows, dec->keys_rows, dec->summary_rows,
-                          dec->src_len_rows, S, B, B, argmax ? &choice : NULL};
+                          dec->src_len_rows, S, B, B, argmax ? &choice : NULL,
+                          w ? w->W_query : NULL};
     attn_step_forward(&step, &P->att, &ad, &in);
     if (dec->gate) /* c_i <- beta_i c_i, as training computes it (model_forward.c) */
         context_gate_forward(dec->dec_in + m, in_width, NULL, dec->gate, dec->state, P->w_beta,
                              P->b_beta, B, p, d_h);
-    linear_forward(dec->xg, dec->dec_in, P->dec.W_i, P->dec.b_i, B, in_width, Gp);
+    const real *W_h = P->dec.W_h;
+    if (w) { /* the cell's hidden projections straight into the cache, as it keeps them */
+        linear_forward_packed(dec->xg, dec->dec_in, w->W_i, P->dec.b_i, B, in_width, Gp);
+        packed_product(dec->next_cache, cell_cache_width(d->dec_cell) * p, dec->state, p, w->W_h,
+                       B, p, Gp);
+        W_h = NULL;
+    } else {
+        linear_forward(dec->xg, dec->dec_in, P->dec.W_i, P->dec.b_i, B, in_width, Gp);
+    }
     cell_step_forward(d->dec_cell, dec->next_state, dec->next_cache, dec->xg, Gp, dec->state, p,
-                      dec->cache, P->dec.W_h, P->dec.b_h, NULL, 0, B, p);
+                      dec->cache, W_h, P->dec.b_h, NULL, 0, B, p);
     for (int b = 0; b < B; b++) {
         real *x = dec->ro_in + (size_t)b * ro_width;
         const real *from = dec->dec_in + (size_t)b * in_width;
@@ -245,9 +292,16 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows)
         memcpy(x + p, from + m, sizeof(real) * d_h);
         memcpy(x + p + d_h, from, sizeof(real) * m);
     }
-    linear_forward(dec->ro_out, dec->ro_in, P->W_t, P->b_t, B, ro_width, d->readout);
+    if (w)
+        linear_forward_packed(dec->ro_out, dec->ro_in, w->W_t, P->b_t, B, ro_width, d->readout);
+    else
+        linear_forward(dec->ro_out, dec->ro_in, P->W_t, P->b_t, B, ro_width, d->readout);
     tanh_forward(dec->ro_out, dec->ro_out, (size_t)B * d->readout);
-    linear_forward(dec->logits, dec->ro_out, P->W_o, P->b_o, B, d->readout, d->tgt_vocab);
+    if (w)
+        linear_forward_packed(dec->logits, dec->ro_out, w->W_o, P->b_o, B, d->readout,
+                              d->tgt_vocab);
+    else
+        linear_forward(dec->logits, dec->ro_out, P->W_o, P->b_o, B, d->readout, d->tgt_vocab);
 }
 
 void decoder_advance(Decoder *dec, const int *from, int rows)
@@ -280,7 +334,7 @@ void decoder_advance(Decoder *dec, const int *from, int rows)
 
 int decoder_rows_may_leave(const Decoder *dec)
 {
-    return model_is_transformer(&dec->dims) && dec->weights;
+    return dec->weights != NULL;
 }
 
 /* A plane of S positions of `rows` rows each (row j * rows + r, `width` floats) with only
@@ -304,19 +358,36 @@ static void keep_row_buffer(void *buf, size_t bytes, const int *keep, int n)
 void decoder_keep_rows(Decoder *dec, const int *keep, int n, int rows, int S)
 {
     assert(decoder_rows_may_leave(dec) && n <= rows);
-    const TdecDims td = model_tdec_dims(&dec->dims);
-    const size_t w2 = 2 * (size_t)td.width, cap = dec->tcache.cap;
-    /* the annotations themselves stay: a Transformer reads them at step 0 only, into its
-     * cross-attention's keys and values, which move */
+    const Dims *d = &dec->dims;
     keep_row_buffer(dec->src_len_rows, sizeof(int), keep, n);
     keep_row_buffer(dec->prev, sizeof(int), keep, n);
-    for (int l = 0; l < td.layers; l++) {
-        keep_plane(dec->tcache.cross_kv[l], w2, keep, n, rows, S);
-        /* the positions cached so far: 0 .. step - 1 */
-        for (int r = 0; r < n; r++)
-            memmove(dec->tcache.kv[l] + r * cap * w2, dec->tcache.kv[l] + (size_t)keep[r] * cap * w2,
-                    sizeof(real) * (size_t)dec->step * w2);
+    if (model_is_transformer(d)) {
+        const TdecDims td = model_tdec_dims(d);
+        const size_t w2 = 2 * (size_t)td.width, cap = dec->tcache.cap;
+        /* the annotations themselves stay: a Transformer reads them at step 0 only, into
+         * its cross-attention's keys and values, which move */
+        for (int l = 0; l < td.layers; l++) {
+            keep_plane(dec->tcache.cross_kv[l], w2, keep, n, rows, S);
+            /* the positions cached so far: 0 .. step - 1 */
+            for (int r = 0; r < n; r++)
+                memmove(dec->tcache.kv[l] + r * cap * w2,
+                        dec->tcache.kv[l] + (size_t)keep[r] * cap * w2,
+                        sizeof(real) * (size_t)dec->step * w2);
+        }
+        return;
     }
+    /* a recurrent decoder reads its rows' annotations and keys at every step, and carries
+     * its state (and an LSTM its cell state, in the cache) from one step to the next */
+    const AttnDims ad = model_attn_dims(d);
+    const size_t d_h = model_annotation_width(d), p = d->dec_hidden;
+    keep_plane(dec->H_rows, d_h, keep, n, rows, S);
+    if (attn_key_width(&ad))
+        keep_plane(dec->keys_rows, (size_t)attn_key_width(&ad), keep, n, rows, S);
+    if (dec->summary_rows)
+        keep_row_buffer(dec->summary_rows, sizeof(real) * d_h, keep, n);
+    keep_row_buffer(dec->state, sizeof(real) * p, keep, n);
+    if (d->dec_cell == CELL_LSTM) /* only its cache carries anything to the next step */
+        keep_row_buffer(dec->cache, sizeof(real) * cell_cache_width(d->dec_cell) * p, keep, n);
 }
 
 int decode_output_limit(int src_steps, double ratio, long extra)

@@ -9,21 +9,25 @@
 #include "model/batch.h"
 #include "model/model.h"
 
-/* A Transformer decoder's weights laid out for decoding's products: each layer's step
- * weights (nn/transformer_decoder.h) and the output layer's W_o (V_y outputs of l), in
- * panels (nn/ops.h pack_panels, linear_forward_packed). Made once for weights that then
- * stay as they are while decoders read them (s2s translate's, bench's); a decoder
- * without them multiplies by the Params' own through BLAS (validation's, whose weights
- * change between runs). The same products either way, to float rounding; the packed
- * ones sum each output in one order whatever the rows beside it, so that rows may leave
- * (decoder_rows_may_leave), and BLAS's copies of W on every call are gone. */
+/* The decoder's weights laid out for decoding's products, in panels (nn/ops.h
+ * pack_panels, linear_forward_packed): a Transformer decoder's step weights of each layer
+ * (nn/transformer_decoder.h); a recurrent decoder's attention query (W_a or W_q), input
+ * and hidden projections (W_i, W_h), readout (W_t); and every decoder's output layer W_o.
+ * Made once for weights that then stay as they are while decoders read them (s2s
+ * translate's, bench's); a decoder without them multiplies by the Params' own through
+ * BLAS (validation's, whose weights change between runs). The same products either way,
+ * to float rounding; the packed ones sum each output in one order whatever the rows
+ * beside it, as does the attention step they go with (model/attention.h
+ * query_panels), so that rows may leave (decoder_rows_may_leave), and BLAS's copies of
+ * W on every call are gone. */
 typedef struct {
     TdecStepWeights layer[DEC_MAX_LAYERS];
+    real *W_query, *W_i, *W_h, *W_t; /* a recurrent decoder's (W_query NULL without a query) */
     real *W_o;
     real *mem;
 } DecodeWeights;
 
-/* Makes them for a model with a Transformer decoder (nothing, all NULL, for others). */
+/* Makes them for the model of d. */
 void decode_weights_make(DecodeWeights *w, const Dims *d, const Params *P);
 void decode_weights_free(DecodeWeights *w); /* safe on a zeroed one */
 
@@ -68,7 +72,14 @@ typedef struct {
     TdecCache tcache;
     real *tcache_mem;
     real *x;
+    double flops; /* the weight products' floating-point operations of every step taken
+                   * (rows times decoder_row_flops; s2s bench --translate's share of the
+                   * peak). 0 after decoder_init. */
 } Decoder;
+
+/* The floating-point operations of one row's weight products in a decoder step (2 per
+ * multiply-add): the products decoding cannot do without, whatever else it spends. */
+double decoder_row_flops(const Dims *d);
 
 /* Sizes a decoder for up to max_batch sentences of up to max_src_steps positions
  * (</s> included) and up to max_beam hypotheses each. decoder_free on a zeroed Decoder
@@ -99,13 +110,13 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows);
 void decoder_advance(Decoder *dec, const int *from, int rows);
 
 /* Whether rows may leave the decoder's products (decoder_keep_rows) without changing
- * what the others compute: with a Transformer's packed weights, each row's every number
+ * what the others compute: with packed weights (DecodeWeights), each row's every number
  * is a sum in a fixed order whatever the rows beside it. (BLAS's products are not: one
  * row takes its matrix-vector path, and a few rows its small-matrix kernels.) */
 int decoder_rows_may_leave(const Decoder *dec);
 
 /* Keeps rows keep[0..n) of the `rows` of the step just advanced (keep rising), as rows
- * 0..n): their sources, caches and last words; the others' sentences have ended. */
+ * 0..n): their sources, states, caches and last words; the others' sentences have ended. */
 void decoder_keep_rows(Decoder *dec, const int *keep, int n, int rows, int S);
 
 /* The most words a translation of a source of src_steps positions (</s> included) may

@@ -139,8 +139,9 @@ static void head_scores(AttnStep *out, const AttnParams *P, const AttnDims *d,
     const int ah = a / H, ph = p / H, vh = v / H;
     switch (d->score) {
     case SCORE_ADDITIVE: /* e_ij = v_a[k] . tanh(q[k] + keys_j[k]) */
-        attn_additive_scores_forward(out->scores, out->pre + k * ah, out->query + k * ah,
-                                     in->keys + k * ah, a, P->v_a + k * ah, in->len, S, B, ah);
+        (in->query_panels ? attn_additive_scores_by_row : attn_additive_scores_forward)(
+            out->scores, out->pre + k * ah, out->query + k * ah, in->keys + k * ah, a,
+            P->v_a + k * ah, in->len, S, B, ah);
         break;
     case SCORE_DOT: /* e_ij = s_{i-1}[k] . h_j[k] */
         attn_dot_scores_forward(out->scores, in->s_prev + k * vh, p, in->H + k * vh, v, 1, in->len,
@@ -185,10 +186,12 @@ void attn_step_forward(AttnStep *out, const AttnParams *P, const AttnDims *d, co
     assert(rows <= B);
     switch (d->score) {
     case SCORE_ADDITIVE: /* q (rows, a) = s_{i-1} (rows, p) . W_a^T (p, a), every head's */
-        matmul(CblasNoTrans, CblasTrans, rows, a, p, 1, in->s_prev, p, P->W_a, p, 0, out->query, a);
-        break;
     case SCORE_SCALED_DOT: /* q (rows, a) = s_{i-1} . W_q^T */
-        matmul(CblasNoTrans, CblasTrans, rows, a, p, 1, in->s_prev, p, P->W_q, p, 0, out->query, a);
+        if (in->query_panels)
+            linear_forward_packed(out->query, in->s_prev, in->query_panels, NULL, rows, p, a);
+        else
+            matmul(CblasNoTrans, CblasTrans, rows, a, p, 1, in->s_prev, p,
+                   d->score == SCORE_ADDITIVE ? P->W_a : P->W_q, p, 0, out->query, a);
         break;
     case SCORE_NONE: /* c_i is the sentence's fixed context; rows of length 0 are left out */
         for (int b = 0; b < B; b++)

@@ -88,6 +88,10 @@ typedef struct {
     const int *len;      /* (B) real positions; 0 for rows left out */
     int S, B, rows;      /* the first `rows` of the B rows take part */
     const AttnChoice *choice; /* NULL: every row's context is the expected one (soft) */
+    const real *query_panels; /* NULL, or the query's weights (W_a or W_q) packed for
+                               * linear_forward_packed (decoding's, decode/decode.h): then
+                               * the query and every score are summed row by row in one
+                               * order, whatever the rows beside it, so that rows may leave */
 } AttnInput;
 
 /* What one step writes, and its scratch. */

@@ -121,7 +121,7 @@ static void decoder_step_backward(Params *G, Workspace *ws, const Params *P, con
     const real *dalign = alignment_terms_step_backward(ws, bt, i);
     const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
     const AttnInput in = {s_prev, enc->H, ws->keys, enc->summary, ws->dec.step_len + (size_t)i * B,
-                          S,      B,      Bi,       hard ? &choice : NULL};
+                          S,      B,      Bi,       hard ? &choice : NULL, NULL};
     if (hard)
         hard_step_weights(ws, bt, i);
     const AttnStep step = {NULL, 0,

@@ -148,9 +148,9 @@ static void decoder_step_forward(Workspace *ws, const Params *P, int i)
                      ws->dec.alpha ? ws->dec.alpha + (size_t)i * SB : NULL, ws->dec.scores, q,
                      model_att_pre_step(ws, i), i == ws->kept.step ? ws->kept.scores : NULL};
     const AttnChoice choice = hard ? hard_step_choice(ws, i) : (AttnChoice){0};
-    const AttnInput in = {s_prev, ws->enc.H,     ws->keys, ws->enc.summary,
-    ws->dec.step_len + (size_t)i * B,
-                          S,      B,             Bi,       hard ? &choice : NULL};
+    const AttnInput in = {s_prev, ws->enc.H, ws->keys, ws->enc.summary,
+                          ws->dec.step_len + (size_t)i * B, S, B, Bi, hard ? &choice : NULL,
+                          NULL};
     attn_step_forward(&step, &P->att, &ad, &in);
     if (i == ws->kept.step && ws->kept.pre) /* s2s explain's copy, before the next step's */
         memcpy(ws->kept.pre, step.pre, sizeof(real) * SB * attn_pre_width(&ad));

@@ -33,6 +33,39 @@ void attn_additive_scores_forward(real *e, real *pre, const real *q, const real 
     cblas_gemv(CblasRowMajor, CblasNoTrans, S * B, A, 1, pre, ld, v_a, 1, 0, e, 1);
 }
 
+/* a . b over n in one order whatever the caller: eight lanes (u mod 8) side by side,
+ * then the tail, then the lanes added in turn */
+static real dot_in_lanes(const real *restrict a, const real *restrict b, int n)
+{
+    real lane[8] = {0};
+    int u = 0;
+    for (; u + 8 <= n; u += 8)
+        for (int l = 0; l < 8; l++)
+            lane[l] += a[u + l] * b[u + l];
+    real sum = 0;
+    for (; u < n; u++)
+        sum += a[u] * b[u];
+    for (int l = 0; l < 8; l++)
+        sum += lane[l];
+    return sum;
+}
+
+void attn_additive_scores_by_row(real *e, real *pre, const real *q, const real *keys, int ld,
+                                 const real *v_a, const int *len, int S, int B, int A)
+{
+    for (int j = 0; j < S; j++)
+        for (int b = 0; b < B; b++) {
+            size_t row = (size_t)j * B + b;
+            if (j < n_real(len, S, b)) {
+                tanh_of_sum(pre + row * ld, keys + row * ld, q + (size_t)b * ld, A);
+                e[row] = dot_in_lanes(pre + row * ld, v_a, A);
+            } else {
+                memset(pre + row * ld, 0, sizeof(real) * (size_t)A);
+                e[row] = 0;
+            }
+        }
+}
+
 /* forward: e = v . t, t = tanh(k + q): dt = de v, and through tanh dk += dq += dt (1 - t^2) */
 SIMD_CLONES static void tanh_sum_backward(real *restrict dk, real *restrict dq, const real *restrict t,
                               const real *restrict v, real de, int A)

@@ -18,6 +18,12 @@
  * row stride ld >= A (a head's slice of wider rows). */
 void attn_additive_scores_forward(real *e, real *pre, const real *q, const real *keys, int ld,
                                   const real *v_a, const int *len, int S, int B, int A);
+/* The same scores, each summed over A in one fixed order of its own (eight running
+ * sums, then the rest), where the one above sums them all in one BLAS product: what a
+ * row gets never depends on the rows beside it, so decoding's rows may leave
+ * (decode/decode.h). The same numbers to float rounding. */
+void attn_additive_scores_by_row(real *e, real *pre, const real *q, const real *keys, int ld,
+                                 const real *v_a, const int *len, int S, int B, int A);
 /* Accumulates dq (B, A), dkeys (S*B, A) (both row stride ld), dv_a (A) from de (S*B). */
 void attn_additive_scores_backward(real *dq, real *dkeys, real *dv_a, const real *de,
                                    const real *pre, int ld, const real *v_a, const int *len,

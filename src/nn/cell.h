@@ -39,7 +39,9 @@ const char *cell_name(CellKind kind);
 
 /* One step. xg (B, G*H) row stride ld_xg; h_prev (B, H) row stride ld_h and
  * cache_prev (B, cache width * H), the previous step's, both NULL for the zero state.
- * Writes h (B, H) with row stride ld_h and cache. */
+ * Writes h (B, H) with row stride ld_h and cache. W_h NULL: the caller has written the
+ * hidden projections h_prev W_h^T into cache[:, 0 : G*H) (row stride cache width * H)
+ * already (decoding's packed weights, decode/decode.h). */
 void cell_step_forward(CellKind kind, real *h, real *cache, const real *xg, int ld_xg,
                        const real *h_prev, int ld_h, const real *cache_prev, const real *W_h,
                        const real *b_h, const int *len, int t, int B, int H);

@@ -34,15 +34,15 @@ void pack_panels(real *Wp, const real *W, int out, int in)
     }
 }
 
-/* y (rows, w; row stride ldy) = x (rows, in) . panel (in, w), each output summed over
- * k in order: what a row gets never depends on the rows beside it. */
-SIMD_CLONES static void panel_product(real *y, int ldy, const real *x, const real *panel,
+/* y (rows, w; row stride ldy) = x (rows, in; row stride ldx) . panel (in, w), each output
+ * summed over k in order: what a row gets never depends on the rows beside it. */
+SIMD_CLONES static void panel_product(real *y, int ldy, const real *x, int ldx, const real *panel,
                                       int rows, int in, int w)
 {
     for (int r = 0; r < rows; r++) {
         real acc[PANEL_COLUMNS] = {0};
         for (int k = 0; k < in; k++) {
-            const real xk = x[(size_t)r * in + k], *p = panel + (size_t)k * w;
+            const real xk = x[(size_t)r * ldx + k], *p = panel + (size_t)k * w;
             for (int j = 0; j < w; j++)
                 acc[j] += xk * p[j];
         }
@@ -50,25 +50,34 @@ SIMD_CLONES static void panel_product(real *y, int ldy, const real *x, const rea
     }
 }
 
-void linear_forward_packed(real *y, const real *x, const real *Wp, const real *b,
-                           int rows, int in, int out)
+void packed_product(real *y, int ldy, const real *x, int ldx, const real *Wp, int rows, int in,
+                    int out)
 {
     if (rows == 0)
         return;
     for (int c0 = 0; c0 < out; c0 += PANEL_COLUMNS) {
-        /* y[:, c0 .. c0 + w) (rows, w) = x (rows, in) . panel (in, w): by libxsmm's kernel
-         * (which, too, sums each output over k in order, whatever the rows), else by
-         * panel_product, never BLAS's (one row would take its matrix-vector path, whose
-         * sums run in another order) */
+        /* y[:, c0 .. c0 + w) (rows, w) = x (rows, in) . panel (in, w): a whole panel by
+         * libxsmm's kernel (which, too, sums each output over k in order, whatever the
+         * rows), a narrower one by panel_product, never BLAS's (one row would take its
+         * matrix-vector path, whose sums run in another order). libxsmm's kernels for
+         * outputs 2 to 16 wide run across the rows instead, and a row's sums then depend
+         * on how many rows there are (measured with libxsmm 1.17's AVX2 kernels). */
         const int w = out - c0 < PANEL_COLUMNS ? out - c0 : PANEL_COLUMNS;
         const real *panel = Wp + (size_t)c0 * in;
 #ifndef S2S_REAL_DOUBLE
-        if (small_gemm_always(CblasNoTrans, CblasNoTrans, rows, w, in, x, in, panel, w, 0,
-                              y + c0, out))
+        if (w == PANEL_COLUMNS &&
+            small_gemm_always(CblasNoTrans, CblasNoTrans, rows, w, in, x, ldx, panel, w, 0,
+                              y + c0, ldy))
             continue;
 #endif
-        panel_product(y + c0, out, x, panel, rows, in, w);
+        panel_product(y + c0, ldy, x, ldx, panel, rows, in, w);
     }
+}
+
+void linear_forward_packed(real *y, const real *x, const real *Wp, const real *b,
+                           int rows, int in, int out)
+{
+    packed_product(y, out, x, in, Wp, rows, in, out);
     if (b)
         for (int r = 0; r < rows; r++)
             for (int o = 0; o < out; o++)
@@ -94,7 +103,7 @@ void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x
 void hidden_projection_forward(real *hg, int ld_hg, const real *h_prev, int ld_h,
                                const real *W_h, int B, int H, int G)
 {
-    if (h_prev)
+    if (h_prev && W_h)
         matmul(CblasNoTrans, CblasTrans, B, G, H, 1, h_prev, ld_h, W_h, H, 0, hg, ld_hg);
 }
 

@@ -30,6 +30,10 @@ void pack_panels(real *Wp, const real *W, int out, int in);
  * the golden trace's translations are the same bytes). */
 void linear_forward_packed(real *y, const real *x, const real *Wp, const real *b,
                            int rows, int in, int out);
+/* The same product without the bias, x's rows ldx floats apart and y's ldy (a block of
+ * a wider row: a recurrent cell's hidden projections go straight into its cache). */
+void packed_product(real *y, int ldy, const real *x, int ldx, const real *Wp, int rows, int in,
+                    int out);
 /* Accumulates dx (rows, in) += dy W (skipped if dx is NULL), dW (out, in) += dy^T x,
  * db (out) += column sums of dy (skipped if db is NULL). */
 void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,
@@ -38,7 +42,7 @@ void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x
 /* A recurrent cell's hidden projections of one step without b_h (the gates add it):
  * hg (B, G, row stride ld_hg) = h_prev (B, H, row stride ld_h) . W_h^T (H, G), one
  * product for the batch. h_prev NULL is the zero state: nothing is written (each row
- * zeroes its own, step_rows.h). */
+ * zeroes its own, step_rows.h); W_h NULL: nothing either (the caller wrote hg). */
 void hidden_projection_forward(real *hg, int ld_hg, const real *h_prev, int ld_h,
                                const real *W_h, int B, int H, int G);
 

@@ -24,6 +24,7 @@ typedef double real;
 #define linear_forward linear_forward_f64
 #define linear_backward linear_backward_f64
 #define linear_forward_packed linear_forward_packed_f64
+#define packed_product packed_product_f64
 #define pack_panels pack_panels_f64
 #define embedding_forward embedding_forward_f64
 #define embedding_backward embedding_backward_f64
@@ -151,6 +152,7 @@ typedef double real;
 #define model_output_layer model_output_layer_f64
 #define model_att_pre_step model_att_pre_step_f64
 #define attn_additive_scores_forward attn_additive_scores_forward_f64
+#define attn_additive_scores_by_row attn_additive_scores_by_row_f64
 #define attn_additive_scores_backward attn_additive_scores_backward_f64
 #define attn_dot_scores_forward attn_dot_scores_forward_f64
 #define attn_dot_scores_backward attn_dot_scores_backward_f64

@@ -16,9 +16,9 @@
 
 enum { N_SOURCES = 200, MAX_OUT = 12, MAX_BEAM = 5 };
 
-/* Whether the checks decode with the Transformer's packed weights (decode.h
- * DecodeWeights), as s2s translate does: then the rows of sentences that ended leave the
- * step's products, while the plain search below keeps every row. */
+/* Whether the checks decode with packed weights (decode.h DecodeWeights), as s2s
+ * translate does: then the rows of sentences that ended leave the step's products,
+ * while the plain search below keeps every row. */
 static int packed;
 
 static int source_words(const Checkpoint *ck, int b, int *ids);
@@ -317,7 +317,8 @@ static void check_beam_against_plain(const char *run, double random_scale)
         }
     printf("beam %d's hypotheses (%s weights, %s%s) against teacher forcing: attention differs "
            "by at most %.2e, log-probabilities by %.2e of 1 + |log p|\n", MAX_BEAM,
-           random_scale > 0 ? "random" : "trained", dec.dims.decoder ? "Transformer" : "GRU",
+           random_scale > 0 ? "random" : "trained",
+           dec.dims.decoder ? "Transformer" : cell_name(dec.dims.dec_cell),
            packed ? ", packed weights" : "", worst, worst_lp);
     decode_weights_free(&weights);
     model_workspace_free(&forced);
@@ -335,9 +336,20 @@ START_TEST(beam_of_one_is_greedy_decoding)
 }
 END_TEST
 
+/* A recurrent decoder's rows leave with their annotations, keys and state, and an
+ * LSTM's with its cell state (the cache): the LSTM with two additive heads and the
+ * context gate, whose every product runs row by row too. */
+static const char *const TINY_LSTM_HEADS_GATE[] = {"model.decoder_cell=lstm", "model.attention_heads=2",
+                                                   "model.context_gate=true", NULL};
+
 START_TEST(beam_search_is_the_plain_search_it_describes)
 {
     tiny_trained_and_random("beam-plain", NULL, check_beam_against_plain);
+    packed = 1;
+    tiny_trained_and_random("beam-plain-packed", NULL, check_beam_against_plain);
+    tiny_trained_and_random("beam-plain-lstm-packed", TINY_LSTM_HEADS_GATE,
+                            check_beam_against_plain);
+    packed = 0;
 }
 END_TEST
 
