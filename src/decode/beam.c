@@ -35,7 +35,7 @@ typedef struct {
 
 /* log sum_v e^{o_v} over a row of V logits, in double: e^{o_v - max} in eight lanes,
  * which the compiler runs side by side (fast_exp), summed in a fixed order. */
-SIMD_CLONES_WIDE static double log_sum_exp(const real *o, int V)
+SIMD_CLONES static double log_sum_exp(const real *o, int V)
 {
     real max = o[0];
     for (int v = 1; v < V; v++)
