@@ -14,7 +14,12 @@ RSS at most half of torch's. torch runs with its fastest setting here (1 torch t
 
 Then translation: sentences per second of s2s bench --translate (greedy, and beam 5)
 against the reference's greedy decoding of the same model (weights and sources from one
-formula, src/cli/bench_translate.h), at size M in batches of 32.
+formula, src/cli/bench_translate.h), at sizes M and S in batches of 32, with the share
+of the peak that the step's weight products reach.
+
+On a CPU with AVX-512 whose environment chose other kernels, every s2s row runs again
+under OpenBLAS's SkylakeX kernels (OPENBLAS_CORETYPE=SkylakeX), in the same rounds, and
+a second table gives them against torch and against that family's own sgemm peak.
 
 The whole Transformer (--attention-only --decoder-layers 2 --heads 4) has rows of its own:
 training at S/32 and M/32, against the reference built of torch's Transformer layers,
@@ -100,6 +105,12 @@ def main():
     reference = os.path.join(HERE, "..", "torch_reference.py")
     only = set(filter(None, args.only.split(",")))
     peaks = [run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"]]
+    # every s2s row again under OpenBLAS's best kernels for the CPU, when the environment
+    # chose others (issue 46): SkylakeX's on an AVX-512 CPU
+    best_family = ("SkylakeX" if avx512() and os.environ.get("OPENBLAS_CORETYPE") != "SkylakeX"
+                   else None)
+    best_env = dict(os.environ, OPENBLAS_CORETYPE=best_family) if best_family else None
+    best_rows, best_translations = [], []
     rows = []
     for size, batch, steps, warmup, target, flags in CONFIGS:
         name = "%s/%d" % (size, batch)
@@ -109,13 +120,16 @@ def main():
             continue
         name = "image/%d" % batch if size == "image" else (
             name + " " + " ".join(flags) if flags else name)
-        ours, theirs = [], []
+        ours, theirs, ours_best = [], [], []
         for r in range(args.rounds):
             common = ["--size", "S" if size == "image" else size, "--batch", str(batch),
                       "--steps", str(steps), "--warmup", str(warmup)] + flags
             ours.append(run([args.s2s, "bench"] + common + ["--seed", str(r + 1)]))
             theirs.append(run(["/usr/bin/python3", reference, "bench", "--json", "--seed", str(r + 1)]
                               + common))
+            if best_family:
+                ours_best.append(run([args.s2s, "bench"] + common + ["--seed", str(r + 1)],
+                                     best_env))
             print("  %s round %d: s2s %.0f, torch %.0f target tokens/s" % (
                 name, r + 1, ours[-1]["tgt_tokens_per_s"], theirs[-1]["tgt_tokens_per_s"]),
                 file=sys.stderr, flush=True)
@@ -127,6 +141,9 @@ def main():
                  TRANSFORMER_FLOPS_PER_TOKEN[size] if flags == TRANSFORMER else None)
         limit = PEAK_FLOPS / flops if flops else None
         rows.append((name, o, t, o_rss, t_rss, limit, flops, target))
+        if best_family:
+            best_rows.append((name, statistics.median(x["tgt_tokens_per_s"] for x in ours_best),
+                              t, flops))
         peaks.append(run([args.s2s, "bench", "--sgemm-peak"])["sgemm_gflops"])
     translations = []
     for size, batch, steps, warmup, beam, times, flags in TRANSLATE:
@@ -134,10 +151,12 @@ def main():
             continue
         common = ["--size", size, "--batch", str(batch), "--steps", str(steps), "--warmup",
                   str(warmup), "--translate"] + flags
-        ours, theirs = [], []
+        ours, theirs, ours_best = [], [], []
         for r in range(args.rounds):
             ours.append(run([args.s2s, "bench"] + common + ["--beam", str(beam)]))
             theirs.append(run(["/usr/bin/python3", reference, "bench", "--json"] + common))
+            if best_family:
+                ours_best.append(run([args.s2s, "bench"] + common + ["--beam", str(beam)], best_env))
             print("  %s%s translate beam %d round %d: s2s %.1f, torch greedy %.1f sentences/s" % (
                 size, " Transformer" if flags else "", beam, r + 1, ours[-1]["sentences_per_s"],
                 theirs[-1]["sentences_per_s"]), file=sys.stderr, flush=True)
@@ -147,7 +166,11 @@ def main():
         # words, up to argmax near-ties), so the same work on both sides
         same = beam > 1 or ours[0]["words_out"] == theirs[0]["words_out"]
         translations.append((size + (" Transformer" if flags else ""), batch, beam, o, t, times,
-                             same))
+                             same, statistics.median(x["step_gflops"] for x in ours)))
+        if best_family:
+            best_translations.append((translations[-1][0], batch, beam,
+                                      statistics.median(x["sentences_per_s"] for x in ours_best), t,
+                                      statistics.median(x["step_gflops"] for x in ours_best)))
     peak = statistics.median(peaks)
     # OpenBLAS's kernels for AVX-512, whatever core type the environment chose: on the
     # bench machine (AMD EPYC, OPENBLAS_CORETYPE=Haswell set) they run 2048^3 at twice
@@ -202,13 +225,14 @@ def main():
     if translations:
         print()
         print("| translation (batches of 32) | s2s sentences/s | torch greedy sentences/s | "
-              "ratio | same words out | target | met |")
-        print("|---|---|---|---|---|---|---|")
+              "ratio | same words out | s2s % of measured peak (the step's weight products) "
+              "| target | met |")
+        print("|---|---|---|---|---|---|---|---|")
     notes = []
-    for size, batch, beam, o, t, times, same in translations:
-        print("| %s/%d %s | %.1f | %.1f | %.2f | %s | %s | %s |" % (
+    for size, batch, beam, o, t, times, same, gflops in translations:
+        print("| %s/%d %s | %.1f | %.1f | %.2f | %s | %.1f%% | %s | %s |" % (
             size, batch, "greedy" if beam == 1 else "beam %d" % beam, o, t, o / t,
-            "yes" if same else "NO", "%gx torch" % times if times else "-",
+            "yes" if same else "NO", 100 * gflops / peak, "%gx torch" % times if times else "-",
             ("yes" if o >= times * t and same else "no") if times else "-"))
         if times and o < times * t and same:
             notes.append("- %s/%d %s: both decode the same sentences to the same number of "
@@ -219,6 +243,22 @@ def main():
 
     for line in notes:
         print(line)
+    if best_family and (best_rows or best_translations):
+        # the best family's peak: measured above (skylake) when the CPU has AVX-512
+        best_peak = statistics.median(skylake)
+        print()
+        print("Under OpenBLAS's %s kernels (OPENBLAS_CORETYPE=%s, sgemm peak %.1f GFLOP/s; torch "
+              "as above):" % (best_family, best_family, best_peak))
+        print()
+        print("| row | s2s | s2s/torch | %% of the %s peak |" % best_family)
+        print("|---|---|---|---|")
+        for name, o, t, flops in best_rows:
+            print("| %s (tok/s) | %.0f | %.2f | %s |" % (
+                name, o, o / t, "%.1f%%" % (100 * o * flops / (best_peak * 1e9)) if flops else "-"))
+        for size, batch, beam, o, t, gflops in best_translations:
+            print("| %s/%d %s (sentences/s) | %.1f | %.2f | %.1f%% (the step's weight products) |" % (
+                size, batch, "greedy" if beam == 1 else "beam %d" % beam, o, o / t,
+                100 * gflops / best_peak))
 
 
 if __name__ == "__main__":
