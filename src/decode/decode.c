@@ -1,5 +1,7 @@
 /* decode.c: step-by-step decoding (see decode.h), built from the same kernels as the
- * training pass, so a decoded step computes exactly what a teacher-forced step does. */
+ * training pass, so a decoded step computes what a teacher-forced step does: exactly
+ * with the Params' own weights (validation), to float rounding with packed ones
+ * (DecodeWeights: translate's, whose rows may leave). */
 #include "decode/decode.h"
 
 #include <assert.h>
