@@ -75,6 +75,7 @@ void decoder_init(Decoder *dec, const Dims *d, int max_batch, int max_src_steps,
     dec->max_batch = max_batch;
     dec->max_src_steps = max_src_steps;
     dec->max_rows = max_batch * max_beam;
+    dec->row_flops = decoder_row_flops(d);
     model_workspace_init(&dec->enc, d, max_batch, max_src_steps, 0, 0);
     const size_t B = (size_t)dec->max_rows, SB = (size_t)max_src_steps * B;
     Arena counting = {0};
@@ -226,10 +227,8 @@ static void transformer_step(Decoder *dec, const Params *P, int S, int rows)
     tdec_step(&dec->tcache, P->tdec, w ? w->layer : NULL, &td, dec->x, dec->step,
               dec->src_len_rows, S, rows);
     transformer_alignments(dec, S, rows);
-    if (w)
-        linear_forward_packed(dec->logits, dec->tcache.out, w->W_o, P->b_o, rows, d->emb, d->tgt_vocab);
-    else
-        linear_forward(dec->logits, dec->tcache.out, P->W_o, P->b_o, rows, d->emb, d->tgt_vocab);
+    linear_forward_any(dec->logits, dec->tcache.out, P->W_o, w ? w->W_o : NULL, P->b_o, rows,
+                       d->emb, d->tgt_vocab);
 }
 
 double decoder_row_flops(const Dims *d)
@@ -251,7 +250,7 @@ double decoder_row_flops(const Dims *d)
 void decoder_step(Decoder *dec, const Params *P, int S, int rows)
 {
     const Dims *d = &dec->dims;
-    dec->flops += rows * decoder_row_flops(d);
+    dec->flops += rows * dec->row_flops;
     if (model_is_transformer(d)) {
         transformer_step(dec, P, S, rows);
         return;
@@ -276,14 +275,13 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows)
     if (dec->gate) /* c_i <- beta_i c_i, as training computes it (model_forward.c) */
         context_gate_forward(dec->dec_in + m, in_width, NULL, dec->gate, dec->state, P->w_beta,
                              P->b_beta, B, p, d_h);
+    linear_forward_any(dec->xg, dec->dec_in, P->dec.W_i, w ? w->W_i : NULL, P->dec.b_i, B,
+                       in_width, Gp);
     const real *W_h = P->dec.W_h;
     if (w) { /* the cell's hidden projections straight into the cache, as it keeps them */
-        linear_forward_packed(dec->xg, dec->dec_in, w->W_i, P->dec.b_i, B, in_width, Gp);
         packed_product(dec->next_cache, cell_cache_width(d->dec_cell) * p, dec->state, p, w->W_h,
                        B, p, Gp);
         W_h = NULL;
-    } else {
-        linear_forward(dec->xg, dec->dec_in, P->dec.W_i, P->dec.b_i, B, in_width, Gp);
     }
     cell_step_forward(d->dec_cell, dec->next_state, dec->next_cache, dec->xg, Gp, dec->state, p,
                       dec->cache, W_h, P->dec.b_h, NULL, 0, B, p);
@@ -294,16 +292,11 @@ void decoder_step(Decoder *dec, const Params *P, int S, int rows)
         memcpy(x + p, from + m, sizeof(real) * d_h);
         memcpy(x + p + d_h, from, sizeof(real) * m);
     }
-    if (w)
-        linear_forward_packed(dec->ro_out, dec->ro_in, w->W_t, P->b_t, B, ro_width, d->readout);
-    else
-        linear_forward(dec->ro_out, dec->ro_in, P->W_t, P->b_t, B, ro_width, d->readout);
+    linear_forward_any(dec->ro_out, dec->ro_in, P->W_t, w ? w->W_t : NULL, P->b_t, B, ro_width,
+                       d->readout);
     tanh_forward(dec->ro_out, dec->ro_out, (size_t)B * d->readout);
-    if (w)
-        linear_forward_packed(dec->logits, dec->ro_out, w->W_o, P->b_o, B, d->readout,
-                              d->tgt_vocab);
-    else
-        linear_forward(dec->logits, dec->ro_out, P->W_o, P->b_o, B, d->readout, d->tgt_vocab);
+    linear_forward_any(dec->logits, dec->ro_out, P->W_o, w ? w->W_o : NULL, P->b_o, B,
+                       d->readout, d->tgt_vocab);
 }
 
 void decoder_advance(Decoder *dec, const int *from, int rows)

@@ -72,9 +72,10 @@ typedef struct {
     TdecCache tcache;
     real *tcache_mem;
     real *x;
+    double row_flops; /* decoder_row_flops of its model */
     double flops; /* the weight products' floating-point operations of every step taken
-                   * (rows times decoder_row_flops; s2s bench --translate's share of the
-                   * peak). 0 after decoder_init. */
+                   * (rows times row_flops; s2s bench --translate's share of the peak). 0
+                   * after decoder_init. */
 } Decoder;
 
 /* The floating-point operations of one row's weight products in a decoder step (2 per

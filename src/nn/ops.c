@@ -84,6 +84,15 @@ void linear_forward_packed(real *y, const real *x, const real *Wp, const real *b
                 y[(size_t)r * out + o] += b[o];
 }
 
+void linear_forward_any(real *y, const real *x, const real *W, const real *Wp, const real *b,
+                        int rows, int in, int out)
+{
+    if (Wp)
+        linear_forward_packed(y, x, Wp, b, rows, in, out);
+    else
+        linear_forward(y, x, W, b, rows, in, out);
+}
+
 void linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,
                      const real *W, int rows, int in, int out)
 {

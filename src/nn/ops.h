@@ -30,6 +30,11 @@ void pack_panels(real *Wp, const real *W, int out, int in);
  * the golden trace's translations are the same bytes). */
 void linear_forward_packed(real *y, const real *x, const real *Wp, const real *b,
                            int rows, int in, int out);
+/* y = x W^T + b by W's panels Wp when there are some (linear_forward_packed), else by W
+ * itself (linear_forward): the decoders' step products, packed for translation, plain for
+ * validation. */
+void linear_forward_any(real *y, const real *x, const real *W, const real *Wp, const real *b,
+                        int rows, int in, int out);
 /* The same product without the bias, x's rows ldx floats apart and y's ldy (a block of
  * a wider row: a recurrent cell's hidden projections go straight into its cache). */
 void packed_product(real *y, int ldy, const real *x, int ldx, const real *Wp, int rows, int in,

@@ -25,6 +25,7 @@ typedef double real;
 #define linear_backward linear_backward_f64
 #define linear_forward_packed linear_forward_packed_f64
 #define packed_product packed_product_f64
+#define linear_forward_any linear_forward_any_f64
 #define pack_panels pack_panels_f64
 #define embedding_forward embedding_forward_f64
 #define embedding_backward embedding_backward_f64

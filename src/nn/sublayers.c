@@ -10,10 +10,7 @@ void sublayer_end_forward(const SublayerEndWork *w, const SublayerEnd *P, const 
                           Pcg32 *rng)
 {
     /* a (rows, d) = z W^T + b in y's memory; y = LayerNorm(res + dropout(a)) */
-    if (P->Wp)
-        linear_forward_packed(w->y, z, P->Wp, P->b, rows, in, d);
-    else
-        linear_forward(w->y, z, P->W, P->b, rows, in, d);
+    linear_forward_any(w->y, z, P->W, P->Wp, P->b, rows, in, d);
     if (rng)
         real_rows_dropout_forward(w->y, w->mask, rr, d, rate, rng);
     for (size_t k = 0; k < (size_t)rows * d; k++)

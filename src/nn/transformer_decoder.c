@@ -401,16 +401,6 @@ void tdec_step_weights_make(TdecStepWeights *t, real *base, const TdecParams *P,
     assert((size_t)(at - base) == tdec_step_weights_floats(d));
 }
 
-/* y (rows, out) = x (rows, in) W^T + b, from W's panels Wp where there are some. */
-static void step_linear(real *y, const real *x, const real *W, const real *Wp, const real *b,
-                        int rows, int in, int out)
-{
-    if (Wp)
-        linear_forward_packed(y, x, Wp, b, rows, in, out);
-    else
-        linear_forward(y, x, W, b, rows, in, out);
-}
-
 /* One layer at position pos: x (rows, d) -> c->out (rows, d), which may be x. */
 static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecStepWeights *tw,
                        const TdecDims *D, const real *x, int pos, const int *src_len, int S,
@@ -419,7 +409,7 @@ static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecStepW
     const int d = D->width, F = D->ffn, H = D->heads, cap = c->cap;
     real *kv = c->kv[l];
     /* [q ; k ; v] (rows, 3d) = x W_in^T + b; k and v join the cache at position pos */
-    step_linear(c->qkv, x, P->W_Q, tw ? tw->in_proj : NULL, P->b_Q, rows, d, 3 * d);
+    linear_forward_any(c->qkv, x, P->W_Q, tw ? tw->in_proj : NULL, P->b_Q, rows, d, 3 * d);
     for (int r = 0; r < rows; r++)
         memcpy(kv + ((size_t)r * cap + pos) * 2 * d, c->qkv + (size_t)r * 3 * d + d,
                sizeof(real) * 2 * d);
@@ -442,7 +432,7 @@ static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecStepW
     }
     sublayer_end_forward(&y1, &end[0], c->z, d, x, rows, d, NULL, 0, NULL);
     /* the cross-attention over each row's source */
-    step_linear(c->q, c->y1, P->Wc_Q, tw ? tw->Wc_Q : NULL, P->bc_Q, rows, d, d);
+    linear_forward_any(c->q, c->y1, P->Wc_Q, tw ? tw->Wc_Q : NULL, P->bc_Q, rows, d, d);
     for (int r = 0; r < rows; r++) {
         const real *K = c->cross_kv[l] + (size_t)r * 2 * d;
         const HeadsInput in = {c->q + (size_t)r * d, K, K + d, d, 2 * d * rows, 2 * d * rows, 1,
@@ -452,7 +442,7 @@ static void layer_step(TdecCache *c, int l, const TdecParams *P, const TdecStepW
     }
     sublayer_end_forward(&y2, &end[1], c->z, d, c->y1, rows, d, NULL, 0, NULL);
     /* the FFN (every row is a real position) */
-    step_linear(c->u, c->y2, P->W_1, tw ? tw->W_1 : NULL, P->b_1, rows, d, F);
+    linear_forward_any(c->u, c->y2, P->W_1, tw ? tw->W_1 : NULL, P->b_1, rows, d, F);
     relu_forward(c->u, c->u, (size_t)rows * F);
     sublayer_end_forward(&out, &end[2], c->u, F, c->y2, rows, d, NULL, 0, NULL);
 }
