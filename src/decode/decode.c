@@ -180,7 +180,8 @@ void decode_weights_make(DecodeWeights *w, const Dims *d, const Params *P)
     const size_t out = (size_t)d->readout * d->tgt_vocab;
     if (model_is_transformer(d)) {
         const TdecDims td = model_tdec_dims(d);
-        w->mem = xmalloc_array(tdec_step_weights_floats(&td) + out, sizeof(real));
+        w->floats = tdec_step_weights_floats(&td) + out;
+        w->mem = xmalloc_array(w->floats, sizeof(real));
         tdec_step_weights_make(w->layer, w->mem, P->tdec, &td);
         w->W_o = w->mem + tdec_step_weights_floats(&td);
         pack_panels(w->W_o, P->W_o, d->tgt_vocab, d->readout);
@@ -190,7 +191,8 @@ void decode_weights_make(DecodeWeights *w, const Dims *d, const Params *P)
     const size_t p = d->dec_hidden, Gp = (size_t)cell_gates(d->dec_cell) * p;
     const size_t in_width = d->emb + model_annotation_width(d), ro_width = p + in_width;
     const size_t a = attn_query_width(&ad), readout = d->readout;
-    w->mem = xmalloc_array(a * p + Gp * in_width + Gp * p + readout * ro_width + out, sizeof(real));
+    w->floats = a * p + Gp * in_width + Gp * p + readout * ro_width + out;
+    w->mem = xmalloc_array(w->floats, sizeof(real));
     real *at = w->mem;
     if (a) { /* additive or scaled dot: q = W s_{i-1} */
         w->W_query = at;

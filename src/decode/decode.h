@@ -25,6 +25,7 @@ typedef struct {
     real *W_query, *W_i, *W_h, *W_t; /* a recurrent decoder's (W_query NULL without a query) */
     real *W_o;
     real *mem;
+    size_t floats; /* in mem: every weight one row of a step multiplies by, once */
 } DecodeWeights;
 
 /* Makes them for the model of d. */

@@ -263,6 +263,7 @@ static void check_beam_against_plain(const char *run, double random_scale)
     decode_weights_make(&weights, &ck.model.dims, &ck.model.params);
     if (packed) {
         ck_assert(weights.mem);
+        ck_assert_double_eq(decoder_row_flops(&ck.model.dims), 2.0 * (double)weights.floats);
         dec.weights = &weights;
     }
     static PlainHyp fin[N_SOURCES][2 * MAX_BEAM];

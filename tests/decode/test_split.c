@@ -82,6 +82,9 @@ static void check_split(const char *run, double random)
     DecodeWeights w;
     decode_weights_make(&w, d, P);
     ck_assert(w.mem); /* every decoder's products take packed weights */
+    /* what s2s bench --translate counts a row's step as: a multiply-add for each weight
+     * the step reads, which the panels hold once each */
+    ck_assert_double_eq(decoder_row_flops(d), 2.0 * (double)w.floats);
     static NBest two[N_SOURCES], one[N_SOURCES];
     const char *weights = random ? "random weights" : "trained";
     SplitDecoder sd;
