@@ -110,6 +110,10 @@ VARIANTS = [
     {"tie_output": 1, "l": 16},
     {"tie_output": 1, "l": 16, "enc_cell": "lstm", "dec_cell": "lstm", "embedding_dropout": 0.2,
      "readout_dropout": 0.3, "label_smoothing": 0.1},
+    # the source embeddings E_x are E_y (one vocabulary), alone and with W_o tied too
+    {"share_embeddings": 1, "V_y": 50},
+    {"share_embeddings": 1, "tie_output": 1, "V_y": 50, "l": 16, "embedding_dropout": 0.2,
+     "label_smoothing": 0.1},
     {"score": "scaled_dot", "encoder": "attn", "dec_cell": "lstm", "heads": 4, "sa_layers": 1,
      "sa_heads": 2, "sa_ffn": 32},
     {"score": "none", "encoder": "attn", "dec_cell": "lstm", "sa_layers": 1},
@@ -210,13 +214,16 @@ VARIANTS = [
      "sa_dropout": 0.3, "label_smoothing": 0.1},
     {"dec_layers": 2, "heads": 2, "l": 16, "tie_output": 1, "embedding_dropout": 0.2,
      "sa_dropout": 0.25},
+    {"encoder": "attn", "sa_layers": 2, "dec_layers": 2, "heads": 2, "l": 16, "tie_output": 1,
+     "share_embeddings": 1, "V_y": 50, "embedding_dropout": 0.2, "sa_dropout": 0.25},
     {"encoder": "image", "dec_layers": 1, "heads": 2, "l": 16},
 ]
 # The settings Seq2Seq takes: its sizes, in its order, then its keywords; and HardPass's.
 SIZE_SETTINGS = ("V_x", "V_y", "m", "n", "p", "a", "l")
 MODEL_SETTINGS = ("score", "encoder", "enc_cell", "dec_cell", "enc_layers", "heads",
                   "sa_layers", "sa_heads", "sa_ffn", "image_size", "conv_channels",
-                  "grid_positions", "context_gate", "tie_output", "dec_layers", "dec_ffn")
+                  "grid_positions", "context_gate", "tie_output", "dec_layers", "dec_ffn",
+                  "share_embeddings")
 HARD_SETTINGS = ("reinforce_weight", "entropy_weight", "token_reward", "baseline",
                  "token_baseline")
 # Arguments crosscheck_dump must refuse after a valid seed=7, each with one line that
@@ -225,13 +232,15 @@ HARD_SETTINGS = ("reinforce_weight", "entropy_weight", "token_reward", "baseline
 # list of channels that is empty, has an empty or a 0 entry, or more than 6 blocks; a
 # picture not divisible by 2^blocks (8 with 4 blocks, 6 with the default 2); the gate or
 # the doubly stochastic term without attention weights; attention supervision on a text
-# model or without attention weights; ties outside mode=conv; tie_output with l != m.
+# model or without attention weights; ties outside mode=conv; tie_output with l != m;
+# share_embeddings with V_x != V_y, or on an image model.
 REFUSED_ARGUMENTS = ("scor=dot", "score=dott", "heads=two", "heads=0", "readout_dropout=1",
                      "sa_layers", "seed=8", "encoder=imag", "image_size=1", "image_size=6",
                      "conv_channels=", "conv_channels=3,,4", "conv_channels=3,0",
                      "conv_channels=3,4,", "conv_channels=1,2,3,4,5,6,7",
                      "conv_channels=3,4,5,6", "grid_positions=3", "context_gate=yes",
                      "doubly_stochastic=-0.5", "mode=convolution", "ties=1", "tie_output=1",
+                     "share_embeddings=1", ("encoder=image", "V_y=9", "share_embeddings=1"),
                      ("score=none", "context_gate=1"), ("score=none", "doubly_stochastic=0.5"),
                      "attention_supervision=1", ("encoder=image", "score=none",
                                                  "attention_supervision=1"))

@@ -22,6 +22,7 @@ CONFIG_KEYS = {
     "model.attention_heads": 1, "model.encoder_cell": "gru", "model.decoder_cell": "gru",
     "model.encoder_layers": 1, "model.context_gate": False, "model.embedding_dropout": 0.0,
     "model.readout_dropout": 0.0, "model.init_range": 0.1, "model.tie_output": False,
+    "model.share_embeddings": False,
     "model.self_attention_layers": 0, "model.self_attention_heads": 4,
     "model.self_attention_ffn": 0, "model.self_attention_dropout": 0.1,
     "model.decoder_layers": 1,
@@ -191,6 +192,13 @@ def load_config(text, where, overrides=()):
         raise ConfigError("%s: model.tie_output needs model.readout_size = model.embedding_size"
                           % where)
     image = cfg["model.encoder"] == "image"
+    if cfg["model.share_embeddings"] and (
+            image or cfg["data.src_vocab_size"] != cfg["data.tgt_vocab_size"]
+            or cfg["data.src_min_freq"] != cfg["data.tgt_min_freq"]
+            or (cfg["data.subwords"] != "none" and not cfg["data.subword_joint"]
+                and not cfg["data.subword_tgt_model"])):
+        raise ConfigError("%s: model.share_embeddings needs one vocabulary of both sides' "
+                          "text (as s2s's config_validate says)" % where)
     if image and cfg["data.image_size"] % 2 ** len(cfg["model.conv_channels"]):
         raise ConfigError("%s: data.image_size must be divisible by 2^(conv blocks)" % where)
     widths = ({"model.conv_channels' last (d_h)": cfg["model.conv_channels"][-1]} if image
@@ -243,4 +251,5 @@ def config_model(cfg, vx, vy):
                    dec_ffn=cfg["model.self_attention_ffn"],
                    dropout=cfg["model.self_attention_dropout"],
                    context_gate=int(cfg["model.context_gate"]),
-                   tie_output=int(cfg["model.tie_output"]))
+                   tie_output=int(cfg["model.tie_output"]),
+                   share_embeddings=int(cfg["model.share_embeddings"]))

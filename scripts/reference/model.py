@@ -235,7 +235,8 @@ class Seq2Seq(nn.Module):
     sines of each cell's row and column (grid_sines), 0 none; s_0, an LSTM's
     c_0 and score none's context from the mean annotation, as for "attn"). Optionally
     `context_gate`, the gate beta_i on the context, for any encoder; `tie_output`, W_o
-    the very parameter E_y (l = m; the model then has no W_o of its own). Sizes as in
+    the very parameter E_y (l = m; the model then has no W_o of its own); `share_embeddings`,
+    E_x the very parameter E_y (vx = vy; no E_x of its own). Sizes as in
     MODEL.md: vx, vy, m, n, p, a, l. `dropout`: the torch layers' own, at torch's sites, in
     train() mode (training by the reference; the cross-check gives masks instead). The
     keywords are crosscheck_dump's settings, named alike."""
@@ -243,7 +244,8 @@ class Seq2Seq(nn.Module):
     def __init__(self, vx, vy, m, n, p, a, l, score="additive", enc_cell="gru",
                  dec_cell="gru", enc_layers=1, heads=1, sa_layers=0, sa_heads=4, sa_ffn=0,
                  encoder="birnn", image_size=8, conv_channels=(3, 4), grid_positions=1,
-                 context_gate=0, tie_output=0, dec_layers=0, dec_ffn=0, dropout=0.0):
+                 context_gate=0, tie_output=0, dec_layers=0, dec_ffn=0, dropout=0.0,
+                 share_embeddings=0):
         super().__init__()
         assert score in SCORES and encoder in ENCODERS and enc_cell in CELLS and dec_cell in CELLS
         self.n, self.score, self.dec_cell, self.heads = n, score, dec_cell, heads
@@ -254,6 +256,10 @@ class Seq2Seq(nn.Module):
         self.from_mean = self.attention_only or self.image
         self.E_x = nn.Embedding(vx, m)                # an image model's is never read
         self.E_y = nn.Embedding(vy, m)
+        self.shared = bool(share_embeddings)
+        if self.shared:                               # one table, read by both sides
+            assert vx == vy, "share_embeddings needs one vocabulary"
+            self.E_x.weight = self.E_y.weight
         self.convs, self.grid_P, self.grid_sines = nn.ModuleList(), None, None
         if self.image:
             # conv blocks over (B, 3, N, N), torch's NCHW; a G x G grid of d_h = C_L cells
@@ -343,6 +349,8 @@ class Seq2Seq(nn.Module):
         (encoder_names), then the recurrent decoder's and its attention's, or the
         Transformer decoder's (transformer_names). Each counted against parameters()."""
         names = {"E_x": of(self.E_x.weight), "E_y": of(self.E_y.weight), "b_o": of(self.W_o.bias)}
+        if self.shared:                               # s2s has no E_x when shared: it is E_y
+            del names["E_x"]
         if not self.tied:                             # s2s has no W_o when tied: it is E_y
             names["W_o"] = of(self.W_o.weight)
         names.update(self.encoder_names(of))

@@ -270,6 +270,10 @@ def train(args):
                             cfg["data.src_vocab_size"], cfg["data.src_min_freq"])
     tgt_words = build_vocab((y for _, y in train_tok), cfg["data.tgt_vocab_size"],
                             cfg["data.tgt_min_freq"])
+    if cfg["model.share_embeddings"]:                  # one vocabulary: both sides' counts,
+        both = [x for x, _ in train_tok] + [y for _, y in train_tok]   # the source's first
+        src_words = tgt_words = build_vocab(both, cfg["data.tgt_vocab_size"],
+                                            cfg["data.tgt_min_freq"])
     src_id = {w: k for k, w in enumerate(src_words)}
     tgt_id = {w: k for k, w in enumerate(tgt_words)}
 

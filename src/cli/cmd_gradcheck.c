@@ -100,8 +100,10 @@ int cmd_gradcheck(int argc, char **argv)
         vocab_free(&tgt_counts);
         return cmd_error(&err, EXIT_USAGE);
     }
-    vocab_build(&src_vocab, &src_counts, (int)cfg.data.src_vocab_size, (int)cfg.data.src_min_freq);
-    vocab_build(&tgt_vocab, &tgt_counts, (int)cfg.data.tgt_vocab_size, (int)cfg.data.tgt_min_freq);
+    vocab_build_sides(&src_vocab, &tgt_vocab, &src_counts, &tgt_counts,
+                      &(VocabLimits){(int)cfg.data.src_vocab_size, (int)cfg.data.src_min_freq},
+                      &(VocabLimits){(int)cfg.data.tgt_vocab_size, (int)cfg.data.tgt_min_freq},
+                      cfg.model.share_embeddings);
     corpus_remap(&corpus, &src_counts, &src_vocab, &tgt_counts, &tgt_vocab);
     int n = corpus.n < GRADCHECK_PAIRS ? corpus.n : GRADCHECK_PAIRS;
     const int *src[GRADCHECK_PAIRS], *tgt[GRADCHECK_PAIRS];

@@ -80,6 +80,34 @@ int vocab_count(Vocab *v, const char *word)
     return id;
 }
 
+void vocab_add_counts(Vocab *into, const Vocab *counted)
+{
+    for (int id = 0; id < counted->size; id++) {
+        const char *word = counted->words[id];
+        size_t slot = find_slot(into, word);
+        int to = into->slots[slot] >= 0 ? into->slots[slot] : add_word(into, word, slot);
+        into->counts[to] += counted->counts[id];
+    }
+}
+
+void vocab_build_sides(Vocab *src, Vocab *tgt, const Vocab *src_counted,
+                       const Vocab *tgt_counted, const VocabLimits *src_limits,
+                       const VocabLimits *tgt_limits, int joint)
+{
+    if (!joint) {
+        vocab_build(src, src_counted, src_limits->max_size, src_limits->min_freq);
+        vocab_build(tgt, tgt_counted, tgt_limits->max_size, tgt_limits->min_freq);
+        return;
+    }
+    Vocab both;
+    vocab_init(&both);
+    vocab_add_counts(&both, src_counted);
+    vocab_add_counts(&both, tgt_counted);
+    vocab_build(src, &both, src_limits->max_size, src_limits->min_freq);
+    vocab_build(tgt, &both, tgt_limits->max_size, tgt_limits->min_freq);
+    vocab_free(&both);
+}
+
 int vocab_find(const Vocab *v, const char *word)
 {
     return v->slots[find_slot(v, word)];

@@ -54,6 +54,8 @@ typedef struct {
                      * weights are a soft model's; decoding chooses, see ContextMode) */
     int context_gate; /* beta_i = sigmoid(w_beta . s_{i-1} + b_beta) scales c_i (Xu et al.) */
     int tie_output; /* the output layer's W_o is E_y itself (needs l = m; Press and Wolf 2017) */
+    int share_embeddings; /* E_x is E_y itself: one table for the words of both sides
+                           * (needs V_x = V_y, one vocabulary; a text encoder) */
     /* the image encoder's (model.encoder image): pictures of image_size x image_size,
      * conv_layers blocks of conv_channels[l] channels, grid positions a GridPositions */
     int image_size, conv_layers, conv_channels[CONV_MAX_LAYERS], grid_positions;
@@ -115,7 +117,7 @@ void model_describe(const Dims *d, char *out, size_t cap);
 /* Every tensor of model/MODEL.md, named as there; G = cell_gates of the decoder's cell.
  * The encoder's and the attention's are theirs (encoder.h, attention.h). */
 typedef struct {
-    real *E_x, *E_y;          /* (V_x, m), (V_y, m) */
+    real *E_x, *E_y;          /* (V_x, m), (V_y, m); with share_embeddings E_x is E_y */
     EncoderParams enc;
     real *W_s, *b_s;          /* (p, init width), (p): s_0 = tanh(W_s init + b_s) */
     real *W_c, *b_c;          /* the same shapes, c_0 = tanh(W_c init + b_c); NULL unless
@@ -137,8 +139,12 @@ typedef struct {
  * tensor order and returns the number of floats. Does not set p->mem. */
 size_t params_carve(Params *p, real *base, const Dims *d);
 /* The same without E_x and E_y (left NULL): the rest of the buffer, which follows the
- * embeddings, carved from base. For gradients whose embedding part is kept by rows. */
+ * embeddings, carved from base. For gradients whose embedding part is kept by rows. E_y
+ * stays when params_dense_target_embeddings (and E_x is it, with shared embeddings). */
 size_t params_carve_dense(Params *p, real *base, const Dims *d);
+/* Whether E_y's gradient is dense, not by rows: a tied output layer fills every row, and
+ * shared embeddings take the source's rows too. */
+int params_dense_target_embeddings(const Dims *d);
 /* Allocates a zeroed buffer for d and carves p over it. params_free on a zeroed Params
  * is safe. */
 void params_alloc(Params *p, const Dims *d);

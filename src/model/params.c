@@ -95,6 +95,11 @@ void model_cell_name(int j, char *out, size_t cap)
 
 void model_describe(const Dims *d, char *out, size_t cap)
 {
+    const char *tied = d->tie_output && d->share_embeddings
+                           ? ", output tied to E_y, source embeddings shared with E_y"
+                       : d->tie_output       ? ", output tied to E_y"
+                       : d->share_embeddings ? ", source embeddings shared with E_y"
+                                             : "";
     char heads[32] = "";
     if (d->heads > 1)
         snprintf(heads, sizeof heads, " (%d heads)", d->heads);
@@ -114,17 +119,19 @@ void model_describe(const Dims *d, char *out, size_t cap)
     if (model_is_transformer(d)) {
         snprintf(out, cap, "%s%s, Transformer decoder (%d layer%s, %d head%s, ffn %d)%s", encoder,
                  sa, d->dec_layers, d->dec_layers > 1 ? "s" : "", d->heads,
-                 d->heads > 1 ? "s" : "", d->dec_ffn, d->tie_output ? ", output tied to E_y" : "");
+                 d->heads > 1 ? "s" : "", d->dec_ffn, tied);
         return;
     }
     snprintf(out, cap, "%s%s, %s decoder, %sattention %s%s%s%s", encoder, sa,
              cell_name(d->dec_cell), d->hard ? "hard " : "", score_names[d->score], heads,
-             d->context_gate ? ", context gate" : "", d->tie_output ? ", output tied to E_y" : "");
+             d->context_gate ? ", context gate" : "", tied);
 }
 
 /* Carves every tensor, or (without with_embeddings) every tensor but E_x and E_y -- but
- * for E_y of a tied model, whose output layer reads and updates every row each step. A
- * tied model has no tensor W_o: it points at E_y. */
+ * for E_y of a tied model, whose output layer reads and updates every row each step, or
+ * of shared embeddings, which the encoder's and the decoder's gradients both reach. A
+ * tied model has no tensor W_o: it points at E_y; with shared embeddings E_x points at
+ * E_y. */
 static size_t carve(Params *p, real *base, const Dims *d, int with_embeddings)
 {
     const int m = d->emb, dp = d->dec_hidden, readout = d->readout;
@@ -136,10 +143,13 @@ static size_t carve(Params *p, real *base, const Dims *d, int with_embeddings)
     memset(p->tensors, 0, sizeof p->tensors);
     TensorCarver c = {.base = base, .list = p->tensors, .cap = MODEL_MAX_TENSORS};
     p->E_x = p->E_y = NULL;
-    if (with_embeddings)
+    assert(!d->share_embeddings || d->src_vocab == d->tgt_vocab);
+    if (with_embeddings && !d->share_embeddings)
         p->E_x = tensor_carve(&c, d->src_vocab, m, 0, "E_x");
-    if (with_embeddings || d->tie_output)
+    if (with_embeddings || params_dense_target_embeddings(d))
         p->E_y = tensor_carve(&c, d->tgt_vocab, m, 0, "E_y");
+    if (d->share_embeddings)
+        p->E_x = p->E_y;
     encoder->carve_params(&p->enc, &c, &ed);
     p->W_s = p->b_s = p->W_c = p->b_c = p->w_beta = p->b_beta = p->W_t = p->b_t = NULL;
     p->att = (AttnParams){0};
@@ -172,6 +182,11 @@ static size_t carve(Params *p, real *base, const Dims *d, int with_embeddings)
     p->b_o = tensor_carve(&c, d->tgt_vocab, 1, 1, "b_o");
     p->n_tensors = c.n;
     return c.offset;
+}
+
+int params_dense_target_embeddings(const Dims *d)
+{
+    return d->tie_output || d->share_embeddings;
 }
 
 size_t params_carve(Params *p, real *base, const Dims *d)

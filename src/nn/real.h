@@ -192,6 +192,7 @@ typedef double real;
 #define attn_entropy_backward attn_entropy_backward_f64
 #define attn_log_prob_backward attn_log_prob_backward_f64
 #define params_carve_dense params_carve_dense_f64
+#define params_dense_target_embeddings params_dense_target_embeddings_f64
 #define embedding_grad_init embedding_grad_init_f64
 #define embedding_grad_free embedding_grad_free_f64
 #define embedding_grad_clear embedding_grad_clear_f64

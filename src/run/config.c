@@ -123,6 +123,35 @@ static int check_image_model(Config *cfg, Error *err)
     return 0;
 }
 
+/* model.share_embeddings: one table for the words of both sides, so one vocabulary. */
+static int check_shared_embeddings(Config *cfg, Error *err)
+{
+    if (cfg->model.encoder == CONFIG_ENCODER_IMAGE)
+        return key_error(cfg, err, "model.share_embeddings", "model.share_embeddings: an image "
+                         "model has no source words to share E_y with");
+    if (cfg->data.subwords && !cfg->data.subword_joint && !cfg->data.subword_tgt_model[0])
+        return key_error(cfg, err, "model.share_embeddings", "model.share_embeddings: needs "
+                         "data.subword_joint: true (one SentencePiece model for both sides: "
+                         "separate ones would give the same piece two meanings)");
+    /* the limits of the one vocabulary, named where the config sets them */
+    const struct {
+        const char *src, *tgt;
+        long src_value, tgt_value;
+    } limits[] = {{"data.src_vocab_size", "data.tgt_vocab_size", cfg->data.src_vocab_size,
+                   cfg->data.tgt_vocab_size},
+                  {"data.src_min_freq", "data.tgt_min_freq", cfg->data.src_min_freq,
+                   cfg->data.tgt_min_freq}};
+    for (size_t k = 0; k < sizeof limits / sizeof *limits; k++)
+        if (limits[k].src_value != limits[k].tgt_value)
+            return key_error(cfg, err,
+                             cfg->origin.line[config_find_key(limits[k].src)] ? limits[k].src
+                                                                             : limits[k].tgt,
+                             "%s (%ld) and %s (%ld) must agree with model.share_embeddings (one "
+                             "vocabulary of both sides)", limits[k].src, limits[k].src_value,
+                             limits[k].tgt, limits[k].tgt_value);
+    return 0;
+}
+
 /* data.subwords: sentencepiece replaces the tokenizer, whose settings then have no say
  * (SentencePiece normalises the text itself). */
 static int check_subwords(Config *cfg, Error *err)
@@ -205,6 +234,8 @@ int config_validate(Config *cfg, Error *err)
     if (cfg->model.encoder == CONFIG_ENCODER_IMAGE && check_image_model(cfg, err) < 0)
         return -1;
     if (cfg->model.decoder_cell == DECODER_CELL_NONE && check_transformer_decoder(cfg, err) < 0)
+        return -1;
+    if (cfg->model.share_embeddings && check_shared_embeddings(cfg, err) < 0)
         return -1;
     /* the dot score, s_{i-1} . h_j, needs p = d_h = 2n; heads split vectors evenly
      * (model/MODEL.md) */
@@ -429,9 +460,11 @@ Dims config_model_dims(const Config *cfg, int src_vocab, int tgt_vocab)
               .sa_ffn = (int)cfg->model.self_attention_ffn,
               .hard = cfg->model.attention_mode == ATTENTION_HARD,
               .context_gate = cfg->model.context_gate,
-              .tie_output = cfg->model.tie_output};
+              .tie_output = cfg->model.tie_output,
+              .share_embeddings = cfg->model.share_embeddings};
     if (cfg->model.encoder == CONFIG_ENCODER_IMAGE) {
         d.encoder = ENCODER_IMAGE;
+        d.share_embeddings = 0; /* no source words (config_validate refuses the key) */
         d.enc_cell = CELL_GRU; /* none: the keys of the recurrent encoder mean nothing here */
         d.image_size = (int)cfg->data.image_size;
         d.conv_layers = cfg->model.conv_channels.n < CONV_MAX_LAYERS ? cfg->model.conv_channels.n

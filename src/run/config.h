@@ -79,6 +79,7 @@ typedef struct {
         ConfigIntList conv_channels;
         int grid_positions, grid_position_sines, context_gate;
         int tie_output;     /* W_o is E_y */
+        int share_embeddings; /* E_x is E_y: one vocabulary for both sides */
         long embedding_size, encoder_size, decoder_size, attention_size, readout_size;
         ScoreKind attention;
         long attention_heads;

@@ -129,6 +129,8 @@ const KeySpec config_keys[] = {
     "l: readout layer size"},
     {"model.tie_output", T_BOOL, OFF(model.tie_output), "false", 0, 0, NULL, 0,
     "the output layer's weights W_o are the target embeddings E_y (tied, Press and Wolf 2017): V_y l fewer weights, and every step trains every target embedding; needs readout_size = embedding_size"},
+    {"model.share_embeddings", T_BOOL, OFF(model.share_embeddings), "false", 0, 0, NULL, 0,
+    "the source embeddings E_x are the target embeddings E_y: one vocabulary of both sides' words or pieces (counted together; data.src_vocab_size and tgt_vocab_size, src_min_freq and tgt_min_freq must agree), one table trained by both (fairseq's --share-all-embeddings, Joey NMT's tied_embeddings); with subwords, needs data.subword_joint; a text encoder"},
     {"model.attention", T_ENUM, OFF(model.attention), "additive", 0, 0, score_names, 0,
     "attention score (src/model/MODEL.md): v_a.tanh(W_a s + U_a h), s.h (needs decoder_size = d_h: 2 encoder_size, or embedding_size with encoder_cell none), s.W_g h, W_q s.W_k h / sqrt(a), or none: a fixed context [fwd_h_S; bwd_h_1] (with encoder_cell none: the mean of the annotations)"},
     {"model.attention_heads", T_INT, OFF(model.attention_heads), "1", 1, ATTN_MAX_HEADS, NULL, 0,

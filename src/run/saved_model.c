@@ -120,6 +120,9 @@ static int load_dims(Dims *d, const Config *cfg, const Section *s, const char *n
         d->sa_ffn = 4 * model_annotation_width(d);
         d->dec_ffn = model_is_transformer(d) ? 4 * d->emb : 0;
     }
+    if (d->share_embeddings && d->src_vocab != d->tgt_vocab) /* E_x is E_y */
+        return error_set(err, "checkpoint `%s`: shared embeddings for vocabularies of %d and "
+                         "%d words (they must be one)", name, d->src_vocab, d->tgt_vocab);
     if (d->tie_output && d->readout != d->emb) /* W_o is E_y: the shapes must agree */
         return error_set(err, "checkpoint `%s`: a tied output layer with readout size %d and "
                          "embedding size %d (they must be equal)", name, d->readout, d->emb);
@@ -221,6 +224,11 @@ int saved_model_read(SavedModel *m, const SectionFile *f, const char *name, Erro
         return error_set(err, "checkpoint `%s`: vocabularies of %d and %d words for a model "
                          "of %d and %d", name, m->src_vocab.size, m->tgt_vocab.size,
                          m->dims.src_vocab, m->dims.tgt_vocab);
+    for (int id = 0; m->dims.share_embeddings && id < m->src_vocab.size; id++)
+        if (strcmp(vocab_word(&m->src_vocab, id), vocab_word(&m->tgt_vocab, id)))
+            return error_set(err, "checkpoint `%s`: shared embeddings, but word %d is `%.40s` "
+                             "in the source vocabulary and `%.40s` in the target's", name, id,
+                             vocab_word(&m->src_vocab, id), vocab_word(&m->tgt_vocab, id));
     /* The sizes come from the file: its tensor table and weights are checked against
      * them before anything is allocated, so a damaged size cannot ask for more memory
      * than the file holds. */

@@ -13,7 +13,7 @@ void model_grad_init(ModelGrad *g, const Dims *d, int max_batch, int max_src_ste
     g->dense.n = n;
     params_carve_dense(&g->dense, g->dense.mem, d);
     Params whole;
-    g->offset = params_carve(&whole, NULL, d) - n; /* E_x, and E_y unless it is tied */
+    g->offset = params_carve(&whole, NULL, d) - n; /* the embeddings kept by rows */
     embedding_grad_init(&g->src_emb, d->src_vocab, d->emb, max_batch * max_src_steps);
     embedding_grad_init(&g->tgt_emb, d->tgt_vocab, d->emb, max_batch * max_tgt_steps);
 }
@@ -35,9 +35,10 @@ void model_grad_zero(ModelGrad *g)
 double model_grad_forward_backward(ModelGrad *g, Workspace *ws, const Params *P,
                                  const Batch *batch)
 {
-    /* a tied E_y is in the dense gradient: the output layer fills every row */
-    return model_forward_backward(&g->dense, &g->src_emb, g->dense.E_y ? NULL : &g->tgt_emb, ws,
-                                  P, batch);
+    /* a tied E_y is in the dense gradient: the output layer fills every row; shared
+     * embeddings (E_x is E_y) take the source's rows there too */
+    return model_forward_backward(&g->dense, g->dense.E_x ? NULL : &g->src_emb,
+                                  g->dense.E_y ? NULL : &g->tgt_emb, ws, P, batch);
 }
 
 /* Adds the squares of a table's rows in token order, as a dense loop would meet them. */
@@ -73,8 +74,9 @@ double model_grad_clip(ModelGrad *g, double max_norm)
 void model_grad_apply(Optimizer *opt, Params *P, const ModelGrad *g)
 {
     optim_begin_step(opt);
-    optim_update_rows(opt, 0, P->E_x, &g->src_emb);
-    if (!g->dense.E_y) /* else E_y is in the dense part (tied), updated once, below */
+    if (!g->dense.E_x) /* else E_x is E_y (shared), in the dense part */
+        optim_update_rows(opt, 0, P->E_x, &g->src_emb);
+    if (!g->dense.E_y) /* else E_y is in the dense part (tied or shared), updated once, below */
         optim_update_rows(opt, (size_t)(P->E_y - P->mem), P->E_y, &g->tgt_emb);
     optim_update(opt, g->offset, g->dense.n, P->mem + g->offset, g->dense.mem);
 }

@@ -17,10 +17,11 @@
 
 typedef struct {
     Params dense;      /* every tensor but E_x, E_y (NULL); dense.mem owns the buffer. A
-                        * tied model's E_y (W_o) is dense: the output layer fills it all */
+                        * tied model's E_y (W_o) is dense: the output layer fills it all;
+                        * so are shared embeddings' (E_x is E_y) */
     size_t offset;     /* where the dense part starts in the whole parameter buffer */
-    EmbeddingGrad src_emb;   /* E_x's gradient */
-    EmbeddingGrad tgt_emb;   /* E_y's gradient (left empty for a tied model) */
+    EmbeddingGrad src_emb;   /* E_x's gradient (left empty when E_x is E_y) */
+    EmbeddingGrad tgt_emb;   /* E_y's gradient (left empty when E_y is dense) */
 } ModelGrad;
 
 /* For batches of up to max_batch pairs of up to max_src_steps / max_tgt_steps

@@ -148,14 +148,16 @@ static int read_training_pairs(Trainer *t, Checkpoint *ck, Error *err)
             subword_sampling_count_pieces(&src_counts, t->data.subwords.model[SIDE_SRC]);
             subword_sampling_count_pieces(&tgt_counts, t->data.subwords.model[SIDE_TGT]);
         }
-        if (rc == 0) {
-            vocab_build(&t->data.src_vocab, &src_counts, (int)cfg->data.src_vocab_size,
-                        (int)cfg->data.src_min_freq);
-            vocab_build(&t->data.tgt_vocab, &tgt_counts, (int)cfg->data.tgt_vocab_size,
-                        (int)cfg->data.tgt_min_freq);
+        if (rc == 0) /* one table, so one vocabulary (the limits agree, config_validate) */
+            vocab_build_sides(&t->data.src_vocab, &t->data.tgt_vocab, &src_counts, &tgt_counts,
+                              &(VocabLimits){(int)cfg->data.src_vocab_size,
+                                             (int)cfg->data.src_min_freq},
+                              &(VocabLimits){(int)cfg->data.tgt_vocab_size,
+                                             (int)cfg->data.tgt_min_freq},
+                              cfg->model.share_embeddings);
+        if (rc == 0)
             corpus_remap(&t->data.train, &src_counts, &t->data.src_vocab, &tgt_counts,
                          &t->data.tgt_vocab);
-        }
         vocab_free(&src_counts);
         vocab_free(&tgt_counts);
         if (rc < 0)

@@ -56,6 +56,8 @@ static const TourVariant TEXT[] = {
     {{"data.level=char", "data.lowercase=true", NULL}},
     {{"data.subwords=sentencepiece", "data.subword_vocab_size=20", "data.subword_type=bpe",
       "data.subword_joint=false", NULL}},
+    {{"data.subwords=sentencepiece", "data.subword_vocab_size=24", "model.share_embeddings=true",
+      NULL}},
 };
 enum { N_TEXT = sizeof TEXT / sizeof *TEXT };
 

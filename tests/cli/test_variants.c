@@ -57,6 +57,9 @@ static const Variant VARIANTS[] = {
     /* decoding must gate the context as training does (it did not: issue 28) */
     {"gru encoder (1 layer), gru decoder, attention additive, context gate;",
      {"model.context_gate=true", "training.doubly_stochastic=0.5", NULL}},
+    /* one table for both sides' words */
+    {"gru encoder (1 layer), gru decoder, attention additive, source embeddings shared with E_y;",
+     {"model.share_embeddings=true", NULL}},
 };
 enum { N_VARIANTS = sizeof VARIANTS / sizeof *VARIANTS, NO_ATTENTION = 4 };
 /* The validation loss at step 300 must be below this share of step 100's: every variant

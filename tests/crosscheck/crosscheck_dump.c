@@ -34,7 +34,9 @@
  * (neither with score=none); attention_supervision=lambda, to an image model with
  * attention, supervises it on word cells drawn after the pictures (each cell of a real
  * word's step in with probability 1/3), written as ground (T, B, S). tie_output=1 makes
- * W_o the target embeddings E_y (needs l = m; the dump then has no W_o). mode=conv dumps
+ * W_o the target embeddings E_y (needs l = m; the dump then has no W_o); share_embeddings=1
+ * makes E_x the target embeddings E_y (needs V_x = V_y and a text encoder; the dump then
+ * has no E_x). mode=conv dumps
  * the conv blocks alone instead (conv_dump,
  * ties=1 its case with ties). */
 #include <ctype.h>
@@ -71,6 +73,7 @@ typedef struct {
     IntList conv_channels;          /* image_size pixels, the blocks' channels */
     int context_gate;               /* Dims.context_gate */
     int tie_output;                 /* Dims.tie_output: W_o is E_y (l = m) */
+    int share_embeddings;           /* Dims.share_embeddings: E_x is E_y (V_x = V_y) */
     double doubly_stochastic;       /* Regularization.doubly_stochastic: lambda */
     double attention_supervision;   /* Regularization.attention_supervision: lambda */
     int mode, ties;                 /* model or conv (conv_dump); conv's integer case */
@@ -128,7 +131,7 @@ static const Setting SETTINGS[] = {
     /* the config's ranges (run/config_schema.c) */
     INT_SETTING(image_size, 2, 1024), LIST_SETTING(conv_channels, 1, 4096),
     INT_SETTING(grid_positions, 0, 2), INT_SETTING(context_gate, 0, 1),
-    INT_SETTING(tie_output, 0, 1),
+    INT_SETTING(tie_output, 0, 1), INT_SETTING(share_embeddings, 0, 1),
     REAL_SETTING(doubly_stochastic, 0, 1e6),
     REAL_SETTING(attention_supervision, 0, 1e6),
     NAME_SETTING(mode, mode_names), INT_SETTING(ties, 0, 1),
@@ -239,6 +242,12 @@ static int check_combination(const Setup *s)
     if (s->tie_output && s->l != s->m) {
         fprintf(stderr, "crosscheck_dump: tie_output=1 with l=%d m=%d: W_o (V_y, l) is E_y "
                 "(V_y, m)\n", s->l, s->m);
+        return -1;
+    }
+    if (s->share_embeddings && (s->V_x != s->V_y || s->encoder == ENCODER_IMAGE)) {
+        fprintf(stderr, "crosscheck_dump: share_embeddings=1 with V_x=%d V_y=%d%s: E_x is E_y, "
+                "one vocabulary of both sides' words\n", s->V_x, s->V_y,
+                s->encoder == ENCODER_IMAGE ? " and encoder=image" : "");
         return -1;
     }
     if (s->attention_supervision > 0 && s->encoder != ENCODER_IMAGE) {
@@ -373,7 +382,7 @@ static Dims setup_dims(Setup *s)
               .enc_cell = (CellKind)s->enc_cell, .dec_cell = (CellKind)s->dec_cell,
               .enc_layers = s->enc_layers, .sa_layers = s->sa_layers, .sa_heads = s->sa_heads,
               .sa_ffn = s->sa_ffn, .hard = s->hard, .context_gate = s->context_gate,
-              .tie_output = s->tie_output};
+              .tie_output = s->tie_output, .share_embeddings = s->share_embeddings};
     if (d.encoder == ENCODER_IMAGE) {
         d.image_size = s->image_size;
         d.conv_layers = s->conv_channels.n;

@@ -39,6 +39,48 @@ START_TEST(vocabulary_orders_by_frequency_then_first_occurrence)
 }
 END_TEST
 
+/* Shared embeddings: one vocabulary of both sides' counts added together (a word of both
+ * counts on both), ties by first occurrence with the source's words first; without
+ * `joint`, each side's own. */
+START_TEST(vocabulary_of_both_sides_adds_their_counts)
+{
+    Vocab src_counts, tgt_counts, src, tgt;
+    vocab_init(&src_counts);
+    vocab_init(&tgt_counts);
+    const char *src_words[] = {"x", "y", "y", "z"}, *tgt_words[] = {"w", "x", "x", "w", "v"};
+    for (size_t k = 0; k < 4; k++)
+        vocab_count(&src_counts, src_words[k]);
+    for (size_t k = 0; k < 5; k++)
+        vocab_count(&tgt_counts, tgt_words[k]);
+    const VocabLimits all = {0, 1}, twice = {0, 2};
+    vocab_build_sides(&src, &tgt, &src_counts, &tgt_counts, &all, &all, 1);
+    /* x 3, y 2, w 2, z 1, v 1 */
+    const char *expected[] = {"<pad>", "<unk>", "<s>", "</s>", "x", "y", "w", "z", "v"};
+    ck_assert_int_eq(src.size, 9);
+    ck_assert_int_eq(tgt.size, 9);
+    for (int k = 0; k < 9; k++) {
+        ck_assert_str_eq(vocab_word(&src, k), expected[k]);
+        ck_assert_str_eq(vocab_word(&tgt, k), expected[k]);
+    }
+    vocab_free(&src);
+    vocab_free(&tgt);
+    vocab_build_sides(&src, &tgt, &src_counts, &tgt_counts, &twice, &twice, 1);
+    ck_assert_int_eq(src.size, 7); /* x (1 + 2), y, w */
+    ck_assert_str_eq(vocab_word(&src, 6), "w");
+    vocab_free(&src);
+    vocab_free(&tgt);
+    vocab_build_sides(&src, &tgt, &src_counts, &tgt_counts, &twice, &twice, 0);
+    ck_assert_int_eq(src.size, 5); /* y alone: x once */
+    ck_assert_str_eq(vocab_word(&src, 4), "y");
+    ck_assert_int_eq(tgt.size, 6); /* x and w */
+    ck_assert_str_eq(vocab_word(&tgt, 4), "w");
+    vocab_free(&src);
+    vocab_free(&tgt);
+    vocab_free(&src_counts);
+    vocab_free(&tgt_counts);
+}
+END_TEST
+
 START_TEST(vocabulary_from_a_list_checks_it)
 {
     Vocab v;
@@ -240,6 +282,7 @@ Suite *data_suite(void)
     Suite *s = suite_create("data");
     TCase *tc = tcase_create("data");
     tcase_add_test(tc, vocabulary_orders_by_frequency_then_first_occurrence);
+    tcase_add_test(tc, vocabulary_of_both_sides_adds_their_counts);
     tcase_add_test(tc, vocabulary_from_a_list_checks_it);
     tcase_add_test(tc, vocabulary_survives_growth);
     tcase_add_test(tc, batcher_covers_each_pair_once_per_epoch_in_length_buckets);

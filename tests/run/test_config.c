@@ -168,6 +168,34 @@ START_TEST(config_rejects_impossible_combinations)
 }
 END_TEST
 
+/* model.share_embeddings: one table, so one vocabulary of both sides: an image model has
+ * no source words, separate SentencePiece models would give a piece two meanings, and the
+ * two sides' limits must be one; each named where the config sets it. */
+START_TEST(config_rejects_shared_embeddings_without_one_vocabulary)
+{
+    ck_assert_str_eq(load(BASE "model:\n  share_embeddings: true\n"), "");
+    ck_assert_str_eq(load(BASE "  subwords: sentencepiece\nmodel:\n  share_embeddings: true\n"),
+                     "");
+    ck_assert_str_eq(load(BASE "model:\n  encoder: image\n  share_embeddings: true\n"),
+                     "c.yaml:8:21: model.share_embeddings: an image model has no source words "
+                     "to share E_y with");
+    ck_assert_str_eq(load(BASE "  subwords: sentencepiece\n  subword_joint: false\nmodel:\n"
+                               "  share_embeddings: true\n"),
+                     "c.yaml:9:21: model.share_embeddings: needs data.subword_joint: true (one "
+                     "SentencePiece model for both sides: separate ones would give the same "
+                     "piece two meanings)");
+    ck_assert_str_eq(load(BASE "  src_vocab_size: 100\nmodel:\n  share_embeddings: true\n"),
+                     "c.yaml:6:19: data.src_vocab_size (100) and data.tgt_vocab_size (0) must "
+                     "agree with model.share_embeddings (one vocabulary of both sides)");
+    ck_assert_str_eq(load(BASE "  tgt_min_freq: 2\nmodel:\n  share_embeddings: true\n"),
+                     "c.yaml:6:17: data.src_min_freq (1) and data.tgt_min_freq (2) must agree "
+                     "with model.share_embeddings (one vocabulary of both sides)");
+    ck_assert_str_eq(load(BASE "  src_vocab_size: 100\n  tgt_vocab_size: 100\n  src_min_freq: 2\n"
+                               "  tgt_min_freq: 2\nmodel:\n  share_embeddings: true\n"),
+                     "");
+}
+END_TEST
+
 /* data.subwords: sentencepiece replaces the tokenizer: its level and lowercasing are
  * refused beside it, at the key that sets them, and so is a TSV training file (the
  * models are learned from the two files). */
@@ -901,6 +929,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, config_rejects_wrong_types);
     tcase_add_test(tc, config_rejects_out_of_range_values_at_the_boundaries);
     tcase_add_test(tc, config_rejects_impossible_combinations);
+    tcase_add_test(tc, config_rejects_shared_embeddings_without_one_vocabulary);
     tcase_add_test(tc, config_rejects_what_subwords_cannot_go_with);
     tcase_add_test(tc, config_rejects_heads_and_layers_that_do_not_fit);
     tcase_add_test(tc, config_rejects_a_name_that_is_a_path);

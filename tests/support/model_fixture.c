@@ -61,6 +61,10 @@ static const ModelVariant VARIANTS[] = {
      .tie_output = 1, .label_smoothing = 0.1},
     {.name = "image encoder, fixed grid sines, 1 self-attention layer", .encoder = ENCODER_IMAGE,
      .grid_sines = 1, .sa_layers = 1, .sa_heads = 2},
+    {.name = "source embeddings shared with E_y (E_x is E_y, V_x = V_y)", .share_embeddings = 1},
+    {.name = "the whole Transformer, 2 + 2 layers (2 heads), E_x and W_o both E_y",
+     .encoder = ENCODER_ATTN, .sa_layers = 2, .sa_heads = 2, .dec_layers = 2, .heads = 2,
+     .share_embeddings = 1, .tie_output = 1},
     /* FIXTURE_FIRST_DROPOUT: from here on, draws that depend on the batch's layout */
     {.name = "embedding dropout 0.3, readout dropout 0.4", .embedding_dropout = 0.3,
      .readout_dropout = 0.4},
@@ -166,6 +170,9 @@ Dims fixture_variant_dims(int v)
     d.tie_output = x.tie_output;
     if (x.tie_output)
         d.readout = d.emb;
+    d.share_embeddings = x.share_embeddings;
+    if (x.share_embeddings) /* one vocabulary: the source's, which holds the target's ids */
+        d.tgt_vocab = d.src_vocab;
     return d;
 }
 

@@ -27,6 +27,7 @@ typedef struct {
     int grid_sines;          /* image: fixed sines as the grid positions, not learned ones */
     int context_gate;        /* beta_i scales the context */
     int tie_output;          /* W_o is E_y, and l = m = 3 */
+    int share_embeddings;    /* E_x is E_y, and V_y = V_x = 9 */
     double doubly_stochastic;/* lambda of the doubly stochastic term */
     double attention_supervision; /* its lambda, on the fixture's word cells (image) */
     CellKind enc_cell, dec_cell;
@@ -44,12 +45,12 @@ typedef struct {
 } ModelVariant;
 
 /* The variants every whole-model check runs over: the default, each attention score,
- * each cell, deeper encoders, the image encoder, the context gate, the tied output layer, and training's label
- * smoothing, dropout and doubly stochastic term. The ones from FIXTURE_FIRST_DROPOUT on
+ * each cell, deeper encoders, the image encoder, the context gate, the tied output layer,
+ * shared embeddings, and training's label smoothing, dropout and doubly stochastic term. The ones from FIXTURE_FIRST_DROPOUT on
  * draw from a stream (dropout's masks, hard attention's samples) in a way that depends
  * on the batch's layout, or (the doubly stochastic term) weigh captions, not tokens, so
  * checks that compare layouts leave them out. */
-enum { FIXTURE_N_VARIANTS = 48, FIXTURE_FIRST_DROPOUT = 33, FIXTURE_IMAGE_SIZE = 8 };
+enum { FIXTURE_N_VARIANTS = 50, FIXTURE_FIRST_DROPOUT = 35, FIXTURE_IMAGE_SIZE = 8 };
 /* Variant v (0 to FIXTURE_N_VARIANTS - 1), its defaults filled in. */
 ModelVariant fixture_variant(int v);
 /* fixture_dims with variant v's architecture (for dot, p = 2n = 8; with heads, a = p = 8,

@@ -577,6 +577,69 @@ START_TEST(a_tied_config_with_untieable_sizes_is_refused)
 }
 END_TEST
 
+/* Shared embeddings (E_x is E_y): a checkpoint of one vocabulary loads as one table, with
+ * no tensor E_x; one whose two vocabularies differ, in size or in a word, is refused
+ * with a message, not carved (source ids would index a table of another length, or mean
+ * other words). */
+START_TEST(shared_embeddings_need_one_vocabulary_in_the_checkpoint)
+{
+    char dir[512], path[600], expected[900];
+    scratch_dir(dir, sizeof dir, "shared");
+    snprintf(path, sizeof path, "%s/shared.ckpt", dir);
+    SmallModel m;
+    small_model_begin(&m);
+    m.cfg.model.share_embeddings = 1;
+    small_model_finish(&m);
+    params_free(&m.p);
+    m.d.share_embeddings = 1;
+    params_alloc(&m.p, &m.d);
+    for (size_t k = 0; k < m.p.n; k++)
+        m.p.mem[k] = (float)k / 64;
+    Error err;
+    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &m.tgt, &m.p, NULL, NULL, NULL,
+                                  NULL, NULL, &err) == 0, "%s", err.msg);
+    Checkpoint ck;
+    ck_assert_msg(checkpoint_load(&ck, path, 0, &err) == 0, "%s", err.msg);
+    ck_assert(ck.model.dims.share_embeddings);
+    ck_assert_ptr_eq(ck.model.params.E_x, ck.model.params.E_y);
+    ck_assert_str_eq(ck.model.params.tensors[0].name, "E_y");
+    ck_assert_int_eq(memcmp(ck.model.params.mem, m.p.mem, sizeof(float) * m.p.n), 0);
+    checkpoint_free(&ck);
+
+    /* the same size, another word */
+    Vocab other_counts, other;
+    vocab_init(&other_counts);
+    vocab_count(&other_counts, "world");
+    vocab_build(&other, &other_counts, 0, 1);
+    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &other, &m.p, NULL, NULL, NULL,
+                                  NULL, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(checkpoint_load(&ck, path, 0, &err), -1);
+    snprintf(expected, sizeof expected, "checkpoint `%s`: shared embeddings, but word 4 is "
+             "`hello` in the source vocabulary and `world` in the target's", path);
+    ck_assert_str_eq(err.msg, expected);
+    checkpoint_free(&ck);
+
+    /* another size: refused before anything is carved (written as two tables) */
+    vocab_count(&other_counts, "hello");
+    vocab_free(&other);
+    vocab_build(&other, &other_counts, 0, 1);
+    params_free(&m.p);
+    m.d.share_embeddings = 0;
+    m.d.tgt_vocab = other.size;
+    params_alloc(&m.p, &m.d);
+    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &other, &m.p, NULL, NULL, NULL,
+                                  NULL, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(checkpoint_load(&ck, path, 0, &err), -1);
+    snprintf(expected, sizeof expected, "checkpoint `%s`: shared embeddings for vocabularies "
+             "of 5 and 6 words (they must be one)", path);
+    ck_assert_str_eq(err.msg, expected);
+    checkpoint_free(&ck);
+    vocab_free(&other);
+    vocab_free(&other_counts);
+    small_model_free(&m);
+}
+END_TEST
+
 /* A file whose sections are whole but one that the model needs is missing: refused,
  * naming the section (secfile_need), for each section a model cannot do without. */
 START_TEST(a_missing_section_is_refused_by_name)
@@ -613,6 +676,7 @@ Suite *checkpoint_suite(void)
     tcase_add_test(tc, the_weight_average_round_trips_and_a_bad_one_is_refused);
     tcase_add_test(tc, every_section_of_a_damaged_checkpoint_is_refused_by_name);
     tcase_add_test(tc, a_tied_config_with_untieable_sizes_is_refused);
+    tcase_add_test(tc, shared_embeddings_need_one_vocabulary_in_the_checkpoint);
     tcase_add_test(tc, a_missing_section_is_refused_by_name);
     tcase_add_test(tc, weights_of_another_architecture_are_refused_with_both_shapes);
     tcase_add_test(tc, checkpoint_refuses_other_versions_platforms_and_impossible_sizes);

@@ -261,12 +261,13 @@ END_TEST
 /* Training with the embedding gradients kept by rows (train/model_grad.h) must be the dense
  * computation exactly: the same parameters and optimizer state, bit for bit, after
  * several clipped steps over batches that leave most embedding rows untouched. With
- * tie_output, E_y (which is W_o) is trained densely by both. */
-static void check_sparse_steps_equal_dense(OptimKind kind, int tie_output)
+ * tie_output, E_y (which is W_o) is trained densely by both; with shared embeddings,
+ * E_y (which is E_x) too. */
+static void check_sparse_steps_equal_dense(OptimKind kind, int tie_output, int share)
 {
-    Dims d = {.src_vocab = 40, .tgt_vocab = 30, .emb = 6, .enc_hidden = 5, .dec_hidden = 7,
-              .attn = 4, .readout = tie_output ? 6 : 5, .enc_layers = 1,
-              .tie_output = tie_output};
+    Dims d = {.src_vocab = 40, .tgt_vocab = share ? 40 : 30, .emb = 6, .enc_hidden = 5,
+              .dec_hidden = 7, .attn = 4, .readout = tie_output ? 6 : 5, .enc_layers = 1,
+              .tie_output = tie_output, .share_embeddings = share};
     enum { PAIRS = 4, WORDS = 6, STEPS = 5 };
     Batch batches[2];
     Pcg32 rng;
@@ -307,7 +308,7 @@ static void check_sparse_steps_equal_dense(OptimKind kind, int tie_output)
     for (int step = 0; step < STEPS; step++) {
         const Batch *bt = &batches[step % 2];
         memset(G.mem, 0, sizeof(float) * G.n);
-        if (tie_output) { /* E_y's two gradients added in the fused pass's order */
+        if (tie_output || share) { /* E_y's gradients added in the fused pass's order */
             model_forward_backward(&G, NULL, NULL, &ws, &P_dense, bt);
         } else {
             model_forward(&ws, &P_dense, bt);
@@ -318,7 +319,10 @@ static void check_sparse_steps_equal_dense(OptimKind kind, int tie_output)
 
         model_grad_zero(&sparse);
         model_grad_forward_backward(&sparse, &ws, &P_rows, bt);
-        ck_assert_int_lt(sparse.src_emb.count, d.src_vocab / 2);
+        if (share) /* E_x's rows are E_y's, in the dense part */
+            ck_assert_int_eq(sparse.src_emb.count + sparse.tgt_emb.count, 0);
+        else
+            ck_assert_int_lt(sparse.src_emb.count, d.src_vocab / 2);
         double norm_rows = model_grad_clip(&sparse, max_norm);
         model_grad_apply(&opt_rows, &P_rows, &sparse);
         ck_assert(norm_rows == norm_dense);
@@ -342,11 +346,12 @@ static void check_sparse_steps_equal_dense(OptimKind kind, int tie_output)
 
 START_TEST(embedding_gradients_by_rows_train_exactly_as_dense_ones)
 {
-    for (int tie = 0; tie <= 1; tie++) {
-        check_sparse_steps_equal_dense(OPTIM_ADAM, tie);
-        check_sparse_steps_equal_dense(OPTIM_SGD, tie);
-        check_sparse_steps_equal_dense(OPTIM_ADADELTA, tie);
-    }
+    for (int tie = 0; tie <= 1; tie++)
+        for (int share = 0; share <= 1; share++) {
+            check_sparse_steps_equal_dense(OPTIM_ADAM, tie, share);
+            check_sparse_steps_equal_dense(OPTIM_SGD, tie, share);
+            check_sparse_steps_equal_dense(OPTIM_ADADELTA, tie, share);
+        }
 }
 END_TEST
 
