@@ -72,7 +72,7 @@ int bench_translate(const Dims *d, const char *size, int batch, int batches, int
         if (s == warmup)
             warmup_flops = parts_flops(&dec);
         const double t0 = now_seconds();
-        split_beam_search(&dec, &bt, beam, 0.6, 1, max_out, out);
+        split_beam_search(&dec, &bt, beam, 0.6, 1, 0, max_out, out); /* as translate: no scores */
         const double dt = now_seconds() - t0;
         for (int k = 0; k < batch; k++) {
             const Hypothesis *h = out[k].n ? &out[k].hyps[0] : NULL;

@@ -138,13 +138,14 @@ static void trace(const History *h, int t, int row, Hypothesis *out, int n_words
     assert(t + 1 == n_words);
 }
 
-static void make_hypothesis(const History *h, const Finished *f, int src_len, Hypothesis *out)
+static void make_hypothesis(const History *h, const Finished *f, int src_len, int normalise,
+                            Hypothesis *out)
 {
     int words = f->ended ? f->t : f->t + 1;
     out->len = words;
     out->ended = f->ended;
-    out->logprob = f->logprob;
-    out->score = f->score;
+    out->logprob = normalise ? f->logprob : NAN; /* else sums of logits: no score to give */
+    out->score = normalise ? f->score : NAN;
     out->src_len = src_len;
     const int n_rows = words + f->ended;
     out->tokens = xmalloc_array((size_t)words + 1, sizeof(int));
@@ -168,6 +169,8 @@ static void make_hypothesis(const History *h, const Finished *f, int src_len, Hy
  * sentence (row b * K + k). */
 typedef struct {
     int B, K, rows, V;
+    int normalise;           /* log-probabilities; else (greedy, no scores asked for) the
+                              * logits as they are: the same argmax, no log-sum-exp */
     double alpha;
     History h;
     double *score;           /* (rows) log-probability of each live hypothesis, -inf if none */
@@ -181,10 +184,10 @@ typedef struct {
 } Search;
 
 static void search_init(Search *s, int B, int K, int S, int T, int V, double alpha, int heads,
-                        int argmax)
+                        int argmax, int normalise)
 {
     const int rows = B * K, planes = heads > 1 ? 1 + heads : 1;
-    *s = (Search){.B = B, .K = K, .rows = rows, .V = V, .alpha = alpha,
+    *s = (Search){.B = B, .K = K, .rows = rows, .V = V, .normalise = normalise, .alpha = alpha,
                   .h = {rows, S, T, xmalloc_array((size_t)T * rows, sizeof(int)),
                         xmalloc_array((size_t)T * rows, sizeof(int)), planes,
                         xmalloc_array((size_t)T * rows * planes * S, sizeof(float)),
@@ -274,7 +277,7 @@ static int extend_sentence(Search *s, const real *logits, int b, int t, int max_
         if (s->score[r] == -INFINITY)
             continue;
         const real *o = logits + (size_t)k * V;
-        const double lse = log_sum_exp(o, V);
+        const double lse = s->normalise ? log_sum_exp(o, V) : 0;
         const double floor = nth_best(o, V, 2 * K, s->best);
         const double margin = 8 * DBL_EPSILON * (fabs(s->score[r]) + fabs(lse) + fabs(floor) + 1);
         const double least = floor - margin;
@@ -333,7 +336,7 @@ size_t beam_search_bytes(const Dims *d, int batch, int src_steps, int beam, int 
 }
 
 void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, double alpha,
-                 int n_best, const int *max_out, NBest *out)
+                 int n_best, int scores, const int *max_out, NBest *out)
 {
     const int B = bt->batch_size, S = bt->src_steps, K = beam, rows = B * K;
     assert(rows <= dec->max_rows && n_best >= 1 && n_best <= K);
@@ -346,8 +349,12 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
     decoder_start(dec, bt, K);
     Search s;
     const AttnDims ad = model_attn_dims(&dec->dims);
+    /* Greedy search chooses each row's largest logit whatever the normalisation: the
+     * log-sum-exp over the vocabulary, a fifth of a small model's step, is left out
+     * unless the scores are wanted. With K > 1 the rows' scores rank against each
+     * other: always normalised. */
     search_init(&s, B, K, S, T, dec->dims.tgt_vocab, alpha, ad.heads,
-                dec->argmax && attn_has_weights(&ad));
+                dec->argmax && attn_has_weights(&ad), scores || K > 1);
     /* The decoder's rows: sentence live[p]'s K hypotheses at rows p K .. p K + K - 1 (the
      * search's own arrays keep hypothesis b K + k of sentence b). A sentence that ended
      * leaves them where a row's numbers do not depend on the rows beside it
@@ -415,7 +422,7 @@ void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, doubl
         out[b].n = keep;
         out[b].hyps = xcalloc((size_t)(keep ? keep : 1), sizeof(Hypothesis));
         for (int k = 0; k < keep; k++)
-            make_hypothesis(&s.h, &f[k], bt->src_len[b], &out[b].hyps[k]);
+            make_hypothesis(&s.h, &f[k], bt->src_len[b], s.normalise, &out[b].hyps[k]);
     }
     search_free(&s);
 }

@@ -38,10 +38,13 @@ size_t beam_search_bytes(const Dims *d, int batch, int src_steps, int beam, int 
  * receives the n_best (<= beam) best hypotheses of sentence b (fewer when fewer
  * finished): the search of a sentence stops once its best hypothesis has ended and beam
  * have, or when nothing lives, or after max_out[b] words, where its live hypotheses
- * count too (cut). n_best only chooses how many are returned, not what is found. The decoder must have room for batch x beam rows.
- * Allocates the hypotheses: nbest_free each out[b]. */
+ * count too (cut). n_best only chooses how many are returned, not what is found. The
+ * decoder must have room for batch x beam rows. Without `scores`, greedy search (beam
+ * 1) leaves the logits unnormalised: the same words and attention, and NAN for each
+ * hypothesis's logprob and score (beam > 1 always has them). Allocates the hypotheses:
+ * nbest_free each out[b]. */
 void beam_search(Decoder *dec, const Params *P, const Batch *bt, int beam, double alpha,
-                 int n_best, const int *max_out, NBest *out);
+                 int n_best, int scores, const int *max_out, NBest *out);
 void nbest_free(NBest *nb);
 
 #endif

@@ -122,7 +122,9 @@ void chunk_decode(ChunkDecoder *cd, ChunkSource *const *src, int n_src, NBest *r
                 memcpy(cd->bt.pixels + one * b, src[order[start + b]]->pixels, sizeof(float) * one);
         }
         NBest chunk[CHUNK_MAX_SENTENCES];
-        split_beam_search(&cd->dec, &cd->bt, cd->beam, cd->alpha, cd->n_best, max_out, chunk);
+        /* scores are written with n-best lists only */
+        split_beam_search(&cd->dec, &cd->bt, cd->beam, cd->alpha, cd->n_best,
+                          cd->n_best > 1, max_out, chunk);
         for (int b = 0; b < size; b++) {
             results[order[start + b]] = chunk[b];
             if (cd->keep_self)

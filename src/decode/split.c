@@ -54,7 +54,7 @@ void split_decoder_free(SplitDecoder *sd)
 typedef struct {
     SplitDecoder *sd;
     const Batch *bt;
-    int beam, n_best, parts;
+    int beam, n_best, scores, parts;
     double alpha;
     const int *max_out;
     NBest *out;
@@ -72,7 +72,8 @@ static void search_part(void *ctx, int k)
     NBest *out = xmalloc_array((size_t)n, sizeof(NBest));
     for (int c = 0; c < n; c++)
         max_out[c] = s->max_out[k + c * s->parts];
-    beam_search(&sd->dec[k], sd->params, part, s->beam, s->alpha, s->n_best, max_out, out);
+    beam_search(&sd->dec[k], sd->params, part, s->beam, s->alpha, s->n_best, s->scores, max_out,
+                out);
     for (int c = 0; c < n; c++)
         s->out[k + c * s->parts] = out[c];
     free(max_out);
@@ -80,11 +81,11 @@ static void search_part(void *ctx, int k)
 }
 
 void split_beam_search(SplitDecoder *sd, const Batch *bt, int beam, double alpha, int n_best,
-                       const int *max_out, NBest *out)
+                       int scores, const int *max_out, NBest *out)
 {
     const int parts = split_parts(bt->batch_size);
     assert(bt->batch_size <= sd->max_batch && parts <= sd->parts);
-    Search s = {sd, bt, beam, n_best, parts, alpha, max_out, out};
+    Search s = {sd, bt, beam, n_best, scores, parts, alpha, max_out, out};
     sd->last_parts = parts;
     /* parts side by side take a core each: their products one BLAS thread (BLAS's
      * threads would wait for each other and spin on the cores the parts need) */

@@ -44,7 +44,7 @@ void split_decoder_free(SplitDecoder *sd); /* safe on a zeroed SplitDecoder */
 
 /* beam_search (beam.h) over bt, part by part: out[b] gets sentence b's hypotheses. */
 void split_beam_search(SplitDecoder *sd, const Batch *bt, int beam, double alpha, int n_best,
-                       const int *max_out, NBest *out);
+                       int scores, const int *max_out, NBest *out);
 
 /* The encoder's workspace that holds sentence b of the batch last decoded, and b's
  * column in it (*column). */

@@ -22,7 +22,7 @@ void log_header(Trainer *t, int resumed)
                "directory: %s", t->data.src_vocab.size, t->data.tgt_vocab.size, t->model.P.n,
                t->run.dir.dir);
     const Config *cfg = t->cfg;
-    char model[160];
+    char model[320]; /* the longest description (the whole Transformer, tied and shared) fits */
     model_describe(&t->model.dims, model, sizeof model);
     char drop_e[32], drop_r[32], smooth[32];
     rundir_log(&t->run.dir, "model: %s; embedding dropout %s, readout dropout %s, label smoothing "

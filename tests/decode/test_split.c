@@ -65,7 +65,7 @@ static void first_sentences(SplitDecoder *sd, int n, const int *max_out, NBest *
     Batch few;
     batch_init(&few, n, 8, 0);
     batch_fill(&few, n, src, src_n, NULL, NULL);
-    split_beam_search(sd, &few, BEAM, 0.6, BEAM, max_out, out);
+    split_beam_search(sd, &few, BEAM, 0.6, BEAM, 1, max_out, out);
     batch_free(&few);
 }
 
@@ -90,10 +90,10 @@ static void check_split(const char *run, double random)
     SplitDecoder sd;
     split_decoder_init(&sd, d, P, &w, N_SOURCES, 8, BEAM, 0, 2);
     ck_assert_int_eq(sd.parts, 3);
-    split_beam_search(&sd, &bt, BEAM, 0.6, BEAM, max_out, two);
+    split_beam_search(&sd, &bt, BEAM, 0.6, BEAM, 1, max_out, two);
     split_decoder_free(&sd);
     split_decoder_init(&sd, d, P, &w, N_SOURCES, 8, BEAM, 0, 1);
-    split_beam_search(&sd, &bt, BEAM, 0.6, BEAM, max_out, one);
+    split_beam_search(&sd, &bt, BEAM, 0.6, BEAM, 1, max_out, one);
     for (int n = 16; n >= 5; n -= 11) {
         static NBest few[N_SOURCES], alone[N_SOURCES];
         first_sentences(&sd, n, max_out, few);
@@ -131,7 +131,7 @@ static void check_split(const char *run, double random)
         NBest nb[PART];
         for (int c = 0; c < n; c++)
             part_max[c] = max_out[k + c * PARTS];
-        beam_search(&dec, P, &part, BEAM, 0.6, BEAM, part_max, nb);
+        beam_search(&dec, P, &part, BEAM, 0.6, BEAM, 1, part_max, nb);
         for (int c = 0; c < n; c++) {
             char what[96];
             snprintf(what, sizeof what, "%s, split against part %d by beam_search", weights, k);
