@@ -211,16 +211,21 @@ static int after_step(Trainer *t, Error *err)
 /* Under mpirun, the ranks agree at each step's end: on the lead's outcome (a failed
  * write stops them all), on a signal any of them received (so they stop at the same
  * step), and on the progress, which validation and the clock change on the lead alone
- * (so every stopping rule, the learning rate and the schedules decide alike). */
-static int agree(Trainer *t, int rc)
+ * (so every stopping rule, the learning rate and the schedules decide alike). *signal
+ * (if not NULL) gets the agreed signal, 0 for none: what the ranks act on. A signal that
+ * arrives after the agreement waits for the next step's: read again here, it would stop
+ * one rank a step before the others, which then wait for it until killed. */
+static int agree(Trainer *t, int rc, int *signal)
 {
-    if (ranks_size() == 1)
-        return rc;
     long worst[2] = {rc, interrupt_pending()}; /* the outcome, the signal */
-    ranks_max(worst, 2);
-    if (worst[1])
-        interrupt_adopt((int)worst[1]);
-    ranks_broadcast(&t->prog, sizeof t->prog, 0);
+    if (ranks_size() > 1) {
+        ranks_max(worst, 2);
+        if (worst[1])
+            interrupt_adopt((int)worst[1]);
+        ranks_broadcast(&t->prog, sizeof t->prog, 0);
+    }
+    if (signal)
+        *signal = (int)worst[1];
     return (int)worst[0];
 }
 
@@ -229,7 +234,8 @@ static int train_loop(Trainer *t, Error *err)
 {
     const Config *cfg = t->cfg;
     const int failed = t->lead && t->prog.step == 0 && dumps_due(t) && dump_alignments(t, err) < 0;
-    const int first = agree(t, failed ? TRAIN_IO_ERROR : TRAIN_OK); /* the lead's first dump */
+    /* the lead's first dump */
+    const int first = agree(t, failed ? TRAIN_IO_ERROR : TRAIN_OK, NULL);
     if (first != TRAIN_OK)
         return first;
     for (;;) {
@@ -257,17 +263,18 @@ static int train_loop(Trainer *t, Error *err)
                              "or set training.clip_grad_norm; the checkpoints were left as they "
                              "were", t->prog.bad_steps, plural(t->prog.bad_steps), t->prog.step),
                    TRAIN_DIVERGED;
-        const int rc = agree(t, t->lead ? after_step(t, err) : TRAIN_OK);
+        int signal;
+        const int rc = agree(t, t->lead ? after_step(t, err) : TRAIN_OK, &signal);
         if (rc != TRAIN_OK)
             return rc;
         /* Only here, with all of the step's work done (its log line, dump, validation),
          * is a signal acted on: the checkpoint then holds a state the straight run also
          * passes through, and the resumed run goes on exactly as it would have. */
-        if (interrupt_pending()) {
+        if (signal) {
             if (t->run.last_saved != t->prog.step && save_checkpoint(t, "last.ckpt", err) < 0)
                 return TRAIN_IO_ERROR;
             rundir_log(&t->run.dir, "stopped by signal %d at step %ld; saved checkpoints/last.ckpt",
-                       interrupt_pending(), t->prog.step);
+                       signal, t->prog.step);
             return TRAIN_SIGNALLED;
         }
     }
