@@ -577,13 +577,29 @@ START_TEST(a_tied_config_with_untieable_sizes_is_refused)
 }
 END_TEST
 
+/* Saves m's weights with tgt as the target vocabulary into path, and expects loading it
+ * to be refused with "checkpoint `path`: why". */
+static void save_and_expect_refusal(const char *path, SmallModel *m, const Vocab *tgt,
+                                    const char *why)
+{
+    Error err;
+    ck_assert_msg(checkpoint_save(path, m->yaml, &m->d, &m->src, tgt, &m->p, NULL, NULL, NULL,
+                                  NULL, NULL, &err) == 0, "%s", err.msg);
+    Checkpoint ck;
+    ck_assert_int_eq(checkpoint_load(&ck, path, 0, &err), -1);
+    char expected[900];
+    snprintf(expected, sizeof expected, "checkpoint `%s`: %s", path, why);
+    ck_assert_str_eq(err.msg, expected);
+    checkpoint_free(&ck);
+}
+
 /* Shared embeddings (E_x is E_y): a checkpoint of one vocabulary loads as one table, with
  * no tensor E_x; one whose two vocabularies differ, in size or in a word, is refused
  * with a message, not carved (source ids would index a table of another length, or mean
  * other words). */
 START_TEST(shared_embeddings_need_one_vocabulary_in_the_checkpoint)
 {
-    char dir[512], path[600], expected[900];
+    char dir[512], path[600];
     scratch_dir(dir, sizeof dir, "shared");
     snprintf(path, sizeof path, "%s/shared.ckpt", dir);
     SmallModel m;
@@ -611,13 +627,8 @@ START_TEST(shared_embeddings_need_one_vocabulary_in_the_checkpoint)
     vocab_init(&other_counts);
     vocab_count(&other_counts, "world");
     vocab_build(&other, &other_counts, 0, 1);
-    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &other, &m.p, NULL, NULL, NULL,
-                                  NULL, NULL, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(checkpoint_load(&ck, path, 0, &err), -1);
-    snprintf(expected, sizeof expected, "checkpoint `%s`: shared embeddings, but word 4 is "
-             "`hello` in the source vocabulary and `world` in the target's", path);
-    ck_assert_str_eq(err.msg, expected);
-    checkpoint_free(&ck);
+    save_and_expect_refusal(path, &m, &other, "shared embeddings, but word 4 is `hello` in the "
+                            "source vocabulary and `world` in the target's");
 
     /* another size: refused before anything is carved (written as two tables) */
     vocab_count(&other_counts, "hello");
@@ -627,13 +638,8 @@ START_TEST(shared_embeddings_need_one_vocabulary_in_the_checkpoint)
     m.d.share_embeddings = 0;
     m.d.tgt_vocab = other.size;
     params_alloc(&m.p, &m.d);
-    ck_assert_msg(checkpoint_save(path, m.yaml, &m.d, &m.src, &other, &m.p, NULL, NULL, NULL,
-                                  NULL, NULL, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(checkpoint_load(&ck, path, 0, &err), -1);
-    snprintf(expected, sizeof expected, "checkpoint `%s`: shared embeddings for vocabularies "
-             "of 5 and 6 words (they must be one)", path);
-    ck_assert_str_eq(err.msg, expected);
-    checkpoint_free(&ck);
+    save_and_expect_refusal(path, &m, &other, "shared embeddings for vocabularies of 5 and 6 "
+                            "words (they must be one)");
     vocab_free(&other);
     vocab_free(&other_counts);
     small_model_free(&m);
