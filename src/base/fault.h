@@ -20,7 +20,8 @@
  *                             default SIGTERM), times times in a row (default 1), when
  *                             training reaches phase at that step: batch, gradient,
  *                             update, log, dump, validate, report, save (inside a
- *                             checkpoint save) or test (the final test translation)
+ *                             checkpoint save), agreed (just after the ranks agreed on
+ *                             the step's end) or test (the final test translation)
  *   S2S_FAULT_BATCH=step      the batch of that step cannot be read (as a picture past
  *                             the cache that no longer decodes)
  *   S2S_FAULT_TRACE=path      a line appended to path for each durable event: a log's

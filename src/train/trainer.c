@@ -267,6 +267,7 @@ static int train_loop(Trainer *t, Error *err)
         const int rc = agree(t, t->lead ? after_step(t, err) : TRAIN_OK, &signal);
         if (rc != TRAIN_OK)
             return rc;
+        fault_signal_at("agreed", t->prog.step); /* a signal just after the agreement */
         /* Only here, with all of the step's work done (its log line, dump, validation),
          * is a signal acted on: the checkpoint then holds a state the straight run also
          * passes through, and the resumed run goes on exactly as it would have. */

@@ -400,11 +400,12 @@ START_TEST(test_sigterm_to_mpirun_saves_where_the_ranks_agree)
 }
 END_TEST
 
-START_TEST(test_a_signal_to_one_rank_stops_them_all_at_its_step)
+/* Rank 1 alone sends itself SIGTERM (S2S_FAULT_SIGNAL=fault); both ranks must stop at
+ * step `at`, rank 0 saving and logging it. */
+static void check_signal_to_one_rank(const char *name, const char *fault, long at)
 {
     char dir[512];
-    tiny_setup(dir, sizeof dir, "mpi-one-signal");
-    /* rank 1 alone gets SIGTERM as step 7 begins (as a node's own shutdown would) */
+    tiny_setup(dir, sizeof dir, name);
     const char *argv[64], *env[12];
     static const char *const sets[] = {"training.shards=4", "training.threads=1", NULL};
     char run_dir[700], set_run[760];
@@ -412,7 +413,7 @@ START_TEST(test_a_signal_to_one_rank_stops_them_all_at_its_step)
     snprintf(set_run, sizeof set_run, "run_dir=%s", run_dir);
     const char *with_run[] = {sets[0], sets[1], set_run, NULL};
     train_argv(argv, 2, S2S_FAULTS, dir, with_run);
-    mpi_env(env, "S2S_FAULT_SIGNAL=batch:7", "S2S_FAULT_RANK=1", NULL);
+    mpi_env(env, fault, "S2S_FAULT_RANK=1", NULL);
     char err[700];
     snprintf(err, sizeof err, "%s/run.err", dir);
     const int rc = run_command_with(argv, NULL, err, &(RunOptions){.env = env, .timeout = 60},
@@ -421,13 +422,24 @@ START_TEST(test_a_signal_to_one_rank_stops_them_all_at_its_step)
     char path[760];
     snprintf(path, sizeof path, "%s/train.log", run_dir);
     char *log = read_file(path);
-    ck_assert_msg(strstr(log, "stopped by signal 15 at step 7; saved checkpoints/last.ckpt"),
-                  "%s", log);
+    char want[80];
+    snprintf(want, sizeof want, "stopped by signal 15 at step %ld; saved checkpoints/last.ckpt",
+             at);
+    ck_assert_msg(strstr(log, want), "%s", log);
     free(log);
     Checkpoint ck;
     load_checkpoint(&ck, run_dir, "last.ckpt");
-    ck_assert_int_eq(ck.progress.step, 7);
+    ck_assert_int_eq(ck.progress.step, at);
     checkpoint_free(&ck);
+}
+
+START_TEST(test_a_signal_to_one_rank_stops_them_all_at_its_step)
+{
+    /* as step 7 begins (as a node's own shutdown would): the ranks agree on it at its end */
+    check_signal_to_one_rank("mpi-one-signal", "S2S_FAULT_SIGNAL=batch:7", 7);
+    /* just after step 7's agreement: it waits for step 8's (read again at once, it
+     * stopped rank 1 a step before rank 0, which then waited for it until killed) */
+    check_signal_to_one_rank("mpi-signal-after-agreeing", "S2S_FAULT_SIGNAL=agreed:7", 8);
 }
 END_TEST
 
