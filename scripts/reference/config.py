@@ -33,7 +33,8 @@ CONFIG_KEYS = {
     "training.optimizer": "adam", "training.learning_rate": 0.001, "training.warmup_steps": -1,
     "training.adam_beta1": 0.9, "training.adam_beta2": 0.999, "training.adam_eps": 1e-8,
     "training.clip_grad_norm": 5.0, "training.label_smoothing": 0.0, "training.batch_size": 32,
-    "training.bucket_batches": 100, "training.shuffle": True, "training.max_steps": 0,
+    "training.batch_tokens": 0, "training.bucket_batches": 100, "training.shuffle": True,
+    "training.max_steps": 0,
     "training.epochs": 10, "training.max_time": 0.0, "training.scheduling": "plateau",
     "training.patience": 3, "training.decrease_factor": 0.5, "training.learning_rate_min": 1e-6,
     "training.early_stopping": 0, "training.early_stopping_metric": "bleu",
@@ -176,6 +177,8 @@ def load_config(text, where, overrides=()):
     for key in positive:
         if cfg[key] < 1:
             raise ConfigError("%s: %s must be at least 1" % (where, key))
+    if cfg["training.batch_tokens"] < 0:
+        raise ConfigError("%s: training.batch_tokens must be at least 0" % where)
     if cfg["model.encoder_cell"] == "none" and cfg["model.self_attention_layers"] < 1:
         raise ConfigError("%s: model.encoder_cell none needs model.self_attention_layers >= 1"
                           % where)

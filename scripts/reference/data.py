@@ -69,26 +69,60 @@ def build_vocab(sentences, max_size, min_freq):
 
 class Batches:
     """s2s's training batches (src/data/epochs.c): each epoch shuffles the pairs, sorts
-    them by (source length, target length) within pools of batch_size * pool_batches,
-    cuts them into batches of batch_size and shuffles the batch order (Python's random
-    here, PCG32 in s2s: the same procedure, other draws)."""
+    them by (source length, target length) within pools of pool_batches batches, cuts
+    the pools into batches and shuffles the batch order (Python's random here, PCG32 in
+    s2s: the same procedure, other draws). A batch holds batch_size pairs, or with a token
+    budget (batch_tokens > 0) as many as fit: its pairs times its longest side with the
+    end mark at most batch_tokens, at most batch_size pairs; pools then hold pairs until
+    their positions reach pool_batches budgets."""
 
-    def __init__(self, pairs, batch_size, pool_batches, shuffle, rng):
-        self.pairs, self.batch_size, self.pool = pairs, batch_size, batch_size * pool_batches
-        self.shuffle, self.rng = shuffle, rng
-        self.n_batches = (len(pairs) + batch_size - 1) // batch_size
+    def __init__(self, pairs, batch_size, pool_batches, shuffle, rng, batch_tokens=0):
+        self.pairs, self.batch_size, self.pool_batches = pairs, batch_size, pool_batches
+        self.batch_tokens, self.shuffle, self.rng = batch_tokens, shuffle, rng
         self.epoch = 0
         self.plan()
+
+    def positions(self, k):
+        return max(len(self.pairs[k][0]), len(self.pairs[k][1])) + 1
+
+    def pools(self, order):
+        """The shuffled order cut into pools."""
+        if self.batch_tokens <= 0:
+            size = self.batch_size * self.pool_batches
+            return [order[i:i + size] for i in range(0, len(order), size)]
+        pools, pool, used = [], [], 0
+        for k in order:
+            if pool and used >= self.batch_tokens * self.pool_batches:
+                pools.append(pool)
+                pool, used = [], 0
+            pool.append(k)
+            used += self.positions(k)
+        return pools + ([pool] if pool else [])
+
+    def cut(self, pool):
+        """A sorted pool cut into batches, each closed at batch_size pairs or before a
+        pair that would take it past the token budget."""
+        batches, batch, longest = [], [], 0
+        for k in pool:
+            wider = max(longest, self.positions(k))
+            full = len(batch) == self.batch_size or (
+                self.batch_tokens > 0 and (len(batch) + 1) * wider > self.batch_tokens)
+            if batch and full:
+                batches.append(batch)
+                batch, wider = [], self.positions(k)
+            batch.append(k)
+            longest = wider
+        return batches + ([batch] if batch else [])
 
     def plan(self):
         order = list(range(len(self.pairs)))
         if self.shuffle:
             self.rng.shuffle(order)
-        for start in range(0, len(order), self.pool):
-            order[start:start + self.pool] = sorted(
-                order[start:start + self.pool],
-                key=lambda k: (len(self.pairs[k][0]), len(self.pairs[k][1])))
-        self.order = order
+        self.batches = []
+        for pool in self.pools(order):
+            pool.sort(key=lambda k: (len(self.pairs[k][0]), len(self.pairs[k][1])))
+            self.batches += self.cut(pool)
+        self.n_batches = len(self.batches)
         self.batch_order = list(range(self.n_batches))
         if self.shuffle:
             self.rng.shuffle(self.batch_order)
@@ -98,9 +132,9 @@ class Batches:
         if self.next == self.n_batches:
             self.epoch += 1
             self.plan()
-        first = self.batch_order[self.next] * self.batch_size
+        batch = self.batches[self.batch_order[self.next]]
         self.next += 1
-        return [self.pairs[k] for k in self.order[first:first + self.batch_size]]
+        return [self.pairs[k] for k in batch]
 
     def progress(self):
         return self.epoch + self.next / self.n_batches

@@ -1,9 +1,11 @@
-"""The reference checks itself: autograd against finite differences in double, and its
-decoding (greedy, beam search) against its own loss."""
+"""The reference checks itself: autograd against finite differences in double, its
+decoding (greedy, beam search) against its own loss, and its batches under a token
+budget against the rule s2s's follow (src/data/epochs.c)."""
 import random
 
 import torch
 
+from reference.data import Batches
 from reference.model import CELLS, PAD, SCORES, Seq2Seq, UNK, pad_batch
 from reference.search import beam_batch, length_penalty
 
@@ -105,7 +107,8 @@ def selfcheck():
     ok = worst_all < 1e-6
     print("selfcheck %s (tolerance 1e-6)" % ("PASSED" if ok else "FAILED"))
     decoded = decoding_check()                         # run and reported either way
-    return 0 if ok and decoded else 1
+    batched = batches_check()
+    return 0 if ok and decoded and batched else 1
 
 
 def _full_pass_log_probability(model, source, words, ended):
@@ -159,3 +162,25 @@ def decoding_check():
               "greedy: %s" % (name, worst, "equals" if same else "DIFFERS FROM",
                               "PASSED" if ok else "FAILED"))
     return ok_all
+
+
+def batches_check():
+    """One epoch of batches under a token budget, as src/data/epochs.c cuts them: every
+    pair once, no batch over the budget (pairs times the longest side with the end
+    mark) unless one pair alone, none over the cap of pairs, and in one pool (the whole
+    corpus) each batch full: the next pair in the pool's order would break a limit."""
+    pairs = [([4] * (k % 9 + 1), [5] * (k % 5 + 1)) for k in range(1000)]
+    ok = True
+    for cap, budget in ((16, 40), (6, 40), (16, 5)):
+        b = Batches(pairs, cap, 1000, True, random.Random(3), budget)
+        seen = sorted(k for batch in b.batches for k in batch)
+        ok = ok and seen == list(range(len(pairs)))
+        for n, batch in enumerate(b.batches):
+            longest = max(b.positions(k) for k in batch)
+            ok = ok and len(batch) <= cap and (len(batch) == 1 or len(batch) * longest <= budget)
+            if n + 1 < len(b.batches):
+                more = batch + b.batches[n + 1][:1]
+                ok = ok and (len(more) > cap or len(more) * max(map(b.positions, more)) > budget)
+    print("selfcheck batches under a token budget: every pair once, within the budget and "
+          "the cap, each full: %s" % ("PASSED" if ok else "FAILED"))
+    return ok

@@ -323,7 +323,7 @@ def train(args):
                             eps=cfg["training.adam_eps"])
     warmup = warmup_steps(cfg)
     batches = Batches(train_pairs, cfg["training.batch_size"], cfg["training.bucket_batches"],
-                      cfg["training.shuffle"], rng)
+                      cfg["training.shuffle"], rng, cfg["training.batch_tokens"])
     emb_rate, ro_rate = cfg["model.embedding_dropout"], cfg["model.readout_dropout"]
     smoothing, clip = cfg["training.label_smoothing"], cfg["training.clip_grad_norm"]
     m = cfg["model.embedding_size"]

@@ -22,6 +22,53 @@ static int by_length(const void *a, const void *b)
     return x->position - y->position;
 }
 
+int epochs_pair_positions(const Corpus *c, int pair)
+{
+    return (c->src_len[pair] > c->tgt_len[pair] ? c->src_len[pair] : c->tgt_len[pair]) + 1;
+}
+
+/* The pairs of one pool: batch_size * pool_batches of them, or with a token budget, pairs
+ * until their positions reach pool_batches budgets (at least one pair). */
+static size_t pool_count(const Epochs *b, size_t start)
+{
+    const Corpus *c = b->corpus;
+    const size_t left = (size_t)c->n - start;
+    if (b->batch_tokens <= 0) {
+        size_t pool = (size_t)b->batch_size * (size_t)b->pool_batches;
+        return left < pool ? left : pool;
+    }
+    const double budget = (double)b->batch_tokens * (double)b->pool_batches;
+    double positions = 0;
+    size_t count = 0;
+    while (count < left && (count == 0 || positions < budget))
+        positions += epochs_pair_positions(c, b->order[start + count++]);
+    return count;
+}
+
+/* Cuts the sorted pool order[start .. start + count) into batches, appending them to
+ * batch_first: a batch closes at batch_size pairs, or before a pair that would take it
+ * past the token budget (its pairs times its longest side); a pair alone always fits. */
+static void cut_pool(Epochs *b, size_t start, size_t count)
+{
+    int pairs = 0, longest = 0;
+    for (size_t k = start; k < start + count; k++) {
+        const int positions = epochs_pair_positions(b->corpus, b->order[k]);
+        const int wider = positions > longest ? positions : longest;
+        const int full = pairs == b->batch_size ||
+                         (b->batch_tokens > 0 && (long)(pairs + 1) * wider > b->batch_tokens);
+        if (pairs > 0 && full) {
+            b->batch_first[++b->n_batches] = (int)k;
+            pairs = 0;
+            longest = positions;
+        } else {
+            longest = wider;
+        }
+        pairs++;
+    }
+    if (pairs > 0)
+        b->batch_first[++b->n_batches] = (int)(start + count);
+}
+
 /* Plans the epoch that starts with the stream in b->rng. */
 static void plan_epoch(Epochs *b)
 {
@@ -33,10 +80,11 @@ static void plan_epoch(Epochs *b)
         b->order[k] = k;
     if (b->shuffle)
         pcg32_shuffle(&b->rng, b->order, (size_t)c->n);
-    size_t pool = (size_t)b->batch_size * (size_t)b->pool_batches;
-    SortKey *keys = xmalloc_array(pool < (size_t)c->n ? pool : (size_t)c->n, sizeof(SortKey));
-    for (size_t start = 0; start < (size_t)c->n; start += pool) {
-        size_t count = (size_t)c->n - start < pool ? (size_t)c->n - start : pool;
+    SortKey *keys = xmalloc_array((size_t)c->n > 0 ? (size_t)c->n : 1, sizeof(SortKey));
+    b->n_batches = 0;
+    b->batch_first[0] = 0;
+    for (size_t start = 0; start < (size_t)c->n;) {
+        const size_t count = pool_count(b, start);
         for (size_t k = 0; k < count; k++) {
             int pair = b->order[start + k];
             keys[k] = (SortKey){c->src_len[pair], c->tgt_len[pair], (int)k, pair};
@@ -44,6 +92,8 @@ static void plan_epoch(Epochs *b)
         qsort(keys, count, sizeof(SortKey), by_length);
         for (size_t k = 0; k < count; k++)
             b->order[start + k] = keys[k].pair;
+        cut_pool(b, start, count);
+        start += count;
     }
     free(keys);
     for (int k = 0; k < b->n_batches; k++)
@@ -53,14 +103,16 @@ static void plan_epoch(Epochs *b)
     b->next = 0;
 }
 
-void epochs_init(Epochs *b, const Corpus *c, int batch_size, int pool_batches, int shuffle,
-                  uint64_t seed)
+void epochs_init(Epochs *b, const Corpus *c, int batch_size, long batch_tokens,
+                 int pool_batches, int shuffle, uint64_t seed)
 {
-    *b = (Epochs){.corpus = c, .batch_size = batch_size, .pool_batches = pool_batches,
-                   .shuffle = shuffle};
-    b->n_batches = (c->n + batch_size - 1) / batch_size;
-    b->order = xmalloc_array((size_t)c->n, sizeof(int));
-    b->batch_order = xmalloc_array((size_t)b->n_batches, sizeof(int));
+    *b = (Epochs){.corpus = c, .batch_size = batch_size, .batch_tokens = batch_tokens,
+                  .pool_batches = pool_batches, .shuffle = shuffle};
+    /* an epoch has at most a batch per pair */
+    const size_t most = (size_t)c->n > 0 ? (size_t)c->n : 1;
+    b->order = xmalloc_array(most, sizeof(int));
+    b->batch_first = xmalloc_array(most + 1, sizeof(int));
+    b->batch_order = xmalloc_array(most, sizeof(int));
     pcg32_seed(&b->rng, seed, RNG_STREAM_SHUFFLE);
     plan_epoch(b);
 }
@@ -76,6 +128,7 @@ void epochs_set_hook(Epochs *b, void (*before_epoch)(void *ctx, long epoch), voi
 void epochs_free(Epochs *b)
 {
     free(b->order);
+    free(b->batch_first);
     free(b->batch_order);
     *b = (Epochs){0};
 }
@@ -86,10 +139,10 @@ int epochs_next(Epochs *b, Batch *out, Error *err)
         b->epoch++;
         plan_epoch(b);
     }
-    const Corpus *c = b->corpus;
-    int first = b->batch_order[b->next++] * b->batch_size;
-    int count = c->n - first < b->batch_size ? c->n - first : b->batch_size;
-    return corpus_batch(c, b->order, first, count, 1, out, err);
+    const int batch = b->batch_order[b->next++];
+    const int first = b->batch_first[batch];
+    return corpus_batch(b->corpus, b->order, first, b->batch_first[batch + 1] - first, 1, out,
+                        err);
 }
 
 double epochs_progress(const Epochs *b)

@@ -101,6 +101,7 @@ typedef struct {
         double clip_grad_norm;
         double label_smoothing;
         long batch_size;
+        long batch_tokens;
         long bucket_batches;
         int shuffle;
         long max_steps, epochs;

@@ -9,6 +9,25 @@
 #include "text/number.h"
 #include "train/trainer_parts.h"
 
+/* How the epoch is cut into batches: their sizes as the first epoch has them. */
+static void log_batches(Trainer *t)
+{
+    const Epochs *e = &t->data.batcher;
+    const Corpus *c = e->corpus;
+    long target = 0;
+    for (int k = 0; k < c->n; k++)
+        target += c->tgt_len[k] + 1;
+    const double per_batch = (double)c->n / e->n_batches, tokens = (double)target / e->n_batches;
+    if (e->batch_tokens > 0)
+        rundir_log(&t->run.dir, "batches: as many pairs as fit in %ld tokens (training.batch_"
+                   "tokens: pairs times the longest side), at most %d (training.batch_size); "
+                   "%d in the first epoch, of %.1f pairs and %.0f target tokens on average",
+                   e->batch_tokens, e->batch_size, e->n_batches, per_batch, tokens);
+    else
+        rundir_log(&t->run.dir, "batches: %d pairs (training.batch_size), %d an epoch, of %.0f "
+                   "target tokens on average", e->batch_size, e->n_batches, tokens);
+}
+
 void log_header(Trainer *t, int resumed)
 {
     char a[256], b[256];
@@ -53,6 +72,7 @@ void log_header(Trainer *t, int resumed)
                    "each batch in %ld shard%s (training.shards) on %d thread%s, %d BLAS "
                    "thread%s each", shards, plural(shards), threads, plural(threads),
                    t->model.step_blas_threads, plural(t->model.step_blas_threads));
+    log_batches(t);
     if (t->val.average.k > 1)
         rundir_log(&t->run.dir,
                    "validation scores, and best.ckpt keeps, the mean of the weights at "

@@ -325,8 +325,8 @@ static void init_model(Trainer *t, Checkpoint *ck)
     shards_init(&t->model.shards, &t->model.dims, (int)cfg->training.shards,
                 t->model.eval_blas_threads, max_batch,
                 t->data.train.max_src_len + 1, t->data.train.max_tgt_len + 1, picture_size, cells);
-    epochs_init(&t->data.batcher, &t->data.train, max_batch, (int)cfg->training.bucket_batches,
-                 cfg->training.shuffle, (uint64_t)cfg->seed);
+    epochs_init(&t->data.batcher, &t->data.train, max_batch, cfg->training.batch_tokens,
+                (int)cfg->training.bucket_batches, cfg->training.shuffle, (uint64_t)cfg->seed);
     if (subword_sampling_on(cfg))
         epochs_set_hook(&t->data.batcher, subword_sampling_epoch, t);
     if (ck)

@@ -156,7 +156,7 @@ static int epoch_padding(const Corpus *c, int pool_batches)
 {
     Epochs b;
     Batch bt;
-    epochs_init(&b, c, 32, pool_batches, 1, 5);
+    epochs_init(&b, c, 32, 0, pool_batches, 1, 5);
     batch_init(&bt, 32, c->max_src_len + 1, c->max_tgt_len + 1);
     int *seen = calloc((size_t)c->n, sizeof(int)), padding = 0;
     for (int k = 0; k < b.n_batches; k++) {
@@ -188,37 +188,116 @@ START_TEST(batcher_covers_each_pair_once_per_epoch_in_length_buckets)
 }
 END_TEST
 
-START_TEST(batcher_is_deterministic_and_restores_exactly)
+/* The same seed gives the same batches, another seed others, and a batcher restored
+ * from a position continues exactly; with pairs counted, or tokens (budget > 0). */
+static void check_deterministic_and_restores(long budget)
 {
     Corpus c;
     make_corpus(&c, 200);
     Batch bt;
     batch_init(&bt, 16, c.max_src_len + 1, c.max_tgt_len + 1);
-    enum { N = 40 }; /* 13 batches an epoch: three epoch boundaries */
+    enum { N = 40 }; /* 13 batches an epoch (~25 with a budget of 60): epoch boundaries */
     int a[3 * N], b[3 * N], d[3 * N];
     Epochs x, y;
-    epochs_init(&x, &c, 16, 3, 1, 77);
+    epochs_init(&x, &c, 16, budget, 3, 1, 77);
     record(&x, &bt, N, a);
+    ck_assert_int_ge(x.epoch, 1);
     epochs_free(&x);
-    epochs_init(&x, &c, 16, 3, 1, 77);
+    epochs_init(&x, &c, 16, budget, 3, 1, 77);
     record(&x, &bt, N, b);
     ck_assert(memcmp(a, b, sizeof a) == 0);
     /* another seed, another order */
-    epochs_init(&y, &c, 16, 3, 1, 78);
+    epochs_init(&y, &c, 16, budget, 3, 1, 78);
     record(&y, &bt, N, d);
     ck_assert(memcmp(a, d, sizeof a) != 0);
     epochs_free(&y);
     /* stop after 17 batches, restore a fresh batcher from the position, continue */
     epochs_free(&x);
-    epochs_init(&x, &c, 16, 3, 1, 77);
+    epochs_init(&x, &c, 16, budget, 3, 1, 77);
     record(&x, &bt, 17, b);
-    epochs_init(&y, &c, 16, 3, 1, 12345);
+    epochs_init(&y, &c, 16, budget, 3, 1, 12345);
     epochs_restore(&y, x.epoch, x.next, x.epoch_start.state, x.epoch_start.inc);
     record(&y, &bt, N - 17, b + 3 * 17);
     ck_assert(memcmp(a, b, sizeof a) == 0);
     epochs_free(&x);
     epochs_free(&y);
     batch_free(&bt);
+    corpus_free(&c);
+}
+
+START_TEST(batcher_is_deterministic_and_restores_exactly)
+{
+    check_deterministic_and_restores(0);
+}
+END_TEST
+
+START_TEST(batcher_with_a_token_budget_is_deterministic_and_restores_exactly)
+{
+    check_deterministic_and_restores(60);
+}
+END_TEST
+
+/* One epoch under a token budget: returns its batches' padding; checks that every pair
+ * came once, that no batch holds more than `cap` pairs or more positions (pairs times
+ * the longest side, with the end mark) than the budget unless it is one pair alone,
+ * and, when the whole corpus is one pool (`one_pool`), that each batch but the last in
+ * the pool's order is full: the pair after it would have broken a limit. */
+static long token_epoch(const Corpus *c, int cap, long budget, int pool_batches, int one_pool)
+{
+    Epochs e;
+    Batch bt;
+    epochs_init(&e, c, cap, budget, pool_batches, 1, 9);
+    batch_init(&bt, cap, c->max_src_len + 1, c->max_tgt_len + 1);
+    int *seen = calloc((size_t)c->n, sizeof(int));
+    long padding = 0;
+    for (int k = 0; k < e.n_batches; k++) {
+        ck_assert_int_eq(epochs_next(&e, &bt, NULL), 0);
+        int longest = 0;
+        long used = 0;
+        for (int u = 0; u < bt.batch_size; u++) {
+            const int positions = epochs_pair_positions(c, bt.pair[u]);
+            longest = positions > longest ? positions : longest;
+            used += positions;
+            seen[bt.pair[u]]++;
+        }
+        ck_assert_int_ge(bt.batch_size, 1);
+        ck_assert_int_le(bt.batch_size, cap);
+        if (bt.batch_size > 1)
+            ck_assert_int_le((long)bt.batch_size * longest, budget);
+        padding += (long)bt.batch_size * longest - used;
+    }
+    for (int p = 0; p < c->n; p++)
+        ck_assert_int_eq(seen[p], 1);
+    if (one_pool) /* batch_first runs through the sorted pool in its order */
+        for (int b = 0; b + 1 < e.n_batches; b++) {
+            int pairs = 0, longest = 0;
+            for (int k = e.batch_first[b]; k <= e.batch_first[b + 1]; k++) {
+                const int positions = epochs_pair_positions(c, e.order[k]);
+                longest = positions > longest ? positions : longest;
+                pairs++;
+            }
+            /* pairs is the batch's and the next pair */
+            ck_assert((long)pairs * longest > budget || pairs > cap);
+        }
+    free(seen);
+    batch_free(&bt);
+    epochs_free(&e);
+    return padding;
+}
+
+START_TEST(batcher_with_a_token_budget_fills_batches_to_it_and_no_further)
+{
+    Corpus c;
+    make_corpus(&c, 1000); /* positions 2 to 10 a pair */
+    token_epoch(&c, 16, 40, 1000, 1);  /* short pairs meet the budget, ... */
+    token_epoch(&c, 6, 40, 1000, 1);   /* ... or the cap of pairs */
+    /* a cap of pairs that never binds: pools count budgets, not batch_size pairs */
+    long bucketed = token_epoch(&c, 1000, 40, 16, 0);
+    long unsorted = token_epoch(&c, 1000, 40, 1, 0);
+    printf("padding under a budget of 40 tokens: %ld positions in pools of one "
+           "budget, %ld in pools of 16\n", unsorted, bucketed);
+    ck_assert_int_lt(2 * bucketed, unsorted);
+    token_epoch(&c, 16, 5, 1000, 1); /* pairs longer than the budget come alone, not lost */
     corpus_free(&c);
 }
 END_TEST
@@ -254,15 +333,15 @@ START_TEST(batcher_hook_runs_before_every_epoch_the_first_included)
     int unhooked[3 * N], hooked[3 * N], fresh[3 * N];
     HookLog log = {.corpus = &c};
     Epochs x, y;
-    epochs_init(&x, &c, 16, 3, 1, 77);
+    epochs_init(&x, &c, 16, 0, 3, 1, 77);
     record(&x, &bt, N, unhooked);
     epochs_free(&x);
-    epochs_init(&x, &c, 16, 3, 1, 77);
+    epochs_init(&x, &c, 16, 0, 3, 1, 77);
     epochs_set_hook(&x, lengthen_sources, &log);
     ck_assert_int_eq(log.n_calls, 1);
     ck_assert_int_eq(log.calls[0], 0);
     record(&x, &bt, N, hooked);
-    epochs_init(&y, &c, 16, 3, 1, 77); /* the corpus as the hook left it */
+    epochs_init(&y, &c, 16, 0, 3, 1, 77); /* the corpus as the hook left it */
     record(&y, &bt, N, fresh);
     ck_assert(memcmp(hooked, fresh, sizeof hooked) == 0);
     ck_assert(memcmp(hooked, unhooked, sizeof hooked) != 0); /* the hook's lengths counted */
@@ -287,6 +366,8 @@ Suite *data_suite(void)
     tcase_add_test(tc, vocabulary_survives_growth);
     tcase_add_test(tc, batcher_covers_each_pair_once_per_epoch_in_length_buckets);
     tcase_add_test(tc, batcher_is_deterministic_and_restores_exactly);
+    tcase_add_test(tc, batcher_with_a_token_budget_is_deterministic_and_restores_exactly);
+    tcase_add_test(tc, batcher_with_a_token_budget_fills_batches_to_it_and_no_further);
     tcase_add_test(tc, batcher_hook_runs_before_every_epoch_the_first_included);
     suite_add_tcase(s, tc);
     return s;

@@ -206,6 +206,27 @@ START_TEST(shards_fix_the_numbers_whatever_the_threads)
 }
 END_TEST
 
+/* Batches under a token budget (3 to 8 pairs here, each epoch's cut by the pairs'
+ * lengths): a run stopped mid-way resumes on the batches the straight run takes. */
+START_TEST(token_batches_resume_exactly_as_the_straight_run)
+{
+    char dir[512];
+    scratch_dir(dir, sizeof dir, "tokens");
+    write_resume_setup(dir);
+    const char *const tokens[] = {"training.batch_tokens=24", NULL};
+    ck_assert_int_eq(run_train_with(S2S, dir, "straight", 0, NULL, "straight.txt", tokens), 0);
+    char *log = run_file(dir, "straight", "train.log");
+    ck_assert_msg(strstr(log, "batches: as many pairs as fit in 24 tokens") != NULL,
+                  "the log does not tell the token budget:\n%s", log);
+    free(log);
+    const char *env[] = {"S2S_FAULT_SIGNAL=batch:7:15", NULL};
+    ck_assert_int_eq(run_train_with(S2S_FAULTS, dir, "run", 0, env, "stopped.txt", tokens),
+                     128 + SIGTERM);
+    ck_assert_int_eq(run_train_with(S2S, dir, "run", 1, NULL, "resumed.txt", tokens), 0);
+    assert_same_as_straight(dir, "run", "token batches, stopped at step 7");
+}
+END_TEST
+
 /* The last step of a run that ends between two validations: the straight run validates
  * it at the end (and picks best.ckpt by it); a run stopped in that step must do the
  * same when resumed, though the step itself is done. */
@@ -439,6 +460,7 @@ Suite *resume_suite(void)
     tcase_add_test(tc, a_kill_after_the_last_save_drops_the_replayed_records_and_torn_lines);
     tcase_add_test(tc, a_fresh_start_moves_a_dead_runs_files_aside);
     tcase_add_test(tc, shards_fix_the_numbers_whatever_the_threads);
+    tcase_add_test(tc, token_batches_resume_exactly_as_the_straight_run);
     suite_add_tcase(s, tc);
     /* dozens of runs: left out of make valgrind (tag loop), like the other fault loops */
     TCase *loops = tcase_create("resume-loops");
