@@ -37,8 +37,8 @@ static size_t pool_count(const Epochs *b, size_t start)
         size_t pool = (size_t)b->batch_size * (size_t)b->pool_batches;
         return left < pool ? left : pool;
     }
-    const double budget = (double)b->batch_tokens * (double)b->pool_batches;
-    double positions = 0;
+    const long budget = b->batch_tokens * b->pool_batches;
+    long positions = 0;
     size_t count = 0;
     while (count < left && (count == 0 || positions < budget))
         positions += epochs_pair_positions(c, b->order[start + count++]);
@@ -59,10 +59,8 @@ static void cut_pool(Epochs *b, size_t start, size_t count)
         if (pairs > 0 && full) {
             b->batch_first[++b->n_batches] = (int)k;
             pairs = 0;
-            longest = positions;
-        } else {
-            longest = wider;
         }
+        longest = pairs > 0 ? wider : positions; /* a new batch starts with this pair */
         pairs++;
     }
     if (pairs > 0)

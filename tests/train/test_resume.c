@@ -156,6 +156,10 @@ START_TEST(a_signal_at_any_phase_of_a_step_resumes_exactly_as_the_straight_run)
     ck_assert_ptr_nonnull(strstr(straight_log, "done: early stopping at step 15"));
     ck_assert_ptr_nonnull(strstr(straight_log, "learning rate now 0.0025"));
     free(straight_log);
+    char *header = run_file(dir, "straight", "train.log"); /* 300 pairs in batches of 8 */
+    ck_assert_msg(strstr(header, "batches: 8 pairs (training.batch_size), 38 an epoch") != NULL,
+                  "the log does not tell the batches:\n%s", header);
+    free(header);
     for (size_t c = 0; c < sizeof SIGNAL_CASES / sizeof *SIGNAL_CASES; c++) {
         const char *phase = SIGNAL_CASES[c].phase;
         int step = SIGNAL_CASES[c].step, sig = SIGNAL_CASES[c].sig;
